@@ -1,0 +1,181 @@
+/* cli.c: subcommand dispatch and the helpers every subcommand shares. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/units.h"
+
+#ifndef TRAINSIM_VERSION
+#define TRAINSIM_VERSION "dev"
+#endif
+
+const struct cli_cmd cli_commands[] = {
+	{ "topo", cmd_topo, "describe a cluster's topology: tiers, bisection, oversubscription, ECMP" },
+	{ "collective", cmd_collective, "simulate a collective like nccl-tests (size, time, algbw, busbw)" },
+	{ "model", cmd_model, "parameters and FLOPs of a model, by part" },
+	{ "memory", cmd_memory, "memory per GPU of a model under a parallel plan" },
+	{ "predict", cmd_predict, "predict the iteration time of a plan on a cluster" },
+	{ "search", cmd_search, "search parallel plans for the fastest that fits" },
+	{ "fabric", cmd_fabric, "compare cluster fabrics for a workload: time and cost" },
+	{ "hw", cmd_hw, "run a plan's operations on real GPUs (NCCL) or CPU ranks (MPI)" },
+	{ "calibrate", cmd_calibrate, "fit model parameters to measurements or nccl-tests logs" },
+	{ "validate", cmd_validate, "compare predictions with measurements" },
+	{ NULL, NULL, NULL }
+};
+
+static void print_help(FILE *out)
+{
+	fprintf(out,
+		"usage: trainsim <command> [options]\n"
+		"\n"
+		"Predicts the iteration time of large-model training on GPU clusters and\n"
+		"checks it on real hardware.\n"
+		"\n"
+		"commands:\n");
+	for (int i = 0; cli_commands[i].name; i++)
+		fprintf(out, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
+	fprintf(out,
+		"\n"
+		"Every command takes --help and --json. Exit status: 0 success, 1 infeasible\n"
+		"plan (e.g. out of memory), 2 bad input or usage.\n");
+}
+
+int cli_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_help(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		print_help(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("trainsim %s\n", TRAINSIM_VERSION);
+		return 0;
+	}
+	for (int i = 0; cli_commands[i].name; i++)
+		if (!strcmp(argv[1], cli_commands[i].name)) {
+			optind = 1;
+			opterr = 0;
+			return cli_commands[i].run(argc - 1, argv + 1);
+		}
+	fprintf(stderr, "trainsim: error: unknown command '%s' (see 'trainsim --help')\n", argv[1]);
+	return 2;
+}
+
+int cli_fail(const struct ts_error *err)
+{
+	ts_error_print(err);
+	return ts_error_exit_status(err->code ? err->code : TS_EINPUT);
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "trainsim: error: %s %s (see 'trainsim %s --help')\n", cmd, msg, cmd);
+	return 2;
+}
+
+int cli_bad_option(const char *cmd, char **argv)
+{
+	const char *opt = argv[optind - 1];
+	if (optopt && optopt != '?')
+		return cli_usage(cmd, "option '-%c' is unknown or needs a value", optopt);
+	return cli_usage(cmd, "option '%s' is unknown or needs a value", opt ? opt : "?");
+}
+
+int cli_parse_long(const char *cmd, const char *opt, const char *val, long long min,
+		   long long max, long long *out)
+{
+	char *end;
+	long long v;
+	errno = 0;
+	v = strtoll(val, &end, 10);
+	if (end == val || *end || errno)
+		return cli_usage(cmd, "%s needs an integer, got '%s'", opt, val);
+	if (v < min || v > max)
+		return cli_usage(cmd, "%s must be between %lld and %lld (got %lld)", opt, min, max, v);
+	*out = v;
+	return 0;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *val, double min, double max,
+		     double *out)
+{
+	char *end;
+	double v;
+	errno = 0;
+	v = strtod(val, &end);
+	if (end == val || *end || errno || !isfinite(v))
+		return cli_usage(cmd, "%s needs a number, got '%s'", opt, val);
+	if (v < min || v > max)
+		return cli_usage(cmd, "%s must be between %g and %g (got %g)", opt, min, max, v);
+	*out = v;
+	return 0;
+}
+
+int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double min, double max,
+		    double *out)
+{
+	char *end;
+	double v;
+	errno = 0;
+	v = strtod(val, &end);
+	if (end == val || errno || !isfinite(v))
+		return cli_usage(cmd, "%s needs a size such as 8M or 1G, got '%s'", opt, val);
+	if (*end) {
+		const char *why;
+		double b;
+		if (units_parse(val, TS_QTY_SIZE, &b, &why))
+			return cli_usage(cmd, "%s: bad size '%s': %s", opt, val, why);
+		v = b;
+	}
+	if (v < min || v > max)
+		return cli_usage(cmd, "%s must be between %.0f and %.0f bytes (got '%s')", opt, min,
+				 max, val);
+	*out = v;
+	return 0;
+}
+
+int cli_print_json(cJSON *root)
+{
+	char *s;
+	if (!root) {
+		fprintf(stderr, "trainsim: error: out of memory while building JSON output\n");
+		return 2;
+	}
+	s = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!s) {
+		fprintf(stderr, "trainsim: error: out of memory while printing JSON output\n");
+		return 2;
+	}
+	fputs(s, stdout);
+	fputc('\n', stdout);
+	free(s);
+	return 0;
+}
+
+int cli_write_json(const char *path, const cJSON *root, struct ts_error *err)
+{
+	char *s = cJSON_Print(root);
+	int rc;
+	if (!s)
+		return ts_error_set(err, TS_ENOMEM, "out of memory while writing '%s'", path);
+	size_t n = strlen(s);
+	s[n] = '\0';
+	rc = fileio_write_atomic(path, s, n, err);
+	free(s);
+	return rc;
+}

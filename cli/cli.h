@@ -1,0 +1,63 @@
+/* cli.h: the command-line front end, `trainsim <subcommand> [options]`.
+ *
+ * Each subcommand lives in cli/cmd_<name>.c and returns the process exit
+ * status: 0 success, 1 a plan that ran but is infeasible, 2 bad input or
+ * usage (with one line on stderr). Shared option parsing and output helpers
+ * are here so that every subcommand behaves the same way. */
+#ifndef TS_CLI_H
+#define TS_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/error.h"
+
+struct cli_cmd {
+	const char *name;                   /* subcommand word */
+	int (*run)(int argc, char **argv);  /* argv[0] is the subcommand name */
+	const char *summary;                /* one line for `trainsim --help` */
+};
+
+int cmd_topo(int argc, char **argv);
+int cmd_collective(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_memory(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_search(int argc, char **argv);
+int cmd_fabric(int argc, char **argv);
+int cmd_hw(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+
+extern const struct cli_cmd cli_commands[];
+int cli_main(int argc, char **argv);
+
+/* Print err as one line and return its exit status. */
+int cli_fail(const struct ts_error *err);
+/* Usage error for subcommand cmd: one line naming the problem and the
+ * --help to read; returns 2. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The message for an unknown option or a missing argument after getopt_long
+ * returned '?' or ':' (opterr must be 0); returns 2. */
+int cli_bad_option(const char *cmd, char **argv);
+
+/* Strict number parsing of option values: the whole string must be used,
+ * finite and in range; otherwise a usage error naming the option. */
+int cli_parse_long(const char *cmd, const char *opt, const char *val, long long min,
+		   long long max, long long *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *val, double min,
+		     double max, double *out);
+/* A byte size: "1048576", "8M", "1G", "64KiB", "1.5GB" (nccl-tests style: K M G
+ * are binary). */
+int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double min,
+		    double max, double *out);
+
+/* Print root as formatted JSON on stdout and free it. Returns 0, or 2 when
+ * root is NULL (an allocation failed while building it). */
+int cli_print_json(cJSON *root);
+/* Write root to path atomically (temp + rename); does not free root. */
+int cli_write_json(const char *path, const cJSON *root, struct ts_error *err);
+
+#endif

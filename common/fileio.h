@@ -1,0 +1,37 @@
+/* fileio.h: reading whole files and writing output files atomically.
+ *
+ * Output files are written to a temporary file in the same directory and
+ * renamed over the target on commit, so a failed or interrupted run leaves
+ * nothing half-written on disk. */
+#ifndef TS_FILEIO_H
+#define TS_FILEIO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+/* Read path into a NUL-terminated heap buffer (caller frees *out). Files
+ * larger than max_bytes are refused as absurd input. */
+int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
+		    struct ts_error *err);
+
+struct afile {
+	FILE *f;          /* write here between open and commit */
+	char *path;       /* final path (owned) */
+	char *tmp_path;   /* temporary path in the same directory (owned) */
+};
+
+#define AFILE_INIT { NULL, NULL, NULL }
+
+/* Open a temporary file beside path. */
+int afile_open(struct afile *a, const char *path, struct ts_error *err);
+/* Flush, sync and rename over path; on failure the temporary is removed. */
+int afile_commit(struct afile *a, struct ts_error *err);
+/* Drop the temporary file (safe after commit, and on an unopened afile). */
+void afile_abort(struct afile *a);
+
+/* Write len bytes to path atomically. */
+int fileio_write_atomic(const char *path, const void *data, size_t len, struct ts_error *err);
+
+#endif

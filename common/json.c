@@ -1,0 +1,507 @@
+/* json.c: JSON documents with positions (see json.h). */
+#include "common/json.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/fileio.h"
+
+static char *dup_str(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = malloc(n);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+/* Up to 12 bytes of s, stopping at a line end. */
+static int snippet_len(const char *s)
+{
+	size_t n = strcspn(s, "\r\n");
+	return n > 12 ? 12 : (int)n;
+}
+
+static void offset_to_linecol(const char *text, size_t off, int *line, int *col)
+{
+	int l = 1, c = 1;
+	for (size_t i = 0; i < off && text[i]; i++) {
+		if (text[i] == '\n') {
+			l++;
+			c = 1;
+		} else {
+			c++;
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
+int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
+	       struct ts_error *err)
+{
+	const char *end = NULL;
+
+	*d = (struct jdoc)JDOC_INIT;
+	if (len > TS_JSON_MAX_FILE_BYTES)
+		return ts_error_set(err, TS_EINPUT, "%s: file is larger than %u MiB", name,
+				    TS_JSON_MAX_FILE_BYTES >> 20);
+	d->name = dup_str(name);
+	d->text = malloc(len + 1);
+	if (!d->name || !d->text)
+		goto nomem;
+	memcpy(d->text, text, len);
+	d->text[len] = '\0';
+	d->len = len;
+	if (memchr(d->text, '\0', len)) {
+		size_t off = strlen(d->text);
+		int l, c;
+		offset_to_linecol(d->text, off, &l, &c);
+		ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON: NUL byte in input", name, l, c);
+		goto fail;
+	}
+	d->root = cJSON_ParseWithLengthOpts(d->text, len + 1, &end, 1);
+	if (!d->root) {
+		size_t off = end ? (size_t)(end - d->text) : 0;
+		int l, c;
+		if (!end) {
+			/* cJSON does not say where when it runs out of memory. */
+			const char *e = cJSON_GetErrorPtr();
+			if (e && e >= d->text && e <= d->text + len)
+				off = (size_t)(e - d->text);
+		}
+		offset_to_linecol(d->text, off, &l, &c);
+		if (off >= len)
+			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON: unexpected end of input",
+				     name, l, c);
+		else
+			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON near '%.*s'", name, l,
+				     c, snippet_len(d->text + off), d->text + off);
+		goto fail;
+	}
+	return 0;
+nomem:
+	ts_error_set(err, TS_ENOMEM, "%s: out of memory", name);
+fail:
+	jdoc_release(d);
+	return err ? err->code : TS_EINPUT;
+}
+
+int jdoc_load(struct jdoc *d, const char *path, struct ts_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	*d = (struct jdoc)JDOC_INIT;
+	rc = fileio_read_all(path, TS_JSON_MAX_FILE_BYTES, &text, &len, err);
+	if (rc)
+		return rc;
+	rc = jdoc_parse(d, path, text, len, err);
+	free(text);
+	return rc;
+}
+
+void jdoc_release(struct jdoc *d)
+{
+	if (!d)
+		return;
+	cJSON_Delete(d->root);
+	free(d->text);
+	free(d->name);
+	*d = (struct jdoc)JDOC_INIT;
+}
+
+struct jval jdoc_root(const struct jdoc *d)
+{
+	struct jval v;
+	v.doc = d;
+	v.j = d->root;
+	v.path[0] = '\0';
+	return v;
+}
+
+/* ---- locating a path in the source text ---------------------------------- */
+
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* p at '"': return just past the closing quote. */
+static const char *skip_string(const char *p)
+{
+	p++;
+	while (*p && *p != '"') {
+		if (*p == '\\' && p[1])
+			p++;
+		p++;
+	}
+	return *p ? p + 1 : p;
+}
+
+/* Skip one JSON value starting at p (already validated by cJSON). */
+static const char *skip_value(const char *p)
+{
+	int depth = 0;
+	p = skip_ws(p);
+	do {
+		if (!*p)
+			return p;
+		if (*p == '"') {
+			p = skip_string(p);
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if (*p == '}' || *p == ']')
+			depth--;
+		else if (depth == 0) {
+			/* a scalar: number or literal */
+			while (*p && *p != ',' && *p != '}' && *p != ']' && !isspace((unsigned char)*p))
+				p++;
+			return p;
+		}
+		p++;
+	} while (depth > 0);
+	return p;
+}
+
+/* From p at a value, find member key (length klen) of the object there.
+ * Returns the position of its value or NULL. */
+static const char *find_member(const char *p, const char *key, size_t klen)
+{
+	p = skip_ws(p);
+	if (*p != '{')
+		return NULL;
+	p = skip_ws(p + 1);
+	while (*p == '"') {
+		const char *ks = p + 1;
+		const char *ke = skip_string(p) - 1;
+		p = skip_ws(ke + 1);
+		if (*p != ':')
+			return NULL;
+		p = skip_ws(p + 1);
+		if ((size_t)(ke - ks) == klen && memcmp(ks, key, klen) == 0)
+			return p;
+		p = skip_ws(skip_value(p));
+		if (*p != ',')
+			return NULL;
+		p = skip_ws(p + 1);
+	}
+	return NULL;
+}
+
+static const char *find_index(const char *p, long idx)
+{
+	p = skip_ws(p);
+	if (*p != '[')
+		return NULL;
+	p = skip_ws(p + 1);
+	for (long i = 0; *p && *p != ']'; i++) {
+		if (i == idx)
+			return p;
+		p = skip_ws(skip_value(p));
+		if (*p != ',')
+			return NULL;
+		p = skip_ws(p + 1);
+	}
+	return NULL;
+}
+
+/* Offset of the deepest component of path present in the text. Keys are
+ * separated by '.', indices written "[i]". */
+static size_t locate(const struct jdoc *d, const char *path)
+{
+	const char *p = skip_ws(d->text);
+	const char *s = path;
+
+	while (*s) {
+		const char *next = NULL;
+		if (*s == '.')
+			s++;
+		if (*s == '[') {
+			char *e;
+			long idx = strtol(s + 1, &e, 10);
+			if (*e != ']')
+				break;
+			next = find_index(p, idx);
+			s = e + 1;
+		} else {
+			size_t klen = strcspn(s, ".[");
+			next = find_member(p, s, klen);
+			s += klen;
+		}
+		if (!next)
+			break;
+		p = next;
+	}
+	return (size_t)(p - d->text);
+}
+
+const char *jval_where(const struct jval *v, char *buf, size_t n)
+{
+	int l = 1, c = 1;
+	if (v->doc && v->doc->text)
+		offset_to_linecol(v->doc->text, locate(v->doc, v->path), &l, &c);
+	snprintf(buf, n, "%s:%d:%d", v->doc && v->doc->name ? v->doc->name : "<input>", l, c);
+	return buf;
+}
+
+int jval_error(const struct jval *v, struct ts_error *err, const char *fmt, ...)
+{
+	char where[300];
+	char msg[TS_ERROR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jval_where(v, where, sizeof(where));
+	return ts_error_set(err, TS_EINPUT, "%s: %s: %s", where, v->path[0] ? v->path : "(top level)",
+			    msg);
+}
+
+static void path_join_key(char *dst, const char *parent, const char *key)
+{
+	if (parent[0])
+		snprintf(dst, TS_JPATH_MAX, "%s.%s", parent, key);
+	else
+		snprintf(dst, TS_JPATH_MAX, "%s", key);
+}
+
+bool jval_child(const struct jval *obj, const char *key, struct jval *out)
+{
+	char path[TS_JPATH_MAX];
+	path_join_key(path, obj->path, key);
+	out->doc = obj->doc;
+	out->j = (obj->j && cJSON_IsObject(obj->j))
+			 ? cJSON_GetObjectItemCaseSensitive(obj->j, key)
+			 : NULL;
+	memcpy(out->path, path, sizeof(path));
+	return out->j != NULL;
+}
+
+void jval_elem(const struct jval *arr, const cJSON *item, int i, struct jval *out)
+{
+	char path[TS_JPATH_MAX];
+	snprintf(path, sizeof(path), "%s[%d]", arr->path, i);
+	out->doc = arr->doc;
+	out->j = item;
+	memcpy(out->path, path, sizeof(path));
+}
+
+static const char *type_name(const cJSON *j)
+{
+	if (!j)
+		return "nothing";
+	if (cJSON_IsNumber(j))
+		return "a number";
+	if (cJSON_IsString(j))
+		return "a string";
+	if (cJSON_IsBool(j))
+		return "a boolean";
+	if (cJSON_IsNull(j))
+		return "null";
+	if (cJSON_IsArray(j))
+		return "an array";
+	if (cJSON_IsObject(j))
+		return "an object";
+	return "an invalid value";
+}
+
+int jval_expect_object(const struct jval *v, struct ts_error *err)
+{
+	if (v->j && cJSON_IsObject(v->j))
+		return 0;
+	return jval_error(v, err, "expected an object, got %s", type_name(v->j));
+}
+
+int jval_expect_array(const struct jval *v, struct ts_error *err)
+{
+	if (v->j && cJSON_IsArray(v->j))
+		return 0;
+	return jval_error(v, err, "expected an array, got %s", type_name(v->j));
+}
+
+static bool key_allowed(const char *key, const char *const *allowed)
+{
+	for (int i = 0; allowed[i]; i++) {
+		size_t n = strlen(allowed[i]);
+		if (n && allowed[i][n - 1] == '*') {
+			/* quantity: "name" or "name_<suffix>" */
+			if (strncmp(key, allowed[i], n - 1) == 0 &&
+			    (key[n - 1] == '\0' || key[n - 1] == '_'))
+				return true;
+		} else if (strcmp(key, allowed[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+int jval_check_keys(const struct jval *obj, const char *const *allowed, struct ts_error *err)
+{
+	const cJSON *it;
+	if (jval_expect_object(obj, err))
+		return TS_EINPUT;
+	cJSON_ArrayForEach(it, obj->j)
+	{
+		if (!key_allowed(it->string, allowed)) {
+			struct jval c;
+			jval_child(obj, it->string, &c);
+			return jval_error(&c, err, "unknown field '%s'", it->string);
+		}
+	}
+	return 0;
+}
+
+static int missing(const struct jval *obj, const struct jval *c, struct ts_error *err)
+{
+	/* Point at the object that lacks the field, but name the field's path. */
+	char where[300];
+	jval_where(obj, where, sizeof(where));
+	return ts_error_set(err, TS_EINPUT, "%s: %s: missing field", where, c->path);
+}
+
+int jval_get_number(const struct jval *obj, const char *key, bool required, double *out,
+		    struct ts_error *err)
+{
+	struct jval c;
+	if (!jval_child(obj, key, &c))
+		return required ? missing(obj, &c, err) : 0;
+	if (!cJSON_IsNumber(c.j))
+		return jval_error(&c, err, "expected a number, got %s", type_name(c.j));
+	if (!isfinite(c.j->valuedouble))
+		return jval_error(&c, err, "not a finite number");
+	*out = c.j->valuedouble;
+	return 0;
+}
+
+int jval_get_int(const struct jval *obj, const char *key, bool required, long long min,
+		 long long max, long long *out, struct ts_error *err)
+{
+	struct jval c;
+	double v;
+	if (!jval_child(obj, key, &c))
+		return required ? missing(obj, &c, err) : 0;
+	if (!cJSON_IsNumber(c.j))
+		return jval_error(&c, err, "expected an integer, got %s", type_name(c.j));
+	v = c.j->valuedouble;
+	if (!isfinite(v) || v != floor(v) || fabs(v) > 9.0e15)
+		return jval_error(&c, err, "expected an integer, got %g", v);
+	if (v < (double)min || v > (double)max)
+		return jval_error(&c, err, "must be between %lld and %lld (got %.0f)", min, max, v);
+	*out = (long long)v;
+	return 0;
+}
+
+int jval_get_bool(const struct jval *obj, const char *key, bool required, bool *out,
+		  struct ts_error *err)
+{
+	struct jval c;
+	if (!jval_child(obj, key, &c))
+		return required ? missing(obj, &c, err) : 0;
+	if (!cJSON_IsBool(c.j))
+		return jval_error(&c, err, "expected true or false, got %s", type_name(c.j));
+	*out = cJSON_IsTrue(c.j);
+	return 0;
+}
+
+int jval_get_string(const struct jval *obj, const char *key, bool required, const char **out,
+		    struct ts_error *err)
+{
+	struct jval c;
+	if (!jval_child(obj, key, &c))
+		return required ? missing(obj, &c, err) : 0;
+	if (!cJSON_IsString(c.j))
+		return jval_error(&c, err, "expected a string, got %s", type_name(c.j));
+	*out = c.j->valuestring;
+	return 0;
+}
+
+int jval_get_enum(const struct jval *obj, const char *key, bool required,
+		  const char *const *names, int *out, struct ts_error *err)
+{
+	const char *s = NULL;
+	struct jval c;
+	char list[256];
+	size_t used = 0;
+	int rc = jval_get_string(obj, key, required, &s, err);
+	if (rc || !s)
+		return rc;
+	for (int i = 0; names[i]; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	list[0] = '\0';
+	for (int i = 0; names[i] && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+					 names[i]);
+	jval_child(obj, key, &c);
+	return jval_error(&c, err, "unknown value '%s' (expected one of: %s)", s, list);
+}
+
+int jval_get_quantity(const struct jval *obj, const char *key, enum ts_qty kind, bool required,
+		      bool allow_zero, double *out, struct ts_error *err)
+{
+	const char *const *suf = units_suffixes(kind);
+	struct jval found = { 0 }, c;
+	double value = 0;
+	int nfound = 0;
+	char k2[128];
+
+	if (jval_child(obj, key, &c)) {
+		nfound++;
+		found = c;
+		if (cJSON_IsString(c.j)) {
+			const char *why = NULL;
+			if (units_parse(c.j->valuestring, kind, &value, &why))
+				return jval_error(&c, err, "bad quantity '%s': %s", c.j->valuestring, why);
+		} else if (cJSON_IsNumber(c.j)) {
+			return jval_error(&c, err,
+					  "a bare number needs a unit: write it as a string with "
+					  "units or use a key with a unit suffix such as %s%s",
+					  key, suf[0]);
+		} else {
+			return jval_error(&c, err, "expected a quantity with units, got %s",
+					  type_name(c.j));
+		}
+	}
+	for (int i = 0; suf[i]; i++) {
+		snprintf(k2, sizeof(k2), "%s%s", key, suf[i]);
+		if (!jval_child(obj, k2, &c))
+			continue;
+		if (nfound++)
+			return jval_error(&c, err, "given twice (also as '%s')",
+					  found.path[0] ? found.path : key);
+		found = c;
+		if (!cJSON_IsNumber(c.j))
+			return jval_error(&c, err, "expected a number, got %s", type_name(c.j));
+		value = c.j->valuedouble * units_suffix_scale(suf[i], kind);
+	}
+	if (!nfound) {
+		if (!required)
+			return 0;
+		jval_child(obj, key, &c);
+		return missing(obj, &c, err);
+	}
+	if (!isfinite(value))
+		return jval_error(&found, err, "not a finite number");
+	if (value < 0 || (!allow_zero && value == 0))
+	{
+		if (cJSON_IsString(found.j))
+			return jval_error(&found, err, "must be positive (got '%s')",
+					  found.j->valuestring);
+		return jval_error(&found, err, "must be positive (got %g)", found.j->valuedouble);
+	}
+	*out = value;
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* rng.h: the seeded random number generator (GSL's MT19937) and stateless
+ * hashing for deterministic choices such as ECMP.
+ *
+ * All randomness in trainsim goes through here, so a run is reproducible
+ * for a given seed; rand() is banned (banned.h). */
+#ifndef TS_RNG_H
+#define TS_RNG_H
+
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+struct rng {
+	gsl_rng *r;      /* owned */
+	uint64_t seed;   /* as given */
+};
+
+#define RNG_INIT { NULL, 0 }
+
+int rng_init(struct rng *g, uint64_t seed);
+void rng_release(struct rng *g);
+
+double rng_uniform(struct rng *g);                 /* [0, 1) */
+uint64_t rng_below(struct rng *g, uint64_t n);     /* uniform in [0, n), n >= 1 */
+double rng_gaussian(struct rng *g, double sigma);  /* mean 0 */
+
+/* splitmix64 finaliser: a good 64-bit mix, used to hash (seed, flow) pairs
+ * into path choices without any state. */
+static inline uint64_t rng_hash64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static inline uint64_t rng_hash2(uint64_t a, uint64_t b)
+{
+	return rng_hash64(a ^ rng_hash64(b));
+}
+
+#endif

@@ -1,0 +1,348 @@
+/* test_common.c: errors, JSON positions, units, atomic files, RNG, tables. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/rng.h"
+#include "common/table.h"
+#include "common/units.h"
+#include "testutil.h"
+
+/* ---- units ---------------------------------------------------------------- */
+
+static const struct {
+	const char *s;
+	enum ts_qty kind;
+	double want; /* SI */
+} good_units[] = {
+	{ "400Gb/s", TS_QTY_BANDWIDTH, 50e9 },
+	{ "400Gbps", TS_QTY_BANDWIDTH, 50e9 },
+	{ "50GB/s", TS_QTY_BANDWIDTH, 50e9 },
+	{ "3.35TB/s", TS_QTY_BANDWIDTH, 3.35e12 },
+	{ "10 Gb/s", TS_QTY_BANDWIDTH, 1.25e9 },
+	{ "80GiB", TS_QTY_SIZE, 80.0 * 1073741824.0 },
+	{ "4KiB", TS_QTY_SIZE, 4096 },
+	{ "1500B", TS_QTY_SIZE, 1500 },
+	{ "80GB", TS_QTY_SIZE, 80e9 },
+	{ "1.5us", TS_QTY_TIME, 1.5e-6 },
+	{ "100ns", TS_QTY_TIME, 100e-9 },
+	{ "2ms", TS_QTY_TIME, 2e-3 },
+	{ "1.5\xc2\xb5s", TS_QTY_TIME, 1.5e-6 },
+};
+
+START_TEST(units_parse_good)
+{
+	double v = -1;
+	const char *why = NULL;
+	ck_assert_int_eq(units_parse(good_units[_i].s, good_units[_i].kind, &v, &why), 0);
+	ck_assert_double_eq_tol(v, good_units[_i].want, good_units[_i].want * 1e-12);
+}
+END_TEST
+
+static const struct {
+	const char *s;
+	enum ts_qty kind;
+} bad_units[] = {
+	{ "400", TS_QTY_BANDWIDTH }, { "fast", TS_QTY_BANDWIDTH }, { "400Gx/s", TS_QTY_BANDWIDTH },
+	{ "80GiB", TS_QTY_TIME },    { "1.5us", TS_QTY_SIZE },     { "", TS_QTY_SIZE },
+	{ "inf GB", TS_QTY_SIZE },   { "nanGB", TS_QTY_SIZE },
+};
+
+START_TEST(units_parse_bad)
+{
+	double v = 123;
+	const char *why = NULL;
+	ck_assert_int_eq(units_parse(bad_units[_i].s, bad_units[_i].kind, &v, &why), TS_EINPUT);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_double_eq(v, 123);
+}
+END_TEST
+
+START_TEST(units_time_converters)
+{
+	ck_assert_int_eq(time_from_us(1.5), 1500000);
+	ck_assert_int_eq(time_from_ns(100), 100000);
+	ck_assert_double_eq_tol(time_to_s(time_from_s(2.25)), 2.25, 1e-15);
+	ck_assert_double_eq(bw_from_gbps(400), 50e9);
+	ck_assert_double_eq(bw_to_gbps(50e9), 400);
+}
+END_TEST
+
+/* ---- JSON with positions ----------------------------------------------------- */
+
+static const char doc_text[] = "{\n"
+			       "  \"name\": \"x\",\n"
+			       "  \"fabric\": {\n"
+			       "    \"k\": 3.5,\n"
+			       "    \"link_bandwidth\": \"-400Gb/s\",\n"
+			       "    \"latency_ns\": 100,\n"
+			       "    \"mtu\": true,\n"
+			       "    \"tiers\": [ {\"a\": 1}, {\"a\": \"two\"} ]\n"
+			       "  }\n"
+			       "}\n";
+
+static void load_doc(struct jdoc *d, struct jval *fab)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	struct jval root;
+	ck_assert_int_eq(jdoc_parse(d, "c.json", doc_text, strlen(doc_text), &err), 0);
+	root = jdoc_root(d);
+	ck_assert(jval_child(&root, "fabric", fab));
+}
+
+START_TEST(json_int_error_has_position_and_path)
+{
+	struct jdoc d;
+	struct jval fab;
+	struct ts_error err = TS_ERROR_INIT;
+	long long k = 0;
+	load_doc(&d, &fab);
+	ck_assert_int_eq(jval_get_int(&fab, "k", true, 2, 1000, &k, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "c.json:4:10: fabric.k: expected an integer, got 3.5");
+	jdoc_release(&d);
+}
+END_TEST
+
+START_TEST(json_quantity_negative)
+{
+	struct jdoc d;
+	struct jval fab;
+	struct ts_error err = TS_ERROR_INIT;
+	double bw = 0;
+	load_doc(&d, &fab);
+	ck_assert_int_eq(jval_get_quantity(&fab, "link_bandwidth", TS_QTY_BANDWIDTH, true, false,
+					   &bw, &err),
+			 TS_EINPUT);
+	ck_assert_str_eq(err.msg,
+			 "c.json:5:23: fabric.link_bandwidth: must be positive (got '-400Gb/s')");
+	jdoc_release(&d);
+}
+END_TEST
+
+START_TEST(json_quantity_suffix)
+{
+	struct jdoc d;
+	struct jval fab;
+	struct ts_error err = TS_ERROR_INIT;
+	double lat = 0;
+	load_doc(&d, &fab);
+	ck_assert_int_eq(jval_get_quantity(&fab, "latency", TS_QTY_TIME, true, false, &lat, &err), 0);
+	ck_assert_double_eq_tol(lat, 100e-9, 1e-20);
+	jdoc_release(&d);
+}
+END_TEST
+
+START_TEST(json_missing_and_wrong_type)
+{
+	struct jdoc d;
+	struct jval fab, tiers, t1;
+	struct ts_error err = TS_ERROR_INIT;
+	bool b;
+	long long a;
+	double x;
+	const cJSON *it;
+	int i = 0;
+	load_doc(&d, &fab);
+	ck_assert_int_eq(jval_get_number(&fab, "radix", true, &x, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "c.json:3:13: fabric.radix: missing field");
+	ck_assert_int_eq(jval_get_bool(&fab, "k", true, &b, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "c.json:4:10: fabric.k: expected true or false, got a number");
+	ck_assert(jval_child(&fab, "tiers", &tiers));
+	cJSON_ArrayForEach(it, tiers.j)
+	{
+		if (i == 1)
+			jval_elem(&tiers, it, i, &t1);
+		i++;
+	}
+	ck_assert_int_eq(jval_get_int(&t1, "a", true, 0, 10, &a, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "c.json:8:32: fabric.tiers[1].a: expected an integer, got a string");
+	jdoc_release(&d);
+}
+END_TEST
+
+START_TEST(json_unknown_key_and_enum)
+{
+	struct jdoc d;
+	struct jval fab, root;
+	struct ts_error err = TS_ERROR_INIT;
+	static const char *const allowed[] = { "k", "link_bandwidth*", "latency*", "mtu", NULL };
+	static const char *const names[] = { "a", "b", NULL };
+	int e = -1;
+	load_doc(&d, &fab);
+	ck_assert_int_eq(jval_check_keys(&fab, allowed, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "c.json:8:14: fabric.tiers: unknown field 'tiers'");
+	root = jdoc_root(&d);
+	ck_assert_int_eq(jval_get_enum(&root, "name", true, names, &e, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "c.json:2:11: name: unknown value 'x' (expected one of: a, b)");
+	jdoc_release(&d);
+}
+END_TEST
+
+static const char *const malformed[] = {
+	"{\n  \"a\": 1,\n  \"b\": }\n", "{\"a\": [1, 2}", "", "{\"a\": 1", "[tru]",
+};
+static const char *const malformed_want[] = {
+	"m.json:3:8: malformed JSON near '}'",
+	"m.json:1:12: malformed JSON near '}'",
+	"m.json:1:1: malformed JSON: unexpected end of input",
+	"m.json:1:8: malformed JSON: unexpected end of input",
+	"m.json:1:2: malformed JSON near 'tru]'",
+};
+
+START_TEST(json_malformed_positions)
+{
+	struct jdoc d;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(jdoc_parse(&d, "m.json", malformed[_i], strlen(malformed[_i]), &err),
+			 TS_EINPUT);
+	ck_assert_str_eq(err.msg, malformed_want[_i]);
+	ck_assert_ptr_null(d.root);
+}
+END_TEST
+
+START_TEST(json_quantity_twice)
+{
+	static const char t[] = "{\"bw\": \"1Gb/s\", \"bw_gbps\": 1}";
+	struct jdoc d;
+	struct jval root;
+	struct ts_error err = TS_ERROR_INIT;
+	double v;
+	ck_assert_int_eq(jdoc_parse(&d, "t.json", t, strlen(t), &err), 0);
+	root = jdoc_root(&d);
+	ck_assert_int_eq(jval_get_quantity(&root, "bw", TS_QTY_BANDWIDTH, true, false, &v, &err),
+			 TS_EINPUT);
+	ck_assert_str_eq(err.msg, "t.json:1:28: bw_gbps: given twice (also as 'bw')");
+	jdoc_release(&d);
+}
+END_TEST
+
+START_TEST(json_load_missing_file)
+{
+	struct jdoc d;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(jdoc_load(&d, "/nonexistent/x.json", &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "cannot open '/nonexistent/x.json'"));
+}
+END_TEST
+
+/* ---- atomic files -------------------------------------------------------------- */
+
+START_TEST(fileio_atomic_commit_and_abort)
+{
+	char dir[] = "/tmp/trainsim_fio_XXXXXX";
+	char path[300];
+	struct afile a;
+	struct ts_error err = TS_ERROR_INIT;
+	char *back = NULL;
+	size_t len = 0;
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	ck_assert_int_eq(afile_open(&a, path, &err), 0);
+	fputs("partial", a.f);
+	afile_abort(&a);
+	ck_assert_int_ne(stat(path, &st), 0); /* nothing half-written */
+	ck_assert_int_eq(fileio_write_atomic(path, "{}\n", 3, &err), 0);
+	ck_assert_int_eq(fileio_read_all(path, 100, &back, &len, &err), 0);
+	ck_assert_str_eq(back, "{}\n");
+	free(back);
+	ck_assert_int_eq(fileio_read_all(path, 2, &back, &len, &err), TS_EINPUT);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/no/such/dir/out.json", dir);
+	ck_assert_int_eq(fileio_write_atomic(path, "x", 1, &err), TS_EIO);
+	rmdir(dir);
+}
+END_TEST
+
+/* ---- RNG --------------------------------------------------------------------------- */
+
+START_TEST(rng_deterministic)
+{
+	struct rng a, b, c;
+	int same = 1, differ = 0;
+	ck_assert_int_eq(rng_init(&a, 42), 0);
+	ck_assert_int_eq(rng_init(&b, 42), 0);
+	ck_assert_int_eq(rng_init(&c, 43), 0);
+	for (int i = 0; i < 1000; i++) {
+		uint64_t x = rng_below(&a, 1000000), y = rng_below(&b, 1000000),
+			 z = rng_below(&c, 1000000);
+		ck_assert_uint_lt(x, 1000000);
+		same &= x == y;
+		differ |= x != z;
+	}
+	ck_assert(same);
+	ck_assert(differ);
+	for (int i = 0; i < 1000; i++) {
+		double u = rng_uniform(&a);
+		ck_assert(u >= 0 && u < 1);
+	}
+	ck_assert_uint_lt(rng_below(&a, 1ULL << 40), 1ULL << 40);
+	rng_release(&a);
+	rng_release(&b);
+	rng_release(&c);
+	ck_assert_uint_ne(rng_hash64(1), rng_hash64(2));
+}
+END_TEST
+
+/* ---- tables ---------------------------------------------------------------------------- */
+
+START_TEST(table_alignment)
+{
+	static const char *const h[] = { "name", ">value" };
+	struct table t;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	table_init(&t, 2, h);
+	table_cell(&t, "a");
+	table_cell(&t, "%d", 12345);
+	table_cell(&t, "long-name");
+	table_cell(&t, "%d", 7);
+	table_print(&t, f);
+	fclose(f);
+	ck_assert_str_eq(buf, "name       value\n---------  -----\na          12345\nlong-name      7\n");
+	free(buf);
+	table_release(&t);
+}
+END_TEST
+
+static Suite *common_suite(void)
+{
+	Suite *s = suite_create("common");
+	TCase *tc = tcase_create("units");
+	tcase_add_loop_test(tc, units_parse_good, 0, (int)TS_ARRAY_LEN(good_units));
+	tcase_add_loop_test(tc, units_parse_bad, 0, (int)TS_ARRAY_LEN(bad_units));
+	tcase_add_test(tc, units_time_converters);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("json");
+	tcase_add_test(tc, json_int_error_has_position_and_path);
+	tcase_add_test(tc, json_quantity_negative);
+	tcase_add_test(tc, json_quantity_suffix);
+	tcase_add_test(tc, json_missing_and_wrong_type);
+	tcase_add_test(tc, json_unknown_key_and_enum);
+	tcase_add_loop_test(tc, json_malformed_positions, 0, (int)TS_ARRAY_LEN(malformed));
+	tcase_add_test(tc, json_quantity_twice);
+	tcase_add_test(tc, json_load_missing_file);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fileio");
+	tcase_add_test(tc, fileio_atomic_commit_and_abort);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rng");
+	tcase_add_test(tc, rng_deterministic);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("table");
+	tcase_add_test(tc, table_alignment);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(common_suite());
+}
