@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# e2e_cli.sh: the front end's contract: help, unknown commands, exit status.
+set -u
+: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
+fail=0
+check() { # check NAME WANT_STATUS CMD...
+	local name=$1 want=$2; shift 2
+	local out err st
+	out=$("$@" 2>/tmp/e2e_cli_err.$$); st=$?
+	err=$(cat /tmp/e2e_cli_err.$$)
+	if [ "$st" != "$want" ]; then
+		echo "FAIL $name: exit $st, want $want (stderr: $err)"; fail=1; return
+	fi
+	if [ "$want" = 2 ]; then
+		if [ "$(printf '%s\n' "$err" | wc -l)" != 1 ] || [ -z "$err" ]; then
+			echo "FAIL $name: want one line on stderr, got: $err"; fail=1; return
+		fi
+	fi
+	echo "ok   $name"
+}
+check "no arguments" 2 bash -c '"$TRAINSIM" 2>/dev/null >/dev/null; exit $?'
+check "--help" 0 "$TRAINSIM" --help
+check "--version" 0 "$TRAINSIM" --version
+check "unknown command" 2 "$TRAINSIM" frobnicate
+"$TRAINSIM" --help | grep -q "^  topo " || { echo "FAIL --help lists topo"; fail=1; }
+for c in topo collective model memory predict search fabric hw calibrate validate; do
+	"$TRAINSIM" --help | grep -q "^  $c " || { echo "FAIL --help lists $c"; fail=1; }
+done
+rm -f /tmp/e2e_cli_err.$$
+if [ $fail = 0 ]; then echo "e2e_cli: 1 passed, 0 failed"; else echo "e2e_cli: 0 passed, 1 failed"; fi
+exit $fail
