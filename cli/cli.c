@@ -49,7 +49,7 @@ static void print_help(FILE *out)
 int cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
-		print_help(stderr);
+		fprintf(stderr, "trainsim: error: no command given (see 'trainsim --help')\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
