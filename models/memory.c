@@ -1,0 +1,379 @@
+/* memory.c: per-layer costs and memory per GPU per pipeline stage.
+ *
+ * Activations follow Korthikanti et al. (MLSys'23) Table 2, generalised to
+ * GQA, gated MLPs, experts and models without dropout; for a GPT-shaped
+ * layer (gelu, 4h MLP, MHA, dropout) every row reduces exactly to the
+ * paper's. Weights/gradients/optimizer follow ZeRO (Rajbhandari et al.
+ * SC'20 §3.1) and Megatron's dist_optimizer.md table (formulas.md §3.1).
+ * memory_eval() allocates nothing: a plan search calls it per candidate. */
+#include "models/models.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Assumption (not from a datasheet): CUDA context, cuBLAS/NCCL workspaces
+ * and the caching allocator's reserve, commonly 0.5-1.5 GiB per process. */
+#define MEM_CONTEXT_BYTES (1.0 * 1024 * 1024 * 1024)
+/* Assumption: allocator fragmentation, a fraction of everything else. */
+#define MEM_FRAGMENTATION 0.05
+/* DeepSpeed's default stage3_prefetch_bucket_size, 5e7 parameters (DeepSpeed
+ * config docs; not in shared/reference: assumption). */
+#define MEM_ZERO3_PREFETCH_PARAMS 5e7
+
+static double dtype_bytes(enum plan_dtype d)
+{
+	return d == PLAN_DT_FP32 ? 4 : 2; /* fp8: bf16 weights kept (assumption, TE default) */
+}
+
+void memory_bytes_per_param(const struct plan *p, double *w, double *g, double *o)
+{
+	*w = dtype_bytes(p->precision);
+	*g = dtype_bytes(p->grad_dtype);
+	/* ZeRO §3.1: K = 12 (fp32 master copy + Adam m + v) for 16-bit params;
+	 * Megatron dist_optimizer.md fp32/fp32 row: m + v only, K = 8. */
+	*o = p->precision == PLAN_DT_FP32 ? 8 : 12;
+}
+
+/* ---- activations ----------------------------------------------------------- */
+
+struct act_shape {
+	double s, b;       /* tokens per sequence on this rank, sequences */
+	double h, q, kvd;  /* hidden, heads*head_dim, kv*head_dim per rank-unsplit, elements */
+	double a;          /* heads */
+	double f;          /* MLP inner width (per expert for MoE), elements */
+	bool gated, drop, qk_norm;
+	double routed;     /* expert token copies per token: capacity x top_k (0 dense) */
+	double experts;    /* router width (0 dense) */
+};
+
+/* Bytes of one layer split as Korthikanti does: R (replicated across TP
+ * unless SP), S (split by TP), A (attention scores, split by TP). */
+static void act_terms(const struct act_shape *x, int tp, double *R, double *S, double *A,
+		      bool flash)
+{
+	double sb = x->s * x->b, mlp_in = x->routed > 0 ? x->routed : 1;
+	/* Korthikanti §4.1: attention 11sbh + 5as^2b, MLP 19sbh, norms 4sbh. */
+	*R = 4 * sb * x->h            /* the two norms' inputs, 2sbh each */
+	     + 2 * sb * x->h          /* QKV input (norm output) */
+	     + 2 * sb * x->h          /* MLP input (norm output) */
+	     + (x->drop ? 2 * sb * x->h : 0); /* dropout masks after attention and MLP, 1 B */
+	if (x->routed > 0)            /* router probabilities (fp32) + permuted expert inputs */
+		*R += 4 * sb * x->experts + 2 * sb * x->h * x->routed;
+	*S = 2 * sb * x->q + 4 * sb * x->kvd /* Q, K, V */
+	     + 2 * sb * x->q;                /* output-projection input */
+	if (x->qk_norm)
+		*S += 2 * sb * x->q + 2 * sb * x->kvd; /* q_norm/k_norm inputs */
+	/* MLP: gelu stores fc1 output and gelu output (2 x 2sbf); gated stores
+	 * gate, up, act(gate) and the product (4 x 2sbf). */
+	*S += (x->gated ? 8 : 4) * sb * x->f * mlp_in;
+	if (flash)
+		*A = 4 * sb * x->a; /* fp32 log-sum-exp per row (Dao et al. 2022) */
+	else
+		*A = (x->drop ? 5 : 2) * x->a * x->s * x->s * x->b; /* softmax (+ mask, dropout) */
+	(void)tp;
+}
+
+static double act_combine(const struct act_shape *x, const struct plan *p, int tp)
+{
+	double R, S, A, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
+	act_terms(x, tp, &R, &S, &A, p->flash_attention);
+	if (p->recompute == PLAN_RC_FULL) /* Korthikanti Table 2: 2sbh (the layer input) */
+		return scale * 2 * x->s * x->b * x->h / (p->sp ? tp : 1);
+	if (p->recompute == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
+		A = 0;
+	if (p->sp) /* Table 2: TP + SP divides everything by t */
+		return scale * (R + S + A) / tp;
+	return scale * (R + S / tp + A / tp);
+}
+
+static void layer_shape(const struct model *m, const struct plan *p, int l,
+			struct act_shape *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->s = (double)p->seq_len / p->cp;
+	x->b = p->micro_batch;
+	x->h = m->hidden;
+	x->q = (double)m->heads * m->head_dim;
+	x->kvd = (double)m->kv_heads * m->head_dim;
+	/* K/V replicated when tp > kv heads: each rank keeps one group. */
+	if (m->kv_heads % p->tp)
+		x->kvd = (double)m->head_dim * p->tp;
+	x->a = m->heads;
+	x->gated = m->mlp == MODEL_MLP_GATED;
+	x->drop = m->dropout;
+	x->qk_norm = m->qk_norm;
+	if (m->experts > 0 && m->moe_layer[l]) {
+		x->f = m->moe_ffn;
+		x->routed = p->capacity_factor * m->top_k;
+		x->experts = m->experts;
+	} else {
+		x->f = m->ffn;
+	}
+}
+
+double model_layer_act_bytes(const struct model *m, const struct plan *p, int l)
+{
+	struct act_shape x;
+	layer_shape(m, p, l, &x);
+	return act_combine(&x, p, p->tp);
+}
+
+/* One ViT block and the mergers, for `images` images of `patches` each. */
+static double vision_act_bytes(const struct model *m, const struct plan *p, double images,
+			       double patches)
+{
+	const struct model_vision *v = &m->vit;
+	struct act_shape x;
+	double in, per, merged;
+	if (!m->has_vision || images <= 0 || patches <= 0)
+		return 0;
+	memset(&x, 0, sizeof(x));
+	x.s = patches;
+	x.b = images;
+	x.h = x.q = x.kvd = v->hidden;
+	x.a = v->heads;
+	x.f = v->ffn;
+	per = act_combine(&x, p, p->tp) * v->depth;
+	/* Mergers: input, fc1 output, gelu output per merged token (2 bytes each). */
+	in = (double)v->hidden * v->merge * v->merge;
+	merged = patches / ((double)v->merge * v->merge);
+	if (p->recompute != PLAN_RC_FULL)
+		per += (1 + v->deepstack) * 3 * 2 * in * merged * images / p->tp;
+	return per;
+}
+
+/* ---- per-layer costs --------------------------------------------------------- */
+
+static double layer_matmul_active(const struct model *m, int l)
+{
+	double h = m->hidden, q = (double)m->heads * m->head_dim,
+	       kv = (double)m->kv_heads * m->head_dim, mats = m->mlp == MODEL_MLP_GELU ? 2 : 3;
+	double p = h * q + 2 * h * kv + q * h;
+	if (m->experts > 0 && m->moe_layer[l])
+		p += h * m->experts + (double)m->top_k * mats * h * m->moe_ffn;
+	else
+		p += mats * h * m->ffn;
+	return p;
+}
+
+/* Parameters of layer l held by one rank: dense part / tp (K/V replicated
+ * when tp exceeds the kv heads), experts / (ep x tp) (Megatron's default
+ * expert_tensor_parallel_size = tp: assumption). */
+static void layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,
+			      double *experts)
+{
+	int64_t tot, act, ex;
+	double kvfix = 0;
+	model_layer_params(m, l, &tot, &act, &ex);
+	if (m->kv_heads % p->tp) /* replicated: one kv group per rank instead of kv/tp */
+		kvfix = 2.0 * m->hidden * m->head_dim * (1.0 - (double)m->kv_heads / p->tp);
+	*dense = (double)(tot - ex) / p->tp + kvfix;
+	*experts = (double)ex / ((double)p->ep * p->tp);
+}
+
+void model_layer_cost(const struct model *m, const struct plan *p, int l,
+		      struct model_layer_cost *o)
+{
+	int64_t tot;
+	double dense, ex, s_loc = (double)p->seq_len / p->cp, b = p->micro_batch;
+	double q = (double)m->heads * m->head_dim, tokens = s_loc * b, attn;
+	double wb = dtype_bytes(p->precision);
+	memset(o, 0, sizeof(*o));
+	model_layer_params(m, l, &tot, NULL, NULL);
+	layer_rank_params(m, p, l, &dense, &ex);
+	o->params = tot;
+	o->params_rank = dense + ex;
+	/* Megatron SC'21 appendix: 2 FLOPs/MAC; local queries attend to all s keys. */
+	attn = 4.0 * s_loc * p->seq_len * q * b / p->tp;
+	o->fwd_flops = 2 * layer_matmul_active(m, l) * tokens / p->tp + attn;
+	o->bwd_flops = 2 * o->fwd_flops;
+	if (p->recompute == PLAN_RC_FULL)
+		o->recompute_flops = o->fwd_flops;
+	else if (p->recompute == PLAN_RC_SELECTIVE)
+		o->recompute_flops = attn;
+	o->weight_bytes = o->params_rank * wb;
+	o->act_bytes = model_layer_act_bytes(m, p, l);
+	o->out_bytes = 2 * tokens * m->hidden / (p->sp ? p->tp : 1);
+	/* Megatron SC'21 §3.5: two all-reduces of bsh per layer forward (TP). */
+	o->tp_bytes = p->tp > 1 ? 2 * 2 * tokens * m->hidden : 0;
+	if (m->experts > 0 && m->moe_layer[l] && p->ep > 1)
+		o->ep_bytes = p->capacity_factor * m->top_k * tokens * m->hidden * 2 *
+			      (p->ep - 1) / (double)p->ep;
+	if (p->cp > 1) /* ring attention: K and V of the other cp-1 chunks */
+		o->cp_bytes = 2.0 * 2 * tokens * m->kv_heads * m->head_dim * (p->cp - 1) / p->tp;
+}
+
+double model_flops_iteration(const struct model *m, const struct plan *p)
+{
+	double T = (double)p->global_batch * p->seq_len, f = 0, q = (double)m->heads * m->head_dim;
+	double passes = p->recompute == PLAN_RC_FULL ? 4 : 3, imgs, patches;
+	for (int l = 0; l < m->layers; l++) {
+		double attn = 4.0 * p->seq_len * q; /* per token, no causal halving (eq. 3) */
+		f += (2 * layer_matmul_active(m, l) + attn) * T * passes;
+		if (p->recompute == PLAN_RC_SELECTIVE)
+			f += attn * T;
+	}
+	f += 3 * 2.0 * m->vocab * m->hidden * T; /* logits: fwd + 2x bwd, never recomputed */
+	if (m->has_vision) {
+		imgs = (double)p->global_batch * plan_dist_mean(&p->images_per_sample);
+		patches = plan_dist_mean(&p->image_tokens) * m->vit.merge * m->vit.merge;
+		f += passes * imgs * model_vision_flops_fwd(m, patches);
+	}
+	return f;
+}
+
+/* ---- memory per stage ------------------------------------------------------- */
+
+/* Micro-batches (in units of model chunks) whose activations stage s holds
+ * at the peak. 1F1B: p - s (Narayanan SC'21 §2.2); GPipe: all m;
+ * interleaved: Megatron's warm-up 2(p-s-1) + (v-1)p, + 1 in flight, which
+ * for stage 0 is Korthikanti's L x (1 + (p-1)/(pv)) (formulas.md §3.2). */
+static double chunks_in_flight(const struct plan *p, int s, int m_micro)
+{
+	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1;
+	double n;
+	switch (p->schedule) {
+	case PLAN_SCHED_GPIPE: return m_micro;
+	case PLAN_SCHED_1F1B: n = p->pp - s; return n < m_micro ? n : m_micro;
+	case PLAN_SCHED_INTERLEAVED:
+		n = 2.0 * (p->pp - s - 1) + (double)(v - 1) * p->pp + 1;
+		return n < (double)m_micro * v ? n : (double)m_micro * v;
+	}
+	return 1;
+}
+
+void memory_eval(const struct model *m, const struct plan *p, const struct memory_env *env,
+		 struct memory_report *r)
+{
+	double wb, gb, ob, d_dense = (double)p->dp * p->cp, d_exp = d_dense / p->ep;
+	double sh_w_d, sh_w_e, sh_g_d, sh_g_e, sh_o_d, sh_o_e;
+	int m_micro = plan_microbatches(p), v = p->schedule == PLAN_SCHED_INTERLEAVED ?
+							      p->virtual_stages : 1;
+	double s_loc = (double)p->seq_len / p->cp, b = p->micro_batch, h = m->hidden;
+	double emb_rank = ((double)m->vocab * h + (double)m->max_pos * h) / p->tp;
+	double head_rank = (double)m->vocab * h / p->tp;
+	double fin_norm = m->norm == MODEL_NORM_LAYER ? 2 * h : h;
+	double vis = (double)model_vision_params(m) / p->tp;
+	double act_dense = -1, act_moe = -1, pd_dense = 0, pe_dense = 0, pd_moe = 0, pe_moe = 0;
+	int first_dense = -1, first_moe = -1;
+
+	memory_bytes_per_param(p, &wb, &gb, &ob);
+	sh_w_d = p->zero >= 3 ? d_dense : 1;
+	sh_w_e = p->zero >= 3 ? d_exp : 1;
+	sh_g_d = p->zero >= 2 ? d_dense : 1;
+	sh_g_e = p->zero >= 2 ? d_exp : 1;
+	sh_o_d = p->zero >= 1 || p->distributed_optimizer ? d_dense : 1;
+	sh_o_e = p->zero >= 1 || p->distributed_optimizer ? d_exp : 1;
+
+	/* Layers come in at most two shapes (dense, MoE): cost each once. */
+	for (int l = 0; l < m->layers && (first_dense < 0 || first_moe < 0); l++) {
+		bool moe = m->experts > 0 && m->moe_layer[l];
+		if (moe && first_moe < 0) {
+			first_moe = l;
+			act_moe = model_layer_act_bytes(m, p, l);
+			layer_rank_params(m, p, l, &pd_moe, &pe_moe);
+		} else if (!moe && first_dense < 0) {
+			first_dense = l;
+			act_dense = model_layer_act_bytes(m, p, l);
+			layer_rank_params(m, p, l, &pd_dense, &pe_dense);
+		}
+	}
+
+	memset(r, 0, sizeof(*r));
+	r->nstages = p->pp;
+	r->fits = true;
+	for (int s = 0; s < p->pp; s++) {
+		struct memory_stage *st = &r->stage[s];
+		int first, n, nmoe = 0;
+		double Pd, Pe, act_layers, inflight, big_unit, host = 0;
+		plan_stage_layers(p, m, s, &first, &n);
+		for (int l = first; l < first + n; l++)
+			nmoe += m->experts > 0 && m->moe_layer[l];
+		Pd = (n - nmoe) * pd_dense + nmoe * pd_moe;
+		Pe = (n - nmoe) * pe_dense + nmoe * pe_moe;
+		big_unit = (double)m->heads * m->head_dim * h / p->tp;
+		if (n - nmoe > 0) {
+			double f = (double)m->ffn * h / p->tp;
+			big_unit = f > big_unit ? f : big_unit;
+		}
+		if (nmoe > 0) { /* HF fuses all experts' gate_up into one tensor (assumption) */
+			double f = 2.0 * m->moe_ffn * h * m->experts / ((double)p->ep * p->tp);
+			big_unit = f > big_unit ? f : big_unit;
+		}
+		if (s == 0) {
+			Pd += emb_rank + vis;
+			big_unit = emb_rank > big_unit ? emb_rank : big_unit;
+		}
+		if (s == p->pp - 1) {
+			Pd += fin_norm + (m->tie_embeddings ? (p->pp > 1 ? head_rank : 0) : head_rank);
+			big_unit = head_rank > big_unit ? head_rank : big_unit;
+		}
+		st->layers = n;
+		st->weights_bytes = wb * (Pd / sh_w_d + Pe / sh_w_e);
+		st->grads_bytes = gb * (Pd / sh_g_d + Pe / sh_g_e);
+		st->optimizer_bytes = ob * (Pd / sh_o_d + Pe / sh_o_e);
+		/* ZeRO-Offload (Ren et al. ATC'21): optimizer state, and with ZeRO >= 2
+		 * the reduced gradient partitions (fp32 on the host), leave the GPU;
+		 * ZeRO-Infinity parameter offload moves the fp16 shards too. */
+		if (p->offload != PLAN_OFF_NONE) {
+			host += st->optimizer_bytes;
+			st->optimizer_bytes = 0;
+			if (p->zero >= 2) {
+				host += 4 * (Pd / sh_g_d + Pe / sh_g_e);
+				st->grads_bytes = 0;
+			}
+		}
+		if (p->offload == PLAN_OFF_PARAMS) {
+			host += st->weights_bytes;
+			st->weights_bytes = 0;
+		}
+		/* Activations. */
+		inflight = chunks_in_flight(p, s, m_micro);
+		act_layers = (n - nmoe) * (act_dense > 0 ? act_dense : 0) +
+			     nmoe * (act_moe > 0 ? act_moe : 0);
+		st->inflight = inflight;
+		st->activations_bytes = act_layers * inflight / v;
+		if (p->recompute == PLAN_RC_FULL && n > 0) {
+			/* Backward recomputes one layer at a time: its full activations. */
+			struct plan q = *p;
+			q.recompute = PLAN_RC_NONE;
+			st->activations_bytes +=
+				(nmoe ? model_layer_act_bytes(m, &q, first_moe)
+				      : model_layer_act_bytes(m, &q, first_dense));
+		}
+		if (s == 0) {
+			double imgs = b * plan_dist_mean(&p->images_per_sample);
+			double patches = plan_dist_mean(&p->image_tokens) *
+					 (m->has_vision ? m->vit.merge * m->vit.merge : 0);
+			/* Korthikanti §4.3: embedding dropout mask sbh per micro-batch. */
+			if (m->dropout)
+				st->activations_bytes += s_loc * b * h / p->tp * inflight / v;
+			st->activations_bytes += vision_act_bytes(m, p, imgs, patches) * inflight / v;
+		}
+		if (s == p->pp - 1) /* Korthikanti §4.3: 4sbh/t (1 + V/h): norm + fp32 logits */
+			st->activations_bytes += 4 * s_loc * b * h / p->tp * (1 + (double)m->vocab / h);
+		/* Buffers: DeepSpeed-style reduce buckets (two in flight, assumption);
+		 * Megatron reduces in place in its grad buffer. ZeRO-3 gathers the
+		 * largest tensor plus the prefetch bucket. */
+		st->buffers_bytes = 0;
+		if (p->zero >= 1 && d_dense > 1)
+			st->buffers_bytes += 2 * p->bucket_bytes;
+		if (p->zero == 3)
+			st->buffers_bytes += wb * (big_unit + MEM_ZERO3_PREFETCH_PARAMS);
+		st->overhead_bytes = MEM_CONTEXT_BYTES +
+				     MEM_FRAGMENTATION * (st->weights_bytes + st->grads_bytes +
+							  st->optimizer_bytes + st->activations_bytes +
+							  st->buffers_bytes);
+		st->total_bytes = st->weights_bytes + st->grads_bytes + st->optimizer_bytes +
+				  st->activations_bytes + st->buffers_bytes + st->overhead_bytes;
+		st->host_bytes = host;
+		if (st->total_bytes > r->peak_bytes) {
+			r->peak_bytes = st->total_bytes;
+			r->peak_stage = s;
+		}
+		if (host > r->peak_host_bytes)
+			r->peak_host_bytes = host;
+	}
+	r->fits = r->peak_bytes <= env->gpu_mem_bytes &&
+		  (env->host_mem_bytes <= 0 || r->peak_host_bytes <= env->host_mem_bytes);
+}

@@ -1,0 +1,555 @@
+/* model.c: model architectures: built-ins, Hugging Face config.json,
+ * parameter counts per part and per layer, FLOPs per token.
+ *
+ * Parameter counts follow the module shapes of the published code
+ * (transformers' modeling_qwen3_vl.py / modeling_llama.py / Megatron's GPT):
+ * every count is an exact integer so tests can compare with ==. */
+#include "models/models.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- built-in models ---------------------------------------------------- */
+
+struct builtin {
+	const char *name;
+	const char *source;
+	int hidden, layers, heads, kv, head_dim, ffn, vocab, experts, top_k, moe_ffn;
+	bool tie;
+	int vit; /* 0 none, 1 = 24/1024/16/4096 (2B/4B), 2 = 27/1152/16/4304 */
+	int family; /* 0 qwen3 (rms, silu, qk_norm), 1 llama, 2 gpt3 */
+};
+
+#define QREF "shared/reference/qwen3_vl.md, table row "
+static const struct builtin builtins[] = {
+	{ "qwen3-vl-2b", QREF "2B", 2048, 28, 16, 8, 128, 6144, 151936, 0, 0, 0, true, 1, 0 },
+	{ "qwen3-vl-4b", QREF "4B", 2560, 36, 32, 8, 128, 9728, 151936, 0, 0, 0, true, 1, 0 },
+	{ "qwen3-vl-8b", QREF "8B", 4096, 36, 32, 8, 128, 12288, 151936, 0, 0, 0, false, 2, 0 },
+	{ "qwen3-vl-32b", QREF "32B", 5120, 64, 64, 8, 128, 25600, 151936, 0, 0, 0, false, 2, 0 },
+	{ "qwen3-vl-30b-a3b", QREF "30B-A3B", 2048, 48, 32, 4, 128, 6144, 151936, 128, 8, 768,
+	  false, 2, 0 },
+	{ "qwen3-vl-235b-a22b", QREF "235B-A22B", 4096, 94, 64, 4, 128, 12288, 151936, 128, 8,
+	  1536, false, 2, 0 },
+	{ "qwen3-30b-a3b", "shared/reference/qwen3_vl.md, Qwen3 text-only MoE table", 2048, 48,
+	  32, 4, 128, 8192, 151936, 128, 8, 768, false, 0, 0 },
+	{ "qwen3-235b-a22b", "shared/reference/qwen3_vl.md, Qwen3 text-only MoE table", 4096, 94,
+	  64, 4, 128, 12288, 151936, 128, 8, 1536, false, 0, 0 },
+	/* Llama 3.1 shapes as in Meta's published config.json files; recalled,
+	 * not in shared/reference (assumption: numbers from memory). */
+	{ "llama3-8b", "Meta Llama-3.1-8B config.json (recalled, not in shared/reference)", 4096,
+	  32, 32, 8, 128, 14336, 128256, 0, 0, 0, false, 0, 1 },
+	{ "llama3-70b", "Meta Llama-3.1-70B config.json (recalled, not in shared/reference)",
+	  8192, 80, 64, 8, 128, 28672, 128256, 0, 0, 0, false, 0, 1 },
+	{ "llama3-405b", "Meta Llama-3.1-405B config.json (recalled, not in shared/reference)",
+	  16384, 126, 128, 8, 128, 53248, 128256, 0, 0, 0, false, 0, 1 },
+	/* Megatron SC'21 Table 1 GPT-3 row: h=12288, l=96, a=96, V=51200, s=2048. */
+	{ "gpt3-175b", "Megatron-LM SC'21 (Narayanan et al.) Table 1 / eq. 2, V=51200", 12288, 96,
+	  96, 96, 128, 49152, 51200, 0, 0, 0, true, 0, 2 },
+};
+
+static const char *builtin_names[TS_ARRAY_LEN(builtins) + 1];
+
+const char *const *model_builtin_names(void)
+{
+	for (size_t i = 0; i < TS_ARRAY_LEN(builtins); i++)
+		builtin_names[i] = builtins[i].name;
+	builtin_names[TS_ARRAY_LEN(builtins)] = NULL;
+	return builtin_names;
+}
+
+static void model_zero(struct model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->mlp = MODEL_MLP_GATED;
+	m->norm = MODEL_NORM_RMS;
+}
+
+/* Qwen3-VL vision towers, shared/reference/qwen3_vl.md (ViT column, and the
+ * shared values: patch 16, temporal patch 2, merge 2, 2304 positions). */
+static void set_vit(struct model *m, int kind)
+{
+	struct model_vision *v = &m->vit;
+	m->has_vision = true;
+	v->depth = kind == 1 ? 24 : 27;
+	v->hidden = kind == 1 ? 1024 : 1152;
+	v->heads = 16;
+	v->ffn = kind == 1 ? 4096 : 4304;
+	v->patch = 16;
+	v->temporal_patch = 2;
+	v->in_channels = 3;
+	v->merge = 2;
+	v->out_hidden = m->hidden;
+	v->pos_embeddings = 2304;
+	v->deepstack = 3;
+}
+
+static void from_builtin(struct model *m, const struct builtin *b)
+{
+	model_zero(m);
+	snprintf(m->name, sizeof(m->name), "%s", b->name);
+	snprintf(m->source, sizeof(m->source), "%s", b->source);
+	m->hidden = b->hidden;
+	m->layers = b->layers;
+	m->heads = b->heads;
+	m->kv_heads = b->kv;
+	m->head_dim = b->head_dim;
+	m->ffn = b->ffn;
+	m->vocab = b->vocab;
+	m->experts = b->experts;
+	m->top_k = b->top_k;
+	m->moe_ffn = b->moe_ffn;
+	m->tie_embeddings = b->tie;
+	m->qk_norm = b->family == 0;
+	if (b->family == 2) { /* Megatron GPT: biases, LayerNorm, gelu, learned positions */
+		m->mlp = MODEL_MLP_GELU;
+		m->norm = MODEL_NORM_LAYER;
+		m->bias = true;
+		m->max_pos = 2048;
+		m->dropout = true;
+	}
+	for (int l = 0; l < m->layers; l++)
+		m->moe_layer[l] = m->experts > 0; /* decoder_sparse_step 1, mlp_only_layers [] */
+	if (b->vit)
+		set_vit(m, b->vit);
+}
+
+/* ---- Hugging Face config.json ------------------------------------------- */
+
+/* An int under one of two spellings (e.g. hidden_size / n_embd); both
+ * present with different values is a contradiction. */
+static int get_int2(const struct jval *o, const char *k1, const char *k2, bool required,
+		    long long lo, long long hi, int *out, struct ts_error *err)
+{
+	struct jval c1, c2;
+	bool h1 = jval_child(o, k1, &c1), h2 = k2 && jval_child(o, k2, &c2);
+	long long a = 0, b = 0;
+	if (h1 && jval_get_int(o, k1, true, lo, hi, &a, err))
+		return TS_EINPUT;
+	if (h2 && jval_get_int(o, k2, true, lo, hi, &b, err))
+		return TS_EINPUT;
+	if (h1 && h2 && a != b)
+		return jval_error(&c2, err, "contradicts '%s' (%lld vs %lld)", k1, b, a);
+	if (!h1 && !h2) {
+		if (!required)
+			return 0;
+		return jval_get_int(o, k1, true, lo, hi, &a, err); /* "missing field" */
+	}
+	*out = (int)(h1 ? a : b);
+	return 0;
+}
+
+static int parse_vision(struct model *m, const struct jval *v, struct ts_error *err)
+{
+	struct model_vision *x = &m->vit;
+	struct jval ds;
+	if (jval_expect_object(v, err))
+		return TS_EINPUT;
+	m->has_vision = true;
+	x->in_channels = 3;
+	x->temporal_patch = 1;
+	x->merge = 1;
+	if (get_int2(v, "depth", NULL, true, 1, 512, &x->depth, err) ||
+	    get_int2(v, "hidden_size", "embed_dim", true, 1, 1 << 16, &x->hidden, err) ||
+	    get_int2(v, "num_heads", NULL, true, 1, 1024, &x->heads, err) ||
+	    get_int2(v, "intermediate_size", NULL, true, 1, 1 << 18, &x->ffn, err) ||
+	    get_int2(v, "patch_size", NULL, true, 1, 1024, &x->patch, err) ||
+	    get_int2(v, "temporal_patch_size", NULL, false, 1, 64, &x->temporal_patch, err) ||
+	    get_int2(v, "in_channels", "in_chans", false, 1, 16, &x->in_channels, err) ||
+	    get_int2(v, "spatial_merge_size", NULL, false, 1, 16, &x->merge, err) ||
+	    get_int2(v, "out_hidden_size", NULL, true, 1, 1 << 17, &x->out_hidden, err) ||
+	    get_int2(v, "num_position_embeddings", NULL, false, 1, 1 << 20, &x->pos_embeddings,
+		     err))
+		return TS_EINPUT;
+	if (jval_child(v, "deepstack_visual_indexes", &ds)) {
+		const cJSON *it;
+		int i = 0;
+		if (jval_expect_array(&ds, err))
+			return TS_EINPUT;
+		cJSON_ArrayForEach(it, ds.j)
+		{
+			struct jval e;
+			jval_elem(&ds, it, i++, &e);
+			if (!cJSON_IsNumber(it) || it->valuedouble < 0 ||
+			    it->valuedouble >= x->depth || it->valuedouble != floor(it->valuedouble))
+				return jval_error(&e, err, "must be a ViT layer index in [0, %d)",
+						  x->depth);
+		}
+		x->deepstack = i;
+	}
+	if (x->out_hidden != m->hidden) {
+		struct jval c;
+		jval_child(v, "out_hidden_size", &c);
+		return jval_error(&c, err, "%d contradicts the text hidden_size %d", x->out_hidden,
+				  m->hidden);
+	}
+	if (x->hidden % x->heads) {
+		struct jval c;
+		jval_child(v, "num_heads", &c);
+		return jval_error(&c, err, "%d heads do not divide hidden_size %d", x->heads,
+				  x->hidden);
+	}
+	return 0;
+}
+
+static bool str_starts(const char *s, const char *prefix)
+{
+	return s && !strncmp(s, prefix, strlen(prefix));
+}
+
+int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
+{
+	struct jval root = jdoc_root(d), t, v, c;
+	const char *act = NULL, *mtype = NULL;
+	bool gpt2, tie_root = true, tie_text = true, has_tie_root, has_tie_text;
+	double drop = 0;
+
+	model_zero(m);
+	snprintf(m->name, sizeof(m->name), "%s", d->name);
+	snprintf(m->source, sizeof(m->source), "Hugging Face config %s", d->name);
+	if (jval_expect_object(&root, err))
+		return TS_EINPUT;
+	t = root;
+	if (jval_child(&root, "text_config", &c)) {
+		if (jval_expect_object(&c, err))
+			return TS_EINPUT;
+		t = c;
+	}
+	if (jval_get_string(&root, "model_type", false, &mtype, err))
+		return TS_EINPUT;
+	{
+		struct jval probe;
+		gpt2 = jval_child(&t, "n_embd", &probe) || jval_child(&t, "n_layer", &probe);
+	}
+	if (get_int2(&t, "hidden_size", "n_embd", true, 1, 1 << 20, &m->hidden, err) ||
+	    get_int2(&t, "num_hidden_layers", "n_layer", true, 1, MODEL_MAX_LAYERS, &m->layers,
+		     err) ||
+	    get_int2(&t, "num_attention_heads", "n_head", true, 1, 1 << 14, &m->heads, err) ||
+	    get_int2(&t, "vocab_size", NULL, true, 1, 1 << 24, &m->vocab, err))
+		return TS_EINPUT;
+	m->kv_heads = m->heads;
+	m->head_dim = m->hidden / m->heads;
+	m->ffn = 4 * m->hidden;
+	if (get_int2(&t, "num_key_value_heads", "num_query_groups", false, 1, 1 << 14,
+		     &m->kv_heads, err) ||
+	    get_int2(&t, "head_dim", "kv_channels", false, 1, 1 << 16, &m->head_dim, err) ||
+	    get_int2(&t, "intermediate_size", "n_inner", !gpt2, 1, 1 << 22, &m->ffn, err) ||
+	    get_int2(&t, "num_experts", "num_local_experts", false, 0, 1 << 16, &m->experts, err) ||
+	    get_int2(&t, "num_experts_per_tok", NULL, m->experts > 0, 1, 1 << 16, &m->top_k, err))
+		return TS_EINPUT;
+	if (!gpt2 && !jval_child(&t, "head_dim", &c) && m->hidden % m->heads) {
+		jval_child(&t, "num_attention_heads", &c);
+		return jval_error(&c, err, "%d heads do not divide hidden_size %d (give head_dim)",
+				  m->heads, m->hidden);
+	}
+	if (m->experts > 0) {
+		m->moe_ffn = m->ffn; /* Mixtral's convention when moe_intermediate_size is absent */
+		if (get_int2(&t, "moe_intermediate_size", NULL, false, 1, 1 << 22, &m->moe_ffn, err))
+			return TS_EINPUT;
+	} else if (jval_child(&t, "num_experts_per_tok", &c) ||
+		   jval_child(&t, "moe_intermediate_size", &c)) {
+		return jval_error(&c, err, "given for a model without num_experts");
+	}
+	/* Activation: gelu* = 2-matrix MLP, silu/swish = gated 3-matrix MLP. */
+	if (jval_get_string(&t, gpt2 ? "activation_function" : "hidden_act", false, &act, err))
+		return TS_EINPUT;
+	if (!act)
+		act = gpt2 ? "gelu_new" : NULL;
+	if (!act)
+		return jval_get_string(&t, "hidden_act", true, &act, err);
+	if (str_starts(act, "gelu"))
+		m->mlp = MODEL_MLP_GELU;
+	else if (!strcmp(act, "silu") || !strcmp(act, "swish"))
+		m->mlp = MODEL_MLP_GATED;
+	else {
+		jval_child(&t, gpt2 ? "activation_function" : "hidden_act", &c);
+		return jval_error(&c, err, "unknown activation '%s' (expected gelu* or silu)", act);
+	}
+	if (gpt2) { /* GPT-2: biases, LayerNorm, learned positions */
+		m->bias = true;
+		m->norm = MODEL_NORM_LAYER;
+		m->max_pos = 1024;
+		if (get_int2(&t, "n_positions", "max_position_embeddings", false, 1, 1 << 24,
+			     &m->max_pos, err) ||
+		    jval_get_number(&t, "resid_pdrop", false, &drop, err))
+			return TS_EINPUT;
+	} else {
+		if (jval_child(&t, "layer_norm_eps", &c) || jval_child(&t, "layer_norm_epsilon", &c))
+			m->norm = MODEL_NORM_LAYER;
+		if (jval_get_bool(&t, "attention_bias", false, &m->attn_bias, err) ||
+		    jval_get_number(&t, "attention_dropout", false, &drop, err))
+			return TS_EINPUT;
+		if (!mtype && jval_get_string(&t, "model_type", false, &mtype, err))
+			return TS_EINPUT;
+		m->qk_norm = str_starts(mtype, "qwen3");
+	}
+	m->dropout = drop > 0;
+	/* tie_word_embeddings: HF's default is true; both places must agree. */
+	has_tie_root = jval_child(&root, "tie_word_embeddings", &c);
+	has_tie_text = t.j != root.j && jval_child(&t, "tie_word_embeddings", &v);
+	if (jval_get_bool(&root, "tie_word_embeddings", false, &tie_root, err) ||
+	    (t.j != root.j && jval_get_bool(&t, "tie_word_embeddings", false, &tie_text, err)))
+		return TS_EINPUT;
+	if (has_tie_root && has_tie_text && tie_root != tie_text)
+		return jval_error(&v, err, "contradicts the top-level tie_word_embeddings");
+	m->tie_embeddings = has_tie_text ? tie_text : tie_root;
+	/* Which layers are MoE: decoder_sparse_step and mlp_only_layers (Qwen MoE). */
+	if (m->experts > 0) {
+		int step = 1;
+		if (get_int2(&t, "decoder_sparse_step", NULL, false, 1, MODEL_MAX_LAYERS, &step, err))
+			return TS_EINPUT;
+		for (int l = 0; l < m->layers; l++)
+			m->moe_layer[l] = (l + 1) % step == 0;
+		if (jval_child(&t, "mlp_only_layers", &c)) {
+			const cJSON *it;
+			int i = 0;
+			if (jval_expect_array(&c, err))
+				return TS_EINPUT;
+			cJSON_ArrayForEach(it, c.j)
+			{
+				struct jval e;
+				jval_elem(&c, it, i++, &e);
+				if (!cJSON_IsNumber(it) || it->valuedouble < 0 ||
+				    it->valuedouble >= m->layers ||
+				    it->valuedouble != floor(it->valuedouble))
+					return jval_error(&e, err, "must be a layer index in [0, %d)",
+							  m->layers);
+				m->moe_layer[(int)it->valuedouble] = 0;
+			}
+		}
+	}
+	if (jval_child(&root, "vision_config", &v) && parse_vision(m, &v, err))
+		return TS_EINPUT;
+	{
+		struct ts_error e2 = TS_ERROR_INIT;
+		if (model_check(m, &e2)) {
+			/* Point at the heads/experts keys for the consistency errors. */
+			jval_child(&t, "num_key_value_heads", &c);
+			if (m->top_k > m->experts)
+				jval_child(&t, "num_experts_per_tok", &c);
+			if (!c.j)
+				c = t;
+			return jval_error(&c, err, "%s", e2.msg);
+		}
+	}
+	return 0;
+}
+
+int model_check(const struct model *m, struct ts_error *err)
+{
+	if (m->hidden <= 0 || m->layers <= 0 || m->heads <= 0 || m->kv_heads <= 0 ||
+	    m->head_dim <= 0 || m->ffn <= 0 || m->vocab <= 0)
+		return ts_error_set(err, TS_EINPUT, "model '%s': sizes must be positive", m->name);
+	if (m->layers > MODEL_MAX_LAYERS)
+		return ts_error_set(err, TS_EINPUT, "model '%s': more than %d layers", m->name,
+				    MODEL_MAX_LAYERS);
+	if (m->kv_heads > m->heads || m->heads % m->kv_heads)
+		return ts_error_set(err, TS_EINPUT,
+				    "num_key_value_heads %d must divide num_attention_heads %d",
+				    m->kv_heads, m->heads);
+	if (m->experts > 0 && (m->top_k < 1 || m->top_k > m->experts))
+		return ts_error_set(err, TS_EINPUT,
+				    "num_experts_per_tok %d must be between 1 and num_experts %d",
+				    m->top_k, m->experts);
+	if (m->experts > 0 && m->moe_ffn <= 0)
+		return ts_error_set(err, TS_EINPUT, "moe_intermediate_size must be positive");
+	return 0;
+}
+
+int model_load(struct model *m, const char *name_or_path, struct ts_error *err)
+{
+	struct jdoc d = JDOC_INIT;
+	int rc;
+	for (size_t i = 0; i < TS_ARRAY_LEN(builtins); i++)
+		if (!strcmp(name_or_path, builtins[i].name)) {
+			from_builtin(m, &builtins[i]);
+			return 0;
+		}
+	if (!strchr(name_or_path, '/') && !strstr(name_or_path, ".json"))
+		return ts_error_set(err, TS_EINPUT,
+				    "unknown model '%s' (built-ins: qwen3-vl-2b ... gpt3-175b, see "
+				    "'trainsim model --help'; or give a config.json path)",
+				    name_or_path);
+	rc = jdoc_load(&d, name_or_path, err);
+	if (rc)
+		return rc;
+	rc = model_from_json(m, &d, err);
+	jdoc_release(&d);
+	return rc;
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+static const char *const part_names[MODEL_PART_COUNT] = {
+	"vision", "merger", "embedding", "attention", "mlp", "router", "experts", "norms", "lm_head"
+};
+
+const char *model_part_name(enum model_part p)
+{
+	return part_names[p];
+}
+
+static int64_t norm_params(const struct model *m, int64_t width)
+{
+	return m->norm == MODEL_NORM_LAYER ? 2 * width : width;
+}
+
+/* One MLP of inner width f: gelu fc1+fc2 (+ biases f + h), gated gate/up/down. */
+static int64_t mlp_params(const struct model *m, int64_t f)
+{
+	int64_t h = m->hidden;
+	if (m->mlp == MODEL_MLP_GELU)
+		return 2 * h * f + (m->bias ? f + h : 0);
+	return 3 * h * f + (m->bias ? 2 * f + h : 0);
+}
+
+static int64_t attn_params(const struct model *m)
+{
+	int64_t h = m->hidden, q = (int64_t)m->heads * m->head_dim,
+		kv = (int64_t)m->kv_heads * m->head_dim;
+	int64_t p = h * q + 2 * h * kv + q * h;
+	if (m->bias || m->attn_bias)
+		p += q + 2 * kv + h;
+	if (m->qk_norm)
+		p += 2 * (int64_t)m->head_dim; /* RMSNorm q_norm, k_norm over head_dim */
+	return p;
+}
+
+void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *active,
+			int64_t *experts)
+{
+	int64_t base = attn_params(m) + 2 * norm_params(m, m->hidden), ex = 0, act;
+	if (m->experts > 0 && m->moe_layer[l]) {
+		int64_t one = mlp_params(m, m->moe_ffn);
+		base += (int64_t)m->hidden * m->experts; /* router, no bias (Qwen3 MoE) */
+		ex = one * m->experts;
+		act = base + one * m->top_k;
+	} else {
+		base += mlp_params(m, m->ffn);
+		act = base;
+	}
+	if (total)
+		*total = base + ex;
+	if (active)
+		*active = act;
+	if (experts)
+		*experts = ex;
+}
+
+/* Vision parts: [0] encoder (patch embed, positions, blocks), [1] mergers. */
+static void vision_params(const struct model *m, int64_t *enc, int64_t *merger)
+{
+	const struct model_vision *v = &m->vit;
+	int64_t hd = v->hidden, in;
+	int64_t block, one;
+	*enc = *merger = 0;
+	if (!m->has_vision)
+		return;
+	/* Conv3d patch embed with bias (modeling_qwen3_vl.py, assumption: bias=True). */
+	*enc = (int64_t)v->in_channels * v->temporal_patch * v->patch * v->patch * hd + hd;
+	*enc += (int64_t)v->pos_embeddings * hd;
+	/* Block: 2 LayerNorms, qkv and proj with biases, fc1/fc2 with biases. */
+	block = 4 * hd + (hd * 3 * hd + 3 * hd) + (hd * hd + hd) + (hd * v->ffn + v->ffn) +
+		((int64_t)v->ffn * hd + hd);
+	*enc += block * v->depth;
+	/* Merger: LayerNorm(hidden), fc1 in->in, fc2 in->out_hidden (biases);
+	 * DeepStack mergers normalise after the shuffle: LayerNorm(in). */
+	in = hd * v->merge * v->merge;
+	one = (in * in + in) + (in * v->out_hidden + v->out_hidden);
+	*merger = one + 2 * hd + (int64_t)v->deepstack * (one + 2 * in);
+}
+
+int64_t model_vision_params(const struct model *m)
+{
+	int64_t e, g;
+	vision_params(m, &e, &g);
+	return e + g;
+}
+
+void model_count_params(const struct model *m, struct model_params *o)
+{
+	int64_t h = m->hidden;
+	memset(o, 0, sizeof(*o));
+	vision_params(m, &o->total[MODEL_PART_VISION], &o->total[MODEL_PART_MERGER]);
+	o->total[MODEL_PART_EMBED] = (int64_t)m->vocab * h + (int64_t)m->max_pos * h;
+	for (int l = 0; l < m->layers; l++) {
+		int64_t n = norm_params(m, h);
+		o->total[MODEL_PART_ATTN] += attn_params(m);
+		o->total[MODEL_PART_NORM] += 2 * n;
+		if (m->experts > 0 && m->moe_layer[l]) {
+			int64_t one = mlp_params(m, m->moe_ffn);
+			o->total[MODEL_PART_ROUTER] += h * m->experts;
+			o->total[MODEL_PART_EXPERTS] += one * m->experts;
+			o->active[MODEL_PART_EXPERTS] += one * m->top_k;
+		} else {
+			o->total[MODEL_PART_MLP] += mlp_params(m, m->ffn);
+		}
+	}
+	o->total[MODEL_PART_NORM] += norm_params(m, h); /* final norm */
+	o->total[MODEL_PART_LM_HEAD] = m->tie_embeddings ? 0 : (int64_t)m->vocab * h;
+	for (int p = 0; p < MODEL_PART_COUNT; p++) {
+		if (p != MODEL_PART_EXPERTS)
+			o->active[p] = o->total[p];
+		o->sum_total += o->total[p];
+		o->sum_active += o->active[p];
+	}
+}
+
+/* ---- FLOPs --------------------------------------------------------------- */
+
+/* Matmul parameters (no biases, no norms) a token passes through in layer l. */
+static double layer_matmul_active(const struct model *m, int l)
+{
+	double h = m->hidden, q = (double)m->heads * m->head_dim,
+	       kv = (double)m->kv_heads * m->head_dim;
+	double p = h * q + 2 * h * kv + q * h;
+	double mats = m->mlp == MODEL_MLP_GELU ? 2 : 3;
+	if (m->experts > 0 && m->moe_layer[l])
+		p += h * m->experts + (double)m->top_k * mats * h * m->moe_ffn;
+	else
+		p += mats * h * m->ffn;
+	return p;
+}
+
+double model_flops_per_token_fwd(const struct model *m, int seq_len)
+{
+	double f = 0, q = (double)m->heads * m->head_dim;
+	for (int l = 0; l < m->layers; l++)
+		/* Megatron SC'21 appendix: 2 FLOPs/MAC; scores QK^T and AV 2*s*q each. */
+		f += 2 * layer_matmul_active(m, l) + 4.0 * seq_len * q;
+	return f + 2.0 * m->vocab * m->hidden; /* LM head (tied or not) */
+}
+
+void model_image_tokens(const struct model *m, int h_px, int w_px, double *patches,
+			double *tokens)
+{
+	const struct model_vision *v = &m->vit;
+	double ph, pw, mg;
+	if (!m->has_vision) {
+		*patches = *tokens = 0;
+		return;
+	}
+	/* Qwen2/3-VL smart_resize rounds each side to a multiple of patch*merge. */
+	mg = (double)v->patch * v->merge;
+	ph = fmax(1, round(h_px / mg)) * v->merge;
+	pw = fmax(1, round(w_px / mg)) * v->merge;
+	*patches = ph * pw; /* one image = temporal_patch copies of one frame */
+	*tokens = *patches / ((double)v->merge * v->merge);
+}
+
+double model_vision_flops_fwd(const struct model *m, double patches)
+{
+	const struct model_vision *v = &m->vit;
+	double hd, block, in, merged, f;
+	if (!m->has_vision)
+		return 0;
+	hd = v->hidden;
+	block = 3 * hd * hd + hd * hd + 2 * hd * v->ffn;
+	f = 2.0 * (double)v->in_channels * v->temporal_patch * v->patch * v->patch * hd * patches;
+	/* Full attention within the image: 4 * P^2 * hidden per block. */
+	f += v->depth * (2 * block * patches + 4 * patches * patches * hd);
+	in = hd * v->merge * v->merge;
+	merged = patches / ((double)v->merge * v->merge);
+	f += (1 + v->deepstack) * 2 * (in * in + in * v->out_hidden) * merged;
+	return f;
+}

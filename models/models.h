@@ -1,0 +1,289 @@
+/* models.h: model architectures, parallel plans and the memory model.
+ * The face of models/; knows nothing of topo/ or sim/ (DESIGN.md): the
+ * caller passes plain numbers (GPU count, GPU memory) in.
+ *
+ * Data flow, in the order of this header:
+ *   model: a built-in name or a Hugging Face config.json -> struct model
+ *          -> parameters per part and per layer, FLOPs per token;
+ *   plan:  a plan JSON file, command-line values, and optionally a DeepSpeed
+ *          ds_config.json -> struct plan, then plan_resolve() checks it
+ *          against the model and the GPU count (one reason per refusal);
+ *   cost:  per-layer costs for one micro-batch on one rank (FLOPs, bytes,
+ *          parameters, activations, communication volumes): what the
+ *          workload builder of the next issue will consume;
+ *   memory: per pipeline stage, bytes per GPU of weights, gradients,
+ *          optimizer state, activations, buffers and overhead.
+ *
+ * Conventions: parameter counts are exact integers (int64_t); FLOPs count
+ * 2 per multiply-accumulate; bytes are bytes. Attention scores are counted
+ * without causal halving (Megatron SC'21 appendix eq. 3 does the same).
+ * memory_eval() allocates nothing and is meant to be called millions of
+ * times by a plan search. */
+#ifndef TS_MODELS_H
+#define TS_MODELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/json.h"
+
+#define MODEL_MAX_LAYERS 1024
+#define PLAN_MAX_STAGES 256
+
+/* ---- model architecture ------------------------------------------------ */
+
+enum model_mlp { MODEL_MLP_GELU, MODEL_MLP_GATED };  /* 2-matrix / 3-matrix (SwiGLU) */
+enum model_norm { MODEL_NORM_RMS, MODEL_NORM_LAYER };/* weight / weight + bias */
+
+struct model_vision {
+	int depth;            /* ViT blocks, count */
+	int hidden;           /* ViT width, elements */
+	int heads;            /* ViT attention heads, count */
+	int ffn;              /* ViT MLP inner width (gelu, 2 matrices), elements */
+	int patch;            /* patch side, pixels */
+	int temporal_patch;   /* frames per patch, count */
+	int in_channels;      /* image channels, count */
+	int merge;            /* spatial merge side (2 = 2x2 patches per token), patches */
+	int out_hidden;       /* merger output width (the LLM's hidden), elements */
+	int pos_embeddings;   /* learned position-embedding rows, count */
+	int deepstack;        /* DeepStack mergers (one per listed ViT layer), count */
+};
+
+struct model {
+	char name[64];             /* built-in name or file name */
+	char source[200];          /* where the numbers come from */
+	int hidden;                /* model width h, elements */
+	int layers;                /* decoder layers L, count */
+	int heads;                 /* attention heads a, count */
+	int kv_heads;              /* key/value heads (GQA groups), count */
+	int head_dim;              /* per head, elements */
+	int ffn;                   /* dense MLP inner width, elements */
+	int vocab;                 /* vocabulary V, tokens */
+	int max_pos;               /* learned position rows (0 with rotary), count */
+	int experts;               /* routed experts per MoE layer (0 = dense), count */
+	int top_k;                 /* experts per token, count */
+	int moe_ffn;               /* expert MLP inner width, elements */
+	enum model_mlp mlp;        /* dense and expert MLP shape */
+	enum model_norm norm;      /* norm kind */
+	bool bias;                 /* every linear layer has a bias (GPT-2/3) */
+	bool attn_bias;            /* q/k/v/o have biases (attention_bias) */
+	bool qk_norm;              /* per-head q_norm/k_norm of head_dim (Qwen3) */
+	bool tie_embeddings;       /* LM head shares the embedding matrix */
+	bool dropout;              /* dropout masks stored (Korthikanti counts them) */
+	bool has_vision;           /* a vision encoder is present */
+	struct model_vision vit;   /* valid when has_vision */
+	uint8_t moe_layer[MODEL_MAX_LAYERS]; /* 1 when layer l routes to experts, flag */
+};
+
+/* Load a built-in name or a config.json path (anything with '/' or ending
+ * in .json is a path). Errors name file:line:column and the JSON path. */
+int model_load(struct model *m, const char *name_or_path, struct ts_error *err);
+/* Parse a Hugging Face config already in a document (for tests). */
+int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err);
+/* Check internal consistency (sizes > 0, kv divides heads, top-k <= experts...). */
+int model_check(const struct model *m, struct ts_error *err);
+const char *const *model_builtin_names(void); /* NULL-terminated */
+
+/* ---- parameters and FLOPs ------------------------------------------------ */
+
+enum model_part {
+	MODEL_PART_VISION,     /* patch embed, position table, ViT blocks */
+	MODEL_PART_MERGER,     /* merger + DeepStack mergers */
+	MODEL_PART_EMBED,      /* token (and learned position) embeddings */
+	MODEL_PART_ATTN,       /* q/k/v/o (+ biases, q_norm/k_norm) */
+	MODEL_PART_MLP,        /* dense MLPs */
+	MODEL_PART_ROUTER,     /* MoE routers */
+	MODEL_PART_EXPERTS,    /* MoE experts */
+	MODEL_PART_NORM,       /* decoder norms and the final norm */
+	MODEL_PART_LM_HEAD,    /* output projection (0 when tied) */
+	MODEL_PART_COUNT
+};
+const char *model_part_name(enum model_part p);
+
+struct model_params {
+	int64_t total[MODEL_PART_COUNT];   /* parameters stored, count */
+	int64_t active[MODEL_PART_COUNT];  /* parameters used per token, count */
+	int64_t sum_total;                 /* count */
+	int64_t sum_active;                /* count */
+};
+void model_count_params(const struct model *m, struct model_params *out);
+
+/* Parameters of decoder layer l: stored, used per token, of which experts
+ * (stored). Norm and router weights included. */
+void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *active,
+			int64_t *experts);
+/* Vision encoder + mergers parameters (0 without vision). */
+int64_t model_vision_params(const struct model *m);
+
+/* Forward FLOPs per text token at sequence length seq_len: 2 x active
+ * matmul parameters (biases and norms excluded) + the attention scores
+ * 4 x seq_len x heads x head_dim per layer + the LM head. */
+double model_flops_per_token_fwd(const struct model *m, int seq_len);
+/* Forward FLOPs of the vision encoder and mergers for one image of
+ * `patches` patches (before merging). */
+double model_vision_flops_fwd(const struct model *m, double patches);
+/* Patches and LLM tokens of an image of h x w pixels (one frame). */
+void model_image_tokens(const struct model *m, int h_px, int w_px, double *patches,
+			double *tokens);
+
+/* ---- parallel plans ---------------------------------------------------------- */
+
+enum plan_schedule { PLAN_SCHED_GPIPE, PLAN_SCHED_1F1B, PLAN_SCHED_INTERLEAVED };
+enum plan_recompute { PLAN_RC_NONE, PLAN_RC_SELECTIVE, PLAN_RC_FULL };
+enum plan_dtype { PLAN_DT_BF16, PLAN_DT_FP16, PLAN_DT_FP32, PLAN_DT_FP8 };
+enum plan_offload { PLAN_OFF_NONE, PLAN_OFF_OPTIMIZER, PLAN_OFF_PARAMS };
+enum plan_compress { PLAN_CMP_NONE, PLAN_CMP_FP16, PLAN_CMP_BF16, PLAN_CMP_TOPK };
+enum plan_sync { PLAN_SYNC_EVERY_STEP, PLAN_SYNC_LOCAL_SGD, PLAN_SYNC_SSP, PLAN_SYNC_ASYNC };
+enum plan_dist_kind { PLAN_DIST_FIXED, PLAN_DIST_POISSON, PLAN_DIST_UNIFORM, PLAN_DIST_LOGNORMAL };
+
+struct plan_dist {
+	enum plan_dist_kind kind;  /* fixed value or a distribution */
+	double value;              /* FIXED: the value; else unused, same unit as the key */
+	double mean;               /* POISSON: mean; LOGNORMAL: mu of log, same unit */
+	double min, max;           /* UNIFORM: inclusive bounds, same unit */
+	double sigma;              /* LOGNORMAL: sigma of log, dimensionless */
+};
+double plan_dist_mean(const struct plan_dist *d);
+
+/* Fields whose origin is remembered for error messages. */
+enum plan_field {
+	PF_TP, PF_PP, PF_DP, PF_EP, PF_CP, PF_SP, PF_MICRO, PF_GLOBAL, PF_SEQ, PF_SCHED,
+	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
+	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
+	PF_CAPACITY, PF_COUNT
+};
+
+struct plan {
+	int tp, pp, dp, ep, cp;        /* parallel degrees, count (dp 0 = derive) */
+	bool sp;                       /* Megatron sequence parallelism, flag */
+	int micro_batch;               /* sequences per micro-batch per replica, count */
+	int global_batch;              /* sequences per iteration (0 = dp x micro x pp), count */
+	int seq_len;                   /* tokens per sequence (image tokens included), tokens */
+	enum plan_schedule schedule;   /* pipeline schedule */
+	int virtual_stages;            /* model chunks per device (interleaved), count */
+	enum plan_recompute recompute; /* activation recomputation */
+	int zero;                      /* ZeRO stage 0..3 */
+	bool distributed_optimizer;    /* Megatron's sharded optimizer (= ZeRO-1 memory) */
+	enum plan_dtype precision;     /* parameter/compute dtype */
+	enum plan_dtype grad_dtype;    /* gradient accumulation dtype */
+	enum plan_dtype grad_reduce_dtype; /* dtype on the wire for DP reduction */
+	bool overlap_dp, overlap_tp, overlap_pp; /* communication overlap, flags */
+	double bucket_bytes;           /* DP gradient bucket, bytes */
+	enum plan_offload offload;     /* what ZeRO-Offload moves to host memory */
+	enum plan_compress compression;/* gradient compression */
+	double compression_ratio;      /* top-k: fraction kept, dimensionless */
+	bool error_feedback;           /* top-k residual kept, flag */
+	enum plan_sync sync;           /* DP synchronisation mode */
+	int sync_interval;             /* local SGD: steps between reductions, count */
+	int staleness;                 /* SSP: bound, steps */
+	struct plan_dist images_per_sample; /* images per sequence, count */
+	struct plan_dist image_tokens; /* LLM tokens per image (after merge), tokens */
+	bool flash_attention;          /* no s^2 score storage (Dao et al. 2022), flag */
+	double capacity_factor;        /* MoE expert capacity factor, dimensionless */
+	int nlps;                      /* entries in layers_per_stage (0 = even split), count */
+	int layers_per_stage[PLAN_MAX_STAGES]; /* decoder layers per stage, count */
+	char src[PF_COUNT][96];        /* where each field was set ("" = default) */
+	/* DeepSpeed batch numbers, checked once dp is known (plan_resolve). */
+	bool ds_used;                  /* a ds_config.json was applied, flag */
+	bool ds_tb_given, ds_mb_given; /* train_batch_size / micro given (not "auto"), flags */
+	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
+	char ds_gas_src[96];           /* where ds_gas was set */
+};
+
+/* Megatron-style defaults: tp=pp=ep=cp=1, dp derived, micro 1, seq 4096,
+ * 1f1b, no recompute, zero 0, bf16 params with fp32 gradients. */
+void plan_init(struct plan *p);
+/* Apply a plan JSON document on top of p (only present keys change). */
+int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err);
+int plan_load(struct plan *p, const char *path, struct ts_error *err);
+/* Apply a DeepSpeed ds_config.json: zero stage, offload, batch sizes,
+ * gradient accumulation and precision. "auto" values leave the field as
+ * the plan has it. Batch arithmetic is checked in plan_resolve(). */
+int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *err);
+/* Record where field f was set (for messages), e.g. "--tp". */
+void plan_set_src(struct plan *p, enum plan_field f, const char *where);
+/* Parse enum words ("1f1b", "selective", "bf16"...); -1 when unknown. */
+int plan_schedule_from(const char *s);
+int plan_recompute_from(const char *s);
+int plan_dtype_from(const char *s);
+int plan_offload_from(const char *s);
+const char *plan_schedule_name(enum plan_schedule s);
+const char *plan_recompute_name(enum plan_recompute r);
+const char *plan_dtype_name(enum plan_dtype d);
+const char *plan_offload_name(enum plan_offload o);
+
+/* Derive dp (and global_batch, DeepSpeed's missing batch numbers) from the
+ * GPU count and check the plan against the model; one reason per refusal,
+ * naming where the offending value came from. TS_EINPUT on refusal. */
+int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_error *err);
+/* Micro-batches per iteration per replica. */
+int plan_microbatches(const struct plan *p);
+/* First decoder layer and layer count of pipeline stage s. */
+void plan_stage_layers(const struct plan *p, const struct model *m, int s, int *first, int *n);
+
+/* ---- per-layer costs (for the workload builder of the next issue) ------ */
+
+struct model_layer_cost {
+	int64_t params;            /* parameters of the layer (whole, unsharded), count */
+	double params_rank;        /* parameters held by one rank (TP/EP sharded), count */
+	double fwd_flops;          /* forward, one micro-batch, one rank, FLOP */
+	double bwd_flops;          /* backward (2 x forward), one micro-batch, one rank, FLOP */
+	double recompute_flops;    /* extra forward under the plan's recompute, FLOP */
+	double weight_bytes;       /* weights read per forward, one rank, bytes */
+	double act_bytes;          /* activations stored for backward, one rank, bytes */
+	double out_bytes;          /* layer output (PP send/recv size), one rank, bytes */
+	double tp_bytes;           /* TP all-reduce payload per forward, bytes (x2 with backward) */
+	double ep_bytes;           /* EP all-to-all dispatch payload per forward, bytes */
+	double cp_bytes;           /* CP K/V exchange per forward, bytes */
+};
+/* Costs of decoder layer l for one micro-batch on one rank under plan p. */
+void model_layer_cost(const struct model *m, const struct plan *p, int l,
+		      struct model_layer_cost *out);
+/* Korthikanti et al. (MLSys'23) Table 2 per-layer activation bytes for a
+ * layer of the model at micro-batch b and sequence s (used by the cost). */
+double model_layer_act_bytes(const struct model *m, const struct plan *p, int l);
+
+/* FLOPs of one training iteration (all GPUs), model FLOPs including the
+ * plan's recompute (hardware FLOPs): layers x (3 or 4 forward) + LM head x 3
+ * + vision encoder. */
+double model_flops_iteration(const struct model *m, const struct plan *p);
+
+/* ---- memory --------------------------------------------------------------- */
+
+struct memory_env {
+	double gpu_mem_bytes;      /* HBM per GPU, bytes */
+	int ngpus;                 /* GPUs in the job, count */
+	double host_mem_bytes;     /* host memory per GPU for offload (0 = not checked), bytes */
+};
+
+struct memory_stage {
+	double weights_bytes;      /* per GPU, bytes */
+	double grads_bytes;        /* per GPU, bytes */
+	double optimizer_bytes;    /* per GPU, bytes */
+	double activations_bytes;  /* peak stored activations per GPU, bytes */
+	double buffers_bytes;      /* DP buckets, ZeRO-3 gathers, bytes */
+	double overhead_bytes;     /* CUDA context + allocator (assumption), bytes */
+	double total_bytes;        /* sum of the above, bytes */
+	double host_bytes;         /* offloaded state per GPU in host memory, bytes */
+	double inflight;           /* micro-batches (of layers_per_stage) in flight, count */
+	int layers;                /* decoder layers on the stage, count */
+};
+
+struct memory_report {
+	int nstages;               /* = pp, count */
+	int peak_stage;            /* stage with the largest total */
+	double peak_bytes;         /* largest total, bytes */
+	double peak_host_bytes;    /* largest host_bytes, bytes */
+	bool fits;                 /* peak <= GPU memory (and host when checked) */
+	struct memory_stage stage[PLAN_MAX_STAGES];
+};
+
+/* Memory per GPU per stage for a resolved plan. Allocates nothing. */
+void memory_eval(const struct model *m, const struct plan *p, const struct memory_env *env,
+		 struct memory_report *r);
+/* Bytes per parameter of weights, gradients and optimizer state, before
+ * any sharding: e.g. 2 + 4 + 12 = 18 for bf16 with fp32 grads. */
+void memory_bytes_per_param(const struct plan *p, double *w, double *g, double *o);
+
+#endif

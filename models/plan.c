@@ -1,0 +1,686 @@
+/* plan.c: parallel plans in Megatron's vocabulary, DeepSpeed configs, and
+ * the checks that refuse impossible plans with one reason each.
+ *
+ * Every field remembers where it was set (file:line:col: path, or the
+ * command-line option) so that a refusal found only later, against the
+ * model and the GPU count, still points at the value to change. */
+#include "models/models.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved", NULL };
+static const char *const rc_names[] = { "none", "selective", "full", NULL };
+static const char *const dt_names[] = { "bf16", "fp16", "fp32", "fp8", NULL };
+static const char *const off_names[] = { "none", "optimizer", "params", NULL };
+static const char *const cmp_names[] = { "none", "fp16", "bf16", "topk", NULL };
+static const char *const sync_names[] = { "every_step", "local_sgd", "ssp", "async", NULL };
+static const char *const dist_names[] = { "fixed", "poisson", "uniform", "lognormal", NULL };
+
+static int word_index(const char *const *names, const char *s)
+{
+	for (int i = 0; s && names[i]; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+int plan_schedule_from(const char *s) { return word_index(sched_names, s); }
+int plan_recompute_from(const char *s) { return word_index(rc_names, s); }
+int plan_dtype_from(const char *s) { return word_index(dt_names, s); }
+int plan_offload_from(const char *s) { return word_index(off_names, s); }
+const char *plan_schedule_name(enum plan_schedule s) { return sched_names[s]; }
+const char *plan_recompute_name(enum plan_recompute r) { return rc_names[r]; }
+const char *plan_dtype_name(enum plan_dtype d) { return dt_names[d]; }
+const char *plan_offload_name(enum plan_offload o) { return off_names[o]; }
+
+void plan_init(struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tp = p->pp = p->ep = p->cp = 1;
+	p->dp = 0; /* derived from the GPU count */
+	p->micro_batch = 1;
+	p->seq_len = 4096;
+	p->schedule = PLAN_SCHED_1F1B;
+	p->virtual_stages = 1;
+	p->precision = PLAN_DT_BF16;
+	p->grad_dtype = PLAN_DT_FP32;        /* Megatron accumulates main grads in fp32 */
+	p->grad_reduce_dtype = PLAN_DT_FP32;
+	p->bucket_bytes = 40e6 * 4;          /* Megatron's default bucket: 40M fp32 elements */
+	p->compression_ratio = 1;
+	p->sync_interval = 1;
+	p->capacity_factor = 1.0;            /* Megatron moe_expert_capacity_factor: none = 1 */
+	p->images_per_sample.kind = PLAN_DIST_FIXED;
+	p->images_per_sample.value = -1;     /* -1: 1 image for vision models, else 0 */
+	p->image_tokens.kind = PLAN_DIST_FIXED;
+	p->image_tokens.value = -1;          /* -1: a 448x448 image */
+}
+
+void plan_set_src(struct plan *p, enum plan_field f, const char *where)
+{
+	snprintf(p->src[f], sizeof(p->src[f]), "%s", where);
+}
+
+static void src_json(struct plan *p, enum plan_field f, const struct jval *obj, const char *key)
+{
+	struct jval c;
+	char w[80];
+	jval_child(obj, key, &c);
+	jval_where(&c, w, sizeof(w));
+	snprintf(p->src[f], sizeof(p->src[f]), "%s: %s", w, c.path);
+}
+
+double plan_dist_mean(const struct plan_dist *d)
+{
+	switch (d->kind) {
+	case PLAN_DIST_FIXED: return d->value;
+	case PLAN_DIST_POISSON: return d->mean;
+	case PLAN_DIST_UNIFORM: return 0.5 * (d->min + d->max);
+	case PLAN_DIST_LOGNORMAL: return exp(d->mean + 0.5 * d->sigma * d->sigma);
+	}
+	return 0;
+}
+
+/* A count: a number >= 0, or {"dist": "poisson", "mean": 2} / {"dist":
+ * "uniform", "min": 1, "max": 4} / {"dist": "lognormal", "mu": 5, "sigma": 0.5}. */
+static int get_dist(const struct jval *obj, const char *key, struct plan_dist *d,
+		    struct ts_error *err)
+{
+	static const char *const keys[] = { "dist", "mean", "min", "max", "mu", "sigma", NULL };
+	struct jval c;
+	int kind = 0;
+	if (!jval_child(obj, key, &c))
+		return 0;
+	memset(d, 0, sizeof(*d));
+	if (cJSON_IsNumber(c.j)) {
+		if (!(c.j->valuedouble >= 0) || c.j->valuedouble > 1e7)
+			return jval_error(&c, err, "must be between 0 and 1e7 (got %g)",
+					  c.j->valuedouble);
+		d->kind = PLAN_DIST_FIXED;
+		d->value = c.j->valuedouble;
+		return 0;
+	}
+	if (!cJSON_IsObject(c.j))
+		return jval_error(&c, err, "expected a number or a distribution object");
+	if (jval_check_keys(&c, keys, err) ||
+	    jval_get_enum(&c, "dist", true, dist_names, &kind, err))
+		return TS_EINPUT;
+	d->kind = (enum plan_dist_kind)kind;
+	switch (d->kind) {
+	case PLAN_DIST_FIXED:
+		if (jval_get_number(&c, "mean", true, &d->value, err))
+			return TS_EINPUT;
+		break;
+	case PLAN_DIST_POISSON:
+		if (jval_get_number(&c, "mean", true, &d->mean, err))
+			return TS_EINPUT;
+		if (!(d->mean > 0) || d->mean > 1e7) {
+			struct jval m;
+			jval_child(&c, "mean", &m);
+			return jval_error(&m, err, "must be positive and at most 1e7");
+		}
+		break;
+	case PLAN_DIST_UNIFORM:
+		if (jval_get_number(&c, "min", true, &d->min, err) ||
+		    jval_get_number(&c, "max", true, &d->max, err))
+			return TS_EINPUT;
+		if (d->min < 0 || d->max < d->min || d->max > 1e7) {
+			struct jval m;
+			jval_child(&c, "max", &m);
+			return jval_error(&m, err, "needs 0 <= min <= max <= 1e7");
+		}
+		break;
+	case PLAN_DIST_LOGNORMAL:
+		if (jval_get_number(&c, "mu", true, &d->mean, err) ||
+		    jval_get_number(&c, "sigma", true, &d->sigma, err))
+			return TS_EINPUT;
+		if (d->sigma < 0 || d->sigma > 5 || fabs(d->mean) > 16) {
+			struct jval m;
+			jval_child(&c, "sigma", &m);
+			return jval_error(&m, err, "needs |mu| <= 16 and 0 <= sigma <= 5");
+		}
+		break;
+	}
+	return 0;
+}
+
+static int get_int_field(struct plan *p, const struct jval *o, const char *key,
+			 enum plan_field f, long long lo, long long hi, int *out,
+			 struct ts_error *err)
+{
+	long long v;
+	struct jval c;
+	if (!jval_child(o, key, &c))
+		return 0;
+	if (jval_get_int(o, key, true, lo, hi, &v, err))
+		return TS_EINPUT;
+	*out = (int)v;
+	src_json(p, f, o, key);
+	return 0;
+}
+
+static int get_enum_field(struct plan *p, const struct jval *o, const char *key,
+			  enum plan_field f, const char *const *names, int *out,
+			  struct ts_error *err)
+{
+	struct jval c;
+	if (!jval_child(o, key, &c))
+		return 0;
+	if (jval_get_enum(o, key, true, names, out, err))
+		return TS_EINPUT;
+	src_json(p, f, o, key);
+	return 0;
+}
+
+static int get_bool_field(struct plan *p, const struct jval *o, const char *key,
+			  enum plan_field f, bool *out, struct ts_error *err)
+{
+	struct jval c;
+	if (!jval_child(o, key, &c))
+		return 0;
+	if (jval_get_bool(o, key, true, out, err))
+		return TS_EINPUT;
+	src_json(p, f, o, key);
+	return 0;
+}
+
+int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
+{
+	static const char *const keys[] = {
+		"name", "comment", "tp", "pp", "dp", "ep", "cp", "sequence_parallel", "micro_batch",
+		"global_batch", "seq_len", "schedule", "virtual_stages", "recompute", "zero",
+		"distributed_optimizer", "precision", "grad_dtype", "grad_reduce_dtype", "overlap",
+		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
+		"layers_per_stage", "flash_attention", "capacity_factor", NULL
+	};
+	static const char *const ov_keys[] = { "dp", "tp", "pp", NULL };
+	static const char *const cmp_keys[] = { "type", "ratio", "error_feedback", NULL };
+	static const char *const sync_keys[] = { "mode", "interval", "staleness", NULL };
+	struct jval r = jdoc_root(d), c;
+	int e;
+	const long long big = 1 << 20;
+
+	if (jval_check_keys(&r, keys, err))
+		return TS_EINPUT;
+	if (get_int_field(p, &r, "tp", PF_TP, 1, big, &p->tp, err) ||
+	    get_int_field(p, &r, "pp", PF_PP, 1, PLAN_MAX_STAGES, &p->pp, err) ||
+	    get_int_field(p, &r, "dp", PF_DP, 1, big, &p->dp, err) ||
+	    get_int_field(p, &r, "ep", PF_EP, 1, big, &p->ep, err) ||
+	    get_int_field(p, &r, "cp", PF_CP, 1, big, &p->cp, err) ||
+	    get_bool_field(p, &r, "sequence_parallel", PF_SP, &p->sp, err) ||
+	    get_int_field(p, &r, "micro_batch", PF_MICRO, 1, big, &p->micro_batch, err) ||
+	    get_int_field(p, &r, "global_batch", PF_GLOBAL, 1, 1LL << 30, &p->global_batch, err) ||
+	    get_int_field(p, &r, "seq_len", PF_SEQ, 1, 1 << 24, &p->seq_len, err) ||
+	    get_int_field(p, &r, "virtual_stages", PF_VSTAGES, 1, 1024, &p->virtual_stages, err) ||
+	    get_int_field(p, &r, "zero", PF_ZERO, 0, 3, &p->zero, err) ||
+	    get_bool_field(p, &r, "distributed_optimizer", PF_DISTOPT, &p->distributed_optimizer,
+			   err) ||
+	    get_bool_field(p, &r, "flash_attention", PF_FLASH, &p->flash_attention, err))
+		return TS_EINPUT;
+	e = (int)p->schedule;
+	if (get_enum_field(p, &r, "schedule", PF_SCHED, sched_names, &e, err))
+		return TS_EINPUT;
+	p->schedule = (enum plan_schedule)e;
+	e = (int)p->recompute;
+	if (get_enum_field(p, &r, "recompute", PF_RECOMPUTE, rc_names, &e, err))
+		return TS_EINPUT;
+	p->recompute = (enum plan_recompute)e;
+	e = (int)p->precision;
+	if (get_enum_field(p, &r, "precision", PF_PRECISION, dt_names, &e, err))
+		return TS_EINPUT;
+	p->precision = (enum plan_dtype)e;
+	e = (int)p->grad_dtype;
+	if (get_enum_field(p, &r, "grad_dtype", PF_GRAD_DTYPE, dt_names, &e, err))
+		return TS_EINPUT;
+	p->grad_dtype = (enum plan_dtype)e;
+	e = (int)p->grad_reduce_dtype;
+	if (jval_get_enum(&r, "grad_reduce_dtype", false, dt_names, &e, err))
+		return TS_EINPUT;
+	p->grad_reduce_dtype = (enum plan_dtype)e;
+	e = (int)p->offload;
+	if (get_enum_field(p, &r, "offload", PF_OFFLOAD, off_names, &e, err))
+		return TS_EINPUT;
+	p->offload = (enum plan_offload)e;
+	if (jval_child(&r, "overlap", &c)) {
+		if (jval_check_keys(&c, ov_keys, err) ||
+		    jval_get_bool(&c, "dp", false, &p->overlap_dp, err) ||
+		    jval_get_bool(&c, "tp", false, &p->overlap_tp, err) ||
+		    jval_get_bool(&c, "pp", false, &p->overlap_pp, err))
+			return TS_EINPUT;
+	}
+	if (jval_child(&r, "bucket_mb", &c)) {
+		double mb;
+		if (jval_get_number(&r, "bucket_mb", true, &mb, err))
+			return TS_EINPUT;
+		if (!(mb > 0) || mb > 1e6)
+			return jval_error(&c, err, "must be between 0 and 1e6 MB (got %g)", mb);
+		p->bucket_bytes = mb * 1e6;
+		src_json(p, PF_BUCKET, &r, "bucket_mb");
+	}
+	if (jval_child(&r, "capacity_factor", &c)) {
+		if (jval_get_number(&r, "capacity_factor", true, &p->capacity_factor, err))
+			return TS_EINPUT;
+		if (!(p->capacity_factor > 0) || p->capacity_factor > 1000)
+			return jval_error(&c, err, "must be positive and at most 1000");
+		src_json(p, PF_CAPACITY, &r, "capacity_factor");
+	}
+	if (jval_child(&r, "compression", &c)) {
+		e = 0;
+		if (jval_check_keys(&c, cmp_keys, err) ||
+		    jval_get_enum(&c, "type", true, cmp_names, &e, err) ||
+		    jval_get_number(&c, "ratio", false, &p->compression_ratio, err) ||
+		    jval_get_bool(&c, "error_feedback", false, &p->error_feedback, err))
+			return TS_EINPUT;
+		p->compression = (enum plan_compress)e;
+		if (!(p->compression_ratio > 0) || p->compression_ratio > 1) {
+			struct jval x;
+			jval_child(&c, "ratio", &x);
+			return jval_error(&x, err, "must be in (0, 1] (got %g)", p->compression_ratio);
+		}
+		src_json(p, PF_COMPRESSION, &r, "compression");
+	}
+	if (jval_child(&r, "sync", &c)) {
+		long long iv = p->sync_interval, st = p->staleness;
+		e = 0;
+		if (jval_check_keys(&c, sync_keys, err) ||
+		    jval_get_enum(&c, "mode", true, sync_names, &e, err) ||
+		    jval_get_int(&c, "interval", false, 1, 1 << 20, &iv, err) ||
+		    jval_get_int(&c, "staleness", false, 0, 1 << 20, &st, err))
+			return TS_EINPUT;
+		p->sync = (enum plan_sync)e;
+		p->sync_interval = (int)iv;
+		p->staleness = (int)st;
+		src_json(p, PF_SYNC, &r, "sync");
+	}
+	if (jval_child(&r, "images_per_sample", &c)) {
+		if (get_dist(&r, "images_per_sample", &p->images_per_sample, err))
+			return TS_EINPUT;
+		src_json(p, PF_IMAGES, &r, "images_per_sample");
+	}
+	if (jval_child(&r, "image_tokens", &c)) {
+		if (get_dist(&r, "image_tokens", &p->image_tokens, err))
+			return TS_EINPUT;
+		src_json(p, PF_IMAGE_TOKENS, &r, "image_tokens");
+	}
+	if (jval_child(&r, "layers_per_stage", &c)) {
+		const cJSON *it;
+		int i = 0;
+		if (jval_expect_array(&c, err))
+			return TS_EINPUT;
+		cJSON_ArrayForEach(it, c.j)
+		{
+			struct jval x;
+			jval_elem(&c, it, i, &x);
+			if (i >= PLAN_MAX_STAGES)
+				return jval_error(&x, err, "more than %d stages", PLAN_MAX_STAGES);
+			if (!cJSON_IsNumber(it) || !(it->valuedouble >= 1) ||
+			    it->valuedouble > MODEL_MAX_LAYERS ||
+			    it->valuedouble != floor(it->valuedouble))
+				return jval_error(&x, err, "must be a layer count >= 1");
+			p->layers_per_stage[i++] = (int)it->valuedouble;
+		}
+		if (i == 0)
+			return jval_error(&c, err, "must not be empty");
+		p->nlps = i;
+		src_json(p, PF_LPS, &r, "layers_per_stage");
+	}
+	return 0;
+}
+
+int plan_load(struct plan *p, const char *path, struct ts_error *err)
+{
+	struct jdoc d = JDOC_INIT;
+	int rc = jdoc_load(&d, path, err);
+	if (rc)
+		return rc;
+	rc = plan_apply_json(p, &d, err);
+	jdoc_release(&d);
+	return rc;
+}
+
+/* ---- DeepSpeed ds_config.json ------------------------------------------- */
+
+/* An integer that may be "auto" (Hugging Face's Trainer fills it from its
+ * own arguments): auto leaves *out at 0 = unknown. */
+static int ds_int(const struct jval *o, const char *key, int *out, char *where, size_t n,
+		  struct ts_error *err)
+{
+	struct jval c;
+	long long v;
+	if (!jval_child(o, key, &c))
+		return 0;
+	if (cJSON_IsString(c.j) && !strcmp(c.j->valuestring, "auto"))
+		return 0;
+	if (jval_get_int(o, key, true, 1, 1LL << 30, &v, err))
+		return TS_EINPUT;
+	*out = (int)v;
+	{
+		char w[80];
+		jval_where(&c, w, sizeof(w));
+		snprintf(where, n, "%s: %s", w, c.path);
+	}
+	return 0;
+}
+
+/* "enabled": true/false or "auto" (= leave the plan's precision). */
+static int ds_enabled(const struct jval *o, const char *key, int *out, struct ts_error *err)
+{
+	struct jval c, e;
+	*out = -1;
+	if (!jval_child(o, key, &c))
+		return 0;
+	if (jval_expect_object(&c, err))
+		return TS_EINPUT;
+	if (!jval_child(&c, "enabled", &e))
+		return 0;
+	if (cJSON_IsString(e.j) && !strcmp(e.j->valuestring, "auto"))
+		return 0;
+	{
+		bool b;
+		if (jval_get_bool(&c, "enabled", true, &b, err))
+			return TS_EINPUT;
+		*out = b;
+	}
+	return 0;
+}
+
+static int ds_offload(const struct jval *zo, const char *key, bool *on, struct ts_error *err)
+{
+	static const char *const devs[] = { "none", "cpu", "nvme", NULL };
+	struct jval c;
+	int dev = 0;
+	*on = false;
+	if (!jval_child(zo, key, &c))
+		return 0;
+	if (jval_expect_object(&c, err) || jval_get_enum(&c, "device", true, devs, &dev, err))
+		return TS_EINPUT;
+	*on = dev != 0; /* nvme: off the GPU as well; host memory is then not charged */
+	return 0;
+}
+
+int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *err)
+{
+	struct jval r = jdoc_root(d), zo;
+	int fp16 = -1, bf16 = -1, tb = 0, mb = 0, gas = 0;
+	char w_tb[96] = "", w_mb[96] = "", w_gas[96] = "";
+
+	if (jval_expect_object(&r, err))
+		return TS_EINPUT;
+	if (jval_child(&r, "zero_optimization", &zo)) {
+		struct jval st;
+		bool off_opt = false, off_par = false;
+		if (jval_expect_object(&zo, err))
+			return TS_EINPUT;
+		if (jval_child(&zo, "stage", &st)) {
+			long long s;
+			if (!cJSON_IsNumber(st.j))
+				return jval_error(&st, err, "ZeRO stage must be 0, 1, 2 or 3");
+			if (jval_get_int(&zo, "stage", true, 0, 3, &s, err))
+				return TS_EINPUT;
+			p->zero = (int)s;
+			src_json(p, PF_ZERO, &zo, "stage");
+		}
+		if (ds_offload(&zo, "offload_optimizer", &off_opt, err) ||
+		    ds_offload(&zo, "offload_param", &off_par, err))
+			return TS_EINPUT;
+		if (off_par) {
+			p->offload = PLAN_OFF_PARAMS;
+			src_json(p, PF_OFFLOAD, &zo, "offload_param");
+		} else if (off_opt) {
+			p->offload = PLAN_OFF_OPTIMIZER;
+			src_json(p, PF_OFFLOAD, &zo, "offload_optimizer");
+		}
+		if (jval_child(&zo, "reduce_bucket_size", &st) && cJSON_IsNumber(st.j)) {
+			double el;
+			if (jval_get_number(&zo, "reduce_bucket_size", true, &el, err))
+				return TS_EINPUT;
+			if (!(el > 0) || el > 1e12)
+				return jval_error(&st, err, "must be a positive element count");
+			p->bucket_bytes = el * 2; /* 16-bit gradients */
+			src_json(p, PF_BUCKET, &zo, "reduce_bucket_size");
+		}
+	}
+	if (ds_enabled(&r, "fp16", &fp16, err) || ds_enabled(&r, "bf16", &bf16, err))
+		return TS_EINPUT;
+	if (fp16 == 1 && bf16 == 1) {
+		struct jval c;
+		jval_child(&r, "bf16", &c);
+		return jval_error(&c, err, "fp16 and bf16 are both enabled");
+	}
+	if (fp16 == 1 || bf16 == 1) {
+		/* DeepSpeed keeps 16-bit gradients: ZeRO's 2 + 2 + 12 bytes/param. */
+		p->precision = fp16 == 1 ? PLAN_DT_FP16 : PLAN_DT_BF16;
+		p->grad_dtype = p->grad_reduce_dtype = p->precision;
+		src_json(p, PF_PRECISION, &r, fp16 == 1 ? "fp16" : "bf16");
+	} else if (fp16 == 0 && bf16 == 0) {
+		p->precision = p->grad_dtype = p->grad_reduce_dtype = PLAN_DT_FP32;
+		src_json(p, PF_PRECISION, &r, "fp16");
+	}
+	if (ds_int(&r, "train_batch_size", &tb, w_tb, sizeof(w_tb), err) ||
+	    ds_int(&r, "train_micro_batch_size_per_gpu", &mb, w_mb, sizeof(w_mb), err) ||
+	    ds_int(&r, "gradient_accumulation_steps", &gas, w_gas, sizeof(w_gas), err))
+		return TS_EINPUT;
+	/* Checked in plan_resolve() once the data-parallel size is known. */
+	if (tb) {
+		p->global_batch = tb;
+		plan_set_src(p, PF_GLOBAL, w_tb);
+	}
+	if (mb) {
+		p->micro_batch = mb;
+		plan_set_src(p, PF_MICRO, w_mb);
+	}
+	p->ds_gas = gas;
+	snprintf(p->ds_gas_src, sizeof(p->ds_gas_src), "%s", w_gas);
+	p->ds_tb_given = tb != 0;
+	p->ds_mb_given = mb != 0;
+	p->ds_used = true;
+	return 0;
+}
+
+/* ---- checks ---------------------------------------------------------------- */
+
+static const char *where(const struct plan *p, enum plan_field f, const char *dflt)
+{
+	return p->src[f][0] ? p->src[f] : dflt;
+}
+
+#define REFUSE(f, dflt, ...)                                                          \
+	do {                                                                          \
+		char _m[360];                                                         \
+		snprintf(_m, sizeof(_m), __VA_ARGS__);                                \
+		return ts_error_set(err, TS_EINPUT, "%s: %s", where(p, f, dflt), _m);  \
+	} while (0)
+
+int plan_microbatches(const struct plan *p)
+{
+	int per = p->dp * p->micro_batch;
+	return per > 0 ? p->global_batch / per : 0;
+}
+
+void plan_stage_layers(const struct plan *p, const struct model *m, int s, int *first, int *n)
+{
+	if (p->nlps) {
+		int f = 0;
+		for (int i = 0; i < s; i++)
+			f += p->layers_per_stage[i];
+		*first = f;
+		*n = p->layers_per_stage[s];
+		return;
+	}
+	*n = m->layers / p->pp;
+	*first = s * *n;
+}
+
+static int resolve_batch(struct plan *p, struct ts_error *err)
+{
+	long long per;
+	if (p->ds_used && (p->ds_gas || p->ds_tb_given || p->ds_mb_given)) {
+		/* DeepSpeed: train_batch_size = micro x gas x data-parallel world. */
+		long long dpw = p->dp;
+		int gas = p->ds_gas;
+		if (p->ds_tb_given && p->ds_mb_given && gas) {
+			if ((long long)p->micro_batch * gas * dpw != p->global_batch)
+				REFUSE(PF_GLOBAL, "train_batch_size",
+				       "train_batch_size %d != micro-batch %d x "
+				       "gradient_accumulation_steps %d x data-parallel size %lld "
+				       "(DeepSpeed requires equality)",
+				       p->global_batch, p->micro_batch, gas, dpw);
+		} else if (p->ds_tb_given && gas) {
+			if (p->global_batch % (gas * dpw))
+				REFUSE(PF_GLOBAL, "train_batch_size",
+				       "train_batch_size %d is not divisible by "
+				       "gradient_accumulation_steps %d x data-parallel size %lld "
+				       "(DeepSpeed requires train_batch_size = micro x accumulation x "
+				       "world size)",
+				       p->global_batch, gas, dpw);
+			p->micro_batch = (int)(p->global_batch / (gas * dpw));
+		} else if (gas) {
+			p->global_batch = (int)(p->micro_batch * gas * dpw);
+		} else if (p->ds_tb_given && !p->ds_mb_given) {
+			if (p->global_batch % dpw)
+				REFUSE(PF_GLOBAL, "train_batch_size",
+				       "train_batch_size %d is not divisible by the data-parallel "
+				       "size %lld",
+				       p->global_batch, dpw);
+			p->micro_batch = (int)(p->global_batch / dpw);
+		}
+	}
+	per = (long long)p->dp * p->micro_batch;
+	if (p->global_batch == 0) {
+		/* Default: one micro-batch per stage (pp micro-batches per replica). */
+		long long g = per * p->pp;
+		if (g > (1LL << 30))
+			REFUSE(PF_MICRO, "micro_batch", "micro-batch x dp x pp is absurdly large");
+		p->global_batch = (int)g;
+	}
+	if (p->global_batch % per)
+		REFUSE(PF_GLOBAL, "global_batch",
+		       "global batch %d is not divisible by dp %d x micro-batch %d", p->global_batch,
+		       p->dp, p->micro_batch);
+	return 0;
+}
+
+int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_error *err)
+{
+	long long base = (long long)p->tp * p->pp * p->cp;
+	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1;
+	int mbs;
+
+	if (ngpus < 1)
+		return ts_error_set(err, TS_EINPUT, "the cluster has no GPUs");
+	if (p->dp == 0) {
+		if (base > ngpus || ngpus % base)
+			REFUSE(PF_TP, "tp",
+			       "tp %d x pp %d x cp %d = %lld does not divide the %d GPUs", p->tp,
+			       p->pp, p->cp, base, ngpus);
+		p->dp = (int)(ngpus / base);
+	} else if (base * p->dp != ngpus) {
+		REFUSE(PF_DP, "dp", "dp %d x tp %d x pp %d x cp %d = %lld, but the cluster has %d GPUs",
+		       p->dp, p->tp, p->pp, p->cp, base * p->dp, ngpus);
+	}
+	/* Tensor parallelism splits heads; K/V heads are split too, or, when
+	 * tp is a multiple of them, replicated (each rank keeps one group). */
+	if (m->heads % p->tp)
+		REFUSE(PF_TP, "tp", "tp %d does not divide the %d attention heads", p->tp, m->heads);
+	if (m->kv_heads % p->tp && p->tp % m->kv_heads)
+		REFUSE(PF_TP, "tp",
+		       "tp %d neither divides nor is a multiple of the %d key/value heads", p->tp,
+		       m->kv_heads);
+	if (m->has_vision && m->vit.heads % p->tp)
+		REFUSE(PF_TP, "tp", "tp %d does not divide the %d vision-encoder heads", p->tp,
+		       m->vit.heads);
+	if (p->sp && p->seq_len % p->tp)
+		REFUSE(PF_SP, "sequence_parallel",
+		       "sequence parallelism needs seq_len %d divisible by tp %d", p->seq_len, p->tp);
+	if (m->max_pos && p->seq_len > m->max_pos)
+		REFUSE(PF_SEQ, "seq_len", "seq_len %d exceeds the %d learned positions", p->seq_len,
+		       m->max_pos);
+	/* Experts: EP divides them and fits in DP x CP (Megatron's rule). */
+	if (p->ep > 1 && m->experts == 0)
+		REFUSE(PF_EP, "ep", "ep %d given for a dense model", p->ep);
+	if (m->experts && m->experts % p->ep)
+		REFUSE(PF_EP, "ep", "ep %d does not divide the %d experts", p->ep, m->experts);
+	if (((long long)p->dp * p->cp) % p->ep)
+		REFUSE(PF_EP, "ep", "ep %d must divide dp %d x cp %d (Megatron's rule)", p->ep, p->dp,
+		       p->cp);
+	if (p->cp > 1 && p->seq_len % (2 * p->cp))
+		REFUSE(PF_CP, "cp",
+		       "cp %d needs seq_len %d divisible by 2 x cp (Megatron's load-balanced split)",
+		       p->cp, p->seq_len);
+	if (p->cp > 1 && !p->flash_attention)
+		REFUSE(PF_CP, "cp",
+		       "context parallelism needs flash_attention (Megatron runs CP on fused "
+		       "attention)");
+	/* Pipeline. */
+	if (p->schedule == PLAN_SCHED_INTERLEAVED && (p->pp < 2 || p->virtual_stages < 2))
+		REFUSE(PF_SCHED, "schedule",
+		       "the interleaved schedule needs pp >= 2 and virtual_stages >= 2 (pp %d, "
+		       "virtual_stages %d)",
+		       p->pp, p->virtual_stages);
+	if (p->schedule != PLAN_SCHED_INTERLEAVED && p->virtual_stages > 1)
+		REFUSE(PF_VSTAGES, "virtual_stages",
+		       "virtual_stages %d contradicts schedule '%s' (only 'interleaved' uses it)",
+		       p->virtual_stages, plan_schedule_name(p->schedule));
+	if (p->nlps) {
+		int sum = 0;
+		if (p->nlps != p->pp)
+			REFUSE(PF_LPS, "layers_per_stage", "lists %d stages but pp is %d", p->nlps,
+			       p->pp);
+		for (int i = 0; i < p->nlps; i++) {
+			sum += p->layers_per_stage[i];
+			if (p->layers_per_stage[i] % v)
+				REFUSE(PF_LPS, "layers_per_stage",
+				       "stage %d has %d layers, not a multiple of virtual_stages %d", i,
+				       p->layers_per_stage[i], v);
+		}
+		if (sum != m->layers)
+			REFUSE(PF_LPS, "layers_per_stage", "sums to %d layers, the model has %d", sum,
+			       m->layers);
+	} else if (m->layers % (p->pp * v)) {
+		REFUSE(PF_PP, "pp",
+		       "pp %d x virtual_stages %d does not divide the %d layers (give an uneven "
+		       "layers_per_stage list)",
+		       p->pp, v, m->layers);
+	}
+	if (resolve_batch(p, err))
+		return TS_EINPUT;
+	mbs = plan_microbatches(p);
+	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp)
+		REFUSE(PF_GLOBAL, "global_batch",
+		       "the interleaved schedule needs micro-batches per replica (%d) to be a "
+		       "multiple of pp %d",
+		       mbs, p->pp);
+	/* Optimizer sharding and offload. */
+	if (p->zero >= 2 && p->pp > 1)
+		REFUSE(PF_ZERO, "zero",
+		       "ZeRO stage %d with pp %d: DeepSpeed's pipeline engine supports stages 0 "
+		       "and 1 only",
+		       p->zero, p->pp);
+	if (p->zero >= 2 && p->distributed_optimizer)
+		REFUSE(PF_DISTOPT, "distributed_optimizer",
+		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
+	if (p->offload == PLAN_OFF_OPTIMIZER && p->zero == 0)
+		REFUSE(PF_OFFLOAD, "offload", "optimizer offload needs ZeRO stage 1, 2 or 3");
+	if (p->offload == PLAN_OFF_PARAMS && p->zero != 3)
+		REFUSE(PF_OFFLOAD, "offload", "parameter offload needs ZeRO stage 3 (got %d)",
+		       p->zero);
+	/* Images. */
+	if (p->images_per_sample.value < 0 && p->images_per_sample.kind == PLAN_DIST_FIXED)
+		p->images_per_sample.value = m->has_vision ? 1 : 0;
+	if (p->image_tokens.value < 0 && p->image_tokens.kind == PLAN_DIST_FIXED) {
+		double pt, tk;
+		model_image_tokens(m, 448, 448, &pt, &tk);
+		p->image_tokens.value = tk;
+	}
+	if (!m->has_vision && plan_dist_mean(&p->images_per_sample) > 0)
+		REFUSE(PF_IMAGES, "images_per_sample",
+		       "images per sample given for a model without a vision encoder");
+	if (m->has_vision && plan_dist_mean(&p->images_per_sample) *
+				     plan_dist_mean(&p->image_tokens) > p->seq_len)
+		REFUSE(PF_IMAGE_TOKENS, "image_tokens",
+		       "images x image tokens (%.0f) exceed seq_len %d",
+		       plan_dist_mean(&p->images_per_sample) * plan_dist_mean(&p->image_tokens),
+		       p->seq_len);
+	return 0;
+}
