@@ -1,0 +1,135 @@
+/* net.c: the network layer's common part: links from a topology, transport
+ * parameters, and dispatch of transfers to the flow or packet model. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_int.h"
+
+void sim_net_params_default(struct sim_net_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tcp = false;
+	p->buffer_bytes = 1 << 20;          /* assumption, see sim.h */
+	p->pfc_bytes = 3 << 18;             /* 3/4 of the buffer: assumption */
+	p->window_pkts = 256;               /* assumption, see sim.h */
+	p->rto_ps = 100 * TS_PS_PER_US;     /* assumption */
+}
+
+double sim_nvlink_eff(int sm_arch)
+{
+	/* NCCL's per-link NVLink speed (nccl.md §1.5: SM80_NVLINK_BW 20.0,
+	 * SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s) over the per-link
+	 * line rate per direction (hardware.md: NVLink 3/4 50 GB/s both
+	 * directions per link = 25 each way; NVLink 5 1800/18/2 = 50). For
+	 * 18 H100 links this is 18 x 20.6 = 370.8 GB/s of 450: the "about
+	 * 20% protocol overhead" the maintainers quote (nccl.md §2.3). */
+	if (sm_arch >= 100)
+		return 40.1 / 50.0;
+	if (sm_arch >= 90)
+		return 20.6 / 25.0;
+	return 20.0 / 25.0;
+}
+
+int sim_net_init(struct sim_net *n, struct sim_engine *e, enum sim_fidelity kind,
+		 const struct sim_link *links, int32_t nlinks, const struct sim_net_params *p,
+		 struct ts_error *err)
+{
+	int32_t i;
+	int rc;
+	memset(n, 0, sizeof(*n));
+	n->eng = e;
+	n->kind = kind;
+	if (p)
+		n->par = *p;
+	else
+		sim_net_params_default(&n->par);
+	if (nlinks < 0)
+		return ts_error_set(err, TS_EINPUT, "negative link count");
+	for (i = 0; i < nlinks; i++) {
+		if (!(links[i].bw_Bps > 0) || links[i].lat_ps < 0 || links[i].mtu_bytes < 0 ||
+		    links[i].overhead_bytes < 0)
+			return ts_error_set(err, TS_EINPUT,
+					    "link %d: capacity must be positive and latency, mtu, "
+					    "overhead non-negative", (int)i);
+	}
+	n->links = malloc((size_t)(nlinks ? nlinks : 1) * sizeof(*n->links));
+	if (!n->links)
+		return ts_error_set(err, TS_ENOMEM, "out of memory for %d links", (int)nlinks);
+	if (nlinks)
+		memcpy(n->links, links, (size_t)nlinks * sizeof(*links));
+	n->nlinks = nlinks;
+	if (kind == SIM_FLOW)
+		rc = simf_init(n, err);
+	else if (kind == SIM_PACKET)
+		rc = simp_init(n, err);
+	else
+		rc = 0;
+	if (rc)
+		goto fail;
+	return 0;
+fail:
+	sim_net_release(n);
+	return rc;
+}
+
+int sim_net_init_topo(struct sim_net *n, struct sim_engine *e, enum sim_fidelity kind,
+		      const struct topo *t, struct ts_error *err)
+{
+	struct sim_net_params p;
+	struct sim_link *l;
+	double nv = sim_nvlink_eff(t->cl.gpu.sm_arch);
+	int32_t i;
+	int rc;
+	l = malloc((size_t)(t->nlinks ? t->nlinks : 1) * sizeof(*l));
+	if (!l)
+		return ts_error_set(err, TS_ENOMEM, "out of memory for %d links", (int)t->nlinks);
+	for (i = 0; i < t->nlinks; i++) {
+		const struct topo_link *tl = &t->links[i];
+		l[i].bw_Bps = tl->bw_Bps;
+		l[i].lat_ps = tl->lat_ps;
+		l[i].mtu_bytes = tl->mtu_bytes;
+		l[i].overhead_bytes = tl->overhead_bytes;
+		if (tl->kind == TOPO_L_NVLINK) {
+			/* NCCL's effective speed covers all NVLink protocol
+			 * overhead, so no per-packet header on top. */
+			l[i].bw_Bps = tl->bw_Bps * nv;
+			l[i].overhead_bytes = 0;
+		} else if (tl->kind == TOPO_L_PCIE) {
+			/* Assumption: PCIe TLP headers are counted in the
+			 * datasheet's ~32/64 GB/s usable figure already. */
+			l[i].overhead_bytes = 0;
+		}
+	}
+	sim_net_params_default(&p);
+	p.tcp = t->cl.fabric.transport == TOPO_TRANSPORT_TCP;
+	p.tcp_byte_s = t->cl.fabric.tcp_byte_s;
+	p.tcp_msg_s = t->cl.fabric.tcp_msg_s;
+	rc = sim_net_init(n, e, kind, l, t->nlinks, &p, err);
+	free(l);
+	return rc;
+}
+
+void sim_net_release(struct sim_net *n)
+{
+	simf_release(n);
+	simp_release(n);
+	free(n->links);
+	n->links = NULL;
+	n->nlinks = 0;
+}
+
+int sim_net_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
+		 simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg)
+{
+	int i;
+	TS_ASSERT(bytes > 0 && hops >= 0 && hops <= TOPO_MAX_HOPS && start_delay_ps >= 0);
+	for (i = 0; i < hops; i++)
+		TS_ASSERT(path[i] >= 0 && path[i] < n->nlinks);
+	if (n->par.tcp)
+		start_delay_ps += time_from_s(n->par.tcp_msg_s); /* per-message host cost */
+	if (n->kind == SIM_FLOW)
+		return simf_send(n, path, hops, bytes, start_delay_ps, done, ctx, arg);
+	if (n->kind == SIM_PACKET)
+		return simp_send(n, path, hops, bytes, start_delay_ps, done, ctx, arg);
+	TS_BUG("sim_net_send on an analytic network");
+}

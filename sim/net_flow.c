@@ -1,0 +1,592 @@
+/* net_flow.c: the flow model: max-min fair sharing of link capacity.
+ *
+ * A transfer is a flow along a fixed path. While it moves data its rate is
+ * its max-min fair share (progressive filling / water-filling, Bertsekas &
+ * Gallager "Data Networks" §6.5.2; SimGrid's LMM solver without weights,
+ * network_simulators.md §4.2). A link's capacity is its line rate times the
+ * payload fraction mtu/(mtu+overhead) (hardware.md "Packets and MTU").
+ *
+ * Timeline of one flow: start delay (software latency) -> data moves at its
+ * current rate -> the last byte arrives one path latency (sum of link
+ * latencies: pipelined, first byte latency) after it left -> done().
+ *
+ * Rates are recomputed when a flow starts or ends, but only for the
+ * connected component (links <-> flows) of the links that changed, and at
+ * most once per instant: changes mark links dirty and one solve event is
+ * queued at the current time, after the events already queued for it.
+ * Completion events are cancelled and reinserted (by handle) only for
+ * flows whose rate changed.
+ *
+ * Invariants: a flow is on the per-link lists of its path exactly while it
+ * is ACTIVE; rem_bytes is exact at time last_ps; the solve event is pending
+ * iff ndirty > 0 or the flag solve_pending is set. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_int.h"
+
+enum { F_FREE, F_WAIT, F_ACTIVE, F_ARRIVING };
+
+struct flow {
+	double bytes;                  /* payload, bytes */
+	double rem_bytes;              /* not yet sent at last_ps, bytes */
+	double rate_Bps;               /* current rate, bytes/s */
+	double old_Bps;                /* rate before the current solve, bytes/s */
+	double cap_Bps;                /* own rate limit (TCP host copy), 0 = none */
+	simtime_ps last_ps;            /* when rem_bytes was exact, ps */
+	simtime_ps prop_ps;            /* path latency, ps */
+	sim_event_id ev;               /* pending event of this flow */
+	sim_xfer_done done;            /* callback */
+	void *ctx;                     /* callback context (not owned) */
+	uint64_t arg;                  /* callback argument */
+	int32_t path[TOPO_MAX_HOPS];   /* link ids */
+	int32_t lpos[TOPO_MAX_HOPS];   /* position in each link's flow list */
+	int8_t hops;                   /* path length */
+	uint8_t state;                 /* F_* */
+	uint32_t mark;                 /* component epoch */
+	int32_t next_free;             /* free list */
+};
+
+struct lflows {
+	int32_t *f;                    /* flow ids on this link */
+	int32_t n, cap;                /* count, allocated */
+};
+
+struct hent {
+	double share;                  /* remaining capacity / unfixed flows, bytes/s */
+	int32_t link;                  /* link id */
+	uint32_t ver;                  /* link version when pushed */
+};
+
+struct sim_flow_state {
+	struct flow *fl;               /* flow pool */
+	int32_t nfl, capfl, free_head; /* used slots, allocated, free list */
+	int32_t nactive;               /* ACTIVE flows, count */
+	struct lflows *on;             /* per link: active flows */
+	double *cap_Bps;               /* per link: usable capacity, bytes/s */
+	double *rem_Bps;               /* per link scratch: unallocated capacity */
+	int32_t *nunf;                 /* per link scratch: unfixed flows */
+	uint32_t *lver;                /* per link: heap entry version */
+	uint32_t *lmark;               /* per link: component epoch */
+	int32_t *dirty;                /* links changed since the last solve */
+	int32_t ndirty, capdirty;      /* count, allocated */
+	uint32_t epoch;                /* BFS epoch, count */
+	bool solve_pending;            /* a solve event is queued */
+	int32_t *qlinks, *qflows;      /* BFS scratch: component links, flows */
+	int32_t capql, capqf;          /* allocated */
+	struct hent *heap;             /* water-filling heap */
+	int32_t nheap, capheap;        /* entries, allocated */
+	bool oom;                      /* an allocation failed inside an event */
+};
+
+static int grow_i32(int32_t **a, int32_t *cap, int32_t need)
+{
+	int32_t nc;
+	int32_t *p;
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 16;
+	while (nc < need)
+		nc *= 2;
+	p = realloc(*a, (size_t)nc * sizeof(**a));
+	if (!p)
+		return TS_ENOMEM;
+	*a = p;
+	*cap = nc;
+	return 0;
+}
+
+int simf_init(struct sim_net *n, struct ts_error *err)
+{
+	struct sim_flow_state *s = calloc(1, sizeof(*s));
+	int32_t L = n->nlinks ? n->nlinks : 1, i;
+	if (!s)
+		return ts_error_set(err, TS_ENOMEM, "out of memory for the flow model");
+	n->flow = s;
+	s->free_head = -1;
+	s->on = calloc((size_t)L, sizeof(*s->on));
+	s->cap_Bps = calloc((size_t)L, sizeof(double));
+	s->rem_Bps = calloc((size_t)L, sizeof(double));
+	s->nunf = calloc((size_t)L, sizeof(int32_t));
+	s->lver = calloc((size_t)L, sizeof(uint32_t));
+	s->lmark = calloc((size_t)L, sizeof(uint32_t));
+	if (!s->on || !s->cap_Bps || !s->rem_Bps || !s->nunf || !s->lver || !s->lmark)
+		return ts_error_set(err, TS_ENOMEM, "out of memory for the flow model");
+	for (i = 0; i < n->nlinks; i++)
+		s->cap_Bps[i] = n->links[i].bw_Bps * simn_payload_eff(&n->links[i]);
+	return 0;
+}
+
+void simf_release(struct sim_net *n)
+{
+	struct sim_flow_state *s = n->flow;
+	int32_t i;
+	if (!s)
+		return;
+	if (s->on)
+		for (i = 0; i < n->nlinks; i++)
+			free(s->on[i].f);
+	free(s->on);
+	free(s->cap_Bps);
+	free(s->rem_Bps);
+	free(s->nunf);
+	free(s->lver);
+	free(s->lmark);
+	free(s->dirty);
+	free(s->qlinks);
+	free(s->qflows);
+	free(s->heap);
+	free(s->fl);
+	free(s);
+	n->flow = NULL;
+}
+
+static int32_t flow_alloc(struct sim_flow_state *s)
+{
+	int32_t id;
+	if (s->free_head >= 0) {
+		id = s->free_head;
+		s->free_head = s->fl[id].next_free;
+		return id;
+	}
+	if (s->nfl == s->capfl) {
+		int32_t nc = s->capfl ? s->capfl * 2 : 256;
+		struct flow *p = realloc(s->fl, (size_t)nc * sizeof(*p));
+		if (!p)
+			return -1;
+		s->fl = p;
+		s->capfl = nc;
+	}
+	return s->nfl++;
+}
+
+static void flow_free(struct sim_flow_state *s, int32_t id)
+{
+	s->fl[id].state = F_FREE;
+	s->fl[id].next_free = s->free_head;
+	s->free_head = id;
+}
+
+static void mark_dirty(struct sim_net *n, int32_t l);
+static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+
+static void queue_solve(struct sim_net *n)
+{
+	struct sim_flow_state *s = n->flow;
+	if (s->solve_pending)
+		return;
+	if (!sim_at(n->eng, n->eng->now, solve_ev, n, 0)) {
+		s->oom = true;
+		return;
+	}
+	s->solve_pending = true;
+}
+
+static void mark_dirty(struct sim_net *n, int32_t l)
+{
+	struct sim_flow_state *s = n->flow;
+	if (grow_i32(&s->dirty, &s->capdirty, s->ndirty + 1)) {
+		s->oom = true;
+		return;
+	}
+	s->dirty[s->ndirty++] = l;
+	queue_solve(n);
+}
+
+static void activate(struct sim_net *n, int32_t id)
+{
+	struct sim_flow_state *s = n->flow;
+	struct flow *f = &s->fl[id];
+	int h;
+	f->state = F_ACTIVE;
+	f->last_ps = n->eng->now;
+	f->rate_Bps = 0;
+	f->ev = 0;
+	for (h = 0; h < f->hops; h++) {
+		struct lflows *lf = &s->on[f->path[h]];
+		if (grow_i32(&lf->f, &lf->cap, lf->n + 1)) {
+			s->oom = true;
+			f->lpos[h] = -1;
+			continue;
+		}
+		f->lpos[h] = lf->n;
+		lf->f[lf->n++] = id;
+		mark_dirty(n, f->path[h]);
+	}
+	s->nactive++;
+}
+
+static void deactivate(struct sim_net *n, int32_t id)
+{
+	struct sim_flow_state *s = n->flow;
+	struct flow *f = &s->fl[id];
+	int h;
+	for (h = 0; h < f->hops; h++) {
+		struct lflows *lf = &s->on[f->path[h]];
+		int32_t pos = f->lpos[h], moved;
+		if (pos < 0)
+			continue;
+		moved = lf->f[--lf->n];
+		lf->f[pos] = moved;
+		if (moved != id) {
+			/* fix the moved flow's back-pointer for this link */
+			struct flow *g = &s->fl[moved];
+			int k;
+			for (k = 0; k < g->hops; k++)
+				if (g->path[k] == f->path[h] && g->lpos[k] == lf->n) {
+					g->lpos[k] = pos;
+					break;
+				}
+		}
+		mark_dirty(n, f->path[h]);
+	}
+	s->nactive--;
+}
+
+static void deliver_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct sim_flow_state *s = n->flow;
+	struct flow *f = &s->fl[arg];
+	sim_xfer_done done = f->done;
+	void *dctx = f->ctx;
+	uint64_t darg = f->arg;
+	n->st.bytes_delivered += f->bytes;
+	n->st.xfers_done++;
+	flow_free(s, (int32_t)arg);
+	if (done)
+		done(dctx, darg);
+}
+
+static void sent_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct flow *f = &n->flow->fl[arg];
+	f->rem_bytes = 0;
+	deactivate(n, (int32_t)arg);
+	f->state = F_ARRIVING;
+	f->ev = sim_after(e, f->prop_ps, deliver_ev, n, arg);
+	if (!f->ev)
+		n->flow->oom = true;
+}
+
+static void start_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	activate(ctx, (int32_t)arg);
+}
+
+int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
+	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg)
+{
+	struct sim_flow_state *s = n->flow;
+	int32_t id = flow_alloc(s);
+	struct flow *f;
+	int h;
+	if (id < 0)
+		return TS_ENOMEM;
+	f = &s->fl[id];
+	memset(f, 0, sizeof(*f));
+	f->bytes = bytes;
+	f->rem_bytes = bytes;
+	f->done = done;
+	f->ctx = ctx;
+	f->arg = arg;
+	f->hops = (int8_t)hops;
+	for (h = 0; h < hops; h++) {
+		f->path[h] = path[h];
+		f->prop_ps += n->links[path[h]].lat_ps;
+	}
+	if (n->par.tcp && n->par.tcp_byte_s > 0)
+		f->cap_Bps = 1.0 / n->par.tcp_byte_s; /* host copy cost per byte */
+	n->st.bytes_sent += bytes;
+	n->st.xfers_started++;
+	if (hops == 0) {
+		/* same GPU: nothing crosses a link */
+		f->state = F_ARRIVING;
+		f->ev = sim_after(n->eng, start_delay_ps, deliver_ev, n, (uint64_t)id);
+		return f->ev ? 0 : TS_ENOMEM;
+	}
+	f->state = F_WAIT;
+	if (start_delay_ps > 0) {
+		f->ev = sim_after(n->eng, start_delay_ps, start_ev, n, (uint64_t)id);
+		return f->ev ? 0 : TS_ENOMEM;
+	}
+	activate(n, id);
+	return s->oom ? TS_ENOMEM : 0;
+}
+
+/* ---- water-filling ------------------------------------------------------- */
+
+static void hpush(struct sim_flow_state *s, double share, int32_t link)
+{
+	int32_t i;
+	if (s->nheap == s->capheap) {
+		int32_t nc = s->capheap ? s->capheap * 2 : 256;
+		struct hent *p = realloc(s->heap, (size_t)nc * sizeof(*p));
+		if (!p) {
+			s->oom = true;
+			return;
+		}
+		s->heap = p;
+		s->capheap = nc;
+	}
+	i = s->nheap++;
+	while (i > 0) {
+		int32_t p = (i - 1) / 2;
+		if (s->heap[p].share < share || (s->heap[p].share == share && s->heap[p].link <= link))
+			break;
+		s->heap[i] = s->heap[p];
+		i = p;
+	}
+	s->heap[i].share = share;
+	s->heap[i].link = link;
+	s->heap[i].ver = s->lver[link];
+}
+
+static struct hent hpop(struct sim_flow_state *s)
+{
+	struct hent top = s->heap[0], last = s->heap[--s->nheap];
+	int32_t i = 0;
+	for (;;) {
+		int32_t c = 2 * i + 1;
+		if (c >= s->nheap)
+			break;
+		if (c + 1 < s->nheap &&
+		    (s->heap[c + 1].share < s->heap[c].share ||
+		     (s->heap[c + 1].share == s->heap[c].share && s->heap[c + 1].link < s->heap[c].link)))
+			c++;
+		if (last.share < s->heap[c].share ||
+		    (last.share == s->heap[c].share && last.link <= s->heap[c].link))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->nheap > 0)
+		s->heap[i] = last;
+	return top;
+}
+
+static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct sim_flow_state *s = n->flow;
+	int32_t nql = 0, nqf = 0, qi, i, d;
+	uint32_t ep;
+	s->solve_pending = false;
+	if (s->ndirty == 0)
+		return;
+	n->st.recomputes++;
+	ep = ++s->epoch;
+	/* 1. the component: links reachable from dirty links through flows */
+	for (d = 0; d < s->ndirty; d++) {
+		int32_t l = s->dirty[d];
+		if (s->lmark[l] == ep)
+			continue;
+		s->lmark[l] = ep;
+		if (grow_i32(&s->qlinks, &s->capql, nql + 1))
+			goto oom;
+		s->qlinks[nql++] = l;
+	}
+	s->ndirty = 0;
+	for (qi = 0; qi < nql; qi++) {
+		struct lflows *lf = &s->on[s->qlinks[qi]];
+		for (i = 0; i < lf->n; i++) {
+			struct flow *f = &s->fl[lf->f[i]];
+			int h;
+			if (f->mark == ep)
+				continue;
+			f->mark = ep;
+			if (grow_i32(&s->qflows, &s->capqf, nqf + 1))
+				goto oom;
+			s->qflows[nqf++] = lf->f[i];
+			for (h = 0; h < f->hops; h++) {
+				int32_t l = f->path[h];
+				if (s->lmark[l] == ep)
+					continue;
+				s->lmark[l] = ep;
+				if (grow_i32(&s->qlinks, &s->capql, nql + 1))
+					goto oom;
+				s->qlinks[nql++] = l;
+			}
+		}
+	}
+	/* 2. bring remaining bytes up to now at the old rates */
+	for (i = 0; i < nqf; i++) {
+		struct flow *f = &s->fl[s->qflows[i]];
+		f->rem_bytes -= f->rate_Bps * time_to_s(e->now - f->last_ps);
+		if (f->rem_bytes < 0)
+			f->rem_bytes = 0;
+		f->last_ps = e->now;
+		f->old_Bps = f->rate_Bps;
+		f->mark = ep; /* still unfixed */
+	}
+	/* 3. progressive filling: repeatedly saturate the link with the
+	 * smallest fair share; flows with their own cap below it are fixed at
+	 * their cap first (a cap is a private one-flow link). */
+	s->nheap = 0;
+	for (qi = 0; qi < nql; qi++) {
+		int32_t l = s->qlinks[qi];
+		s->rem_Bps[l] = s->cap_Bps[l];
+		s->nunf[l] = s->on[l].n;
+		s->lver[l]++;
+		if (s->nunf[l] > 0)
+			hpush(s, s->rem_Bps[l] / s->nunf[l], l);
+	}
+	{
+		double mincap = INFINITY;
+		int32_t ncapped = 0;
+		for (i = 0; i < nqf; i++)
+			if (s->fl[s->qflows[i]].cap_Bps > 0)
+				ncapped++;
+		while (s->nheap > 0 || ncapped > 0) {
+			struct hent h;
+			int32_t fixed_link = -1;
+			double share;
+			mincap = INFINITY;
+			if (ncapped > 0)
+				for (i = 0; i < nqf; i++) {
+					struct flow *f = &s->fl[s->qflows[i]];
+					if (f->mark == ep && f->cap_Bps > 0 && f->cap_Bps < mincap)
+						mincap = f->cap_Bps;
+				}
+			while (s->nheap > 0 && s->heap[0].ver != s->lver[s->heap[0].link])
+				(void)hpop(s);
+			if (s->nheap > 0 && s->heap[0].share <= mincap) {
+				h = hpop(s);
+				share = h.share;
+				fixed_link = h.link;
+			} else if (ncapped > 0 && mincap < INFINITY) {
+				share = mincap;
+			} else {
+				break;
+			}
+			/* fix the flows of this level */
+			if (fixed_link >= 0) {
+				struct lflows *lf = &s->on[fixed_link];
+				for (i = 0; i < lf->n; i++) {
+					struct flow *f = &s->fl[lf->f[i]];
+					int k;
+					if (f->mark != ep)
+						continue;
+					f->mark = ep - 1; /* fixed (any value != ep) */
+					f->rate_Bps = share;
+					if (f->cap_Bps > 0)
+						ncapped--;
+					for (k = 0; k < f->hops; k++) {
+						int32_t l = f->path[k];
+						s->rem_Bps[l] -= share;
+						if (s->rem_Bps[l] < 0)
+							s->rem_Bps[l] = 0;
+						s->nunf[l]--;
+						s->lver[l]++;
+						if (l != fixed_link && s->nunf[l] > 0)
+							hpush(s, s->rem_Bps[l] / s->nunf[l], l);
+					}
+				}
+			} else {
+				for (i = 0; i < nqf; i++) {
+					struct flow *f = &s->fl[s->qflows[i]];
+					int k;
+					if (f->mark != ep || !(f->cap_Bps > 0) || f->cap_Bps > share)
+						continue;
+					f->mark = ep - 1;
+					f->rate_Bps = f->cap_Bps;
+					ncapped--;
+					for (k = 0; k < f->hops; k++) {
+						int32_t l = f->path[k];
+						s->rem_Bps[l] -= f->rate_Bps;
+						if (s->rem_Bps[l] < 0)
+							s->rem_Bps[l] = 0;
+						s->nunf[l]--;
+						s->lver[l]++;
+						if (s->nunf[l] > 0)
+							hpush(s, s->rem_Bps[l] / s->nunf[l], l);
+					}
+				}
+			}
+			if (s->oom)
+				goto oom;
+		}
+	}
+	/* 4. reschedule completions whose time changed */
+	for (i = 0; i < nqf; i++) {
+		int32_t id = s->qflows[i];
+		struct flow *f = &s->fl[id];
+		simtime_ps t;
+		TS_ASSERT(f->rate_Bps > 0);
+		if (f->ev && f->rate_Bps == f->old_Bps)
+			continue; /* same rate: the pending completion stands */
+		t = e->now + simn_ps_for(f->rem_bytes, f->rate_Bps);
+		if (f->ev) {
+			/* the pending event of an ACTIVE flow is its send-complete */
+			sim_cancel(e, f->ev);
+		}
+		f->ev = sim_at(e, t, sent_ev, n, (uint64_t)id);
+		if (!f->ev)
+			goto oom;
+	}
+	return;
+oom:
+	s->oom = true;
+	TS_BUG("out of memory inside the flow model's solver");
+}
+
+int32_t sim_net_active_flows(const struct sim_net *n)
+{
+	return n->flow ? n->flow->nactive : 0;
+}
+
+int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_error *err)
+{
+	const struct sim_flow_state *s = n->flow;
+	int32_t l, i;
+	double *load;
+	if (!s)
+		return ts_error_set(err, TS_EINPUT, "not a flow-level network");
+	if (s->ndirty > 0)
+		return ts_error_set(err, TS_EINPUT, "rates are stale: a solve is pending");
+	load = calloc((size_t)(n->nlinks ? n->nlinks : 1), sizeof(double));
+	if (!load)
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
+	for (l = 0; l < n->nlinks; l++)
+		for (i = 0; i < s->on[l].n; i++)
+			load[l] += s->fl[s->on[l].f[i]].rate_Bps;
+	for (l = 0; l < n->nlinks; l++)
+		if (load[l] > s->cap_Bps[l] * (1 + rel_tol)) {
+			ts_error_set(err, TS_EINPUT, "link %d over capacity: %.6g > %.6g B/s", (int)l,
+				     load[l], s->cap_Bps[l]);
+			goto fail;
+		}
+	/* fairness: every active flow has a bottleneck link (saturated, and no
+	 * flow on it faster) or runs at its own cap */
+	for (i = 0; i < s->nfl; i++) {
+		const struct flow *f = &s->fl[i];
+		int h, ok = 0;
+		if (f->state != F_ACTIVE)
+			continue;
+		if (f->cap_Bps > 0 && f->rate_Bps >= f->cap_Bps * (1 - rel_tol))
+			ok = 1;
+		for (h = 0; h < f->hops && !ok; h++) {
+			int32_t lk = f->path[h], j;
+			double mx = 0;
+			if (load[lk] < s->cap_Bps[lk] * (1 - rel_tol))
+				continue;
+			for (j = 0; j < s->on[lk].n; j++)
+				if (s->fl[s->on[lk].f[j]].rate_Bps > mx)
+					mx = s->fl[s->on[lk].f[j]].rate_Bps;
+			if (f->rate_Bps >= mx * (1 - rel_tol))
+				ok = 1;
+		}
+		if (!ok) {
+			ts_error_set(err, TS_EINPUT, "flow %d (%.6g B/s) has no bottleneck: not max-min fair",
+				     (int)i, f->rate_Bps);
+			goto fail;
+		}
+	}
+	free(load);
+	return 0;
+fail:
+	free(load);
+	return TS_EINPUT;
+}

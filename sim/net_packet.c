@@ -1,0 +1,453 @@
+/* net_packet.c: the packet model.
+ *
+ * Each transfer is cut into packets of the path MTU (the smallest link MTU
+ * on its path). Every directed link is an output port with a FIFO queue;
+ * a packet is serialised at the line rate (payload + the link's per-packet
+ * overhead: htsim's queue serialisation, network_simulators.md §4.1), then
+ * arrives at the next port after the link latency (store and forward).
+ * Paths are fixed per transfer (per-flow ECMP: the same path the flow model
+ * uses).
+ *
+ * RDMA (lossless): a port reserves room in the next port's queue before it
+ * starts a packet; when that queue holds more than pfc_bytes the port pauses
+ * (head of line, like PFC pausing a priority) and resumes when it drains.
+ * TCP (lossy): packets arriving at a full queue (buffer_bytes) are dropped
+ * (drop-tail) and sent again after a retransmission timeout; the window
+ * halves on a loss and grows by one packet per window of ACKs (AIMD).
+ * ACKs are not simulated as packets: one path latency after a packet is
+ * delivered its window slot is returned (assumption: ACKs are tiny and ride
+ * an uncongested reverse path).
+ *
+ * Senders keep window_pkts packets in flight and inject as fast as their
+ * first port takes them, so one transfer fills its link.
+ * Events per packet and hop: one "transmitted" at the port (link free again)
+ * and one "arrived" at the next port. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_int.h"
+
+struct pkt {
+	int32_t flow;              /* owning transfer */
+	int32_t bytes;             /* payload, bytes */
+	int32_t next;              /* next packet in a port queue, -1 */
+	int8_t hop;                /* index of the link it is queued on / crossing */
+};
+
+struct port {
+	int32_t qhead, qtail;      /* FIFO of packets (ids), -1 when empty */
+	int64_t occ_bytes;         /* queued + reserved + being sent, wire bytes */
+	bool busy;                 /* serialising a packet */
+	bool paused;               /* waiting for room downstream */
+	int32_t *wait;             /* ports (>=0) and senders (~flow) waiting for room here */
+	int32_t nwait, capwait;    /* count, allocated */
+};
+
+struct pflow {
+	double bytes;              /* payload, bytes */
+	double queued_bytes;       /* payload cut into packets so far, bytes */
+	double delivered_bytes;    /* payload arrived, bytes */
+	double retx_bytes;         /* payload waiting to be sent again, bytes */
+	double cwnd;               /* window, packets */
+	int32_t inflight;          /* packets sent and not yet acknowledged */
+	int32_t mtu;               /* path MTU, bytes */
+	simtime_ps prop_ps;        /* path latency (ACK delay), ps */
+	int32_t path[TOPO_MAX_HOPS];/* link ids */
+	int8_t hops;               /* path length */
+	bool waiting;              /* on a port's wait list */
+	bool live;                 /* slot in use */
+	bool notified;             /* done() has been called */
+	sim_xfer_done done;        /* callback */
+	void *ctx;                 /* callback context (not owned) */
+	uint64_t arg;              /* callback argument */
+	int32_t next_free;         /* free list */
+};
+
+struct sim_pkt_state {
+	struct port *ports;        /* one per link */
+	struct pkt *pk;            /* packet pool */
+	int32_t npk, cappk, pk_free;/* used, allocated, free list */
+	struct pflow *fl;          /* transfer pool */
+	int32_t nfl, capfl, fl_free;/* used, allocated, free list */
+	bool oom;                  /* an allocation failed inside an event */
+};
+
+int simp_init(struct sim_net *n, struct ts_error *err)
+{
+	struct sim_pkt_state *s = calloc(1, sizeof(*s));
+	int32_t i;
+	if (!s)
+		return ts_error_set(err, TS_ENOMEM, "out of memory for the packet model");
+	n->pkt = s;
+	s->pk_free = -1;
+	s->fl_free = -1;
+	s->ports = calloc((size_t)(n->nlinks ? n->nlinks : 1), sizeof(*s->ports));
+	if (!s->ports)
+		return ts_error_set(err, TS_ENOMEM, "out of memory for the packet model");
+	for (i = 0; i < n->nlinks; i++)
+		s->ports[i].qhead = s->ports[i].qtail = -1;
+	if (n->par.buffer_bytes <= 0 || n->par.pfc_bytes <= 0 || n->par.window_pkts <= 0)
+		return ts_error_set(err, TS_EINPUT, "packet model: buffer, pause threshold and "
+				    "window must be positive");
+	return 0;
+}
+
+void simp_release(struct sim_net *n)
+{
+	struct sim_pkt_state *s = n->pkt;
+	int32_t i;
+	if (!s)
+		return;
+	if (s->ports)
+		for (i = 0; i < n->nlinks; i++)
+			free(s->ports[i].wait);
+	free(s->ports);
+	free(s->pk);
+	free(s->fl);
+	free(s);
+	n->pkt = NULL;
+}
+
+static int32_t pkt_alloc(struct sim_pkt_state *s)
+{
+	int32_t id;
+	if (s->pk_free >= 0) {
+		id = s->pk_free;
+		s->pk_free = s->pk[id].next;
+		return id;
+	}
+	if (s->npk == s->cappk) {
+		int32_t nc = s->cappk ? s->cappk * 2 : 4096;
+		struct pkt *p = realloc(s->pk, (size_t)nc * sizeof(*p));
+		if (!p)
+			return -1;
+		s->pk = p;
+		s->cappk = nc;
+	}
+	return s->npk++;
+}
+
+static void pkt_free(struct sim_pkt_state *s, int32_t id)
+{
+	s->pk[id].next = s->pk_free;
+	s->pk_free = id;
+}
+
+static inline int64_t wire_bytes(const struct sim_link *l, int32_t payload)
+{
+	return (int64_t)payload + l->overhead_bytes;
+}
+
+static void port_kick(struct sim_net *n, int32_t l);
+static void flow_pump(struct sim_net *n, int32_t f);
+
+static void add_waiter(struct sim_pkt_state *s, int32_t l, int32_t who)
+{
+	struct port *p = &s->ports[l];
+	if (p->nwait == p->capwait) {
+		int32_t nc = p->capwait ? p->capwait * 2 : 8;
+		int32_t *w = realloc(p->wait, (size_t)nc * sizeof(*w));
+		if (!w) {
+			s->oom = true;
+			return;
+		}
+		p->wait = w;
+		p->capwait = nc;
+	}
+	p->wait[p->nwait++] = who;
+}
+
+/* Room appeared at port l: retry everyone waiting on it, in arrival order. */
+static void wake(struct sim_net *n, int32_t l)
+{
+	struct sim_pkt_state *s = n->pkt;
+	struct port *p = &s->ports[l];
+	int32_t k, cnt = p->nwait;
+	int32_t buf[64], *w = buf;
+	if (cnt == 0)
+		return;
+	if (cnt > 64) {
+		w = malloc((size_t)cnt * sizeof(*w));
+		if (!w) {
+			s->oom = true;
+			return;
+		}
+	}
+	memcpy(w, p->wait, (size_t)cnt * sizeof(*w));
+	p->nwait = 0;
+	for (k = 0; k < cnt; k++) {
+		if (w[k] >= 0) {
+			s->ports[w[k]].paused = false;
+			port_kick(n, w[k]);
+		} else {
+			s->fl[~w[k]].waiting = false;
+			flow_pump(n, ~w[k]);
+		}
+	}
+	if (w != buf)
+		free(w);
+}
+
+static void enqueue(struct sim_pkt_state *s, int32_t l, int32_t id)
+{
+	struct port *p = &s->ports[l];
+	s->pk[id].next = -1;
+	if (p->qtail >= 0)
+		s->pk[p->qtail].next = id;
+	else
+		p->qhead = id;
+	p->qtail = id;
+}
+
+static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+static void retx_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+
+static void port_kick(struct sim_net *n, int32_t l)
+{
+	struct sim_pkt_state *s = n->pkt;
+	struct port *p = &s->ports[l];
+	struct pkt *k;
+	struct pflow *f;
+	const struct sim_link *lk = &n->links[l];
+	if (p->busy || p->paused || p->qhead < 0)
+		return;
+	k = &s->pk[p->qhead];
+	f = &s->fl[k->flow];
+	if (!n->par.tcp && k->hop + 1 < f->hops) {
+		/* lossless: reserve room downstream or pause */
+		int32_t nl = f->path[k->hop + 1];
+		struct port *np = &s->ports[nl];
+		if (np->occ_bytes >= n->par.pfc_bytes) {
+			p->paused = true;
+			n->st.pauses++;
+			add_waiter(s, nl, l);
+			return;
+		}
+		np->occ_bytes += wire_bytes(&n->links[nl], k->bytes);
+	}
+	p->busy = true;
+	if (!sim_after(n->eng, simn_ps_for((double)wire_bytes(lk, k->bytes), lk->bw_Bps), tx_done_ev,
+		       n, (uint64_t)l))
+		s->oom = true;
+}
+
+static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct sim_pkt_state *s = n->pkt;
+	int32_t l = (int32_t)arg, id;
+	struct port *p = &s->ports[l];
+	id = p->qhead;
+	p->qhead = s->pk[id].next;
+	if (p->qhead < 0)
+		p->qtail = -1;
+	p->busy = false;
+	p->occ_bytes -= wire_bytes(&n->links[l], s->pk[id].bytes);
+	if (!sim_after(e, n->links[l].lat_ps, arrive_ev, n, (uint64_t)id))
+		s->oom = true;
+	if (p->nwait > 0 && p->occ_bytes < (n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes))
+		wake(n, l);
+	port_kick(n, l);
+}
+
+/* The last byte arrived: tell the owner (once). */
+static void flow_notify(struct sim_net *n, int32_t fi)
+{
+	struct pflow *f = &n->pkt->fl[fi];
+	sim_xfer_done done = f->done;
+	if (f->notified || f->delivered_bytes < f->bytes)
+		return;
+	f->notified = true;
+	n->st.bytes_delivered += f->bytes;
+	n->st.xfers_done++;
+	if (done)
+		done(f->ctx, f->arg);
+}
+
+/* Free the slot once done() ran and every window slot came back. */
+static void flow_gc(struct sim_net *n, int32_t fi)
+{
+	struct sim_pkt_state *s = n->pkt;
+	struct pflow *f = &s->fl[fi];
+	if (!f->notified || f->inflight > 0 || !f->live)
+		return;
+	f->live = false;
+	f->next_free = s->fl_free;
+	s->fl_free = fi;
+}
+
+static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct sim_pkt_state *s = n->pkt;
+	int32_t id = (int32_t)arg;
+	struct pkt *k = &s->pk[id];
+	struct pflow *f = &s->fl[k->flow];
+	n->st.pkt_hops++;
+	k->hop++;
+	if (k->hop == f->hops) {
+		int32_t fi = k->flow;
+		f->delivered_bytes += k->bytes;
+		pkt_free(s, id);
+		if (!sim_after(e, f->prop_ps, ack_ev, n, (uint64_t)fi))
+			s->oom = true;
+		flow_notify(n, fi);
+		return;
+	}
+	{
+		int32_t l = f->path[k->hop];
+		struct port *p = &s->ports[l];
+		int64_t w = wire_bytes(&n->links[l], k->bytes);
+		if (n->par.tcp) {
+			if (p->occ_bytes + w > n->par.buffer_bytes) {
+				/* drop-tail: the sender learns after a timeout */
+				n->st.drops++;
+				f->retx_bytes += k->bytes;
+				pkt_free(s, id);
+				if (!sim_after(e, n->par.rto_ps, retx_ev, n, (uint64_t)k->flow))
+					s->oom = true;
+				return;
+			}
+			p->occ_bytes += w;
+		}
+		/* RDMA: room was reserved by the upstream port */
+		enqueue(s, l, id);
+		port_kick(n, l);
+	}
+}
+
+static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct sim_pkt_state *s = n->pkt;
+	int32_t fi = (int32_t)arg;
+	struct pflow *f = &s->fl[fi];
+	f->inflight--;
+	if (n->par.tcp && f->cwnd < n->par.window_pkts)
+		f->cwnd += 1.0 / f->cwnd; /* additive increase */
+	if (f->notified)
+		flow_gc(n, fi);
+	else
+		flow_pump(n, fi);
+}
+
+static void retx_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct sim_pkt_state *s = n->pkt;
+	struct pflow *f = &s->fl[arg];
+	/* the lost packet's window slot is given back; halve (multiplicative decrease) */
+	f->inflight--;
+	f->cwnd = f->cwnd / 2 < 1 ? 1 : f->cwnd / 2;
+	flow_pump(n, (int32_t)arg);
+}
+
+/* Inject packets of flow fi while its window and its first port allow. */
+static void flow_pump(struct sim_net *n, int32_t fi)
+{
+	struct sim_pkt_state *s = n->pkt;
+	struct pflow *f = &s->fl[fi];
+	int32_t l0 = f->path[0];
+	int64_t limit = n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes;
+	if (f->waiting)
+		return;
+	while (f->inflight < (int32_t)f->cwnd &&
+	       (f->retx_bytes > 0 || f->queued_bytes < f->bytes)) {
+		struct port *p = &s->ports[l0];
+		int32_t id, b;
+		double left;
+		if (p->occ_bytes >= limit) {
+			f->waiting = true;
+			add_waiter(s, l0, ~fi);
+			return;
+		}
+		if (f->retx_bytes > 0) {
+			left = f->retx_bytes;
+			b = left < f->mtu ? (int32_t)ceil(left) : f->mtu;
+			f->retx_bytes -= b;
+			if (f->retx_bytes < 0)
+				f->retx_bytes = 0;
+		} else {
+			left = f->bytes - f->queued_bytes;
+			b = left < f->mtu ? (int32_t)ceil(left) : f->mtu;
+			f->queued_bytes += b;
+		}
+		id = pkt_alloc(s);
+		if (id < 0) {
+			s->oom = true;
+			return;
+		}
+		f = &s->fl[fi];
+		s->pk[id].flow = fi;
+		s->pk[id].bytes = b;
+		s->pk[id].hop = 0;
+		p->occ_bytes += wire_bytes(&n->links[l0], b);
+		f->inflight++;
+		enqueue(s, l0, id);
+		port_kick(n, l0);
+	}
+}
+
+static void start_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	flow_pump(ctx, (int32_t)arg);
+}
+
+static void direct_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct pflow *f = &n->pkt->fl[arg];
+	f->delivered_bytes = f->bytes;
+	flow_notify(n, (int32_t)arg);
+	flow_gc(n, (int32_t)arg);
+}
+
+int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
+	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg)
+{
+	struct sim_pkt_state *s = n->pkt;
+	struct pflow *f;
+	int32_t fi, h, mtu = INT32_MAX;
+	if (s->fl_free >= 0) {
+		fi = s->fl_free;
+		s->fl_free = s->fl[fi].next_free;
+	} else {
+		if (s->nfl == s->capfl) {
+			int32_t nc = s->capfl ? s->capfl * 2 : 256;
+			struct pflow *p = realloc(s->fl, (size_t)nc * sizeof(*p));
+			if (!p)
+				return TS_ENOMEM;
+			s->fl = p;
+			s->capfl = nc;
+		}
+		fi = s->nfl++;
+	}
+	f = &s->fl[fi];
+	memset(f, 0, sizeof(*f));
+	f->live = true;
+	f->bytes = bytes;
+	f->done = done;
+	f->ctx = ctx;
+	f->arg = arg;
+	f->hops = (int8_t)hops;
+	f->cwnd = n->par.window_pkts;
+	for (h = 0; h < hops; h++) {
+		const struct sim_link *l = &n->links[path[h]];
+		f->path[h] = path[h];
+		f->prop_ps += l->lat_ps;
+		if (l->mtu_bytes > 0 && l->mtu_bytes < mtu)
+			mtu = l->mtu_bytes;
+	}
+	f->mtu = mtu == INT32_MAX ? 4096 : mtu; /* assumption: 4 KiB without an MTU */
+	n->st.bytes_sent += bytes;
+	n->st.xfers_started++;
+	if (hops == 0)
+		return sim_after(n->eng, start_delay_ps, direct_done_ev, n, (uint64_t)fi) ? 0 : TS_ENOMEM;
+	if (start_delay_ps > 0)
+		return sim_after(n->eng, start_delay_ps, start_ev, n, (uint64_t)fi) ? 0 : TS_ENOMEM;
+	flow_pump(n, fi);
+	return s->oom ? TS_ENOMEM : 0;
+}

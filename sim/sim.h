@@ -1,0 +1,259 @@
+/* sim.h: the face of sim/: discrete-event engine, network models and
+ * collective algorithms. Never includes hw/.
+ *
+ * Data flow (in the order of this header):
+ *   engine    a heap of events keyed by (integer picoseconds, insertion
+ *             sequence); handlers take a context pointer; no global state.
+ *   network   a model (analytic | flow | packet) over an array of directed
+ *             links {capacity, latency, MTU, overhead}; a transfer is a
+ *             path (link ids, as topo_route returns them) and a byte count,
+ *             with a callback when its last byte has arrived.
+ *   nccl      NCCL's cost-model tables (latencies, protocol factors) and its
+ *             automatic choice of algorithm and protocol.
+ *   collective an operation (allreduce, ...) on a group of ranks, run by an
+ *             algorithm (ring, tree, ...) as transfers on the network, with a
+ *             done-callback; or, at the analytic fidelity, a closed form.
+ *
+ * An executor (iteration simulation) creates one engine, attaches one
+ * network built from a struct topo, starts any number of collectives of any
+ * groups at the current time, schedules its own events (compute) with
+ * sim_at/sim_after, and calls sim_run. Everything is deterministic for a
+ * given seed: equal times fire in insertion order. */
+#ifndef TS_SIM_H
+#define TS_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "topo/topo.h"
+
+/* ---- engine --------------------------------------------------------------- */
+
+struct sim_engine;
+typedef void (*sim_handler)(struct sim_engine *e, void *ctx, uint64_t arg);
+
+/* A handle names one scheduled event. It is valid from sim_at/sim_after
+ * until that event fires or is cancelled; afterwards sim_cancel on it is a
+ * harmless no-op that returns false (slots carry a generation count, so a
+ * stale handle never cancels a newer event). 0 is never a valid handle. */
+typedef uint64_t sim_event_id;
+
+struct sim_event;                 /* pooled, private to engine.c */
+
+struct sim_engine {
+	simtime_ps now;               /* current simulated time, ps */
+	uint64_t seq;                 /* insertion counter (tie-break), count */
+	struct sim_event *ev;         /* event pool, cap entries */
+	uint32_t *heap;               /* min-heap of pool slots, len entries */
+	uint32_t len, cap;            /* heap entries, pool capacity (count) */
+	uint32_t free_head;           /* first free pool slot, UINT32_MAX if none */
+	uint64_t fired;               /* events handled so far, count */
+	bool stop;                    /* sim_stop was called */
+};
+
+#define SIM_ENGINE_INIT { 0, 0, NULL, NULL, 0, 0, UINT32_MAX, 0, false }
+
+void sim_engine_init(struct sim_engine *e);
+void sim_engine_release(struct sim_engine *e);
+/* Schedule h(e, ctx, arg) at absolute time t >= now. Returns 0 when memory
+ * runs out (the event is not scheduled). */
+sim_event_id sim_at(struct sim_engine *e, simtime_ps t, sim_handler h, void *ctx, uint64_t arg);
+sim_event_id sim_after(struct sim_engine *e, simtime_ps delay, sim_handler h, void *ctx,
+		       uint64_t arg);
+/* Cancel a pending event; false when the handle is stale (fired/cancelled). */
+bool sim_cancel(struct sim_engine *e, sim_event_id id);
+/* Fire events in (time, sequence) order until none is left, or the next is
+ * after `until`, or a handler called sim_stop. Time never goes backwards
+ * (asserted). Returns the number of events fired. */
+uint64_t sim_run(struct sim_engine *e, simtime_ps until);
+void sim_stop(struct sim_engine *e);
+static inline simtime_ps sim_now(const struct sim_engine *e) { return e->now; }
+static inline uint32_t sim_pending(const struct sim_engine *e) { return e->len; }
+/* Time of the next pending event, TS_SIMTIME_MAX when none. */
+simtime_ps sim_next_time(const struct sim_engine *e);
+
+/* ---- network ------------------------------------------------------------- */
+
+enum sim_fidelity { SIM_ANALYTIC, SIM_FLOW, SIM_PACKET };
+
+/* One directed link as the network models see it. */
+struct sim_link {
+	double bw_Bps;                /* usable capacity, bytes/s (after NVLink efficiency) */
+	simtime_ps lat_ps;            /* propagation + switch latency, ps */
+	int32_t mtu_bytes;            /* payload bytes per packet */
+	int32_t overhead_bytes;       /* header bytes per packet on the wire */
+};
+
+struct sim_net_params {
+	bool tcp;                     /* transport: false RDMA (lossless), true TCP */
+	double tcp_byte_s;            /* TCP host cost per byte, seconds (rate cap 1/x) */
+	double tcp_msg_s;             /* TCP host cost per message, seconds */
+	int64_t buffer_bytes;         /* packet: output queue per port, bytes */
+	int64_t pfc_bytes;            /* packet: pause upstream above this, bytes */
+	int32_t window_pkts;          /* packet: sender window, packets */
+	simtime_ps rto_ps;            /* packet TCP: retransmission timeout, ps */
+};
+
+/* Defaults: RDMA; buffers 1 MiB per port with pause at 3/4 (assumption:
+ * shallow-buffer data-centre switch, a few hundred KB to MBs per port);
+ * window 256 packets (assumption: ≥ bandwidth-delay product of a 400G
+ * fabric with a few µs RTT at 4 KiB MTU); RTO 100 µs (assumption). */
+void sim_net_params_default(struct sim_net_params *p);
+
+typedef void (*sim_xfer_done)(void *ctx, uint64_t arg);
+
+struct sim_net_stats {
+	double bytes_sent;            /* payload bytes handed to the network, bytes */
+	double bytes_delivered;       /* payload bytes arrived, bytes */
+	uint64_t xfers_started;       /* transfers started, count */
+	uint64_t xfers_done;          /* transfers completed, count */
+	uint64_t recomputes;          /* max-min solves (flow), count */
+	uint64_t pkt_hops;            /* packet hops forwarded (packet), count */
+	uint64_t drops;               /* packets dropped (packet TCP), count */
+	uint64_t pauses;              /* times a port paused its upstream (packet RDMA), count */
+};
+
+struct sim_flow_state;            /* private to net_flow.c */
+struct sim_pkt_state;             /* private to net_packet.c */
+
+struct sim_net {
+	struct sim_engine *eng;       /* not owned */
+	enum sim_fidelity kind;       /* SIM_FLOW or SIM_PACKET (analytic runs no events) */
+	int32_t nlinks;               /* entries in links */
+	struct sim_link *links;       /* owned copy */
+	struct sim_net_params par;    /* transport and packet parameters */
+	struct sim_net_stats st;      /* counters */
+	struct sim_flow_state *flow;  /* SIM_FLOW state (owned) */
+	struct sim_pkt_state *pkt;    /* SIM_PACKET state (owned) */
+};
+
+/* Attach a network model to e over links (copied). kind SIM_ANALYTIC
+ * gives a net that only answers questions (no transfers). */
+int sim_net_init(struct sim_net *n, struct sim_engine *e, enum sim_fidelity kind,
+		 const struct sim_link *links, int32_t nlinks, const struct sim_net_params *p,
+		 struct ts_error *err);
+/* Links from a topology: NET links get the payload efficiency
+ * mtu/(mtu+overhead) in the packet model only through real packet sizes
+ * and in the flow model as a capacity factor; NVLink links get NCCL's
+ * effective per-link speed (see sim_nvlink_eff); transport from the fabric. */
+int sim_net_init_topo(struct sim_net *n, struct sim_engine *e, enum sim_fidelity kind,
+		      const struct topo *t, struct ts_error *err);
+void sim_net_release(struct sim_net *n);
+
+/* Start a transfer now: bytes of payload along path (hops link ids; the
+ * array is copied). The first byte leaves after start_delay_ps (software
+ * latency); done(ctx, arg) is called when the last byte has arrived.
+ * hops == 0 (same GPU) completes after start_delay_ps. Returns 0 or
+ * TS_ENOMEM. bytes must be > 0. */
+int sim_net_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
+		 simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
+
+/* Flow model invariants, for tests: every link's allocated rate is at most
+ * its capacity (feasible) and every active flow has a bottleneck: a
+ * saturated link where no other flow gets more, or its own rate cap (max-min
+ * fair). Returns 0, or TS_EINPUT with the first violation in err. */
+int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_error *err);
+/* Active flows and their rates (flow model), for tests. */
+int32_t sim_net_active_flows(const struct sim_net *n);
+
+/* NCCL's effective NVLink speed over line rate for a GPU architecture:
+ * SM80 20.0, SM90 20.6, SM100 40.1 GB/s per link (nccl.md §1.5, topo.h
+ * constants) over the per-link line rate 25, 25, 50 GB/s (hardware.md). */
+double sim_nvlink_eff(int sm_arch);
+
+/* ---- NCCL cost model --------------------------------------------------------- */
+
+enum sim_op {
+	SIM_OP_ALLREDUCE, SIM_OP_REDUCESCATTER, SIM_OP_ALLGATHER, SIM_OP_ALLTOALL,
+	SIM_OP_BROADCAST, SIM_OP_REDUCE, SIM_OP_SENDRECV, SIM_OP_COUNT
+};
+enum sim_algo {
+	SIM_ALGO_AUTO, SIM_ALGO_RING, SIM_ALGO_TREE, SIM_ALGO_RHD, SIM_ALGO_DIRECT,
+	SIM_ALGO_HIER, SIM_ALGO_PS, SIM_ALGO_NVLS, SIM_ALGO_COUNT
+};
+enum sim_proto { SIM_PROTO_AUTO, SIM_PROTO_LL, SIM_PROTO_LL128, SIM_PROTO_SIMPLE, SIM_PROTO_COUNT };
+enum sim_hw { SIM_HW_NVLINK, SIM_HW_PCI, SIM_HW_NET };
+
+const char *sim_op_name(enum sim_op op);
+const char *sim_algo_name(enum sim_algo a);
+const char *sim_proto_name(enum sim_proto p);
+/* Parse a name; returns the value or -1 when unknown. */
+int sim_op_parse(const char *s);
+int sim_algo_parse(const char *s);
+int sim_proto_parse(const char *s);
+
+/* nccl-tests' busbw factor for op on n ranks (nccl.md §2.1). */
+double sim_busbw_factor(enum sim_op op, int n);
+
+/* NCCL's per-step hardware latency (µs) and base latency (µs) for an
+ * algorithm/protocol (nccl.md §1.3); algorithms NCCL lacks use Ring's. */
+double sim_nccl_hw_lat_us(enum sim_hw hw, enum sim_algo a, enum sim_proto p);
+double sim_nccl_base_lat_us(enum sim_algo a, enum sim_proto p);
+/* Fraction of the wire carrying data for a protocol (Simple 1, LL128 0.92,
+ * LL 0.5: nccl.md §1.5 ring refinements). */
+double sim_proto_eff(enum sim_proto p);
+
+/* ---- collectives --------------------------------------------------------------- */
+
+struct sim_coll_spec {
+	enum sim_op op;               /* operation */
+	enum sim_algo algo;           /* algorithm, or SIM_ALGO_AUTO */
+	enum sim_proto proto;         /* protocol, or SIM_PROTO_AUTO */
+	double size_bytes;            /* nccl-tests "size": see sim_coll_spec_init */
+	int32_t nranks;               /* ranks in the group */
+	const int32_t *ranks;         /* the group's ranks (placement maps to GPUs), not owned */
+	int32_t root;                 /* index in the group for broadcast/reduce */
+	int32_t channels;             /* ring channels, 0 = automatic */
+	int32_t chunks;               /* pipeline chunks per step/tree, 0 = automatic */
+	int32_t ps_servers;           /* parameter-server ranks (first of group), 0 = 1 */
+	uint64_t hash;                /* ECMP salt for this collective's flows */
+};
+
+void sim_coll_spec_init(struct sim_coll_spec *s);
+
+/* Facts about a group on a topology, used for checks and the cost model. */
+struct sim_group_info {
+	int32_t nranks;               /* ranks, count */
+	int32_t nnodes;               /* distinct hosts, count */
+	int32_t ppn;                  /* ranks per host (max), count */
+	bool uniform;                 /* every host holds ppn ranks */
+	bool pow2;                    /* nranks is a power of two */
+	enum sim_hw intra;            /* NVLink or PCIe inside a host */
+};
+int sim_group_info(const struct topo *t, const int32_t *ranks, int32_t n,
+		   struct sim_group_info *gi, struct ts_error *err);
+
+/* Check that algo can run op on the group (ranks distinct and placed, a
+ * power of two for rhd, NVSwitch with NVLS on one node for nvls, ...).
+ * Returns 0 or TS_EINPUT with a message that says why. */
+int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct ts_error *err);
+
+/* Analytic time of a collective (alpha-beta, bottleneck bandwidth from the
+ * per-link load of the algorithm's transfers on the topology). No events. */
+int sim_coll_analytic(const struct topo *t, const struct sim_coll_spec *s, double *time_s,
+		      struct ts_error *err);
+
+/* NCCL's choice: the (algorithm, protocol) of minimum predicted time among
+ * those enabled for op/group (ring, tree, nvls for allreduce; ring for
+ * others; direct for alltoall/sendrecv), keeping any fixed in s. */
+int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum sim_algo *algo,
+		    enum sim_proto *proto, struct ts_error *err);
+
+struct sim_coll;                  /* a running collective, private */
+typedef void (*sim_coll_done)(void *ctx, struct sim_coll *c);
+
+/* Start a collective now on net (built from t). algo/proto must be chosen
+ * (not AUTO: call sim_coll_choose first). On success *out is the running
+ * collective (owned by the caller: free it with sim_coll_free after done
+ * has been called, or at any time after sim_run returned); done(ctx, c) is
+ * called when its last transfer arrives. spec->ranks is copied. */
+int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_coll_spec *s,
+		   sim_coll_done done, void *ctx, struct sim_coll **out, struct ts_error *err);
+simtime_ps sim_coll_start_time(const struct sim_coll *c);
+simtime_ps sim_coll_end_time(const struct sim_coll *c);  /* -1 while running */
+double sim_coll_bytes(const struct sim_coll *c);        /* payload bytes moved, bytes */
+void sim_coll_free(struct sim_coll *c);
+
+#endif

@@ -1,0 +1,41 @@
+/* sim_int.h: declarations shared between the .c files of sim/ only (not
+ * part of the module's face, sim.h). */
+#ifndef TS_SIM_INT_H
+#define TS_SIM_INT_H
+
+#include "sim/sim.h"
+
+/* Flow model (net_flow.c). */
+int simf_init(struct sim_net *n, struct ts_error *err);
+void simf_release(struct sim_net *n);
+int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
+	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
+
+/* Packet model (net_packet.c). */
+int simp_init(struct sim_net *n, struct ts_error *err);
+void simp_release(struct sim_net *n);
+int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
+	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
+
+/* Payload fraction of a link's line rate: mtu/(mtu+overhead), 1 without MTU. */
+static inline double simn_payload_eff(const struct sim_link *l)
+{
+	if (l->mtu_bytes <= 0)
+		return 1.0;
+	return (double)l->mtu_bytes / (double)(l->mtu_bytes + l->overhead_bytes);
+}
+
+/* ps needed to move bytes at rate_Bps, rounded up (never 0 for bytes > 0). */
+static inline simtime_ps simn_ps_for(double bytes, double rate_Bps)
+{
+	double ps = bytes / rate_Bps * 1e12;
+	simtime_ps t;
+	if (ps >= 9e18)
+		return (simtime_ps)9e18;
+	t = (simtime_ps)ps;
+	if ((double)t < ps)
+		t++;
+	return t;
+}
+
+#endif

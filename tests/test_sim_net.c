@@ -1,0 +1,358 @@
+/* test_sim_net.c: flow and packet models on hand-made link sets: closed
+ * forms, max-min fairness and feasibility, byte conservation, MTU effects,
+ * packet vs flow agreement, TCP drops and retransmission. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "sim/sim.h"
+#include "testutil.h"
+
+#define GBps 1e9
+
+struct done_rec {
+	simtime_ps t[256];  /* completion time per arg */
+	int n;              /* completions */
+};
+
+static struct sim_engine *g_eng;
+
+static void on_done(void *ctx, uint64_t arg)
+{
+	struct done_rec *r = ctx;
+	ck_assert_uint_lt(arg, 256);
+	r->t[arg] = sim_now(g_eng);
+	r->n++;
+}
+
+static struct sim_link mk(double bw, double lat_ns, int mtu, int oh)
+{
+	struct sim_link l;
+	l.bw_Bps = bw;
+	l.lat_ps = time_from_ns(lat_ns);
+	l.mtu_bytes = mtu;
+	l.overhead_bytes = oh;
+	return l;
+}
+
+START_TEST(flow_single)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[2] = { mk(10 * GBps, 100, 0, 0), mk(5 * GBps, 200, 0, 0) };
+	int32_t path[2] = { 0, 1 };
+	struct done_rec r;
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 2, NULL, &err), 0);
+	ck_assert_int_eq(sim_net_send(&n, path, 2, 1e6, time_from_us(1), on_done, &r, 0), 0);
+	sim_run(&e, TS_SIMTIME_MAX);
+	/* 1 µs start + 1e6 B / 5 GB/s = 200 µs + 300 ns path latency */
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_int_le(llabs(r.t[0] - (time_from_us(201) + time_from_ns(300))), 1);
+	ck_assert_double_eq(n.st.bytes_sent, n.st.bytes_delivered);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
+START_TEST(flow_share_then_speed_up)
+{
+	/* two flows on one link: half each; the small one ends at 2·S1/B, the
+	 * big one then runs at full rate: S1 + S2 bytes in (S1+S2)/B. */
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[1] = { mk(1 * GBps, 0, 0, 0) };
+	int32_t path[1] = { 0 };
+	struct done_rec r;
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 1, NULL, &err), 0);
+	sim_net_send(&n, path, 1, 1e6, 0, on_done, &r, 0);
+	sim_net_send(&n, path, 1, 3e6, 0, on_done, &r, 1);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_le(llabs(r.t[0] - time_from_us(2000)), 2);
+	ck_assert_int_le(llabs(r.t[1] - time_from_us(4000)), 2);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
+/* Table-driven max-min cases: links, flows (paths), expected rates. */
+static const struct {
+	int nl;
+	double cap[4];
+	int nf;
+	int path[5][4]; /* -1 terminated */
+	double want[5];
+} mm_cases[] = {
+	/* parking lot: the long flow and each short flow get half */
+	{ 3, { 1, 1, 1 }, 4, { { 0, 1, 2, -1 }, { 0, -1 }, { 1, -1 }, { 2, -1 } }, { .5, .5, .5, .5 } },
+	/* unequal: f0 on L0+L1 and f1 on L0 share L0=1; f2 gets the rest of L1=2 */
+	{ 2, { 1, 2 }, 3, { { 0, 1, -1 }, { 0, -1 }, { 1, -1 } }, { .5, .5, 1.5 } },
+	/* three levels: L0=3 shared by 3, L1=1 by f0 only -> f0=1, f1=f2=1 */
+	{ 2, { 3, 1 }, 3, { { 0, 1, -1 }, { 0, -1 }, { 0, -1 } }, { 1, 1, 1 } },
+	/* bottleneck elsewhere frees capacity: L1=0.4 limits f0; f1 takes 0.6 */
+	{ 2, { 1, 0.4 }, 2, { { 0, 1, -1 }, { 0, -1 } }, { .4, .6 } },
+};
+
+START_TEST(flow_maxmin_table)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[4];
+	struct done_rec r;
+	int i, nf = mm_cases[_i].nf;
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < mm_cases[_i].nl; i++)
+		l[i] = mk(mm_cases[_i].cap[i] * GBps, 0, 0, 0);
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, mm_cases[_i].nl, NULL, &err), 0);
+	for (i = 0; i < nf; i++) {
+		int32_t p[4];
+		int h = 0;
+		while (mm_cases[_i].path[i][h] >= 0) {
+			p[h] = mm_cases[_i].path[i][h];
+			h++;
+		}
+		/* equal huge sizes: the first completion comes after 1 ms */
+		sim_net_send(&n, p, h, 1e12, 0, on_done, &r, (uint64_t)i);
+	}
+	sim_run(&e, time_from_us(1000)); /* solve done, nothing finished yet */
+	ck_assert_int_eq(r.n, 0);
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	/* all flows carry the same bytes, so the fastest ones (want == vmax)
+	 * finish first, at bytes / vmax */
+	{
+		double vmax = 0;
+		for (i = 0; i < nf; i++)
+			if (mm_cases[_i].want[i] > vmax)
+				vmax = mm_cases[_i].want[i];
+		sim_run(&e, TS_SIMTIME_MAX);
+		ck_assert_int_eq(r.n, nf);
+		for (i = 0; i < nf; i++)
+			if (mm_cases[_i].want[i] == vmax) {
+				double want_s = 1e12 / (vmax * GBps);
+				ck_assert_double_eq_tol(time_to_s(r.t[i]), want_s, want_s * 1e-9);
+			}
+	}
+	ck_assert_double_eq(n.st.bytes_sent, n.st.bytes_delivered);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
+/* Random flows on a random fabric; check feasibility and fairness after
+ * every instant of activity, and conservation at the end. */
+START_TEST(flow_random_invariants)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[24];
+	struct rng g;
+	struct done_rec r;
+	int i, nf = 200;
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(rng_init(&g, 42 + (uint64_t)_i), 0);
+	for (i = 0; i < 24; i++)
+		l[i] = mk((1 + (double)rng_below(&g, 8)) * GBps, (double)rng_below(&g, 500), 0, 0);
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 24, NULL, &err), 0);
+	for (i = 0; i < nf; i++) {
+		int32_t p[6];
+		int h, hops = 1 + (int)rng_below(&g, 5), k;
+		for (h = 0; h < hops; h++) {
+			int32_t cand;
+		again:
+			cand = (int32_t)rng_below(&g, 24);
+			for (k = 0; k < h; k++)
+				if (p[k] == cand)
+					goto again;
+			p[h] = cand;
+		}
+		sim_net_send(&n, p, hops, 1e4 + (double)rng_below(&g, 1000000),
+			     time_from_us((double)rng_below(&g, 2000)), on_done, &r, (uint64_t)(i % 256));
+	}
+	while (sim_pending(&e) > 0) {
+		/* run every event of the next instant, then check the rates */
+		sim_run(&e, sim_next_time(&e));
+		if (sim_net_active_flows(&n) > 0)
+			ck_assert_msg(sim_net_check_maxmin(&n, 1e-6, &err) == 0, "%s", err.msg);
+	}
+	ck_assert_int_eq(n.st.xfers_done, (uint64_t)nf);
+	ck_assert_double_eq_tol(n.st.bytes_sent, n.st.bytes_delivered, 1e-6);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+	rng_release(&g);
+}
+END_TEST
+
+START_TEST(flow_mtu_efficiency)
+{
+	/* capacity × mtu/(mtu+overhead): 1000 B of payload per 1100 B on wire */
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[1] = { mk(1.1 * GBps, 0, 1000, 100) };
+	int32_t path[1] = { 0 };
+	struct done_rec r;
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 1, NULL, &err), 0);
+	sim_net_send(&n, path, 1, 1e6, 0, on_done, &r, 0);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_le(llabs(r.t[0] - time_from_us(1000)), 2);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
+/* ---- packet model ---------------------------------------------------------- */
+
+static simtime_ps run_one(enum sim_fidelity f, const struct sim_link *l, int nl,
+			  const int32_t (*paths)[4], const int *hops, int nflows, double bytes,
+			  const struct sim_net_params *par, struct sim_net_stats *st)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct done_rec r;
+	simtime_ps last = 0;
+	int i;
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, f, l, nl, par, &err), 0);
+	for (i = 0; i < nflows; i++)
+		ck_assert_int_eq(sim_net_send(&n, paths[i], hops[i], bytes, 0, on_done, &r, (uint64_t)i), 0);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(r.n, nflows);
+	for (i = 0; i < nflows; i++)
+		if (r.t[i] > last)
+			last = r.t[i];
+	ck_assert_double_eq_tol(n.st.bytes_sent, n.st.bytes_delivered, 1e-6);
+	if (st)
+		*st = n.st;
+	sim_net_release(&n);
+	sim_engine_release(&e);
+	return last;
+}
+
+START_TEST(packet_single_closed_form)
+{
+	/* store and forward over 2 hops: first packet crosses both links, the
+	 * rest stream behind at the line rate: N·w/B + w/B + 2 lat. */
+	struct sim_link l[2] = { mk(10 * GBps, 500, 4096, 82), mk(10 * GBps, 500, 4096, 82) };
+	const int32_t paths[1][4] = { { 0, 1 } };
+	int hops[1] = { 2 };
+	double bytes = 4096.0 * 1000;
+	double w = (4096 + 82) / (10 * GBps);
+	simtime_ps t = run_one(SIM_PACKET, l, 2, paths, hops, 1, bytes, NULL, NULL);
+	double want = 1000 * w + w + 1e-6;
+	ck_assert_double_eq_tol(time_to_s(t), want, want * 1e-3);
+}
+END_TEST
+
+START_TEST(packet_vs_flow_incast)
+{
+	/* 4 senders into one 10 GB/s downlink through per-sender uplinks: the
+	 * packet model (PFC backpressure) must agree with the flow model within
+	 * 5% for 64 MiB messages. */
+	struct sim_link l[5];
+	const int32_t paths[4][4] = { { 0, 4 }, { 1, 4 }, { 2, 4 }, { 3, 4 } };
+	int hops[4] = { 2, 2, 2, 2 }, i;
+	struct sim_net_stats st;
+	simtime_ps tf, tp;
+	for (i = 0; i < 5; i++)
+		l[i] = mk(10 * GBps, 600, 4096, 82);
+	tf = run_one(SIM_FLOW, l, 5, paths, hops, 4, 64 * TS_MiB, NULL, NULL);
+	tp = run_one(SIM_PACKET, l, 5, paths, hops, 4, 64 * TS_MiB, NULL, &st);
+	ck_assert_double_le(fabs((double)tp / (double)tf - 1), 0.05);
+	ck_assert_uint_gt(st.pauses, 0); /* the incast did pause the uplinks */
+	ck_assert_uint_eq(st.drops, 0);  /* lossless */
+}
+END_TEST
+
+START_TEST(packet_mtu_small_messages)
+{
+	/* 64 KiB over two 50 GB/s hops: every packet's wire bytes (payload +
+	 * 82 B header) at the line rate, plus one full packet of store and
+	 * forward at the second hop (the last, short packet queues behind the
+	 * full ones). MTU 1024 vs 4096 vs 9000. */
+	static const int mtus[3] = { 1024, 4096, 9000 };
+	int k;
+	for (k = 0; k < 3; k++) {
+		struct sim_link l[2] = { mk(50 * GBps, 0, mtus[k], 82), mk(50 * GBps, 0, mtus[k], 82) };
+		const int32_t paths[1][4] = { { 0, 1 } };
+		int hops[1] = { 2 };
+		double bytes = 65536, npk = ceil(bytes / mtus[k]);
+		double first = bytes < mtus[k] ? bytes : mtus[k];
+		double want = (bytes + npk * 82) / (50 * GBps) + (first + 82) / (50 * GBps);
+		simtime_ps t = run_one(SIM_PACKET, l, 2, paths, hops, 1, bytes, NULL, NULL);
+		ck_assert_double_eq_tol(time_to_s(t), want, want * 1e-3);
+	}
+}
+END_TEST
+
+START_TEST(packet_tcp_drops_and_recovers)
+{
+	/* TCP with a tiny buffer: an 8-to-1 incast drops, retransmits, and
+	 * still delivers every byte. */
+	struct sim_link l[9];
+	int32_t paths[8][4];
+	int hops[8], i;
+	struct sim_net_params p;
+	struct sim_net_stats st;
+	simtime_ps tp, tf;
+	for (i = 0; i < 9; i++)
+		l[i] = mk(10 * GBps, 1000, 1500, 78);
+	for (i = 0; i < 8; i++) {
+		paths[i][0] = i;
+		paths[i][1] = 8;
+		hops[i] = 2;
+	}
+	sim_net_params_default(&p);
+	p.tcp = true;
+	p.buffer_bytes = 64 * 1024;
+	p.window_pkts = 64;
+	p.rto_ps = 50 * TS_PS_PER_US;
+	tp = run_one(SIM_PACKET, l, 9, (const int32_t(*)[4])paths, hops, 8, 4 * TS_MiB, &p, &st);
+	tf = run_one(SIM_FLOW, l, 9, (const int32_t(*)[4])paths, hops, 8, 4 * TS_MiB, NULL, NULL);
+	ck_assert_uint_gt(st.drops, 0);
+	ck_assert_int_ge(tp, tf); /* losses cannot beat the fluid bound */
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("sim_net");
+	TCase *tc = tcase_create("flow");
+	tcase_add_test(tc, flow_single);
+	tcase_add_test(tc, flow_share_then_speed_up);
+	tcase_add_loop_test(tc, flow_maxmin_table, 0, (int)TS_ARRAY_LEN(mm_cases));
+	tcase_add_loop_test(tc, flow_random_invariants, 0, 3);
+	tcase_add_test(tc, flow_mtu_efficiency);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("packet");
+	tcase_add_test(tc, packet_single_closed_form);
+	tcase_add_test(tc, packet_vs_flow_incast);
+	tcase_add_test(tc, packet_mtu_small_messages);
+	tcase_add_test(tc, packet_tcp_drops_and_recovers);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(suite());
+}
