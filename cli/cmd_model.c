@@ -1,12 +1,137 @@
-/* cmd_model.c: `trainsim model`: not built yet; says so instead of pretending. */
+/* cmd_model.c: `trainsim model`: parameters by part and FLOPs per token. */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
+#include "common/table.h"
+#include "models/models.h"
+
+static void usage(FILE *out)
+{
+	const char *const *names = model_builtin_names();
+	fprintf(out,
+		"usage: trainsim model --model M [--seq-len S] [--image-size HxW] [--json]\n"
+		"\n"
+		"Parameters of a model by part (total and active per token) and FLOPs per\n"
+		"token: forward, and training (forward + backward = 3x forward).\n"
+		"\n"
+		"  --model M          built-in name or a Hugging Face config.json path\n"
+		"  --seq-len S        sequence length for the attention term (default 4096)\n"
+		"  --image-size HxW   image for the vision FLOPs (default 448x448)\n"
+		"  --json             JSON: params_total, params_active, params_by_part,\n"
+		"                     flops_per_token_fwd, flops_per_token_train, ...\n"
+		"\n"
+		"built-in models:");
+	for (int i = 0; names[i]; i++)
+		fprintf(out, " %s", names[i]);
+	fprintf(out, "\n");
+}
+
+static double as_d(int64_t v)
+{
+	return (double)v;
+}
 
 int cmd_model(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "trainsim: error: 'model' is not implemented in this version\n");
-	return 2;
+	static const struct option opts[] = { { "model", required_argument, NULL, 'm' },
+					      { "seq-len", required_argument, NULL, 's' },
+					      { "image-size", required_argument, NULL, 'i' },
+					      { "json", no_argument, NULL, 'j' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
+	const char *name = NULL;
+	long long seq = 4096;
+	int img_h = 448, img_w = 448, c;
+	bool json = false;
+	struct model m;
+	struct model_params mp;
+	struct ts_error err = TS_ERROR_INIT;
+	double fwd, patches = 0, tokens = 0, vfl = 0;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': name = optarg; break;
+		case 's':
+			if (cli_parse_long("model", "--seq-len", optarg, 1, 1 << 24, &seq))
+				return 2;
+			break;
+		case 'i': {
+			char tail;
+			if (sscanf(optarg, "%dx%d%c", &img_h, &img_w, &tail) != 2 || img_h < 1 ||
+			    img_w < 1 || img_h > 65536 || img_w > 65536)
+				return cli_usage("model", "--image-size needs HxW in pixels, got '%s'",
+						 optarg);
+			break;
+		}
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return 0;
+		default: return cli_bad_option("model", argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage("model", "unexpected argument '%s'", argv[optind]);
+	if (!name)
+		return cli_usage("model", "needs --model");
+	if (model_load(&m, name, &err))
+		return cli_fail(&err);
+	model_count_params(&m, &mp);
+	fwd = model_flops_per_token_fwd(&m, (int)seq);
+	if (m.has_vision) {
+		model_image_tokens(&m, img_h, img_w, &patches, &tokens);
+		vfl = model_vision_flops_fwd(&m, patches);
+	}
+	if (json) {
+		cJSON *root = cJSON_CreateObject(), *parts = cJSON_CreateObject();
+		cJSON_AddStringToObject(root, "model", m.name);
+		cJSON_AddStringToObject(root, "source", m.source);
+		cJSON_AddNumberToObject(root, "seq_len", (double)seq);
+		cJSON_AddNumberToObject(root, "params_total", as_d(mp.sum_total));
+		cJSON_AddNumberToObject(root, "params_active", as_d(mp.sum_active));
+		for (int p = 0; p < MODEL_PART_COUNT; p++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddNumberToObject(o, "total", as_d(mp.total[p]));
+			cJSON_AddNumberToObject(o, "active", as_d(mp.active[p]));
+			cJSON_AddItemToObject(parts, model_part_name((enum model_part)p), o);
+		}
+		cJSON_AddItemToObject(root, "params_by_part", parts);
+		cJSON_AddNumberToObject(root, "flops_per_token_fwd", fwd);
+		cJSON_AddNumberToObject(root, "flops_per_token_train", 3 * fwd);
+		if (m.has_vision) {
+			cJSON_AddNumberToObject(root, "image_patches", patches);
+			cJSON_AddNumberToObject(root, "image_tokens", tokens);
+			cJSON_AddNumberToObject(root, "vision_flops_per_image_fwd", vfl);
+		}
+		return cli_print_json(root);
+	}
+	{
+		static const char *const head[] = { "part", ">params", ">active", ">% of total" };
+		struct table t;
+		table_init(&t, 4, head);
+		for (int p = 0; p < MODEL_PART_COUNT; p++) {
+			if (!mp.total[p])
+				continue;
+			table_cell(&t, "%s", model_part_name((enum model_part)p));
+			table_cell(&t, "%.4g B", as_d(mp.total[p]) / 1e9);
+			table_cell(&t, "%.4g B", as_d(mp.active[p]) / 1e9);
+			table_cell(&t, "%.2f", 100.0 * as_d(mp.total[p]) / as_d(mp.sum_total));
+		}
+		table_cell(&t, "total");
+		table_cell(&t, "%.4g B", as_d(mp.sum_total) / 1e9);
+		table_cell(&t, "%.4g B", as_d(mp.sum_active) / 1e9);
+		table_cell(&t, "100.00");
+		printf("model %s (%s)\n\n", m.name, m.source);
+		table_print(&t, stdout);
+		table_release(&t);
+		printf("\nparameters: %lld total, %lld active per token\n", (long long)mp.sum_total,
+		       (long long)mp.sum_active);
+		printf("FLOPs per token at seq_len %lld: forward %.4g, training %.4g (3x forward)\n",
+		       seq, fwd, 3 * fwd);
+		if (m.has_vision)
+			printf("vision: a %dx%d image is %.0f patches -> %.0f tokens, %.4g FLOPs "
+			       "forward\n",
+			       img_h, img_w, patches, tokens, vfl);
+	}
+	return 0;
 }

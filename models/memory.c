@@ -252,7 +252,9 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 	double s_loc = (double)p->seq_len / p->cp, b = p->micro_batch, h = m->hidden;
 	double emb_rank = ((double)m->vocab * h + (double)m->max_pos * h) / p->tp;
 	double head_rank = (double)m->vocab * h / p->tp;
-	double fin_norm = m->norm == MODEL_NORM_LAYER ? 2 * h : h;
+	/* Norm weights are replicated across TP ranks; counted as split here like
+	 * the layers' (they are < 0.01% of any model). */
+	double fin_norm = (m->norm == MODEL_NORM_LAYER ? 2 * h : h) / p->tp;
 	double vis = (double)model_vision_params(m) / p->tp;
 	double act_dense = -1, act_moe = -1, pd_dense = 0, pe_dense = 0, pd_moe = 0, pe_moe = 0;
 	int first_dense = -1, first_moe = -1;

@@ -551,11 +551,11 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 		/* Default: one micro-batch per stage (pp micro-batches per replica). */
 		long long g = per * p->pp;
 		if (g > (1LL << 30))
-			REFUSE(PF_MICRO, "micro_batch", "micro-batch x dp x pp is absurdly large");
+			REFUSE(PF_MICRO, "micro_batch (default)", "micro-batch x dp x pp is absurdly large");
 		p->global_batch = (int)g;
 	}
 	if (p->global_batch % per)
-		REFUSE(PF_GLOBAL, "global_batch",
+		REFUSE(PF_GLOBAL, "global_batch (default)",
 		       "global batch %d is not divisible by dp %d x micro-batch %d", p->global_batch,
 		       p->dp, p->micro_batch);
 	return 0;
@@ -571,74 +571,74 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		return ts_error_set(err, TS_EINPUT, "the cluster has no GPUs");
 	if (p->dp == 0) {
 		if (base > ngpus || ngpus % base)
-			REFUSE(PF_TP, "tp",
+			REFUSE(PF_TP, "tp (default)",
 			       "tp %d x pp %d x cp %d = %lld does not divide the %d GPUs", p->tp,
 			       p->pp, p->cp, base, ngpus);
 		p->dp = (int)(ngpus / base);
 	} else if (base * p->dp != ngpus) {
-		REFUSE(PF_DP, "dp", "dp %d x tp %d x pp %d x cp %d = %lld, but the cluster has %d GPUs",
+		REFUSE(PF_DP, "dp (default)", "dp %d x tp %d x pp %d x cp %d = %lld, but the cluster has %d GPUs",
 		       p->dp, p->tp, p->pp, p->cp, base * p->dp, ngpus);
 	}
 	/* Tensor parallelism splits heads; K/V heads are split too, or, when
 	 * tp is a multiple of them, replicated (each rank keeps one group). */
 	if (m->heads % p->tp)
-		REFUSE(PF_TP, "tp", "tp %d does not divide the %d attention heads", p->tp, m->heads);
+		REFUSE(PF_TP, "tp (default)", "tp %d does not divide the %d attention heads", p->tp, m->heads);
 	if (m->kv_heads % p->tp && p->tp % m->kv_heads)
-		REFUSE(PF_TP, "tp",
+		REFUSE(PF_TP, "tp (default)",
 		       "tp %d neither divides nor is a multiple of the %d key/value heads", p->tp,
 		       m->kv_heads);
 	if (m->has_vision && m->vit.heads % p->tp)
-		REFUSE(PF_TP, "tp", "tp %d does not divide the %d vision-encoder heads", p->tp,
+		REFUSE(PF_TP, "tp (default)", "tp %d does not divide the %d vision-encoder heads", p->tp,
 		       m->vit.heads);
 	if (p->sp && p->seq_len % p->tp)
-		REFUSE(PF_SP, "sequence_parallel",
+		REFUSE(PF_SP, "sequence_parallel (default)",
 		       "sequence parallelism needs seq_len %d divisible by tp %d", p->seq_len, p->tp);
 	if (m->max_pos && p->seq_len > m->max_pos)
-		REFUSE(PF_SEQ, "seq_len", "seq_len %d exceeds the %d learned positions", p->seq_len,
+		REFUSE(PF_SEQ, "seq_len (default)", "seq_len %d exceeds the %d learned positions", p->seq_len,
 		       m->max_pos);
 	/* Experts: EP divides them and fits in DP x CP (Megatron's rule). */
 	if (p->ep > 1 && m->experts == 0)
-		REFUSE(PF_EP, "ep", "ep %d given for a dense model", p->ep);
+		REFUSE(PF_EP, "ep (default)", "ep %d given for a dense model", p->ep);
 	if (m->experts && m->experts % p->ep)
-		REFUSE(PF_EP, "ep", "ep %d does not divide the %d experts", p->ep, m->experts);
+		REFUSE(PF_EP, "ep (default)", "ep %d does not divide the %d experts", p->ep, m->experts);
 	if (((long long)p->dp * p->cp) % p->ep)
-		REFUSE(PF_EP, "ep", "ep %d must divide dp %d x cp %d (Megatron's rule)", p->ep, p->dp,
+		REFUSE(PF_EP, "ep (default)", "ep %d must divide dp %d x cp %d (Megatron's rule)", p->ep, p->dp,
 		       p->cp);
 	if (p->cp > 1 && p->seq_len % (2 * p->cp))
-		REFUSE(PF_CP, "cp",
+		REFUSE(PF_CP, "cp (default)",
 		       "cp %d needs seq_len %d divisible by 2 x cp (Megatron's load-balanced split)",
 		       p->cp, p->seq_len);
 	if (p->cp > 1 && !p->flash_attention)
-		REFUSE(PF_CP, "cp",
+		REFUSE(PF_CP, "cp (default)",
 		       "context parallelism needs flash_attention (Megatron runs CP on fused "
 		       "attention)");
 	/* Pipeline. */
 	if (p->schedule == PLAN_SCHED_INTERLEAVED && (p->pp < 2 || p->virtual_stages < 2))
-		REFUSE(PF_SCHED, "schedule",
+		REFUSE(PF_SCHED, "schedule (default)",
 		       "the interleaved schedule needs pp >= 2 and virtual_stages >= 2 (pp %d, "
 		       "virtual_stages %d)",
 		       p->pp, p->virtual_stages);
 	if (p->schedule != PLAN_SCHED_INTERLEAVED && p->virtual_stages > 1)
-		REFUSE(PF_VSTAGES, "virtual_stages",
+		REFUSE(PF_VSTAGES, "virtual_stages (default)",
 		       "virtual_stages %d contradicts schedule '%s' (only 'interleaved' uses it)",
 		       p->virtual_stages, plan_schedule_name(p->schedule));
 	if (p->nlps) {
 		int sum = 0;
 		if (p->nlps != p->pp)
-			REFUSE(PF_LPS, "layers_per_stage", "lists %d stages but pp is %d", p->nlps,
+			REFUSE(PF_LPS, "layers_per_stage (default)", "lists %d stages but pp is %d", p->nlps,
 			       p->pp);
 		for (int i = 0; i < p->nlps; i++) {
 			sum += p->layers_per_stage[i];
 			if (p->layers_per_stage[i] % v)
-				REFUSE(PF_LPS, "layers_per_stage",
+				REFUSE(PF_LPS, "layers_per_stage (default)",
 				       "stage %d has %d layers, not a multiple of virtual_stages %d", i,
 				       p->layers_per_stage[i], v);
 		}
 		if (sum != m->layers)
-			REFUSE(PF_LPS, "layers_per_stage", "sums to %d layers, the model has %d", sum,
+			REFUSE(PF_LPS, "layers_per_stage (default)", "sums to %d layers, the model has %d", sum,
 			       m->layers);
 	} else if (m->layers % (p->pp * v)) {
-		REFUSE(PF_PP, "pp",
+		REFUSE(PF_PP, "pp (default)",
 		       "pp %d x virtual_stages %d does not divide the %d layers (give an uneven "
 		       "layers_per_stage list)",
 		       p->pp, v, m->layers);
@@ -647,23 +647,23 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		return TS_EINPUT;
 	mbs = plan_microbatches(p);
 	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp)
-		REFUSE(PF_GLOBAL, "global_batch",
+		REFUSE(PF_GLOBAL, "global_batch (default)",
 		       "the interleaved schedule needs micro-batches per replica (%d) to be a "
 		       "multiple of pp %d",
 		       mbs, p->pp);
 	/* Optimizer sharding and offload. */
 	if (p->zero >= 2 && p->pp > 1)
-		REFUSE(PF_ZERO, "zero",
+		REFUSE(PF_ZERO, "zero (default)",
 		       "ZeRO stage %d with pp %d: DeepSpeed's pipeline engine supports stages 0 "
 		       "and 1 only",
 		       p->zero, p->pp);
 	if (p->zero >= 2 && p->distributed_optimizer)
-		REFUSE(PF_DISTOPT, "distributed_optimizer",
+		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
 		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
 	if (p->offload == PLAN_OFF_OPTIMIZER && p->zero == 0)
-		REFUSE(PF_OFFLOAD, "offload", "optimizer offload needs ZeRO stage 1, 2 or 3");
+		REFUSE(PF_OFFLOAD, "offload (default)", "optimizer offload needs ZeRO stage 1, 2 or 3");
 	if (p->offload == PLAN_OFF_PARAMS && p->zero != 3)
-		REFUSE(PF_OFFLOAD, "offload", "parameter offload needs ZeRO stage 3 (got %d)",
+		REFUSE(PF_OFFLOAD, "offload (default)", "parameter offload needs ZeRO stage 3 (got %d)",
 		       p->zero);
 	/* Images. */
 	if (p->images_per_sample.value < 0 && p->images_per_sample.kind == PLAN_DIST_FIXED)
@@ -674,11 +674,11 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		p->image_tokens.value = tk;
 	}
 	if (!m->has_vision && plan_dist_mean(&p->images_per_sample) > 0)
-		REFUSE(PF_IMAGES, "images_per_sample",
+		REFUSE(PF_IMAGES, "images_per_sample (default)",
 		       "images per sample given for a model without a vision encoder");
 	if (m->has_vision && plan_dist_mean(&p->images_per_sample) *
 				     plan_dist_mean(&p->image_tokens) > p->seq_len)
-		REFUSE(PF_IMAGE_TOKENS, "image_tokens",
+		REFUSE(PF_IMAGE_TOKENS, "image_tokens (default)",
 		       "images x image tokens (%.0f) exceed seq_len %d",
 		       plan_dist_mean(&p->images_per_sample) * plan_dist_mean(&p->image_tokens),
 		       p->seq_len);

@@ -1,0 +1,728 @@
+/* test_models.c: parameter counts, FLOPs, activation and state memory,
+ * plans and their refusals. Expected values are computed here from the
+ * configs' numbers written out, not through models/ code. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/models.h"
+#include "testutil.h"
+
+/* ---- parameters: independent closed forms ------------------------------ */
+
+/* Qwen3 / Qwen3-VL text decoder: embedding, per layer attention with GQA
+ * and q_norm/k_norm (2 x head_dim), two RMSNorms, a gated MLP or a router +
+ * experts; final RMSNorm; LM head unless tied. */
+static double qwen3_text(double h, double L, double a, double kv, double d, double f, double V,
+			 double E, double fm, int tie)
+{
+	double attn = h * a * d + 2 * h * kv * d + a * d * h + 2 * d;
+	double mlp = E > 0 ? h * E + E * 3 * h * fm : 3 * h * f;
+	return V * h + L * (attn + 2 * h + mlp) + h + (tie ? 0 : V * h);
+}
+
+/* Qwen3-VL vision tower: Conv3d patch embed 3x2x16x16 with bias, 2304
+ * positions, blocks (2 LayerNorms, qkv/proj/fc1/fc2 with biases), merger
+ * (LayerNorm(vh), fc1 4vh->4vh, fc2 4vh->h) and 3 DeepStack mergers
+ * (LayerNorm(4vh) after the shuffle). */
+static double qwen3_vit(double vh, double depth, double vf, double h)
+{
+	double in = 4 * vh;
+	double patch = 3 * 2 * 16 * 16 * vh + vh, pos = 2304 * vh;
+	double block = 4 * vh + (3 * vh * vh + 3 * vh) + (vh * vh + vh) + (vh * vf + vf) +
+		       (vf * vh + vh);
+	double mlp2 = in * in + in + in * h + h;
+	return patch + pos + depth * block + (mlp2 + 2 * vh) + 3 * (mlp2 + 2 * in);
+}
+
+static double qwen3_text_active(double h, double L, double a, double kv, double d, double V,
+				double E, double k, double fm, int tie)
+{
+	double attn = h * a * d + 2 * h * kv * d + a * d * h + 2 * d;
+	return V * h + L * (attn + 2 * h + h * E + k * 3 * h * fm) + h + (tie ? 0 : V * h);
+}
+
+static double llama(double h, double L, double a, double kv, double f, double V)
+{
+	double d = h / a;
+	return V * h + L * (h * a * d + 2 * h * kv * d + a * d * h + 2 * h + 3 * h * f) + h + V * h;
+}
+
+static const struct {
+	const char *name;
+	double total, active;
+} expect_params[] = {
+	/* hidden, layers, heads, kv, head_dim, ffn, vocab from qwen3_vl.md. */
+	{ "qwen3-vl-2b", -1, -1 },
+	{ "qwen3-vl-4b", -1, -1 },
+	{ "qwen3-vl-8b", -1, -1 },
+	{ "qwen3-vl-32b", -1, -1 },
+	{ "qwen3-vl-30b-a3b", -1, -1 },
+	{ "qwen3-vl-235b-a22b", -1, -1 },
+	{ "qwen3-30b-a3b", -1, -1 },
+	{ "qwen3-235b-a22b", -1, -1 },
+	{ "llama3-8b", -1, -1 },
+	{ "llama3-70b", -1, -1 },
+	{ "llama3-405b", -1, -1 },
+	{ "gpt3-175b", -1, -1 },
+};
+
+static void expected(int i, double *tot, double *act)
+{
+	const double V = 151936;
+	double vit_small = qwen3_vit(1024, 24, 4096, 0), vit_big;
+	switch (i) {
+	case 0:
+		vit_small = qwen3_vit(1024, 24, 4096, 2048);
+		*tot = *act = qwen3_text(2048, 28, 16, 8, 128, 6144, V, 0, 0, 1) + vit_small;
+		break;
+	case 1:
+		vit_small = qwen3_vit(1024, 24, 4096, 2560);
+		*tot = *act = qwen3_text(2560, 36, 32, 8, 128, 9728, V, 0, 0, 1) + vit_small;
+		break;
+	case 2:
+		vit_big = qwen3_vit(1152, 27, 4304, 4096);
+		*tot = *act = qwen3_text(4096, 36, 32, 8, 128, 12288, V, 0, 0, 0) + vit_big;
+		break;
+	case 3:
+		vit_big = qwen3_vit(1152, 27, 4304, 5120);
+		*tot = *act = qwen3_text(5120, 64, 64, 8, 128, 25600, V, 0, 0, 0) + vit_big;
+		break;
+	case 4:
+		vit_big = qwen3_vit(1152, 27, 4304, 2048);
+		*tot = qwen3_text(2048, 48, 32, 4, 128, 0, V, 128, 768, 0) + vit_big;
+		*act = qwen3_text_active(2048, 48, 32, 4, 128, V, 128, 8, 768, 0) + vit_big;
+		break;
+	case 5:
+		vit_big = qwen3_vit(1152, 27, 4304, 4096);
+		*tot = qwen3_text(4096, 94, 64, 4, 128, 0, V, 128, 1536, 0) + vit_big;
+		*act = qwen3_text_active(4096, 94, 64, 4, 128, V, 128, 8, 1536, 0) + vit_big;
+		break;
+	case 6:
+		*tot = qwen3_text(2048, 48, 32, 4, 128, 0, V, 128, 768, 0);
+		*act = qwen3_text_active(2048, 48, 32, 4, 128, V, 128, 8, 768, 0);
+		break;
+	case 7:
+		*tot = qwen3_text(4096, 94, 64, 4, 128, 0, V, 128, 1536, 0);
+		*act = qwen3_text_active(4096, 94, 64, 4, 128, V, 128, 8, 1536, 0);
+		break;
+	case 8: *tot = *act = llama(4096, 32, 32, 8, 14336, 128256); break;
+	case 9: *tot = *act = llama(8192, 80, 64, 8, 28672, 128256); break;
+	case 10: *tot = *act = llama(16384, 126, 128, 8, 53248, 128256); break;
+	case 11: {
+		/* Megatron eq. 2 counts 12lh^2 + 13lh + (V+s)h; the final LayerNorm
+		 * (2h) is the only module it leaves out. */
+		double h = 12288, l = 96, Vg = 51200, s = 2048;
+		*tot = *act = 12 * l * h * h + 13 * l * h + (Vg + s) * h + 2 * h;
+		break;
+	}
+	}
+}
+
+START_TEST(params_builtin_exact)
+{
+	struct model m;
+	struct model_params mp;
+	struct ts_error err = TS_ERROR_INIT;
+	double tot, act;
+	ck_assert_int_eq(model_load(&m, expect_params[_i].name, &err), 0);
+	model_count_params(&m, &mp);
+	expected(_i, &tot, &act);
+	ck_assert_msg((double)mp.sum_total == tot, "%s total %lld, expected %.0f",
+		      expect_params[_i].name, (long long)mp.sum_total, tot);
+	ck_assert_msg((double)mp.sum_active == act, "%s active %lld, expected %.0f",
+		      expect_params[_i].name, (long long)mp.sum_active, act);
+}
+END_TEST
+
+static double total_of(const char *name, bool active)
+{
+	struct model m;
+	struct model_params mp;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&m, name, &err), 0);
+	model_count_params(&m, &mp);
+	return (double)(active ? mp.sum_active : mp.sum_total);
+}
+
+START_TEST(params_published_totals)
+{
+	/* Published names: 235B-A22B, 30B-A3B (Qwen3 report); Megatron eq. 2
+	 * gives 174.6B for GPT-3 with V = 51200, s = 2048. */
+	double eq2 = 12.0 * 96 * 12288.0 * 12288 *
+		     (1 + 13.0 / (12 * 12288) + (51200.0 + 2048) / (12.0 * 96 * 12288));
+	ck_assert_double_le(fabs(total_of("qwen3-vl-235b-a22b", false) / 235e9 - 1), 0.01);
+	ck_assert_double_le(fabs(total_of("qwen3-vl-235b-a22b", true) / 22e9 - 1), 0.05);
+	ck_assert_double_le(fabs(total_of("qwen3-235b-a22b", false) / 235e9 - 1), 0.01);
+	ck_assert_double_le(fabs(total_of("qwen3-235b-a22b", true) / 22e9 - 1), 0.02);
+	ck_assert_double_le(fabs(total_of("qwen3-30b-a3b", false) / 30e9 - 1), 0.02);
+	/* "A3B" is the text model's 3.3B; the VL model adds a 0.58B vision tower. */
+	ck_assert_double_le(fabs(total_of("qwen3-30b-a3b", true) / 3.3e9 - 1), 0.03);
+	ck_assert_double_le(fabs(total_of("qwen3-vl-30b-a3b", false) / 30e9 - 1), 0.05);
+	ck_assert_double_le(fabs(total_of("qwen3-vl-30b-a3b", true) / 3.3e9 - 1), 0.2);
+	ck_assert_double_le(fabs(total_of("gpt3-175b", false) / 174.6e9 - 1), 0.001);
+	ck_assert_double_le(fabs(total_of("gpt3-175b", false) - eq2), 2 * 12288 + 1);
+	ck_assert_double_le(fabs(total_of("llama3-405b", false) / 405e9 - 1), 0.01);
+}
+END_TEST
+
+START_TEST(vision_tokens_per_image)
+{
+	struct model m;
+	struct ts_error err = TS_ERROR_INIT;
+	double patches, tokens;
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-8b", &err), 0);
+	model_image_tokens(&m, 448, 448, &patches, &tokens);
+	ck_assert_double_eq(patches, 784); /* (448/16)^2 */
+	ck_assert_double_eq(tokens, 196);  /* after 2x2 merge */
+	model_image_tokens(&m, 224, 448, &patches, &tokens);
+	ck_assert_double_eq(patches, 392);
+	ck_assert_double_eq(tokens, 98);
+}
+END_TEST
+
+/* ---- FLOPs ---------------------------------------------------------------- */
+
+START_TEST(flops_megatron_eq3)
+{
+	/* Megatron SC'21 eq. 3: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) with
+	 * full recompute. */
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	double B = 1536, s = 2048, l = 96, h = 12288, V = 51200, eq3, got;
+	ck_assert_int_eq(model_load(&m, "gpt3-175b", &err), 0);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = 8;
+	p.seq_len = 2048;
+	p.global_batch = 1536;
+	p.recompute = PLAN_RC_FULL;
+	ck_assert_int_eq(plan_resolve(&p, &m, 1024, &err), 0);
+	eq3 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+	got = model_flops_iteration(&m, &p);
+	ck_assert_msg(fabs(got / eq3 - 1) < 0.005, "got %g, eq. 3 %g", got, eq3);
+	/* Without recompute: 3 passes over the layers: 72/96 of the layer part. */
+	p.recompute = PLAN_RC_NONE;
+	got = model_flops_iteration(&m, &p);
+	eq3 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+	ck_assert_msg(fabs(got / eq3 - 1) < 0.005, "got %g, Korthikanti model FLOPs %g", got, eq3);
+}
+END_TEST
+
+START_TEST(flops_per_token_6n)
+{
+	/* Dense model: forward per token = 2 x matmul params + 4 s a d per layer
+	 * + 2 V h (LM head); Llama-3-8B has no biases so matmul params are the
+	 * total minus embedding and norms. */
+	struct model m;
+	struct ts_error err = TS_ERROR_INIT;
+	double h = 4096, L = 32, V = 128256, s = 8192, nmat, want;
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	nmat = L * (h * 4096 + 2 * h * 1024 + 4096 * h + 3 * h * 14336);
+	want = 2 * nmat + L * 4 * s * 4096 + 2 * V * h;
+	ck_assert_double_eq_tol(model_flops_per_token_fwd(&m, (int)s), want, want * 1e-12);
+}
+END_TEST
+
+/* ---- activation memory: Korthikanti Table 2 ------------------------------- */
+
+static void gpt_plan(struct plan *p, int tp, bool sp, enum plan_recompute rc)
+{
+	plan_init(p);
+	p->tp = tp;
+	p->sp = sp;
+	p->recompute = rc;
+	p->seq_len = 2048;
+	p->micro_batch = 1;
+	p->dp = 1;
+	p->global_batch = 1;
+}
+
+START_TEST(activations_table2_rows)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	double s = 2048, b = 1, h = 12288, a = 96, t = 8, sbh = s * b * h, got, want;
+	ck_assert_int_eq(model_load(&m, "gpt3-175b", &err), 0);
+	/* No parallelism: sbh(34 + 5as/h). */
+	gpt_plan(&p, 1, false, PLAN_RC_NONE);
+	want = sbh * (34 + 5 * a * s / h);
+	got = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq_tol(got, want, want * 1e-12);
+	/* TP: sbh(10 + 24/t + 5as/(ht)). */
+	gpt_plan(&p, 8, false, PLAN_RC_NONE);
+	want = sbh * (10 + 24 / t + 5 * a * s / (h * t));
+	got = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq_tol(got, want, want * 1e-12);
+	/* TP + SP: sbh/t (34 + 5as/h). */
+	gpt_plan(&p, 8, true, PLAN_RC_NONE);
+	want = sbh / t * (34 + 5 * a * s / h);
+	got = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq_tol(got, want, want * 1e-12);
+	/* TP + selective: sbh(10 + 24/t). */
+	gpt_plan(&p, 8, false, PLAN_RC_SELECTIVE);
+	want = sbh * (10 + 24 / t);
+	got = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq_tol(got, want, want * 1e-12);
+	/* TP + SP + selective: 34 sbh / t. */
+	gpt_plan(&p, 8, true, PLAN_RC_SELECTIVE);
+	want = 34 * sbh / t;
+	got = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq_tol(got, want, want * 1e-12);
+	/* Full recompute: 2 sbh. */
+	gpt_plan(&p, 8, false, PLAN_RC_FULL);
+	want = 2 * sbh;
+	got = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq_tol(got, want, want * 1e-12);
+	/* The 5as/h term is 80 for GPT-3 (formulas.md §3.2). */
+	ck_assert_double_eq(5 * a * s / h, 80);
+}
+END_TEST
+
+START_TEST(activations_pipeline_in_flight)
+{
+	/* Korthikanti §4.2: with 1F1B the first stage holds L layers' worth
+	 * (sbhL/t)(34 + 5as/h) whatever p; interleaving multiplies by
+	 * 1 + (p-1)/(pv). Embedding dropout adds sbh p/t on stage 0. */
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { 80.0 * (1 << 30), 64, 0 };
+	struct ts_error err = TS_ERROR_INIT;
+	double s = 2048, h = 12288, a = 96, t = 8, L = 96, pp = 8, v = 2, lay, want;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "gpt3-175b", &err), 0);
+	gpt_plan(&p, 8, true, PLAN_RC_NONE);
+	p.pp = 8;
+	p.dp = 0;
+	p.global_batch = 64;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	ck_assert_int_eq(plan_microbatches(&p), 64);
+	memory_eval(&m, &p, &env, r);
+	lay = s * h / t * (34 + 5 * a * s / h);
+	want = lay * L + s * h * pp / t;
+	ck_assert_double_eq_tol(r->stage[0].activations_bytes, want, want * 1e-12);
+	ck_assert_double_eq(r->stage[0].inflight, 8);
+	ck_assert_double_eq(r->stage[7].inflight, 1);
+	/* GPipe: all 64 micro-batches. */
+	p.schedule = PLAN_SCHED_GPIPE;
+	memory_eval(&m, &p, &env, r);
+	ck_assert_double_eq(r->stage[3].inflight, 64);
+	/* Interleaved, v = 2. */
+	p.schedule = PLAN_SCHED_INTERLEAVED;
+	p.virtual_stages = 2;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	memory_eval(&m, &p, &env, r);
+	want = lay * L * (1 + (pp - 1) / (pp * v)) + s * h / t * r->stage[0].inflight / v;
+	ck_assert_double_eq_tol(r->stage[0].activations_bytes, want, want * 1e-12);
+	free(r);
+}
+END_TEST
+
+/* ---- weights, gradients, optimizer: ZeRO and Megatron ----------------------- */
+
+START_TEST(state_bytes_per_param)
+{
+	struct plan p;
+	double w, g, o;
+	plan_init(&p); /* bf16 params, fp32 grads: Megatron's 18 */
+	memory_bytes_per_param(&p, &w, &g, &o);
+	ck_assert_double_eq(w + g + o, 18);
+	p.grad_dtype = PLAN_DT_BF16; /* ZeRO's 2 + 2 + 12 */
+	memory_bytes_per_param(&p, &w, &g, &o);
+	ck_assert_double_eq(w + g + o, 16);
+	p.precision = p.grad_dtype = PLAN_DT_FP32; /* Megatron fp32/fp32: 16 */
+	memory_bytes_per_param(&p, &w, &g, &o);
+	ck_assert_double_eq(w + g + o, 16);
+	ck_assert_double_eq(o, 8);
+}
+END_TEST
+
+START_TEST(state_zero_stages_divide)
+{
+	/* ZeRO §3 (Rajbhandari et al.): Pos 2Ψ + 2Ψ + KΨ/Nd, Pos+g 2Ψ + (2+K)Ψ/Nd,
+	 * Pos+g+p (2+2+K)Ψ/Nd with K = 12; tp = pp = 1, Nd = 64. */
+	struct model m;
+	struct plan p;
+	struct model_params mp;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { 80.0 * (1 << 30), 64, 0 };
+	struct ts_error err = TS_ERROR_INIT;
+	double psi, nd = 64;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	model_count_params(&m, &mp);
+	psi = (double)mp.sum_total;
+	for (int z = 0; z <= 3; z++) {
+		const struct memory_stage *st = &r->stage[0];
+		plan_init(&p);
+		p.grad_dtype = PLAN_DT_BF16;
+		p.zero = z;
+		ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+		memory_eval(&m, &p, &env, r);
+		ck_assert_double_eq_tol(st->weights_bytes, 2 * psi / (z >= 3 ? nd : 1), psi * 1e-9);
+		ck_assert_double_eq_tol(st->grads_bytes, 2 * psi / (z >= 2 ? nd : 1), psi * 1e-9);
+		ck_assert_double_eq_tol(st->optimizer_bytes, 12 * psi / (z >= 1 ? nd : 1),
+					psi * 1e-9);
+	}
+	/* Megatron distributed optimizer, bf16/fp32: 6 + 12/d bytes per param. */
+	plan_init(&p);
+	p.distributed_optimizer = true;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	memory_eval(&m, &p, &env, r);
+	ck_assert_double_eq_tol(r->stage[0].weights_bytes + r->stage[0].grads_bytes +
+					r->stage[0].optimizer_bytes,
+				(6 + 12 / nd) * psi, psi * 1e-9);
+	/* Offloading the optimizer moves it to host memory. */
+	plan_init(&p);
+	p.zero = 3;
+	p.offload = PLAN_OFF_OPTIMIZER;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	memory_eval(&m, &p, &env, r);
+	ck_assert_double_eq(r->stage[0].optimizer_bytes, 0);
+	ck_assert_double_eq_tol(r->stage[0].host_bytes, (12 + 4) * psi / nd, psi * 1e-9);
+	free(r);
+}
+END_TEST
+
+START_TEST(state_memory_sums_over_stages)
+{
+	/* Weights over all stages and TP ranks add back up to the model (each
+	 * TP/PP shard counted once; tied embeddings copied to the last stage). */
+	struct model m;
+	struct plan p;
+	struct model_params mp;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { 80.0 * (1 << 30), 64, 0 };
+	struct ts_error err = TS_ERROR_INIT;
+	double sum = 0;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "llama3-70b", &err), 0);
+	model_count_params(&m, &mp);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = 4;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	memory_eval(&m, &p, &env, r);
+	for (int s = 0; s < 4; s++)
+		sum += r->stage[s].weights_bytes * 8 / 2;
+	ck_assert_double_eq_tol(sum, (double)mp.sum_total, 1);
+	free(r);
+}
+END_TEST
+
+/* ---- seeds' claims: Qwen3-VL-235B on 4 nodes x 2 A100-80GB ----------------- */
+
+static double peak_for(struct model *m, int zero, enum plan_offload off, bool *fits)
+{
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { 80.0 * (1 << 30), 8, 0 };
+	struct ts_error err = TS_ERROR_INIT;
+	double peak;
+	ck_assert_ptr_nonnull(r);
+	plan_init(&p);
+	p.zero = zero;
+	p.offload = off;
+	p.precision = p.grad_dtype = p.grad_reduce_dtype = PLAN_DT_FP16;
+	p.recompute = PLAN_RC_FULL;
+	p.flash_attention = true;
+	ck_assert_int_eq(plan_resolve(&p, m, 8, &err), 0);
+	memory_eval(m, &p, &env, r);
+	peak = r->peak_bytes;
+	*fits = r->fits;
+	free(r);
+	return peak;
+}
+
+START_TEST(seed_qwen3_vl_235b)
+{
+	struct model m;
+	struct model_params mp;
+	struct ts_error err = TS_ERROR_INIT;
+	bool fits;
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-235b-a22b", &err), 0);
+	model_count_params(&m, &mp);
+	/* Weights alone in 16-bit: about 470 GB, more than 8 x 80 GB can hold
+	 * with 16 B/param of state (3.8 TB). */
+	ck_assert_double_le(fabs(2.0 * (double)mp.sum_total / 470e9 - 1), 0.01);
+	ck_assert_double_gt(16.0 * (double)mp.sum_total, 8 * 80e9);
+	peak_for(&m, 0, PLAN_OFF_NONE, &fits);
+	ck_assert(!fits);
+	peak_for(&m, 3, PLAN_OFF_NONE, &fits); /* sharded but not offloaded: 16Ψ/8 */
+	ck_assert(!fits);
+	peak_for(&m, 3, PLAN_OFF_OPTIMIZER, &fits);
+	ck_assert(fits);
+}
+END_TEST
+
+/* ---- bad input ---------------------------------------------------------------- */
+
+static int load_text(struct model *m, const char *text, struct ts_error *err)
+{
+	return model_load(m, tu_tmpfile(0, ".json", text), err);
+}
+
+static const struct {
+	const char *json;
+	const char *want; /* substring of the message */
+} bad_models[] = {
+	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"vocab_size\": 100, \"hidden_act\": "
+	  "\"silu\", \"intermediate_size\": 128}",
+	  "num_attention_heads: missing field" },
+	{ "{\"hidden_size\": 64, \"n_embd\": 128, \"num_hidden_layers\": 2, "
+	  "\"num_attention_heads\": 4, \"vocab_size\": 100, \"hidden_act\": \"silu\", "
+	  "\"intermediate_size\": 128}",
+	  "contradicts 'hidden_size'" },
+	{ "{\"hidden_size\": 0, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	  "\"vocab_size\": 100, \"hidden_act\": \"silu\", \"intermediate_size\": 128}",
+	  "hidden_size" },
+	{ "{\"hidden_size\": 64, \"num_hidden_layers\": -2, \"num_attention_heads\": 4, "
+	  "\"vocab_size\": 100, \"hidden_act\": \"silu\", \"intermediate_size\": 128}",
+	  "num_hidden_layers" },
+	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	  "\"num_key_value_heads\": 3, \"vocab_size\": 100, \"hidden_act\": \"silu\", "
+	  "\"intermediate_size\": 128}",
+	  "must divide num_attention_heads" },
+	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	  "\"vocab_size\": 100, \"hidden_act\": \"silu\", \"intermediate_size\": 128, "
+	  "\"num_experts\": 8}",
+	  "num_experts_per_tok: missing field" },
+	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	  "\"vocab_size\": 100, \"hidden_act\": \"silu\", \"intermediate_size\": 128, "
+	  "\"num_experts\": 8, \"num_experts_per_tok\": 9}",
+	  "num_experts_per_tok 9" },
+	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	  "\"vocab_size\": 100, \"hidden_act\": \"relu6\", \"intermediate_size\": 128}",
+	  "unknown activation" },
+	{ "{\"tie_word_embeddings\": true, \"text_config\": {\"hidden_size\": 64, "
+	  "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+	  "\"hidden_act\": \"silu\", \"intermediate_size\": 128, \"tie_word_embeddings\": false}}",
+	  "contradicts the top-level" },
+	{ "{\"text_config\": {\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+	  "\"num_attention_heads\": 4, \"vocab_size\": 100, \"hidden_act\": \"silu\", "
+	  "\"intermediate_size\": 128}, \"vision_config\": {\"depth\": 2, \"hidden_size\": 32, "
+	  "\"num_heads\": 4, \"intermediate_size\": 64, \"patch_size\": 16, \"out_hidden_size\": "
+	  "48}}",
+	  "contradicts the text hidden_size" },
+	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": \"4\", "
+	  "\"vocab_size\": 100, \"hidden_act\": \"silu\", \"intermediate_size\": 128}",
+	  "num_attention_heads" },
+	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2,", "malformed JSON" },
+};
+
+START_TEST(bad_model_configs)
+{
+	struct model m;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(load_text(&m, bad_models[_i].json, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, bad_models[_i].want), "message '%s' lacks '%s'", err.msg,
+		      bad_models[_i].want);
+	ck_assert_msg(strstr(err.msg, ".json:1:"), "no position in '%s'", err.msg);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+START_TEST(good_model_config_hf)
+{
+	/* A Qwen3-VL-style nested config equals the built-in. */
+	struct model a, b;
+	struct model_params pa, pb;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&a, tu_src(0, "examples/models/qwen3-vl-8b.json"), &err), 0);
+	ck_assert_int_eq(model_load(&b, "qwen3-vl-8b", &err), 0);
+	model_count_params(&a, &pa);
+	model_count_params(&b, &pb);
+	ck_assert_int_eq(pa.sum_total, pb.sum_total);
+	/* GPT-2 small config: 124,439,808 parameters (tied, 1024 positions). */
+	ck_assert_int_eq(model_load(&a, tu_src(1, "examples/models/gpt2.json"), &err), 0);
+	model_count_params(&a, &pa);
+	ck_assert_int_eq(pa.sum_total, 124439808);
+}
+END_TEST
+
+static const struct {
+	const char *model;
+	const char *plan;
+	int ngpus;
+	const char *want;
+} bad_plans[] = {
+	{ "qwen3-vl-8b", "{\"tp\": 3}", 24, "tp 3 does not divide the 32 attention heads" },
+	{ "qwen3-vl-8b", "{\"tp\": 2, \"dp\": 3}", 8, "but the cluster has 8 GPUs" },
+	{ "qwen3-235b-a22b", "{\"ep\": 3}", 24, "ep 3 does not divide the 128 experts" },
+	{ "qwen3-235b-a22b", "{\"ep\": 16}", 8, "must divide dp 8 x cp 1" },
+	{ "llama3-8b", "{\"ep\": 2}", 8, "dense model" },
+	{ "llama3-8b", "{\"micro_batch\": 2, \"global_batch\": 10}", 8, "not divisible by dp 8" },
+	{ "llama3-8b", "{\"schedule\": \"zigzag\"}", 8, "schedule" },
+	{ "llama3-8b", "{\"pp\": 3}", 3, "does not divide the 32 layers" },
+	{ "llama3-8b", "{\"pp\": 2, \"layers_per_stage\": [10, 20]}", 2, "sums to 30 layers" },
+	{ "llama3-8b", "{\"pp\": 4, \"schedule\": \"interleaved\", \"virtual_stages\": 2, "
+		       "\"global_batch\": 6}",
+	  4, "multiple of pp 4" },
+	{ "llama3-8b", "{\"virtual_stages\": 2}", 8, "contradicts schedule '1f1b'" },
+	{ "llama3-8b", "{\"cp\": 2, \"flash_attention\": true, \"seq_len\": 4098}", 8,
+	  "divisible by 2 x cp" },
+	{ "llama3-8b", "{\"zero\": 4}", 8, "zero" },
+	{ "llama3-8b", "{\"zero\": 2, \"pp\": 2}", 8, "pipeline engine" },
+	{ "llama3-8b", "{\"offload\": \"params\", \"zero\": 2}", 8, "needs ZeRO stage 3" },
+	{ "llama3-8b", "{\"micro_batch\": 0}", 8, "micro_batch" },
+	{ "llama3-8b", "{\"tpp\": 2}", 8, "unknown field 'tpp'" },
+	{ "llama3-8b", "{\"images_per_sample\": 2}", 8, "without a vision encoder" },
+	{ "qwen3-vl-8b", "{\"images_per_sample\": {\"dist\": \"gamma\", \"mean\": 2}}", 8, "dist" },
+	{ "gpt3-175b", "{\"seq_len\": 4096, \"tp\": 8}", 8, "exceeds the 2048 learned" },
+};
+
+START_TEST(bad_plan_refused)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	int rc;
+	ck_assert_int_eq(model_load(&m, bad_plans[_i].model, &err), 0);
+	plan_init(&p);
+	rc = plan_load(&p, tu_tmpfile(1, ".json", bad_plans[_i].plan), &err);
+	if (rc == 0)
+		rc = plan_resolve(&p, &m, bad_plans[_i].ngpus, &err);
+	ck_assert_int_eq(rc, TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, bad_plans[_i].want), "message '%s' lacks '%s'", err.msg,
+		      bad_plans[_i].want);
+	ck_assert_msg(strstr(err.msg, ".json:1:"), "no position in '%s'", err.msg);
+}
+END_TEST
+
+static const struct {
+	const char *ds;
+	const char *want;
+} bad_ds[] = {
+	{ "{\"zero_optimization\": {\"stage\": 5}}", "stage" },
+	{ "{\"zero_optimization\": {\"stage\": \"three\"}}", "ZeRO stage must be" },
+	{ "{\"fp16\": {\"enabled\": true}, \"bf16\": {\"enabled\": true}}", "both enabled" },
+	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"gpu\"}}}",
+	  "device" },
+	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
+	{ "{ \"train_batch_size\": 8, \"gradient_accumulation_steps\": 4, \"fp16\": { "
+	  "\"enabled\": true }, \"zero_optimization\": { \"stage\": 3, \"offload_optimizer\": { "
+	  "\"device\": \"cpu\" } } }",
+	  "train_batch_size 8 is not divisible by gradient_accumulation_steps 4 x data-parallel "
+	  "size 8" },
+};
+
+START_TEST(bad_deepspeed_refused)
+{
+	struct model m;
+	struct plan p;
+	struct jdoc d = JDOC_INIT;
+	struct ts_error err = TS_ERROR_INIT;
+	int rc;
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-235b-a22b", &err), 0);
+	plan_init(&p);
+	ck_assert_int_eq(jdoc_parse(&d, "ds_config.json", bad_ds[_i].ds, strlen(bad_ds[_i].ds),
+				    &err),
+			 0);
+	rc = plan_apply_deepspeed(&p, &d, &err);
+	if (rc == 0)
+		rc = plan_resolve(&p, &m, 8, &err);
+	jdoc_release(&d);
+	ck_assert_int_eq(rc, TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, bad_ds[_i].want), "message '%s' lacks '%s'", err.msg,
+		      bad_ds[_i].want);
+	ck_assert_msg(strstr(err.msg, "ds_config.json:1:"), "no position in '%s'", err.msg);
+}
+END_TEST
+
+START_TEST(deepspeed_maps_fields)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-235b-a22b", &err), 0);
+	plan_init(&p);
+	ck_assert_int_eq(plan_load(&p, tu_src(0, "examples/plans/seed002-235b-zero3-offload.json"),
+				   &err),
+			 0);
+	{
+		struct jdoc d = JDOC_INIT;
+		ck_assert_int_eq(
+			jdoc_load(&d, tu_src(1, "examples/plans/ds_config_zero3_offload.json"), &err),
+			0);
+		ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+		jdoc_release(&d);
+	}
+	ck_assert_int_eq(plan_resolve(&p, &m, 8, &err), 0);
+	ck_assert_int_eq(p.zero, 3);
+	ck_assert_int_eq(p.offload, PLAN_OFF_OPTIMIZER);
+	ck_assert_int_eq(p.precision, PLAN_DT_FP16);
+	ck_assert_int_eq(p.grad_dtype, PLAN_DT_FP16);
+	ck_assert_int_eq(p.dp, 8);
+	ck_assert_int_eq(p.micro_batch, 1);
+	ck_assert_int_eq(p.global_batch, 32);
+	ck_assert_int_eq(plan_microbatches(&p), 4);
+}
+END_TEST
+
+START_TEST(layer_cost_consistent)
+{
+	/* The per-layer costs add up to the iteration FLOPs of the model. */
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	struct model_layer_cost c;
+	double sum = 0, head, want;
+	ck_assert_int_eq(model_load(&m, "qwen3-235b-a22b", &err), 0);
+	plan_init(&p);
+	p.tp = 4;
+	p.ep = 8;
+	p.seq_len = 4096;
+	ck_assert_int_eq(plan_resolve(&p, &m, 32, &err), 0);
+	for (int l = 0; l < m.layers; l++) {
+		model_layer_cost(&m, &p, l, &c);
+		ck_assert_double_eq_tol(c.bwd_flops, 2 * c.fwd_flops, c.fwd_flops * 1e-12);
+		ck_assert_double_gt(c.ep_bytes, 0);
+		ck_assert_double_gt(c.tp_bytes, 0);
+		sum += 3 * c.fwd_flops * p.tp; /* all TP ranks */
+	}
+	sum *= (double)plan_microbatches(&p) * p.dp;
+	head = 3 * 2.0 * m.vocab * m.hidden * (double)p.global_batch * p.seq_len;
+	want = model_flops_iteration(&m, &p);
+	ck_assert_double_eq_tol(sum + head, want, want * 1e-9);
+}
+END_TEST
+
+static Suite *models_suite(void)
+{
+	Suite *s = suite_create("models");
+	TCase *tc = tcase_create("params");
+	tcase_add_loop_test(tc, params_builtin_exact, 0, (int)TS_ARRAY_LEN(expect_params));
+	tcase_add_test(tc, params_published_totals);
+	tcase_add_test(tc, vision_tokens_per_image);
+	tcase_add_test(tc, good_model_config_hf);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("flops");
+	tcase_add_test(tc, flops_megatron_eq3);
+	tcase_add_test(tc, flops_per_token_6n);
+	tcase_add_test(tc, layer_cost_consistent);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("memory");
+	tcase_add_test(tc, activations_table2_rows);
+	tcase_add_test(tc, activations_pipeline_in_flight);
+	tcase_add_test(tc, state_bytes_per_param);
+	tcase_add_test(tc, state_zero_stages_divide);
+	tcase_add_test(tc, state_memory_sums_over_stages);
+	tcase_add_test(tc, seed_qwen3_vl_235b);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bad_input");
+	tcase_add_loop_test(tc, bad_model_configs, 0, (int)TS_ARRAY_LEN(bad_models));
+	tcase_add_loop_test(tc, bad_plan_refused, 0, (int)TS_ARRAY_LEN(bad_plans));
+	tcase_add_loop_test(tc, bad_deepspeed_refused, 0, (int)TS_ARRAY_LEN(bad_ds));
+	tcase_add_test(tc, deepspeed_maps_fields);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(models_suite());
+}
