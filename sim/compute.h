@@ -1,0 +1,61 @@
+/* compute.h: the compute model: how long one kernel (GEMM, attention,
+ * element-wise, optimizer step) takes on one GPU.
+ *
+ *   t = max(FLOPs / (peak x efficiency(op)), bytes / (HBM bandwidth x hbm_eff)) + launch
+ *
+ * Efficiency curves are per GPU (GEMM efficiency by shape, attention and
+ * vector-op efficiencies); every default number is sourced or labelled an
+ * assumption, and a calibration file (`--calibration FILE`, JSON) replaces
+ * them. Contract between the iteration executor (sim/exec*) and the compute
+ * model (sim/compute.c): extend freely, do not rename. */
+#ifndef TS_SIM_COMPUTE_H
+#define TS_SIM_COMPUTE_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "topo/topo.h"
+
+enum sim_op_class {
+	SIM_OP_GEMM,        /* dense matrix multiply, shape m x n x k */
+	SIM_OP_ATTN,        /* attention core (scores, softmax, values) */
+	SIM_OP_ELEMENTWISE, /* norms, activations, residual adds, dropout: memory-bound */
+	SIM_OP_OPTIMIZER,   /* optimizer step over parameters: memory-bound */
+	SIM_OP_COUNT
+};
+
+struct sim_op_desc {
+	enum sim_op_class cls;  /* which curve applies */
+	double flops;           /* FLOP (2 per multiply-accumulate) */
+	double bytes;           /* bytes moved to/from HBM */
+	int64_t m, n, k;        /* GEMM shape (SIM_OP_GEMM), elements; 0 if unknown */
+	int64_t batch;          /* independent GEMMs of that shape (e.g. experts), count */
+	int dtype_bytes;        /* 2 bf16/fp16, 1 fp8, 4 fp32 */
+};
+
+struct sim_compute {
+	char gpu[48];           /* GPU name the numbers are for */
+	char source[200];       /* where the numbers come from (datasheet, calibration file) */
+	double peak_flops;      /* dense BF16/FP16 peak, FLOP/s */
+	double peak_fp8_flops;  /* dense FP8 peak, FLOP/s (0 if none) */
+	double hbm_Bps;         /* HBM bandwidth, bytes/s */
+	double hbm_eff;         /* achievable fraction of HBM bandwidth, dimensionless */
+	double launch_s;        /* per-kernel launch/tail overhead, seconds */
+	double gemm_eff_max;    /* GEMM efficiency of large, well-shaped GEMMs, dimensionless */
+	double gemm_half_flops; /* GEMM size at which efficiency is half of max, FLOP */
+	double attn_eff;        /* attention core efficiency vs peak, dimensionless */
+	int sm_count;           /* SMs, for wave quantisation, count */
+	double overlap_slowdown;/* compute slowdown while communication overlaps it, factor >= 1 */
+};
+
+/* Defaults for a GPU from the cluster's GPU spec (peak, HBM, SMs by
+ * sm_arch), each default sourced or labelled an assumption. */
+void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu);
+/* Replace numbers from a calibration JSON file; unknown keys are errors. */
+int sim_compute_load(struct sim_compute *c, const char *path, struct ts_error *err);
+/* Time of one op, seconds. */
+double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc *op);
+/* GEMM efficiency (fraction of peak) for a shape; for reports and tests. */
+double sim_compute_gemm_eff(const struct sim_compute *c, int64_t m, int64_t n, int64_t k);
+
+#endif
