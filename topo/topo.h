@@ -15,7 +15,13 @@
  * - graph node ids: GPUs first (0..ngpus-1, gpu g of host h is h*gpn+g),
  *   then everything else;
  * - a path is a list of directed link ids, connected from source to
- *   destination. */
+ *   destination.
+ *
+ * Routing policy (what "equal-cost shortest path" means here): GPUs are
+ * endpoints and never forward traffic; inside a node GPUs talk over the
+ * NVSwitch when there is one, else over the PCIe tree; a GPU reaches the
+ * network only through its own NIC (NCCL without PXN); NICs never forward
+ * between switches. Within these rules every shortest path is returned. */
 #ifndef TS_TOPO_H
 #define TS_TOPO_H
 
@@ -73,8 +79,9 @@ struct topo_fabric_spec {
 	int leaves, spines;        /* leaf-spine / per pod for CLOS3 */
 	int hosts_per_leaf;        /* NIC ports down per leaf */
 	int uplinks_per_leaf;      /* ports up per leaf (oversubscription) */
-	int pods, spines_per_plane;/* CLOS3: pods, and super-spines */
+	int pods, spines_per_plane;/* CLOS3: pods; super-spines per plane (derived: super_spines / spines) */
 	int super_spines;          /* CLOS3: switches in the top tier */
+	int spine_uplinks;         /* CLOS3: ports up per spine (super_spines*n; oversubscription) */
 	bool rails;                /* rail-optimised: NIC i of every node on rail i */
 	double link_Bps;           /* switch-to-switch and NIC-to-switch, bytes/s */
 	double link_lat_s;         /* cable propagation per hop, seconds */
@@ -85,6 +92,22 @@ struct topo_fabric_spec {
 	double tcp_byte_s;         /* TCP host cost per byte, seconds (calibrated) */
 	double tcp_msg_s;          /* TCP host cost per message, seconds (calibrated) */
 	char *explicit_path;       /* EXPLICIT: the file (owned) */
+	int nxswitches;            /* EXPLICIT: switches listed */
+	struct topo_xswitch *xswitches; /* EXPLICIT: nxswitches entries (owned) */
+	int nxlinks;               /* EXPLICIT: cables listed */
+	struct topo_xlink *xlinks; /* EXPLICIT: nxlinks entries (owned) */
+};
+
+/* An explicit fabric: switches and cables given one by one. A cable end is a
+ * switch index (>= 0) or a NIC, written as -(1 + host*nics + nic). */
+struct topo_xswitch {
+	char name[32];             /* as in the file */
+	int tier;                  /* 1..3, for summaries */
+};
+struct topo_xlink {
+	int32_t a, b;              /* ends: switch index, or -(1 + NIC index) */
+	double bw_Bps;             /* capacity per direction, bytes/s */
+	double lat_s;              /* propagation, seconds (switch latency is added) */
 };
 
 struct topo_cluster {
@@ -105,6 +128,17 @@ struct topo_cluster {
 int topo_cluster_load(struct topo_cluster *c, const char *name_or_path, int nodes,
 		      struct ts_error *err);
 void topo_cluster_release(struct topo_cluster *c);
+/* Deep copy (dst is overwritten; release it afterwards). */
+int topo_cluster_copy(struct topo_cluster *dst, const struct topo_cluster *src,
+		      struct ts_error *err);
+/* Check a description for impossible values (also done by load and build);
+ * the message names the field, e.g. "fabric.k: must be even (got 7)". */
+int topo_cluster_check(const struct topo_cluster *c, struct ts_error *err);
+/* Set the placement from a command-line word: linear, round-robin, random
+ * or a comma-separated rank -> GPU list ("0,2,1,3"). */
+int topo_placement_parse(struct topo_cluster *c, const char *s, struct ts_error *err);
+const char *topo_placement_name(enum topo_placement p);
+const char *topo_fabric_name(enum topo_fabric_kind k);
 /* NULL-terminated list of preset names, and a one-line description. */
 const char *const *topo_preset_names(void);
 const char *topo_preset_summary(const char *name);
@@ -179,11 +213,24 @@ struct topo_summary {
 	int32_t switches_total, switches_by_tier[4];
 	int64_t links_total, links_by_tier[4];       /* cables (not directions) */
 	double bisection_Bps;                        /* min cut between two host halves, one direction */
-	double oversubscription[4];                  /* per tier: down capacity / up capacity */
+	double oversubscription[4];                  /* per tier: down capacity / up capacity (worst switch; 0 at the top) */
+	int32_t ports_max[4], ports_min[4];          /* ports in use per switch, per tier */
 	int diameter_hops;                           /* GPU to GPU, worst pair */
 	int64_t ecmp_paths_max;                      /* between two far-apart hosts */
 };
 
 int topo_summarize(const struct topo *t, struct topo_summary *s, struct ts_error *err);
+
+/* Max-flow (Dinic) between the NICs of hosts [0, nhosts/2) and the rest, on
+ * the built links; bytes/s in one direction. */
+double topo_bisection_Bps(const struct topo *t, struct ts_error *err);
+/* Hops of a shortest path from src_gpu to dst_gpu by breadth-first search on
+ * the graph under the routing policy above (independent of topo_route; for
+ * tests and the diameter). Negative when unreachable. */
+int topo_bfs_hops(const struct topo *t, int32_t src_gpu, int32_t dst_gpu);
+/* Graphviz of the graph, written atomically; refuses graphs over
+ * TOPO_DOT_MAX_NODES nodes. */
+#define TOPO_DOT_MAX_NODES 2000
+int topo_write_dot(const struct topo *t, const char *path, struct ts_error *err);
 
 #endif
