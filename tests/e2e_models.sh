@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# e2e_models.sh: `trainsim model` and `trainsim memory` on real files,
+# including the seeds' Qwen3-VL-235B plans and bad inputs (one line, exit 2).
+set -u
+: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
+: "${TS_SOURCE_DIR:?TS_SOURCE_DIR must point at the source tree}"
+EX=$TS_SOURCE_DIR/examples
+TMP=$(mktemp -d /tmp/e2e_models.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+fail=0 n=0
+check() { # check NAME WANT_STATUS CMD...  (stdout in $TMP/out, stderr in $TMP/err)
+	local name=$1 want=$2; shift 2
+	local st
+	n=$((n + 1))
+	"$@" >"$TMP/out" 2>"$TMP/err"; st=$?
+	if [ "$st" != "$want" ]; then
+		echo "FAIL $name: exit $st, want $want (stderr: $(cat "$TMP/err"))"; fail=$((fail + 1)); return 1
+	fi
+	if [ "$want" != 0 ] && [ "$(wc -l <"$TMP/err")" != 1 ]; then
+		echo "FAIL $name: want one line on stderr, got: $(cat "$TMP/err")"; fail=$((fail + 1)); return 1
+	fi
+	echo "ok   $name"
+}
+expect() { # expect NAME PATTERN FILE: grep -E must match
+	n=$((n + 1))
+	if grep -Eq -- "$2" "$3"; then echo "ok   $1"; else
+		echo "FAIL $1: '$2' not in $3: $(head -c 400 "$3")"; fail=$((fail + 1)); fi
+}
+jnum() { # jnum KEY: first numeric value of "KEY": in $TMP/out
+	sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\([-0-9.e+]*\),\{0,1\}$/\1/p" "$TMP/out" | head -1
+}
+A100="--gpus 8 --gpu-mem-gib 80"
+
+# ---- model ----
+check "model --help" 0 "$TRAINSIM" model --help
+expect "model help lists built-ins" "qwen3-vl-235b-a22b" "$TMP/out"
+check "model table" 0 "$TRAINSIM" model --model qwen3-vl-235b-a22b
+expect "model table has experts row" "^experts " "$TMP/out"
+check "model json" 0 "$TRAINSIM" model --model qwen3-vl-235b-a22b --json
+for k in params_total params_active params_by_part flops_per_token_fwd flops_per_token_train; do
+	expect "model json key $k" "\"$k\"" "$TMP/out"
+done
+tot=$(jnum params_total); act=$(jnum params_active)
+n=$((n + 1))
+if awk -v t="$tot" -v a="$act" 'BEGIN { exit !(t > 233e9 && t < 238e9 && a > 21e9 && a < 24e9) }'; then
+	echo "ok   235B-A22B near 235B total, 22B active ($tot, $act)"; else
+	echo "FAIL 235B-A22B totals $tot $act"; fail=$((fail + 1)); fi
+check "model from HF config" 0 "$TRAINSIM" model --model "$EX/models/qwen3-vl-8b.json" --json
+expect "HF config equals the built-in" '"params_total":[[:space:]]*8767123696' "$TMP/out"
+check "model gpt2 config" 0 "$TRAINSIM" model --model "$EX/models/gpt2.json" --json
+expect "gpt2 small is 124439808" '"params_total":[[:space:]]*124439808' "$TMP/out"
+check "model seq-len changes attention FLOPs" 0 "$TRAINSIM" model --model llama3-8b --seq-len 1 --json
+f1=$(jnum flops_per_token_fwd)
+"$TRAINSIM" model --model llama3-8b --seq-len 8193 --json >"$TMP/out"
+f2=$(jnum flops_per_token_fwd)
+n=$((n + 1))
+# 4 x 8192 x 4096 x 32 layers more per token
+if awk -v a="$f1" -v b="$f2" 'BEGIN { d = b - a - 4 * 8192 * 4096 * 32; exit !(d < 1 && d > -1) }'; then
+	echo "ok   attention term 4 s a d per layer"; else echo "FAIL attention term $f1 $f2"; fail=$((fail + 1)); fi
+check "model unknown name" 2 "$TRAINSIM" model --model qwen9
+check "model missing --model" 2 "$TRAINSIM" model
+check "model bad option" 2 "$TRAINSIM" model --model llama3-8b --frob
+check "model bad seq-len" 2 "$TRAINSIM" model --model llama3-8b --seq-len 0
+
+# ---- memory: the seeds' Qwen3-VL-235B on 4 nodes x 2 A100-80GB ----
+check "memory --help" 0 "$TRAINSIM" memory --help
+check "235B, no sharding: does not fit" 1 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
+	--plan "$EX/plans/seed002-235b-zero3-offload.json" --precision fp16
+expect "says which stage and why" "stage 0 needs [0-9.]+ GiB of 80.0 GiB: weights 43[0-9.]+" "$TMP/err"
+check "235B, ZeRO-3 without offload: does not fit" 1 "$TRAINSIM" memory $A100 \
+	--model qwen3-vl-235b-a22b --plan "$EX/plans/seed002-235b-zero3-offload.json" --zero 3 \
+	--precision fp16 --grad-dtype fp16
+check "the seed's own ds_config is refused (8 / (4 x 8))" 2 "$TRAINSIM" memory $A100 \
+	--model qwen3-vl-235b-a22b --deepspeed "$EX/plans/ds_config_seed002.json"
+expect "refusal names file:line:col" "ds_config_seed002.json:1:[0-9]+: train_batch_size: train_batch_size 8 is not divisible" "$TMP/err"
+check "235B, ZeRO-3 + CPU offload: fits" 0 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
+	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
+	--deepspeed "$EX/plans/ds_config_zero3_offload.json" --json
+expect "fits true" '"fits":[[:space:]]*true' "$TMP/out"
+for k in peak_gib stages stage weights_gib grads_gib optimizer_gib activations_gib buffers_gib total_gib; do
+	expect "memory json key $k" "\"$k\"" "$TMP/out"
+done
+check "235B ZeRO-3 offload, table" 0 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
+	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
+	--deepspeed "$EX/plans/ds_config_zero3_offload.json"
+expect "table says fits" "fits$" "$TMP/out"
+check "seed's 256 GB per node is too little host memory for the offload" 1 "$TRAINSIM" memory \
+	$A100 --host-mem-gib 256 --model qwen3-vl-235b-a22b \
+	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
+	--deepspeed "$EX/plans/ds_config_zero3_offload.json"
+expect "host memory reason" "host memory" "$TMP/err"
+check "param offload with auto batch sizes" 0 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
+	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
+	--deepspeed "$EX/plans/ds_config_zero3_offload_params.json" --json
+expect "param offload leaves no weights on the GPU" '"weights_gib":[[:space:]]*0,' "$TMP/out"
+
+# ---- memory: other plans ----
+check "GPT-3 Megatron plan" 0 "$TRAINSIM" memory --gpus 1024 --gpu-mem-gib 80 --model gpt3-175b \
+	--plan "$EX/plans/gpt3-175b-megatron.json" --json
+expect "8 stages" '"stage":[[:space:]]*7' "$TMP/out"
+check "MoE VL plan with uneven stages" 0 "$TRAINSIM" memory --gpus 32 --gpu-mem-gib 80 \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json"
+check "plan entirely from flags" 0 "$TRAINSIM" memory --gpus 64 --gpu-mem-gib 80 --model llama3-70b \
+	--tp 8 --pp 4 --micro-batch 1 --global-batch 128 --seq-len 8192 --schedule interleaved \
+	--virtual-stages 2 --recompute selective --sequence-parallel --distributed-optimizer --flash-attention
+if "$TRAINSIM" topo --help >/dev/null 2>&1 && "$TRAINSIM" memory --cluster dgx-a100-hdr --nodes 1 \
+	--model llama3-8b --json >/dev/null 2>&1; then
+	check "memory with a cluster preset" 0 "$TRAINSIM" memory --cluster dgx-a100-hdr --nodes 1 \
+		--model llama3-8b --json
+	expect "GPU memory from the cluster" '"gpu_mem_gib":[[:space:]]*(7[0-9]|80)' "$TMP/out"
+fi
+
+# ---- memory: bad input, one line, exit 2 ----
+printf '{"tp": 3}\n' >"$TMP/tp3.json"
+check "heads not divisible by tp" 2 "$TRAINSIM" memory --gpus 24 --gpu-mem-gib 80 --model qwen3-vl-8b --plan "$TMP/tp3.json"
+expect "position and reason" "tp3.json:1:[0-9]+: tp: tp 3 does not divide the 32 attention heads" "$TMP/err"
+check "tp from a flag" 2 "$TRAINSIM" memory --gpus 24 --gpu-mem-gib 80 --model qwen3-vl-8b --tp 3
+expect "flag named" "^trainsim: error: --tp: tp 3 does not divide" "$TMP/err"
+check "experts not divisible by ep" 2 "$TRAINSIM" memory --gpus 24 --gpu-mem-gib 80 --model qwen3-235b-a22b --ep 3
+check "batch not divisible" 2 "$TRAINSIM" memory --gpus 8 --gpu-mem-gib 80 --model llama3-8b --micro-batch 2 --global-batch 12
+check "unknown schedule (flag)" 2 "$TRAINSIM" memory --gpus 8 --gpu-mem-gib 80 --model llama3-8b --schedule zigzag
+printf '{"schedule": "zigzag"}\n' >"$TMP/sched.json"
+check "unknown schedule (file)" 2 "$TRAINSIM" memory --gpus 8 --gpu-mem-gib 80 --model llama3-8b --plan "$TMP/sched.json"
+expect "schedule position" "sched.json:1:[0-9]+: schedule" "$TMP/err"
+printf '{"zero_optimization": {"stage": 4}}\n' >"$TMP/ds4.json"
+check "DeepSpeed bad stage" 2 "$TRAINSIM" memory $A100 --model llama3-8b --deepspeed "$TMP/ds4.json"
+expect "stage position" "ds4.json:1:[0-9]+: zero_optimization.stage" "$TMP/err"
+printf '{"hidden_size": 64, "num_hidden_layers": 0, "num_attention_heads": 4, "vocab_size": 10, "hidden_act": "silu", "intermediate_size": 8}\n' >"$TMP/zero.json"
+check "zero layers in config" 2 "$TRAINSIM" model --model "$TMP/zero.json"
+expect "layers position" "zero.json:1:[0-9]+: num_hidden_layers" "$TMP/err"
+printf '{"hidden_size": 64, "n_embd": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "hidden_act": "silu", "intermediate_size": 8}\n' >"$TMP/contra.json"
+check "contradictory keys in config" 2 "$TRAINSIM" model --model "$TMP/contra.json"
+printf '{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10}\n' >"$TMP/miss.json"
+check "missing key in config" 2 "$TRAINSIM" model --model "$TMP/miss.json"
+printf '{"tp": 2,,}' >"$TMP/mal.json"
+check "malformed plan" 2 "$TRAINSIM" memory $A100 --model llama3-8b --plan "$TMP/mal.json"
+check "missing plan file" 2 "$TRAINSIM" memory $A100 --model llama3-8b --plan "$TMP/nope.json"
+check "memory without cluster" 2 "$TRAINSIM" memory --model llama3-8b
+check "bad layers-per-stage flag" 2 "$TRAINSIM" memory $A100 --model llama3-8b --pp 2 --layers-per-stage 16,x
+
+ok=$((n - fail))
+echo "e2e_models: $ok passed, $fail failed"
+[ $fail = 0 ]
