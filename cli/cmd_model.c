@@ -33,6 +33,18 @@ static double as_d(int64_t v)
 	return (double)v;
 }
 
+/* "235.7 B", "160.5 M", "774.1 K": a parameter count at a readable scale. */
+static void cell_count(struct table *t, int64_t v)
+{
+	double d = (double)v;
+	if (d >= 1e9)
+		table_cell(t, "%.4g B", d / 1e9);
+	else if (d >= 1e6)
+		table_cell(t, "%.4g M", d / 1e6);
+	else
+		table_cell(t, "%.4g K", d / 1e3);
+}
+
 int cmd_model(int argc, char **argv)
 {
 	static const struct option opts[] = { { "model", required_argument, NULL, 'm' },
@@ -113,13 +125,13 @@ int cmd_model(int argc, char **argv)
 			if (!mp.total[p])
 				continue;
 			table_cell(&t, "%s", model_part_name((enum model_part)p));
-			table_cell(&t, "%.4g B", as_d(mp.total[p]) / 1e9);
-			table_cell(&t, "%.4g B", as_d(mp.active[p]) / 1e9);
+			cell_count(&t, mp.total[p]);
+			cell_count(&t, mp.active[p]);
 			table_cell(&t, "%.2f", 100.0 * as_d(mp.total[p]) / as_d(mp.sum_total));
 		}
 		table_cell(&t, "total");
-		table_cell(&t, "%.4g B", as_d(mp.sum_total) / 1e9);
-		table_cell(&t, "%.4g B", as_d(mp.sum_active) / 1e9);
+		cell_count(&t, mp.sum_total);
+		cell_count(&t, mp.sum_active);
 		table_cell(&t, "100.00");
 		printf("model %s (%s)\n\n", m.name, m.source);
 		table_print(&t, stdout);
