@@ -505,11 +505,30 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 	case TOPO_FABRIC_EXPLICIT:
 		if (f->nxswitches < 1)
 			BAD("fabric.switches", "an explicit fabric needs at least one switch");
-		for (int i = 0; i < f->nxlinks; i++) {
-			const struct topo_xlink *l = &f->xlinks[i];
-			if ((l->a < 0 && -l->a - 1 >= ports) || (l->b < 0 && -l->b - 1 >= ports))
-				BAD("fabric.links", "cable %d names a NIC of a host beyond the %d nodes",
-				    i, c->nodes);
+		{
+			unsigned char *cabled = calloc((size_t)ports + 1, 1);
+			long long missing = -1;
+			if (!cabled)
+				BAD("fabric.links", "out of memory");
+			for (int i = 0; i < f->nxlinks; i++) {
+				const struct topo_xlink *l = &f->xlinks[i];
+				if ((l->a < 0 && -l->a - 1 >= ports) || (l->b < 0 && -l->b - 1 >= ports)) {
+					free(cabled);
+					BAD("fabric.links", "cable %d names a NIC of a host beyond the "
+					    "%d nodes", i, c->nodes);
+				}
+				if (l->a < 0)
+					cabled[-l->a - 1] = 1;
+				if (l->b < 0)
+					cabled[-l->b - 1] = 1;
+			}
+			for (long long p = 0; p < ports && missing < 0; p++)
+				if (!cabled[p])
+					missing = p;
+			free(cabled);
+			if (missing >= 0)
+				BAD("fabric.links", "host%lld/nic%lld is not cabled to any switch",
+				    missing / nd->nics, missing % nd->nics);
 		}
 		break;
 	}
@@ -943,17 +962,22 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	else if (!base)
 		snprintf(c->source, sizeof(c->source), "%s", path);
 
-	if (jval_child(&root, "gpu", &o) || !base) {
-		if (jval_expect_object(&o, err) || load_gpu(&o, c, base, err))
-			goto fail;
-	}
-	if (jval_child(&root, "node", &o) || !base) {
-		if (jval_expect_object(&o, err) || load_node(&o, c, base, err))
-			goto fail;
-	}
-	if (jval_child(&root, "fabric", &o) || !base) {
-		if (jval_expect_object(&o, err) || load_fabric(&o, c, base, path, err))
-			goto fail;
+	{
+		static const char *const part[] = { "gpu", "node", "fabric" };
+		for (int i = 0; i < 3; i++) {
+			if (!jval_child(&root, part[i], &o)) {
+				if (base)
+					continue;
+				rc = jval_error(&o, err, "missing field (no \"preset\" to take it from)");
+				goto fail;
+			}
+			if (jval_expect_object(&o, err))
+				goto fail;
+			if ((i == 0 && load_gpu(&o, c, base, err)) ||
+			    (i == 1 && load_node(&o, c, base, err)) ||
+			    (i == 2 && load_fabric(&o, c, base, path, err)))
+				goto fail;
+		}
 	}
 	if (!base)
 		c->nodes = 1;

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# e2e_topo.sh: `trainsim topo` on real files: presets, example files, JSON
+# keys, --dot, and every class of bad input (exit 2, one line on stderr that
+# names file:line:column and the JSON path).
+set -u
+: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
+: "${TS_SOURCE_DIR:?TS_SOURCE_DIR must point at the source tree}"
+tmp=$(mktemp -d /tmp/e2e_topo.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+
+# expect_err NAME REGEX CMD...: exit 2, exactly one stderr line matching REGEX,
+# nothing on stdout.
+expect_err() {
+	local name=$1 re=$2; shift 2
+	local st
+	"$@" >"$tmp/out" 2>"$tmp/err"; st=$?
+	if [ "$st" != 2 ]; then bad "$name: exit $st, want 2 ($(cat "$tmp/err"))"; return; fi
+	if [ "$(wc -l <"$tmp/err")" != 1 ]; then bad "$name: want one line on stderr, got: $(cat "$tmp/err")"; return; fi
+	[ -n "${SHOW:-}" ] && cat "$tmp/err"
+	if ! grep -Eq -- "$re" "$tmp/err"; then bad "$name: stderr '$(cat "$tmp/err")' does not match '$re'"; return; fi
+	if [ -s "$tmp/out" ]; then bad "$name: wrote to stdout"; return; fi
+	ok "$name"
+}
+# bad_file NAME PATH_REGEX JSON: the message names file:line:col and the JSON path
+bad_file() {
+	local name=$1 re=$2 json=$3
+	printf '%s\n' "$json" >"$tmp/$name.json"
+	expect_err "$name" "^trainsim: error: .*$name\\.json:[0-9]+:[0-9]+: $re" \
+		"$TRAINSIM" topo --cluster "$tmp/$name.json"
+}
+
+# ---- good input ----------------------------------------------------------------
+for p in dgx-a100-hdr dgx-h100-ndr h100-roce-leafspine-2to1 h100-roce-leafspine h200-ndr pcie-2x2-tcp; do
+	if "$TRAINSIM" topo --cluster "$p" >"$tmp/out" 2>"$tmp/err" && grep -q '^bisection' "$tmp/out"; then
+		ok "preset $p"
+	else
+		bad "preset $p: $(cat "$tmp/err")"
+	fi
+done
+for f in "$TS_SOURCE_DIR"/examples/clusters/*.json; do
+	if "$TRAINSIM" topo --cluster "$f" --json >"$tmp/out" 2>"$tmp/err"; then ok "example $(basename "$f")"; else bad "example $f: $(cat "$tmp/err")"; fi
+done
+"$TRAINSIM" topo --help >"$tmp/out" 2>&1 && grep -q 'usage: trainsim topo' "$tmp/out" && ok "--help" || bad "--help"
+
+"$TRAINSIM" topo --cluster h100-roce-leafspine-2to1 --json >"$tmp/a.json" || bad "2to1 --json"
+"$TRAINSIM" topo --cluster h100-roce-leafspine --json >"$tmp/b.json" || bad "1to1 --json"
+if python3 - "$tmp/a.json" "$tmp/b.json" <<'EOF'
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+for k in ["hosts", "gpus", "switches", "links", "bisection_gbps", "oversubscription", "diameter_hops", "ecmp_paths_max"]:
+    assert k in a, k
+assert "total" in a["switches"] and "by_tier" in a["switches"]
+assert "total" in a["links"] and "by_tier" in a["links"]
+assert a["oversubscription"]["tier1"] == 2 and b["oversubscription"]["tier1"] == 1
+assert abs(a["bisection_gbps"] * 2 - b["bisection_gbps"]) < 1e-6, (a["bisection_gbps"], b["bisection_gbps"])
+assert a["hosts"] == 16 and a["gpus"] == 128
+EOF
+then ok "json keys, 2:1 vs 1:1"; else bad "json keys, 2:1 vs 1:1"; fi
+
+# --nodes and --placement change what is built and shown
+"$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 64 --placement round-robin --json >"$tmp/c.json" &&
+	python3 -c "import json,sys; d=json.load(open('$tmp/c.json')); assert d['hosts']==64 and d['gpus']==512 and d['placement']=='round-robin'" &&
+	ok "--nodes --placement" || bad "--nodes --placement"
+
+# --dot writes Graphviz (atomically) and refuses big graphs
+"$TRAINSIM" topo --cluster pcie-2x2-tcp --dot "$tmp/g.dot" >/dev/null && grep -q '^graph' "$tmp/g.dot" && grep -q -- ' -- ' "$tmp/g.dot" &&
+	ok "--dot" || bad "--dot"
+expect_err "--dot too big" "too many to draw" "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 256 --dot "$tmp/big.dot"
+[ ! -e "$tmp/big.dot" ] && ! ls "$tmp" | grep -q '^big.dot.' && ok "--dot too big leaves nothing" || bad "--dot too big left a file"
+
+# ---- bad usage ----------------------------------------------------------------------
+expect_err "unknown preset" "unknown cluster preset 'dgx-h900'" "$TRAINSIM" topo --cluster dgx-h900
+expect_err "no --cluster" "needs --cluster" "$TRAINSIM" topo
+expect_err "bad --nodes" "--nodes" "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes -3
+expect_err "unknown option" "unknown or needs a value" "$TRAINSIM" topo --cluster dgx-h100-ndr --frobnicate
+expect_err "bad --placement" "placement" "$TRAINSIM" topo --cluster dgx-h100-ndr --placement sideways
+expect_err "placement list too short" "placement: the list has 3 entries" "$TRAINSIM" topo --cluster pcie-2x2-tcp --placement 0,1,2
+expect_err "preset: more nodes than fabric holds" "nodes: more nodes than the fabric holds" \
+	"$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 300
+expect_err "missing file" "nosuch\\.json" "$TRAINSIM" topo --cluster "$tmp/nosuch.json"
+
+# ---- bad files -------------------------------------------------------------------------
+bad_file malformed "" '{ "preset": "dgx-h100-ndr", "nodes": 4,, }'
+bad_file truncated "" '{ "preset": "dgx-h100-ndr", "fabric": { "k": 4 '
+bad_file unknown_preset "preset: unknown cluster preset 'dgx-h900'" '{ "preset": "dgx-h900" }'
+bad_file unknown_key "fabric.link_bandwith: unknown field" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwith": "400Gb/s" } }'
+bad_file wrong_type_gpus "node.gpus: " '{ "preset": "dgx-h100-ndr", "node": { "gpus": "eight" } }'
+bad_file wrong_type_fabric "fabric: " '{ "preset": "dgx-h100-ndr", "fabric": [1, 2] }'
+bad_file wrong_type_bw "fabric.link_bandwidth: " '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": true } }'
+bad_file wrong_type_rails "fabric.rails: " '{ "preset": "dgx-h100-ndr", "fabric": { "rails": "yes" } }'
+bad_file bare_number_bw "fabric.link_bandwidth: .*unit" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": 400 } }'
+bad_file missing_gpus "node.gpus: missing" '{ "gpu": { "bf16_tflops": 989, "memory": "80GB", "hbm_bandwidth": "3.35TB/s" }, "node": { "intra": "pcie" }, "fabric": { "type": "none" } }'
+bad_file missing_gpu "gpu: missing field" '{ "node": { "gpus": 2, "intra": "pcie" }, "fabric": { "type": "none" } }'
+bad_file missing_fabric_type "fabric.type: missing" '{ "gpu": { "bf16_tflops": 989, "memory": "80GB", "hbm_bandwidth": "3.35TB/s" }, "node": { "gpus": 2, "intra": "pcie", "pcie_bandwidth": "32GB/s" }, "fabric": { } }'
+bad_file zero_bw "fabric.link_bandwidth: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": "0Gb/s" } }'
+bad_file negative_bw "node.nic_bandwidth_gbps: must be positive" '{ "preset": "dgx-h100-ndr", "node": { "nic_bandwidth_gbps": -400 } }'
+bad_file negative_latency "fabric.switch_latency: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "switch_latency": "-5ns" } }'
+bad_file odd_k "fabric.k: must be even" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 7 } }'
+bad_file k_more_ports "fabric.k: .*ports per switch" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 48, "switch_ports": 40 } }'
+bad_file more_ports_leaf "fabric.uplinks_per_leaf: more ports than a switch has" '{ "preset": "dgx-h100-ndr", "fabric": { "hosts_per_leaf": 40 } }'
+bad_file more_ports_spine "fabric.leaves: more ports than a switch has" '{ "preset": "dgx-h100-ndr", "fabric": { "leaves": 80 } }'
+bad_file more_nodes "nodes: more nodes than the fabric holds" '{ "preset": "dgx-h100-ndr", "nodes": 257 }'
+bad_file more_nodes_fat_tree "nodes: more nodes than the fabric holds" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 8, "tiers": 2 }, "nodes": 5 }'
+bad_file uplinks_not_multiple "fabric.uplinks_per_leaf: must be a multiple" '{ "preset": "h100-roce-leafspine", "fabric": { "uplinks_per_leaf": 20 } }'
+bad_file zero_nodes "nodes: must be between" '{ "preset": "dgx-h100-ndr", "nodes": 0 }'
+bad_file absurd_nodes "nodes: must be between" '{ "preset": "dgx-h100-ndr", "nodes": 9999999 }'
+bad_file nics_not_dividing "node.nics: must divide" '{ "preset": "dgx-h100-ndr", "node": { "nics": 3 } }'
+bad_file bad_enum "fabric.type: " '{ "preset": "dgx-h100-ndr", "fabric": { "type": "torus" } }'
+bad_file bad_placement "placement: " '{ "preset": "pcie-2x2-tcp", "placement": "sideways" }'
+bad_file placement_dup "placement: entry 1 repeats GPU 0" '{ "preset": "pcie-2x2-tcp", "placement": [0, 0, 1, 2] }'
+bad_file placement_len "placement: the list has 2 entries" '{ "preset": "pcie-2x2-tcp", "placement": [1, 0] }'
+bad_file none_many_nodes "nodes: fabric \"none\" holds one node" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "none" } }'
+bad_file explicit_unknown_switch "fabric.links\\[0\\].to: unknown switch 'tor-z'" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic0", "to": "tor-z" } ] } }'
+bad_file explicit_bad_nic "fabric.links\\[0\\].from: 'host0/nic5'" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic5", "to": "tor-a" } ] } }'
+bad_file explicit_missing_links "fabric.links: missing" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ] } }'
+bad_file links_not_explicit "fabric.links: only an explicit fabric" '{ "preset": "pcie-2x2-tcp", "fabric": { "links": [] } }'
+bad_file not_object "\(top level\): expected an object" '[1, 2, 3]'
+# An explicit fabric that leaves a NIC unconnected is refused at build time.
+printf '%s\n' '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic0", "to": "tor-a" } ] } }' >"$tmp/unconnected.json"
+expect_err "explicit NIC not cabled" "unconnected\\.json:[0-9]+:[0-9]+: fabric\\.links: host1/nic0 is not cabled" "$TRAINSIM" topo --cluster "$tmp/unconnected.json"
+# More nodes than the fabric holds via --nodes on a file: positioned at the file's nodes
+expect_err "file --nodes too many" "dgx-h100-ndr-32\\.json:[0-9]+:[0-9]+: nodes: more nodes than the fabric holds.*--nodes 999" \
+	"$TRAINSIM" topo --cluster "$TS_SOURCE_DIR/examples/clusters/dgx-h100-ndr-32.json" --nodes 999
+
+echo "e2e_topo: $pass passed, $fail failed"
+[ "$fail" = 0 ]
