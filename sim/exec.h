@@ -1,0 +1,114 @@
+/* exec.h: the iteration executor: predict one training iteration of a model
+ * under a parallel plan on a topology.
+ *
+ * Data flow: models/workload.h builds the op DAG of one iteration per role
+ * (pipeline stage); sim_predict() runs it on the event engine, a compute
+ * stream and communication streams per representative rank, with the
+ * collectives on the network model of the whole topology (every concurrent
+ * group that crosses a host is started, so congestion is real), and returns
+ * the iteration time, throughput, MFU/HFU, memory and the breakdown that
+ * `trainsim predict --json` prints. Traces (Chrome trace-event JSON, SVG)
+ * are written from the timeline a prediction keeps when asked.
+ *
+ * Folding (DESIGN.md, Scale): ranks of one stage in one data-parallel unit
+ * (the ranks an EP group couples) run as one representative; the K heaviest
+ * units (by their drawn vision and expert load) are simulated and the others
+ * put their flows on the network alongside them. `exact` simulates every
+ * rank. Deterministic for a given seed.
+ *
+ * Ownership: sim_predict() reads t, m, p and o and keeps no pointer to them;
+ * out owns its timeline (free with sim_prediction_release). */
+#ifndef TS_SIM_EXEC_H
+#define TS_SIM_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "models/models.h"
+#include "sim/compute.h"
+#include "sim/sim.h"
+#include "topo/topo.h"
+
+/* Communication kinds of the breakdown, in DESIGN.md's order. */
+enum sim_comm_kind { SIM_COMM_TP, SIM_COMM_PP, SIM_COMM_DP, SIM_COMM_EP, SIM_COMM_CP, SIM_COMM_COUNT };
+const char *sim_comm_kind_name(enum sim_comm_kind k); /* "tp", "pp", ... */
+
+struct sim_predict_opts {
+	enum sim_fidelity fidelity;   /* analytic | flow | packet */
+	bool exact;                   /* simulate every rank (no folding) */
+	uint64_t seed;                /* RNG seed for replica variation and ECMP */
+	const struct sim_compute *compute; /* compute model; NULL = defaults for the topology's GPU */
+	double overlap_slowdown;      /* compute slowdown while own communication runs, factor >= 1; 0 = compute's */
+	double jitter;                /* relative sigma of per-op compute jitter, dimensionless (0 = none) */
+	int replicas;                 /* folded: data-parallel units simulated (K), count; 0 = 4 */
+	int memo;                     /* reuse a collective's measured time for identical later ones: -1 auto (> 1024 GPUs), 0 off, 1 on */
+	bool free_comm;               /* test hook: every communication takes zero time */
+	bool timeline;                /* keep the per-op timeline for traces */
+};
+
+/* Defaults: flow, folded, seed 1, compute from the topology, no jitter. */
+void sim_predict_opts_init(struct sim_predict_opts *o);
+
+struct sim_breakdown {
+	double compute_s;                     /* busy compute stream (fwd, bwd, recompute, vision), s */
+	double bubble_s;                      /* idle compute not waiting on communication, s */
+	double optimizer_s;                   /* optimizer step (and compression compute), s */
+	double exposed_comm_s[SIM_COMM_COUNT];/* compute idle waiting on that communication, s */
+};
+
+/* One slice of the timeline (when opts.timeline). */
+struct sim_slice {
+	int32_t track;                /* index into the track names */
+	int32_t op;                   /* op index in the role's workload, -1 none */
+	double t0_s, t1_s;            /* start, end, s */
+	const char *name;             /* static label ("fwd gemm", "tp allreduce"...) */
+	int32_t micro, layer;         /* micro-batch, decoder layer (-1 none) */
+};
+
+struct sim_timeline {
+	int32_t ntracks;              /* tracks, count */
+	char (*track)[64];            /* "rep 0 stage 1 compute", ntracks (owned) */
+	int32_t n, cap;               /* slices, allocated */
+	struct sim_slice *s;          /* slices (owned) */
+};
+
+struct sim_prediction {
+	double iteration_time_s;      /* one iteration (per-step average under local SGD / SSP), s */
+	double tokens_per_s;          /* global_batch x seq_len / iteration, tokens/s */
+	double tflops_per_gpu;        /* model FLOPs / iteration / GPUs, TFLOP/s */
+	double mfu;                   /* model FLOPs / (iteration x GPUs x peak), fraction */
+	double hfu;                   /* hardware FLOPs (with recompute) likewise, fraction */
+	double memory_gib_per_gpu;    /* worst rank, GiB (with error-feedback residuals) */
+	bool fits;                    /* memory fits in GPU memory */
+	struct sim_breakdown bd;      /* of the critical representative */
+	int critical_stage;           /* stage the breakdown describes */
+	double model_flops;           /* per iteration, all GPUs, FLOP */
+	double hw_flops;              /* per iteration with recompute, all GPUs, FLOP */
+	int ngpus;                    /* GPUs used by the plan, count */
+	int micro_batches;            /* per replica per iteration, count */
+	int instances;                /* representative ranks simulated, count */
+	int64_t ops;                  /* ops in the workload (all roles), count */
+	uint64_t events;              /* engine events fired, count */
+	uint64_t collectives;         /* collectives started on the network, count */
+	uint64_t flows;               /* transfers handed to the network, count */
+	double comm_bytes[SIM_COMM_COUNT]; /* payload per GPU per iteration by kind, bytes */
+	double wall_s;                /* host wall time of the prediction, s */
+	struct sim_timeline *tl;      /* NULL unless opts.timeline (owned) */
+};
+
+/* Predict one iteration of m under the resolved plan p (plan_resolve done
+ * with t's GPU count or fewer) on topology t. Returns 0; TS_EINFEASIBLE when
+ * the plan needs more GPUs than t has (out->fits tells memory, which is not
+ * an error here); TS_EINPUT/TS_ENOMEM otherwise, with err set. */
+int sim_predict(const struct topo *t, const struct model *m, const struct plan *p,
+		const struct sim_predict_opts *o, struct sim_prediction *out, struct ts_error *err);
+void sim_prediction_release(struct sim_prediction *out);
+
+/* Traces of out->tl, written atomically. Chrome trace-event JSON (one
+ * process per representative, one thread per stream; collectives as
+ * slices) that Perfetto opens, and an SVG timeline. */
+int sim_trace_write_json(const struct sim_prediction *out, const char *path, struct ts_error *err);
+int sim_trace_write_svg(const struct sim_prediction *out, const char *path, struct ts_error *err);
+
+#endif
