@@ -122,7 +122,7 @@ int sim_net_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		 simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg)
 {
 	int i;
-	TS_ASSERT(bytes > 0 && hops >= 0 && hops <= TOPO_MAX_HOPS && start_delay_ps >= 0);
+	TS_ASSERT((bytes > 0 || (hops == 0 && bytes == 0)) && hops >= 0 && hops <= TOPO_MAX_HOPS && start_delay_ps >= 0);
 	for (i = 0; i < hops; i++)
 		TS_ASSERT(path[i] >= 0 && path[i] < n->nlinks);
 	if (n->par.tcp)

@@ -146,7 +146,7 @@ void sim_net_release(struct sim_net *n);
  * array is copied). The first byte leaves after start_delay_ps (software
  * latency); done(ctx, arg) is called when the last byte has arrived.
  * hops == 0 (same GPU) completes after start_delay_ps. Returns 0 or
- * TS_ENOMEM. bytes must be > 0. */
+ * TS_ENOMEM. bytes must be > 0 (0 is allowed with hops == 0: a join). */
 int sim_net_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		 simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
 
@@ -234,6 +234,10 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
  * per-link load of the algorithm's transfers on the topology). No events. */
 int sim_coll_analytic(const struct topo *t, const struct sim_coll_spec *s, double *time_s,
 		      struct ts_error *err);
+/* The same for nspecs collectives started together (e.g. concurrent
+ * groups): their per-link loads add up phase by phase. */
+int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
+			     double *time_s, struct ts_error *err);
 
 /* NCCL's choice: the (algorithm, protocol) of minimum predicted time among
  * those enabled for op/group (ring, tree, nvls for allreduce; ring for

@@ -1,0 +1,1319 @@
+/* collective.c: collective operations as transfers on the network.
+ *
+ * An algorithm compiles an operation on a group into phases run one after
+ * the other; a phase is a set of rings and/or a DAG of transfers, all
+ * running at once. The same plan is executed on the flow/packet network
+ * (sim_coll_start) or evaluated in closed form (sim_coll_analytic).
+ *
+ * Rings are executed lazily (O(ranks) state, not O(ranks x steps)): rank i
+ * sends its step-k chunk as soon as it has received step k-1 from rank i-1
+ * (a data dependency only; sends of one rank may overlap and then share
+ * the link max-min, which is how NCCL's slotted pipeline keeps a link busy
+ * while a slower hop lags). On a symmetric ring this gives exactly
+ * 2(n-1)·(alpha + S/(n·B)) for allreduce (nccl-tests PERFORMANCE.md, the
+ * closed form of DESIGN.md); on mixed rings the latency paid is the sum of
+ * hop latencies along a chunk's journey, as NCCL's model counts it
+ * (nccl.md §1.4 Ring: intra steps x intraLat + inter steps x interLat).
+ *
+ * Per transfer: a software latency alpha = NCCL's hwLatency of the hop's
+ * class (NVLink / PCI / NET) for the algorithm and protocol (nccl.md §1.3),
+ * paid before the first byte; the protocol's wire overhead inflates bytes
+ * by 1/eff (LL 2x, LL128 1/0.92: nccl.md §1.5); NCCL's baseLatency is
+ * paid once at the start. Pipelined chains (tree, ring broadcast) pay
+ * alpha on the first chunk of each edge only; later chunks stream.
+ *
+ * ECMP: each (collective, channel, sender, receiver) connection hashes to
+ * one path, fixed for the whole operation (one QP per connection). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "sim/sim_int.h"
+
+/* ---- plan ----------------------------------------------------------------- */
+
+struct ring {
+	int32_t m;                 /* ranks in this ring */
+	int32_t *gpu;              /* GPU of ring position i */
+	int32_t nsteps;            /* sends per rank */
+	double step_bytes;         /* payload per send, bytes */
+	uint64_t hash;             /* ECMP salt of this ring (channel) */
+	/* execution state */
+	int32_t *sent, *recvd;     /* per position: sends started, chunks received */
+	int32_t *path;             /* per position: route to the next, TOPO_MAX_HOPS each */
+	int8_t *hops;              /* per position: route length */
+	simtime_ps *alpha;         /* per position: software latency of its hop, ps */
+	struct sim_coll *c;        /* owner */
+};
+
+struct xfer {
+	int32_t src, dst;          /* GPUs; dst < 0: a single link (link) */
+	int32_t link;              /* link id when dst < 0 */
+	double bytes;              /* payload, bytes */
+	bool pay_alpha;            /* first chunk of its edge */
+	int32_t ndeps;             /* unfinished predecessors */
+	uint64_t hash;             /* ECMP hash */
+};
+
+struct dag {
+	int32_t n, cap;            /* transfers, allocated */
+	struct xfer *x;            /* transfers, in an order where deps come first */
+	int32_t ne, cape;          /* edges, allocated */
+	int32_t *efrom, *eto;      /* edges from -> to (builder) */
+	int32_t *soff, *succ;      /* CSR successors (after finalize) */
+	struct sim_coll *c;        /* owner */
+};
+
+struct phase {
+	int32_t nrings;            /* rings in this phase */
+	struct ring *rings;        /* owned */
+	struct dag dag;            /* transfers besides the rings */
+	int64_t pending;           /* transfers still to arrive */
+};
+
+#define MAX_PHASES 3
+
+struct sim_coll {
+	struct sim_net *net;       /* not owned */
+	const struct topo *t;      /* not owned */
+	struct sim_coll_spec s;    /* copy; s.ranks points to gpus-independent copy */
+	int32_t *ranks;            /* owned copy of the group */
+	int32_t *gpus;             /* GPU of each group member */
+	int nph, cur;              /* phases, current */
+	struct phase ph[MAX_PHASES];
+	double wire_factor;        /* 1 / protocol efficiency */
+	simtime_ps a_ps[3];        /* alpha per sim_hw class, ps */
+	simtime_ps base_ps;        /* NCCL base latency, ps */
+	simtime_ps t0, t1;         /* start, end (-1 while running), ps */
+	double bytes;              /* payload moved, bytes */
+	sim_coll_done done;        /* callback */
+	void *ctx;                 /* callback context (not owned) */
+	int err;                   /* first error inside an event */
+};
+
+void sim_coll_spec_init(struct sim_coll_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->op = SIM_OP_ALLREDUCE;
+	s->algo = SIM_ALGO_AUTO;
+	s->proto = SIM_PROTO_AUTO;
+}
+
+/* ---- group facts ---------------------------------------------------------- */
+
+int sim_group_info(const struct topo *t, const int32_t *ranks, int32_t n,
+		   struct sim_group_info *gi, struct ts_error *err)
+{
+	int32_t i, *cnt = NULL, *seen = NULL;
+	int rc = 0;
+	memset(gi, 0, sizeof(*gi));
+	if (n < 1)
+		return ts_error_set(err, TS_EINPUT, "a group needs at least one rank");
+	if (n > t->ngpus)
+		return ts_error_set(err, TS_EINPUT, "group of %d ranks but the cluster has %d GPUs",
+				    (int)n, (int)t->ngpus);
+	cnt = calloc((size_t)t->nhosts, sizeof(*cnt));
+	seen = calloc((size_t)t->ngpus, sizeof(*seen));
+	if (!cnt || !seen) {
+		rc = ts_error_set(err, TS_ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		int32_t g;
+		if (ranks[i] < 0 || ranks[i] >= t->ngpus) {
+			rc = ts_error_set(err, TS_EINPUT, "rank %d is outside the cluster's %d GPUs",
+					  (int)ranks[i], (int)t->ngpus);
+			goto fail;
+		}
+		g = t->rank_gpu[ranks[i]];
+		if (seen[g]++) {
+			rc = ts_error_set(err, TS_EINPUT, "rank %d appears twice in the group",
+					  (int)ranks[i]);
+			goto fail;
+		}
+		if (cnt[topo_gpu_host(t, g)]++ == 0)
+			gi->nnodes++;
+		if (cnt[topo_gpu_host(t, g)] > gi->ppn)
+			gi->ppn = cnt[topo_gpu_host(t, g)];
+	}
+	gi->nranks = n;
+	gi->uniform = gi->ppn * gi->nnodes == n;
+	gi->pow2 = (n & (n - 1)) == 0;
+	gi->intra = t->cl.node.intra == TOPO_INTRA_NVSWITCH ? SIM_HW_NVLINK : SIM_HW_PCI;
+fail:
+	free(cnt);
+	free(seen);
+	return rc;
+}
+
+static bool nccl_has(enum sim_algo a, enum sim_op op)
+{
+	switch (a) {
+	case SIM_ALGO_RING:
+		return op != SIM_OP_ALLTOALL && op != SIM_OP_SENDRECV;
+	case SIM_ALGO_TREE:
+		return op == SIM_OP_ALLREDUCE || op == SIM_OP_BROADCAST || op == SIM_OP_REDUCE;
+	case SIM_ALGO_RHD:
+		return op == SIM_OP_ALLREDUCE || op == SIM_OP_REDUCESCATTER || op == SIM_OP_ALLGATHER;
+	case SIM_ALGO_DIRECT:
+		return true;
+	case SIM_ALGO_HIER:
+	case SIM_ALGO_PS:
+	case SIM_ALGO_NVLS:
+		return op == SIM_OP_ALLREDUCE;
+	default:
+		return false;
+	}
+}
+
+int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct ts_error *err)
+{
+	struct sim_group_info gi;
+	int rc = sim_group_info(t, s->ranks, s->nranks, &gi, err);
+	const char *an = sim_algo_name(s->algo), *on = sim_op_name(s->op);
+	if (rc)
+		return rc;
+	if (!(s->size_bytes > 0))
+		return ts_error_set(err, TS_EINPUT, "size must be positive");
+	if (s->root < 0 || s->root >= s->nranks)
+		return ts_error_set(err, TS_EINPUT, "root %d is not in the group of %d", (int)s->root,
+				    (int)s->nranks);
+	if (s->algo == SIM_ALGO_AUTO)
+		return 0;
+	if (!nccl_has(s->algo, s->op))
+		return ts_error_set(err, TS_EINPUT, "algorithm '%s' cannot run '%s'%s", an, on,
+				    s->op == SIM_OP_ALLTOALL || s->op == SIM_OP_SENDRECV
+					    ? " (point-to-point: use 'direct')"
+					    : "");
+	if (s->algo == SIM_ALGO_RHD && !gi.pow2)
+		return ts_error_set(err, TS_EINPUT, "algorithm 'rhd' needs a power-of-two group, "
+				    "got %d ranks", (int)s->nranks);
+	if (s->algo == SIM_ALGO_NVLS) {
+		if (t->cl.node.intra != TOPO_INTRA_NVSWITCH || !t->cl.node.nvls)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'nvls' needs NVSwitch nodes with "
+					    "NVLink SHARP (node.nvls), which '%s' lacks", t->cl.name);
+		if (gi.nnodes != 1)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'nvls' runs inside one node; the "
+					    "group spans %d nodes", (int)gi.nnodes);
+		if (s->nranks < 2)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'nvls' needs at least 2 ranks");
+	}
+	if (s->algo == SIM_ALGO_HIER) {
+		if (gi.nnodes < 2)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'hier' needs ranks on at least "
+					    "2 nodes; the group is on one");
+		if (!gi.uniform)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'hier' needs the same number of "
+					    "ranks on every node");
+	}
+	if (s->algo == SIM_ALGO_PS && (s->ps_servers < 0 || s->ps_servers >= s->nranks))
+		return ts_error_set(err, TS_EINPUT, "parameter server: %d servers for %d ranks "
+				    "(need at least one worker)", (int)s->ps_servers, (int)s->nranks);
+	if (s->proto == SIM_PROTO_LL128 && gi.intra != SIM_HW_NVLINK)
+		return ts_error_set(err, TS_EINPUT, "protocol 'LL128' needs NVLink inside nodes "
+				    "(NCCL enables it only there)");
+	return 0;
+}
+
+/* ---- builder -------------------------------------------------------------- */
+
+static int dag_add(struct dag *d, int32_t src, int32_t dst, int32_t link, double bytes,
+		   bool pay_alpha, uint64_t hash)
+{
+	if (d->n == d->cap) {
+		int32_t nc = d->cap ? d->cap * 2 : 64;
+		struct xfer *p = realloc(d->x, (size_t)nc * sizeof(*p));
+		if (!p)
+			return -1;
+		d->x = p;
+		d->cap = nc;
+	}
+	d->x[d->n].src = src;
+	d->x[d->n].dst = dst;
+	d->x[d->n].link = link;
+	d->x[d->n].bytes = bytes;
+	d->x[d->n].pay_alpha = pay_alpha;
+	d->x[d->n].ndeps = 0;
+	d->x[d->n].hash = hash;
+	return d->n++;
+}
+
+static int dag_dep(struct dag *d, int32_t from, int32_t to)
+{
+	if (from < 0 || to < 0)
+		return 0;
+	if (d->ne == d->cape) {
+		int32_t nc = d->cape ? d->cape * 2 : 64;
+		int32_t *a = realloc(d->efrom, (size_t)nc * sizeof(*a));
+		if (!a)
+			return TS_ENOMEM;
+		d->efrom = a;
+		a = realloc(d->eto, (size_t)nc * sizeof(*a));
+		if (!a)
+			return TS_ENOMEM;
+		d->eto = a;
+		d->cape = nc;
+	}
+	TS_ASSERT(from < to); /* added in topological order */
+	d->efrom[d->ne] = from;
+	d->eto[d->ne++] = to;
+	d->x[to].ndeps++;
+	return 0;
+}
+
+static int dag_finalize(struct dag *d)
+{
+	int32_t i, *fill;
+	d->soff = calloc((size_t)d->n + 1, sizeof(int32_t));
+	d->succ = malloc((size_t)(d->ne ? d->ne : 1) * sizeof(int32_t));
+	fill = calloc((size_t)d->n + 1, sizeof(int32_t));
+	if (!d->soff || !d->succ || !fill) {
+		free(fill);
+		return TS_ENOMEM;
+	}
+	for (i = 0; i < d->ne; i++)
+		d->soff[d->efrom[i] + 1]++;
+	for (i = 0; i < d->n; i++)
+		d->soff[i + 1] += d->soff[i];
+	for (i = 0; i < d->ne; i++)
+		d->succ[d->soff[d->efrom[i]] + fill[d->efrom[i]]++] = d->eto[i];
+	free(fill);
+	free(d->efrom);
+	free(d->eto);
+	d->efrom = d->eto = NULL;
+	return 0;
+}
+
+static void dag_release(struct dag *d)
+{
+	free(d->x);
+	free(d->efrom);
+	free(d->eto);
+	free(d->soff);
+	free(d->succ);
+	memset(d, 0, sizeof(*d));
+}
+
+static void ring_release(struct ring *r)
+{
+	free(r->gpu);
+	free(r->sent);
+	free(r->recvd);
+	free(r->path);
+	free(r->hops);
+	free(r->alpha);
+}
+
+static void plan_release(struct sim_coll *c)
+{
+	int p, i;
+	for (p = 0; p < MAX_PHASES; p++) {
+		for (i = 0; i < c->ph[p].nrings; i++)
+			ring_release(&c->ph[p].rings[i]);
+		free(c->ph[p].rings);
+		dag_release(&c->ph[p].dag);
+		memset(&c->ph[p], 0, sizeof(c->ph[p]));
+	}
+	c->nph = 0;
+}
+
+static struct ring *add_ring(struct phase *ph, int32_t m, const int32_t *gpu, int32_t nsteps,
+			     double step_bytes, uint64_t hash)
+{
+	struct ring *nr = realloc(ph->rings, (size_t)(ph->nrings + 1) * sizeof(*nr)), *r;
+	if (!nr)
+		return NULL;
+	ph->rings = nr;
+	r = &nr[ph->nrings];
+	memset(r, 0, sizeof(*r));
+	r->gpu = malloc((size_t)m * sizeof(int32_t));
+	if (!r->gpu)
+		return NULL;
+	ph->nrings++;
+	memcpy(r->gpu, gpu, (size_t)m * sizeof(int32_t));
+	r->m = m;
+	r->nsteps = nsteps;
+	r->step_bytes = step_bytes;
+	r->hash = hash;
+	return r;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* GPUs of the group sorted by (host, GPU): hosts contiguous. Returns the
+ * number of hosts; host_off[h]..host_off[h+1] index the sorted array. */
+static int32_t by_host(const struct topo *t, const int32_t *gpus, int32_t n, int32_t *sorted,
+		       int32_t *host_off)
+{
+	int32_t i, nh = 0;
+	memcpy(sorted, gpus, (size_t)n * sizeof(int32_t));
+	qsort(sorted, (size_t)n, sizeof(int32_t), cmp_i32);
+	for (i = 0; i < n; i++)
+		if (i == 0 || topo_gpu_host(t, sorted[i]) != topo_gpu_host(t, sorted[i - 1]))
+			host_off[nh++] = i;
+	host_off[nh] = n;
+	return nh;
+}
+
+/* Rings over gpus with nch channels: channel c visits hosts in order and,
+ * inside each host, its GPUs rotated by c, so that each local GPU (and its
+ * NIC) is the exit of a different channel. Odd hosts are walked backwards
+ * (a snake), so a ring leaves host h and enters host h+1 through the same
+ * local GPU index, i.e. the same NIC rail: NCCL keeps rings on one NIC
+ * index across nodes (NCCL_CROSS_NIC=0 default) so rail-optimised fabrics
+ * carry them within a rail. With an odd host count the wrap-around hop
+ * crosses rails. */
+static int build_rings(struct sim_coll *c, struct phase *ph, const int32_t *gpus, int32_t n,
+		       int32_t nch, int32_t nsteps, double step_bytes, uint64_t salt)
+{
+	int32_t *sorted = malloc((size_t)n * sizeof(int32_t)), *off = malloc(((size_t)n + 1) * sizeof(int32_t));
+	int32_t *ord = malloc((size_t)n * sizeof(int32_t)), nh, ch, h, k, j;
+	int rc = 0;
+	if (!sorted || !off || !ord) {
+		rc = TS_ENOMEM;
+		goto fail;
+	}
+	nh = by_host(c->t, gpus, n, sorted, off);
+	for (ch = 0; ch < nch; ch++) {
+		for (h = 0, j = 0; h < nh; h++) {
+			int32_t len = off[h + 1] - off[h];
+			for (k = 0; k < len; k++)
+				ord[j++] = sorted[off[h] + ((h % 2 == 0) ? (k + ch) % len
+									  : ((ch - 1 - k) % len + 2 * len) % len)];
+		}
+		if (!add_ring(ph, n, ord, nsteps, step_bytes / nch,
+			      rng_hash2(c->s.hash ^ salt, (uint64_t)ch))) {
+			rc = TS_ENOMEM;
+			goto fail;
+		}
+	}
+fail:
+	free(sorted);
+	free(off);
+	free(ord);
+	return rc;
+}
+
+static int32_t auto_channels(const struct topo *t, const int32_t *gpus, int32_t n)
+{
+	int32_t *sorted = malloc((size_t)n * sizeof(int32_t)), *off = malloc(((size_t)n + 1) * sizeof(int32_t));
+	int32_t nh, ppn = 1, h, nch;
+	if (!sorted || !off) {
+		free(sorted);
+		free(off);
+		return 1;
+	}
+	nh = by_host(t, gpus, n, sorted, off);
+	for (h = 0; h < nh; h++)
+		if (off[h + 1] - off[h] > ppn)
+			ppn = off[h + 1] - off[h];
+	free(sorted);
+	free(off);
+	/* Multi-node with several GPUs per node: one ring per local GPU so every
+	 * NIC carries one ring each way (NCCL's one-channel-per-NIC rings).
+	 * Otherwise 2 channels, NCCL's minimum per NIC/peer (assumption: the
+	 * bandwidth does not depend on it here, ECMP spreading does). */
+	nch = (nh > 1 && ppn > 1) ? ppn : 2;
+	return nch;
+}
+
+/* Pipelined chain root -> ... (broadcast) or ... -> root (reduce) over
+ * the ring order with chunks. */
+static int build_chain(struct sim_coll *c, struct dag *d, const int32_t *ord, int32_t n,
+		       bool toward_root, double bytes, int32_t chunks)
+{
+	int32_t h, k, *prev_hop = malloc((size_t)chunks * sizeof(int32_t));
+	if (!prev_hop)
+		return TS_ENOMEM;
+	for (k = 0; k < chunks; k++)
+		prev_hop[k] = -1;
+	for (h = 0; h + 1 < n; h++) {
+		int32_t src = toward_root ? ord[n - 1 - h] : ord[h];
+		int32_t dst = toward_root ? ord[n - 2 - h] : ord[h + 1];
+		int32_t last = -1;
+		for (k = 0; k < chunks; k++) {
+			int32_t id = dag_add(d, src, dst, -1, bytes / chunks, k == 0,
+					     rng_hash2(c->s.hash, (uint64_t)src << 20 | (uint64_t)dst));
+			if (id < 0 || dag_dep(d, prev_hop[k], id) || dag_dep(d, last, id))
+				goto oom;
+			prev_hop[k] = id;
+			last = id;
+		}
+	}
+	free(prev_hop);
+	return 0;
+oom:
+	free(prev_hop);
+	return TS_ENOMEM;
+}
+
+/* One binary tree (heap layout over hosts, a chain inside each host) rooted
+ * at ord's first host; up (reduce) and/or down (broadcast) with chunks. */
+static int build_tree(struct sim_coll *c, struct dag *d, const int32_t *ord, int32_t n,
+		      bool up, bool down, double bytes, int32_t chunks, uint64_t salt)
+{
+	int32_t *parent = malloc((size_t)n * sizeof(int32_t)), *hostrep = malloc((size_t)n * sizeof(int32_t));
+	int32_t *upid = NULL, *downid = NULL, *kid = NULL, *sib = NULL, i, k, nh = 0, rc = TS_ENOMEM;
+	if (!parent || !hostrep)
+		goto fail;
+	/* positions: ord is host-contiguous; first of each host is its rep */
+	for (i = 0; i < n; i++) {
+		if (i == 0 || topo_gpu_host(c->t, ord[i]) != topo_gpu_host(c->t, ord[i - 1])) {
+			hostrep[nh] = i;
+			parent[i] = nh == 0 ? -1 : hostrep[(nh - 1) / 2];
+			nh++;
+		} else {
+			parent[i] = i - 1;
+		}
+	}
+	upid = malloc((size_t)n * (size_t)chunks * sizeof(int32_t));
+	downid = malloc((size_t)n * (size_t)chunks * sizeof(int32_t));
+	kid = malloc((size_t)n * sizeof(int32_t));
+	sib = malloc((size_t)n * sizeof(int32_t));
+	if (!upid || !downid || !kid || !sib)
+		goto fail;
+	/* children lists (a parent always precedes its children) */
+	for (i = 0; i < n; i++)
+		kid[i] = sib[i] = -1;
+	for (i = n - 1; i > 0; i--) {
+		sib[i] = kid[parent[i]];
+		kid[parent[i]] = i;
+	}
+	for (i = 0; i < n * chunks; i++)
+		upid[i] = downid[i] = -1;
+	if (up) {
+		/* children before parents: parents have smaller positions, so go
+		 * from the last position down */
+		for (k = 0; k < chunks; k++)
+			for (i = n - 1; i > 0; i--) {
+				int32_t id = dag_add(d, ord[i], ord[parent[i]], -1, bytes / chunks, k == 0,
+						     rng_hash2(c->s.hash ^ salt, (uint64_t)i));
+				int32_t j;
+				if (id < 0)
+					goto fail;
+				upid[i * chunks + k] = id;
+				if (k > 0 && dag_dep(d, upid[i * chunks + k - 1], id))
+					goto fail;
+				for (j = kid[i]; j >= 0; j = sib[j]) /* children of i */
+					if (dag_dep(d, upid[j * chunks + k], id))
+						goto fail;
+			}
+	}
+	if (down) {
+		for (k = 0; k < chunks; k++)
+			for (i = 1; i < n; i++) {
+				int32_t p = parent[i], j, id;
+				id = dag_add(d, ord[p], ord[i], -1, bytes / chunks, k == 0,
+					     rng_hash2(c->s.hash ^ salt ^ 0x5bd1e995u, (uint64_t)i));
+				if (id < 0)
+					goto fail;
+				downid[i * chunks + k] = id;
+				if (k > 0 && dag_dep(d, downid[i * chunks + k - 1], id))
+					goto fail;
+				if (p > 0 && dag_dep(d, downid[p * chunks + k], id))
+					goto fail;
+				if (p == 0 && up)
+					for (j = kid[0]; j >= 0; j = sib[j])
+						if (dag_dep(d, upid[j * chunks + k], id))
+							goto fail;
+			}
+	}
+	rc = 0;
+fail:
+	free(parent);
+	free(hostrep);
+	free(upid);
+	free(downid);
+	free(kid);
+	free(sib);
+	return rc;
+}
+
+static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes)
+{
+	double c;
+	if (s->chunks > 0)
+		return s->chunks;
+	/* Assumption: NCCL pipelines in chunks of about 512 KiB (Simple);
+	 * at most 64 per operation to keep plans small. */
+	c = ceil(bytes / (512.0 * 1024));
+	return c < 1 ? 1 : c > 64 ? 64 : (int32_t)c;
+}
+
+/* The GPU->switch NVLink ports of a GPU (one or several), for NVLS. */
+static int nvlink_ports(const struct topo *t, int32_t gpu, int32_t *out, int max)
+{
+	int32_t k;
+	int n = 0;
+	for (k = t->out_off[gpu]; k < t->out_off[gpu + 1] && n < max; k++)
+		if (t->links[t->out[k]].kind == TOPO_L_NVLINK)
+			out[n++] = t->out[k];
+	return n;
+}
+
+static int build_plan(struct sim_coll *c)
+{
+	const struct sim_coll_spec *s = &c->s;
+	int32_t n = s->nranks, i, j, nch;
+	double S = s->size_bytes;
+	struct dag *d;
+	int rc = 0;
+	uint64_t hh = s->hash;
+	c->nph = 1;
+	d = &c->ph[0].dag;
+	if (n == 1)
+		return 0; /* nothing moves */
+	switch (s->algo) {
+	case SIM_ALGO_RING:
+		nch = s->channels > 0 ? s->channels : auto_channels(c->t, c->gpus, n);
+		if (s->op == SIM_OP_ALLREDUCE)
+			return build_rings(c, &c->ph[0], c->gpus, n, nch, 2 * (n - 1), S / n, 1);
+		if (s->op == SIM_OP_REDUCESCATTER || s->op == SIM_OP_ALLGATHER)
+			return build_rings(c, &c->ph[0], c->gpus, n, nch, n - 1, S / n, 1);
+		{
+			/* broadcast/reduce: a pipelined chain along the ring from the root */
+			int32_t *ord = malloc((size_t)n * sizeof(int32_t));
+			if (!ord)
+				return TS_ENOMEM;
+			for (i = 0; i < n; i++)
+				ord[i] = c->gpus[(s->root + i) % n];
+			rc = build_chain(c, d, ord, n, s->op == SIM_OP_REDUCE, S, pick_chunks(s, S));
+			free(ord);
+			return rc;
+		}
+	case SIM_ALGO_TREE: {
+		/* double binary tree: two trees each with half the data; the second
+		 * over the hosts in reverse order, so one's leaves are the other's
+		 * inner nodes (NCCL's double binary tree, nccl.md §1.4 Tree) */
+		int32_t *ord = malloc((size_t)n * sizeof(int32_t)), *off = malloc(((size_t)n + 1) * sizeof(int32_t));
+		int32_t *rev = malloc((size_t)n * sizeof(int32_t)), nh, h, k;
+		bool up = s->op != SIM_OP_BROADCAST, down = s->op != SIM_OP_REDUCE;
+		if (!ord || !off || !rev) {
+			rc = TS_ENOMEM;
+			goto tree_done;
+		}
+		nh = by_host(c->t, c->gpus, n, ord, off);
+		/* root's host first */
+		{
+			int32_t rg = c->gpus[s->root], rh = 0, w = 0;
+			for (h = 0; h < nh; h++)
+				if (topo_gpu_host(c->t, ord[off[h]]) == topo_gpu_host(c->t, rg))
+					rh = h;
+			for (h = 0; h < nh; h++) {
+				int32_t hs = (rh + h) % nh;
+				/* root GPU first inside its host */
+				if (h == 0)
+					rev[w++] = rg;
+				for (k = off[hs]; k < off[hs + 1]; k++)
+					if (ord[k] != rg || h != 0)
+						rev[w++] = ord[k];
+			}
+			memcpy(ord, rev, (size_t)n * sizeof(int32_t));
+			/* second tree: same root host, other hosts reversed */
+			w = 0;
+			for (k = 0; k < n && topo_gpu_host(c->t, ord[k]) == topo_gpu_host(c->t, rg); k++)
+				rev[w++] = ord[k];
+			{
+				int32_t end = n;
+				while (end > k) {
+					int32_t b = end - 1;
+					while (b > k && topo_gpu_host(c->t, ord[b - 1]) == topo_gpu_host(c->t, ord[end - 1]))
+						b--;
+					for (j = b; j < end; j++)
+						rev[w++] = ord[j];
+					end = b;
+				}
+			}
+		}
+		{
+			int32_t ch = pick_chunks(s, S / 2);
+			rc = build_tree(c, d, ord, n, up, down, S / 2, ch, 0x1111);
+			if (!rc)
+				rc = build_tree(c, d, rev, n, up, down, S / 2, ch, 0x2222);
+		}
+	tree_done:
+		free(ord);
+		free(off);
+		free(rev);
+		return rc;
+	}
+	case SIM_ALGO_RHD: {
+		/* recursive halving (reduce-scatter) then doubling (allgather);
+		 * Thakur, Rabenseifner & Gropp, IJHPCA 2005, §4 */
+		int32_t lg = 0, st, *last = malloc((size_t)n * sizeof(int32_t));
+		bool rs = s->op != SIM_OP_ALLGATHER, ag = s->op != SIM_OP_REDUCESCATTER;
+		double chunk = S;
+		if (!last)
+			return TS_ENOMEM;
+		while ((1 << lg) < n)
+			lg++;
+		for (i = 0; i < n; i++)
+			last[i] = -1;
+		if (rs)
+			for (st = 0; st < lg; st++) {
+				int32_t dist = n >> (st + 1), *now = malloc((size_t)n * sizeof(int32_t));
+				chunk /= 2;
+				if (!now)
+					goto rhd_oom;
+				for (i = 0; i < n; i++) {
+					int32_t p = i ^ dist;
+					now[p] = dag_add(d, c->gpus[i], c->gpus[p], -1, chunk, true,
+							 rng_hash2(hh, (uint64_t)i << 8 | (uint64_t)st));
+					if (now[p] < 0 || dag_dep(d, last[i], now[p])) {
+						free(now);
+						goto rhd_oom;
+					}
+				}
+				memcpy(last, now, (size_t)n * sizeof(int32_t));
+				free(now);
+			}
+		if (ag) {
+			chunk = S / n;
+			for (st = 0; st < lg; st++) {
+				int32_t dist = 1 << st, *now = malloc((size_t)n * sizeof(int32_t));
+				if (!now)
+					goto rhd_oom;
+				for (i = 0; i < n; i++) {
+					int32_t p = i ^ dist;
+					now[p] = dag_add(d, c->gpus[i], c->gpus[p], -1, chunk, true,
+							 rng_hash2(hh, (uint64_t)i << 8 | (uint64_t)(st + 64)));
+					if (now[p] < 0 || dag_dep(d, last[i], now[p])) {
+						free(now);
+						goto rhd_oom;
+					}
+				}
+				memcpy(last, now, (size_t)n * sizeof(int32_t));
+				free(now);
+				chunk *= 2;
+			}
+		}
+		free(last);
+		return 0;
+	rhd_oom:
+		free(last);
+		return TS_ENOMEM;
+	}
+	case SIM_ALGO_DIRECT: {
+		int32_t r = s->root;
+		switch (s->op) {
+		case SIM_OP_ALLTOALL:
+		case SIM_OP_ALLGATHER:
+		case SIM_OP_REDUCESCATTER:
+			for (i = 0; i < n; i++)
+				for (j = 0; j < n; j++)
+					if (i != j && dag_add(d, c->gpus[i], c->gpus[j], -1, S / n, true,
+							      rng_hash2(hh, (uint64_t)i << 32 | (uint64_t)j)) < 0)
+						return TS_ENOMEM;
+			return 0;
+		case SIM_OP_ALLREDUCE: {
+			/* reduce-scatter then allgather, both pairwise; a join per rank
+			 * (its shard is reduced once every send into it arrived) */
+			int32_t *join = malloc((size_t)n * sizeof(int32_t)), *rs = malloc((size_t)n * (size_t)n * sizeof(int32_t));
+			rc = TS_ENOMEM;
+			if (!join || !rs)
+				goto direct_done;
+			for (i = 0; i < n; i++)
+				for (j = 0; j < n; j++)
+					if (i != j && (rs[i * n + j] = dag_add(d, c->gpus[i], c->gpus[j], -1, S / n, true,
+							      rng_hash2(hh, (uint64_t)i << 32 | (uint64_t)j))) < 0)
+						goto direct_done;
+			for (j = 0; j < n; j++) {
+				join[j] = dag_add(d, c->gpus[j], c->gpus[j], -1, 0, false, 0);
+				if (join[j] < 0)
+					goto direct_done;
+				for (i = 0; i < n; i++)
+					if (i != j && dag_dep(d, rs[i * n + j], join[j]))
+						goto direct_done;
+			}
+			for (i = 0; i < n; i++)
+				for (j = 0; j < n; j++) {
+					int32_t id;
+					if (i == j)
+						continue;
+					id = dag_add(d, c->gpus[i], c->gpus[j], -1, S / n, true,
+						     rng_hash2(hh, (uint64_t)i << 32 | (uint64_t)j));
+					if (id < 0 || dag_dep(d, join[i], id))
+						goto direct_done;
+				}
+			rc = 0;
+		direct_done:
+			free(join);
+			free(rs);
+			return rc;
+		}
+		case SIM_OP_BROADCAST:
+			for (j = 0; j < n; j++)
+				if (j != r && dag_add(d, c->gpus[r], c->gpus[j], -1, S, true,
+						      rng_hash2(hh, (uint64_t)j)) < 0)
+					return TS_ENOMEM;
+			return 0;
+		case SIM_OP_REDUCE:
+			for (j = 0; j < n; j++)
+				if (j != r && dag_add(d, c->gpus[j], c->gpus[r], -1, S, true,
+						      rng_hash2(hh, (uint64_t)j)) < 0)
+					return TS_ENOMEM;
+			return 0;
+		case SIM_OP_SENDRECV:
+			for (i = 0; i < n; i++)
+				if (dag_add(d, c->gpus[i], c->gpus[(i + 1) % n], -1, S, true,
+					    rng_hash2(hh, (uint64_t)i)) < 0)
+					return TS_ENOMEM;
+			return 0;
+		default:
+			return TS_EINPUT;
+		}
+	}
+	case SIM_ALGO_HIER: {
+		/* NCCL-style hierarchy: reduce-scatter inside each node, allreduce
+		 * of each 1/ppn shard across nodes over the same local GPU (its
+		 * rail), allgather inside each node. */
+		int32_t *sorted = malloc((size_t)n * sizeof(int32_t)), *off = malloc(((size_t)n + 1) * sizeof(int32_t));
+		int32_t *tmp = malloc((size_t)n * sizeof(int32_t)), nh, h, ppn;
+		if (!sorted || !off || !tmp) {
+			rc = TS_ENOMEM;
+			goto hier_done;
+		}
+		nh = by_host(c->t, c->gpus, n, sorted, off);
+		ppn = n / nh;
+		c->nph = 3;
+		for (h = 0; h < nh && !rc; h++) {
+			if (ppn > 1) {
+				rc = build_rings(c, &c->ph[0], sorted + off[h], ppn, 1, ppn - 1, S / ppn,
+						 0x100 + (uint64_t)h);
+				if (!rc)
+					rc = build_rings(c, &c->ph[2], sorted + off[h], ppn, 1, ppn - 1,
+							 S / ppn, 0x300 + (uint64_t)h);
+			}
+		}
+		for (j = 0; j < ppn && !rc; j++) {
+			for (h = 0; h < nh; h++)
+				tmp[h] = sorted[off[h] + j];
+			rc = build_rings(c, &c->ph[1], tmp, nh, 2, 2 * (nh - 1), S / ppn / nh,
+					 0x200 + (uint64_t)j);
+		}
+	hier_done:
+		free(sorted);
+		free(off);
+		free(tmp);
+		return rc;
+	}
+	case SIM_ALGO_PS: {
+		/* workers push their gradient shard to each server, servers send
+		 * the reduced shard back (Li et al., OSDI 2014); servers are the
+		 * first ps_servers ranks of the group */
+		int32_t ns = s->ps_servers > 0 ? s->ps_servers : 1, base;
+		double shard = S / ns;
+		for (j = 0; j < ns; j++)
+			for (i = 0; i < n; i++)
+				if (i != j && dag_add(d, c->gpus[i], c->gpus[j], -1, shard, true,
+						      rng_hash2(hh, (uint64_t)i << 32 | (uint64_t)j)) < 0)
+					return TS_ENOMEM;
+		base = d->n;
+		for (j = 0; j < ns; j++) {
+			int32_t join = dag_add(d, c->gpus[j], c->gpus[j], -1, 0, false, 0), k;
+			if (join < 0)
+				return TS_ENOMEM;
+			for (k = 0; k < base; k++)
+				if (d->x[k].dst == c->gpus[j] && dag_dep(d, k, join))
+					return TS_ENOMEM;
+			for (i = 0; i < n; i++) {
+				int32_t id;
+				if (i == j)
+					continue;
+				id = dag_add(d, c->gpus[j], c->gpus[i], -1, shard, true,
+					     rng_hash2(hh, (uint64_t)j << 32 | (uint64_t)i | 1ull << 63));
+				if (id < 0 || dag_dep(d, join, id))
+					return TS_ENOMEM;
+			}
+		}
+		return 0;
+	}
+	case SIM_ALGO_NVLS: {
+		/* NVLink SHARP: multimem ld_reduce pulls every rank's copy of each
+		 * shard through the switch (S out of each GPU) and multimem st
+		 * multicasts the reduced shard (S/n out): S(1+1/n) each way per
+		 * GPU. NCCL's NVLS efficiency nvlsEff = 0.85 on Hopper, 0.74 on
+		 * Blackwell (nccl.md §1.5) is applied as extra wire bytes. */
+		double eff = c->t->cl.gpu.sm_arch >= 100 ? 0.74 : 0.85;
+		double per = S * (1.0 + 1.0 / n) / eff;
+		for (i = 0; i < n; i++) {
+			int32_t ports[32];
+			int np = nvlink_ports(c->t, c->gpus[i], ports, 32), k;
+			double tot = 0;
+			if (np == 0)
+				return TS_EINPUT;
+			for (k = 0; k < np; k++)
+				tot += c->t->links[ports[k]].bw_Bps;
+			for (k = 0; k < np; k++) {
+				double share = per * c->t->links[ports[k]].bw_Bps / tot;
+				if (dag_add(d, c->gpus[i], -1, ports[k], share, true, 0) < 0 ||
+				    dag_add(d, c->gpus[i], -1, c->t->links[ports[k]].rev, share, true, 0) < 0)
+					return TS_ENOMEM;
+			}
+		}
+		return 0;
+	}
+	default:
+		return TS_EINPUT;
+	}
+}
+
+/* ---- execution ---------------------------------------------------------------- */
+
+static enum sim_hw hop_class(const struct topo *t, int32_t a, int32_t b)
+{
+	if (b < 0 || topo_gpu_host(t, a) == topo_gpu_host(t, b))
+		return t->cl.node.intra == TOPO_INTRA_NVSWITCH ? SIM_HW_NVLINK : SIM_HW_PCI;
+	return SIM_HW_NET;
+}
+
+static void phase_begin(struct sim_coll *c);
+
+static void finish_phase_item(struct sim_coll *c)
+{
+	if (--c->ph[c->cur].pending > 0)
+		return;
+	c->cur++;
+	phase_begin(c);
+}
+
+static void ring_try(struct ring *r, int32_t i);
+
+static void ring_done_cb(void *ctx, uint64_t arg)
+{
+	struct ring *r = ctx;
+	int32_t i = (int32_t)arg, nx = (i + 1) % r->m;
+	r->recvd[nx]++;
+	r->c->bytes += r->step_bytes;
+	ring_try(r, nx);
+	finish_phase_item(r->c);
+}
+
+static void ring_try(struct ring *r, int32_t i)
+{
+	struct sim_coll *c = r->c;
+	while (r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i])) {
+		int rc;
+		r->sent[i]++;
+		rc = sim_net_send(c->net, r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i],
+				  r->step_bytes * c->wire_factor, r->alpha[i], ring_done_cb, r,
+				  (uint64_t)i);
+		if (rc && !c->err)
+			c->err = rc;
+	}
+}
+
+static int ring_start(struct sim_coll *c, struct ring *r)
+{
+	int32_t i;
+	r->c = c;
+	r->sent = calloc((size_t)r->m, sizeof(int32_t));
+	r->recvd = calloc((size_t)r->m, sizeof(int32_t));
+	r->path = malloc((size_t)r->m * TOPO_MAX_HOPS * sizeof(int32_t));
+	r->hops = malloc((size_t)r->m);
+	r->alpha = malloc((size_t)r->m * sizeof(simtime_ps));
+	if (!r->sent || !r->recvd || !r->path || !r->hops || !r->alpha)
+		return TS_ENOMEM;
+	for (i = 0; i < r->m; i++) {
+		int32_t a = r->gpu[i], b = r->gpu[(i + 1) % r->m];
+		int h = topo_route(c->t, a, b, rng_hash2(r->hash, (uint64_t)i), r->path + (size_t)i * TOPO_MAX_HOPS);
+		if (h < 0)
+			return h;
+		r->hops[i] = (int8_t)h;
+		r->alpha[i] = c->a_ps[hop_class(c->t, a, b)];
+	}
+	for (i = 0; i < r->m; i++)
+		ring_try(r, i);
+	return c->err;
+}
+
+static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id);
+
+static void dag_done_cb(void *ctx, uint64_t arg)
+{
+	struct dag *d = ctx;
+	struct sim_coll *c = d->c;
+	int32_t id = (int32_t)arg, k;
+	c->bytes += d->x[id].bytes;
+	for (k = d->soff[id]; k < d->soff[id + 1]; k++) {
+		int32_t s = d->succ[k];
+		if (--d->x[s].ndeps == 0) {
+			int rc = xfer_send(c, d, s);
+			if (rc && !c->err)
+				c->err = rc;
+		}
+	}
+	finish_phase_item(c);
+}
+
+static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id)
+{
+	const struct xfer *x = &d->x[id];
+	int32_t path[TOPO_MAX_HOPS];
+	int h;
+	simtime_ps a = x->pay_alpha ? c->a_ps[hop_class(c->t, x->src, x->dst)] : 0;
+	if (x->dst < 0) {
+		path[0] = x->link;
+		h = 1;
+	} else if (x->src == x->dst) {
+		h = 0; /* a join: completes at once */
+	} else {
+		h = topo_route(c->t, x->src, x->dst, x->hash, path);
+		if (h < 0)
+			return h;
+	}
+	return sim_net_send(c->net, path, h, x->bytes * c->wire_factor, a, dag_done_cb, d,
+			    (uint64_t)id);
+}
+
+static void coll_finish(struct sim_coll *c)
+{
+	c->t1 = sim_now(c->net->eng);
+	if (c->done)
+		c->done(c->ctx, c);
+}
+
+static void phase_begin(struct sim_coll *c)
+{
+	struct phase *ph;
+	int32_t i;
+	int rc = 0;
+	while (c->cur < c->nph) {
+		ph = &c->ph[c->cur];
+		ph->pending = ph->dag.n;
+		for (i = 0; i < ph->nrings; i++)
+			ph->pending += (int64_t)ph->rings[i].m * ph->rings[i].nsteps;
+		if (ph->pending > 0)
+			break;
+		c->cur++;
+	}
+	if (c->cur >= c->nph) {
+		coll_finish(c);
+		return;
+	}
+	ph = &c->ph[c->cur];
+	for (i = 0; i < ph->nrings && !rc; i++)
+		rc = ring_start(c, &ph->rings[i]);
+	ph->dag.c = c;
+	for (i = 0; i < ph->dag.n && !rc; i++)
+		if (ph->dag.x[i].ndeps == 0)
+			rc = xfer_send(c, &ph->dag, i);
+	if (rc && !c->err)
+		c->err = rc;
+	if (c->err)
+		TS_BUG("collective failed inside the simulation (code %d: out of memory or no route)",
+		       c->err);
+}
+
+static void begin_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	phase_begin(ctx);
+}
+
+static void coll_params(struct sim_coll *c)
+{
+	int k;
+	c->wire_factor = 1.0 / sim_proto_eff(c->s.proto);
+	for (k = 0; k < 3; k++)
+		c->a_ps[k] = time_from_us(sim_nccl_hw_lat_us((enum sim_hw)k, c->s.algo, c->s.proto));
+	c->base_ps = time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
+}
+
+static struct sim_coll *coll_new(const struct topo *t, const struct sim_coll_spec *s, int *rc)
+{
+	struct sim_coll *c = calloc(1, sizeof(*c));
+	int32_t i;
+	*rc = TS_ENOMEM;
+	if (!c)
+		return NULL;
+	c->t = t;
+	c->s = *s;
+	c->ranks = malloc((size_t)s->nranks * sizeof(int32_t));
+	c->gpus = malloc((size_t)s->nranks * sizeof(int32_t));
+	if (!c->ranks || !c->gpus)
+		goto fail;
+	memcpy(c->ranks, s->ranks, (size_t)s->nranks * sizeof(int32_t));
+	for (i = 0; i < s->nranks; i++)
+		c->gpus[i] = t->rank_gpu[s->ranks[i]];
+	c->s.ranks = c->ranks;
+	c->t1 = -1;
+	coll_params(c);
+	*rc = build_plan(c);
+	if (*rc)
+		goto fail;
+	for (i = 0; i < c->nph; i++) {
+		*rc = dag_finalize(&c->ph[i].dag);
+		if (*rc)
+			goto fail;
+	}
+	return c;
+fail:
+	sim_coll_free(c);
+	return NULL;
+}
+
+int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_coll_spec *s,
+		   sim_coll_done done, void *ctx, struct sim_coll **out, struct ts_error *err)
+{
+	struct sim_coll *c;
+	int rc;
+	*out = NULL;
+	if (s->algo == SIM_ALGO_AUTO || s->proto == SIM_PROTO_AUTO)
+		TS_BUG("sim_coll_start needs a chosen algorithm and protocol");
+	rc = sim_coll_check(t, s, err);
+	if (rc)
+		return rc;
+	c = coll_new(t, s, &rc);
+	if (!c)
+		return ts_error_set(err, rc, "cannot build the %s plan for %s (%s)",
+				    sim_algo_name(s->algo), sim_op_name(s->op),
+				    rc == TS_ENOMEM ? "out of memory" : "no route");
+	c->net = net;
+	c->done = done;
+	c->ctx = ctx;
+	c->t0 = sim_now(net->eng);
+	if (!sim_after(net->eng, c->base_ps, begin_ev, c, 0)) {
+		sim_coll_free(c);
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
+	}
+	*out = c;
+	return 0;
+}
+
+simtime_ps sim_coll_start_time(const struct sim_coll *c) { return c->t0; }
+simtime_ps sim_coll_end_time(const struct sim_coll *c) { return c->t1; }
+double sim_coll_bytes(const struct sim_coll *c) { return c->bytes; }
+
+void sim_coll_free(struct sim_coll *c)
+{
+	if (!c)
+		return;
+	plan_release(c);
+	free(c->ranks);
+	free(c->gpus);
+	free(c);
+}
+
+/* ---- analytic ----------------------------------------------------------------- */
+
+/* Usable capacity of a topology link as the flow model sees it. */
+static double link_cap(const struct topo *t, int32_t l)
+{
+	const struct topo_link *tl = &t->links[l];
+	if (tl->kind == TOPO_L_NVLINK)
+		return tl->bw_Bps * sim_nvlink_eff(t->cl.gpu.sm_arch);
+	if (tl->kind == TOPO_L_NET && tl->mtu_bytes > 0)
+		return tl->bw_Bps * tl->mtu_bytes / (double)(tl->mtu_bytes + tl->overhead_bytes);
+	return tl->bw_Bps;
+}
+
+static double path_lat_s(const struct topo *t, const int32_t *p, int h)
+{
+	double s = 0;
+	int k;
+	for (k = 0; k < h; k++)
+		s += time_to_s(t->links[p[k]].lat_ps);
+	return s;
+}
+
+/* alpha-beta per phase: bandwidth term = the most loaded link's bytes over
+ * its capacity (the bottleneck share of every flow of the phase, counting
+ * how many of the group's transfers cross each NIC and link); latency term
+ * = the longest chain of per-hop latencies (software + propagation). */
+static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
+{
+	const struct topo *t = cs[0]->t;
+	double *load = calloc((size_t)t->nlinks, sizeof(double)), total = 0;
+	double *fin = NULL;
+	int p, ci, nph = 0;
+	if (!load)
+		return TS_ENOMEM;
+	for (ci = 0; ci < ncs; ci++) {
+		if (cs[ci]->nph > nph)
+			nph = cs[ci]->nph;
+		if (time_to_s(cs[ci]->base_ps) > total)
+			total = time_to_s(cs[ci]->base_ps);
+	}
+	for (p = 0; p < nph; p++) {
+		double lat = 0, bw = 0;
+		int32_t l;
+		memset(load, 0, (size_t)t->nlinks * sizeof(double));
+		for (ci = 0; ci < ncs; ci++) {
+		struct sim_coll *c = cs[ci];
+		struct phase *ph = &c->ph[p];
+		int32_t i, k;
+		if (p >= c->nph)
+			continue;
+		for (i = 0; i < ph->nrings; i++) {
+			struct ring *r = &ph->rings[i];
+			double lap = 0;
+			for (k = 0; k < r->m; k++) {
+				int32_t path[TOPO_MAX_HOPS], a = r->gpu[k], b = r->gpu[(k + 1) % r->m];
+				int h = topo_route(t, a, b, rng_hash2(r->hash, (uint64_t)k), path), q;
+				if (h < 0) {
+					free(load);
+					return h;
+				}
+				for (q = 0; q < h; q++)
+					load[path[q]] += r->step_bytes * c->wire_factor * r->nsteps;
+				lap += time_to_s(c->a_ps[hop_class(t, a, b)]) + path_lat_s(t, path, h);
+			}
+			/* a chunk's journey: nsteps hops, lap/m each on average */
+			if (lap / r->m * r->nsteps > lat)
+				lat = lap / r->m * r->nsteps;
+		}
+		if (ph->dag.n > 0) {
+			struct dag *d = &ph->dag;
+			fin = realloc(fin, (size_t)d->n * sizeof(double));
+			if (!fin) {
+				free(load);
+				return TS_ENOMEM;
+			}
+			for (i = 0; i < d->n; i++)
+				fin[i] = 0;
+			for (i = 0; i < d->n; i++) {
+				const struct xfer *x = &d->x[i];
+				int32_t path[TOPO_MAX_HOPS];
+				int h, q;
+				double a;
+				if (x->dst < 0) {
+					path[0] = x->link;
+					h = 1;
+				} else {
+					h = topo_route(t, x->src, x->dst, x->hash, path);
+				}
+				if (h < 0) {
+					free(load);
+					free(fin);
+					return h;
+				}
+				for (q = 0; q < h; q++)
+					load[path[q]] += x->bytes * c->wire_factor;
+				a = path_lat_s(t, path, h) +
+				    (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
+				/* fin[i] is the latest predecessor's finish (set below) */
+				fin[i] += a;
+				if (fin[i] > lat)
+					lat = fin[i];
+				for (k = d->soff[i]; k < d->soff[i + 1]; k++)
+					if (fin[i] > fin[d->succ[k]])
+						fin[d->succ[k]] = fin[i];
+			}
+		}
+		} /* groups */
+		for (l = 0; l < t->nlinks; l++)
+			if (load[l] > 0 && load[l] / link_cap(t, l) > bw)
+				bw = load[l] / link_cap(t, l);
+		total += lat + bw;
+	}
+	free(load);
+	free(fin);
+	*out_s = total;
+	return 0;
+}
+
+int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
+			     double *time_s, struct ts_error *err)
+{
+	struct sim_coll **cs = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof(*cs));
+	int rc = 0, i;
+	if (!cs)
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
+	for (i = 0; i < nspecs && !rc; i++) {
+		if (s[i].algo == SIM_ALGO_AUTO || s[i].proto == SIM_PROTO_AUTO)
+			TS_BUG("sim_coll_analytic needs a chosen algorithm and protocol");
+		rc = sim_coll_check(t, &s[i], err);
+		if (rc)
+			break;
+		cs[i] = coll_new(t, &s[i], &rc);
+		if (!cs[i])
+			rc = ts_error_set(err, rc, "cannot build the %s plan for %s",
+					  sim_algo_name(s[i].algo), sim_op_name(s[i].op));
+	}
+	if (!rc && nspecs > 0) {
+		rc = analytic_time(cs, nspecs, time_s);
+		if (rc)
+			ts_error_set(err, rc, "analytic model failed (no route or out of memory)");
+	}
+	for (i = 0; i < nspecs; i++)
+		sim_coll_free(cs[i]);
+	free(cs);
+	return rc;
+}
+
+int sim_coll_analytic(const struct topo *t, const struct sim_coll_spec *s, double *time_s,
+		      struct ts_error *err)
+{
+	return sim_coll_analytic_groups(t, s, 1, time_s, err);
+}
+
+int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum sim_algo *algo,
+		    enum sim_proto *proto, struct ts_error *err)
+{
+	static const enum sim_algo nccl_algos[] = { SIM_ALGO_RING, SIM_ALGO_TREE, SIM_ALGO_NVLS,
+						    SIM_ALGO_DIRECT };
+	struct sim_group_info gi;
+	double best = INFINITY;
+	size_t ai, ncand = TS_ARRAY_LEN(nccl_algos);
+	const enum sim_algo *cand = nccl_algos;
+	int pi, rc = sim_group_info(t, s->ranks, s->nranks, &gi, err);
+	if (rc)
+		return rc;
+	*algo = SIM_ALGO_AUTO;
+	*proto = SIM_PROTO_AUTO;
+	if (s->algo != SIM_ALGO_AUTO) {
+		/* a fixed algorithm: only its protocol is chosen */
+		cand = &s->algo;
+		ncand = 1;
+		rc = sim_coll_check(t, s, err);
+		if (rc)
+			return rc;
+	}
+	for (ai = 0; ai < ncand; ai++) {
+		enum sim_algo a = cand[ai];
+		/* NCCL: point-to-point ops go direct; ring/tree/nvls for the rest */
+		if (s->algo == SIM_ALGO_AUTO && a == SIM_ALGO_DIRECT &&
+		    s->op != SIM_OP_ALLTOALL && s->op != SIM_OP_SENDRECV)
+			continue;
+		for (pi = SIM_PROTO_LL; pi < SIM_PROTO_COUNT; pi++) {
+			struct sim_coll_spec c = *s;
+			struct ts_error e2 = TS_ERROR_INIT;
+			double tm;
+			if (s->proto != SIM_PROTO_AUTO && s->proto != (enum sim_proto)pi)
+				continue;
+			if (a == SIM_ALGO_NVLS && pi != SIM_PROTO_SIMPLE)
+				continue; /* NVLS is Simple only (nccl.md §1.3 tables) */
+			c.algo = a;
+			c.proto = (enum sim_proto)pi;
+			if (sim_coll_check(t, &c, &e2))
+				continue; /* not available for this group */
+			rc = sim_coll_analytic(t, &c, &tm, err);
+			if (rc)
+				return rc;
+			if (tm < best) {
+				best = tm;
+				*algo = a;
+				*proto = (enum sim_proto)pi;
+			}
+		}
+	}
+	if (*algo == SIM_ALGO_AUTO) {
+		if (s->algo != SIM_ALGO_AUTO) {
+			struct sim_coll_spec c = *s;
+			c.proto = s->proto == SIM_PROTO_AUTO ? SIM_PROTO_SIMPLE : s->proto;
+			rc = sim_coll_check(t, &c, err);
+			if (rc)
+				return rc;
+			return ts_error_set(err, TS_EINPUT, "algorithm '%s' cannot use protocol '%s'",
+					    sim_algo_name(s->algo), sim_proto_name(c.proto));
+		}
+		return ts_error_set(err, TS_EINPUT, "no algorithm can run '%s' with protocol '%s' on "
+				    "this group", sim_op_name(s->op), sim_proto_name(s->proto));
+	}
+	return 0;
+}
