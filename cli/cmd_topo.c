@@ -98,7 +98,7 @@ static int print_table(const struct topo *t, const struct topo_summary *s)
 					    ">cables", ">oversubscription" };
 	const struct topo_cluster *c = &t->cl;
 	struct table tb;
-	char a[32], b[32];
+	char a[32];
 	printf("cluster    %s\n", c->name);
 	printf("source     %s\n", c->source);
 	printf("fabric     %s%s, %s, MTU %d B + %d B per packet\n", topo_fabric_name(c->fabric.kind),
@@ -138,9 +138,8 @@ static int print_table(const struct topo *t, const struct topo_summary *s)
 	table_print(&tb, stdout);
 	table_release(&tb);
 	printf("\nswitches   %d, cables %lld\n", s->switches_total, (long long)s->links_total);
-	printf("bisection  %s (%s), max-flow between host halves\n",
-	       units_fmt_bw(s->bisection_Bps, a, sizeof(a)),
-	       (snprintf(b, sizeof(b), "%.1f GB/s", bw_to_GBps(s->bisection_Bps)), b));
+	printf("bisection  %.0f Gb/s (%.1f GB/s), max-flow between the two halves of the hosts\n",
+	       bw_to_gbps(s->bisection_Bps), bw_to_GBps(s->bisection_Bps));
 	printf("diameter   %d hops GPU to GPU\n", s->diameter_hops);
 	printf("ecmp       %lld equal-cost paths at most, first to last host\n",
 	       (long long)s->ecmp_paths_max);
