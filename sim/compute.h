@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "topo/topo.h"
 
 enum sim_op_class {
@@ -46,6 +47,11 @@ struct sim_compute {
 	double attn_eff;        /* attention core efficiency vs peak, dimensionless */
 	int sm_count;           /* SMs, for wave quantisation, count */
 	double overlap_slowdown;/* compute slowdown while communication overlaps it, factor >= 1 */
+	/* Added by the compute model (compute.c); sim_compute_init sets them. */
+	int tile_m, tile_n;     /* GEMM output tile (cuBLAS/CUTLASS CTA tile), elements */
+	double vector_flops;    /* non-tensor-core FP16 peak for element-wise math, FLOP/s */
+	double hbm_half_bytes;  /* transfer size at which HBM efficiency is half of hbm_eff, bytes */
+	double fp32_gemm_ratio; /* fp32 (TF32) GEMM peak / BF16 peak, dimensionless */
 };
 
 /* Defaults for a GPU from the cluster's GPU spec (peak, HBM, SMs by
@@ -57,5 +63,20 @@ int sim_compute_load(struct sim_compute *c, const char *path, struct ts_error *e
 double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc *op);
 /* GEMM efficiency (fraction of peak) for a shape; for reports and tests. */
 double sim_compute_gemm_eff(const struct sim_compute *c, int64_t m, int64_t n, int64_t k);
+
+/* ---- added by compute.c ---------------------------------------------------- */
+
+/* GEMM efficiency of `batch` independent m x n x k GEMMs run as one kernel
+ * (grouped/batched GEMM, e.g. MoE experts or attention heads). */
+double sim_compute_gemm_eff_batched(const struct sim_compute *c, int64_t m, int64_t n, int64_t k,
+				    int64_t batch);
+/* Refuse impossible numbers (efficiency outside (0,1], non-positive peak...);
+ * the message names the field. Called by sim_compute_load. */
+int sim_compute_check(const struct sim_compute *c, struct ts_error *err);
+/* Apply a calibration already parsed into a document (for tests and for
+ * callers that embed a "compute" object in a larger file): obj must be an
+ * object with the keys of sim_compute_load. */
+int sim_compute_apply_json(struct sim_compute *c, const struct jval *obj, struct ts_error *err);
+const char *sim_op_class_name(enum sim_op_class cls);
 
 #endif

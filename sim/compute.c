@@ -1,0 +1,424 @@
+/* compute.c: the compute model: time of one kernel on one GPU (compute.h).
+ *
+ *   t = max(FLOPs / (peak x eff(op)), bytes / (HBM x hbm_eff(bytes))) + launch
+ *
+ * Roofline (max of the two bounds) as Calculon's `processing_mode:
+ * roofline` (reference/formulas.md, Calculon system JSON). For GEMMs
+ *   eff = gemm_eff_max x F / (F + gemm_half_flops) x util(m, n, k, batch)
+ * where F is the kernel's FLOPs (a saturating size curve, the smooth form
+ * of Calculon's step table) and util is the fraction of the SMs' tile
+ * slots doing useful work: tile quantisation (the output is covered by
+ * whole tile_m x tile_n tiles) times wave quantisation (tiles run in waves
+ * of sm_count), NVIDIA "Matrix Multiplication Background User's Guide",
+ * sections "Tile Quantization" and "Wave Quantization". The better of the
+ * two orientations (C or C^T) and a split-K of 1..16 (when a GEMM has too
+ * few tiles to fill one wave) are taken, as cuBLAS's heuristics would; a
+ * dimension smaller than the tile shrinks the tile (skinny kernels).
+ *
+ * Invariants: every time is >= launch_s > 0 and finite for finite input;
+ * efficiency is in (0, gemm_eff_max]; time never decreases when FLOPs or
+ * bytes grow (for a fixed shape class). Nothing here allocates. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/compute.h"
+
+/* ---- defaults ---------------------------------------------------------- */
+
+/* SMs per GPU by architecture. A100: 108 SMs, H100 SXM5 / H200: 132 SMs
+ * (NVIDIA A100 and H100 architecture whitepapers, as quoted in the task of
+ * issue 5). V100: 80 and B200: 148 are assumptions from NVIDIA's V100 and
+ * Blackwell product pages (not in reference/). */
+static int sm_count_for_arch(int sm_arch)
+{
+	if (sm_arch >= 100)
+		return 148; /* assumption: B200 */
+	if (sm_arch >= 90)
+		return 132; /* H100 SXM5, H200 SXM */
+	if (sm_arch >= 80)
+		return 108; /* A100 SXM4 */
+	return 80;          /* assumption: V100 SXM2 */
+}
+
+void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->gpu, sizeof(c->gpu), "%s", gpu->name);
+	/* Peaks and HBM bandwidth: the cluster's GPU spec, which cites
+	 * reference/hardware.md (A100 312 TFLOP/s 2039 GB/s; H100 989 3.35 TB/s;
+	 * H200 989 4.8 TB/s). */
+	c->peak_flops = gpu->bf16_flops;
+	c->peak_fp8_flops = gpu->fp8_flops;
+	c->hbm_Bps = gpu->hbm_Bps;
+	c->sm_count = sm_count_for_arch(gpu->sm_arch);
+	/* HBM: Calculon's A100-80G mem1 MB_efficiency reaches 0.9 for >= 100 MB
+	 * (formulas.md, Calculon system JSON); half of that at 0.5 MB is an
+	 * assumption that follows its step table (1 MB -> 0.6, i.e. 2/3 of 0.9). */
+	c->hbm_eff = 0.9;
+	c->hbm_half_bytes = 0.5e6;
+	/* GEMM size curve: Calculon's A100 float16 table [[128 GF, .95], [16,
+	 * .9], [1, .6]] (formulas.md) is matched within 0.02 by
+	 * 0.95 F / (F + 0.6 GFLOP); labelled an assumption for other GPUs. */
+	c->gemm_eff_max = 0.95;
+	c->gemm_half_flops = 0.6e9;
+	/* CTA tile 256 x 128: the largest cuBLAS tile in NVIDIA's "Matrix
+	 * Multiplication Background User's Guide" (tile quantisation section). */
+	c->tile_m = 256;
+	c->tile_n = 128;
+	/* Attention core (scores, softmax, context as batched GEMMs with
+	 * k = head_dim): assumption 0.5 of peak until calibrated. */
+	c->attn_eff = 0.5;
+	/* Non-tensor-core math: Calculon's A100 vector.float16 is 78 TFLOP/s,
+	 * 1/4 of the 312 matrix peak (formulas.md); the same 1/4 ratio is an
+	 * assumption for other GPUs. */
+	c->vector_flops = c->peak_flops / 4.0;
+	/* TF32 tensor-core rate is half the BF16 rate on A100 (156 vs 312) and
+	 * H100 (495 vs 989): assumption from NVIDIA datasheets, not in reference/. */
+	c->fp32_gemm_ratio = 0.5;
+	/* Per-kernel launch and tail: assumption 4 us (a few us per kernel on a
+	 * busy stream) until calibrated. */
+	c->launch_s = 4e-6;
+	/* NCCL kernels occupy SMs while they overlap compute: Calculon's
+	 * processor_usage is 0.15 for NVLink and 0.02 for IB (formulas.md);
+	 * 1.1 (about 1/(1-0.09)) is an assumption between the two. */
+	c->overlap_slowdown = 1.1;
+	snprintf(c->source, sizeof(c->source),
+		 "defaults: %s datasheet peaks (hardware.md), Calculon A100 efficiency tables "
+		 "(formulas.md), assumptions in sim/compute.c",
+		 gpu->name);
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static int bad(struct ts_error *err, const char *field, const char *what, double v)
+{
+	return ts_error_set(err, TS_EINPUT, "compute model: %s: %s (got %g)", field, what, v);
+}
+
+int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
+{
+	if (!(c->peak_flops > 0) || !isfinite(c->peak_flops))
+		return bad(err, "peak_flops", "must be positive", c->peak_flops);
+	if (!(c->peak_fp8_flops >= 0) || !isfinite(c->peak_fp8_flops))
+		return bad(err, "peak_fp8_flops", "must be zero or positive", c->peak_fp8_flops);
+	if (!(c->hbm_Bps > 0) || !isfinite(c->hbm_Bps))
+		return bad(err, "hbm_bandwidth", "must be positive", c->hbm_Bps);
+	if (!(c->hbm_eff > 0 && c->hbm_eff <= 1))
+		return bad(err, "hbm_eff", "must be in (0, 1]", c->hbm_eff);
+	if (!(c->hbm_half_bytes >= 0) || !isfinite(c->hbm_half_bytes))
+		return bad(err, "hbm_half", "must be zero or positive", c->hbm_half_bytes);
+	if (!(c->launch_s >= 0 && c->launch_s < 1))
+		return bad(err, "launch", "must be in [0, 1 s)", c->launch_s);
+	if (!(c->gemm_eff_max > 0 && c->gemm_eff_max <= 1))
+		return bad(err, "gemm_eff_max", "must be in (0, 1]", c->gemm_eff_max);
+	if (!(c->gemm_half_flops >= 0) || !isfinite(c->gemm_half_flops))
+		return bad(err, "gemm_half_flops", "must be zero or positive", c->gemm_half_flops);
+	if (!(c->attn_eff > 0 && c->attn_eff <= 1))
+		return bad(err, "attn_eff", "must be in (0, 1]", c->attn_eff);
+	if (c->sm_count < 1 || c->sm_count > 100000)
+		return bad(err, "sm_count", "must be in [1, 100000]", c->sm_count);
+	if (!(c->overlap_slowdown >= 1 && c->overlap_slowdown <= 100))
+		return bad(err, "overlap_slowdown", "must be in [1, 100]", c->overlap_slowdown);
+	if (c->tile_m < 1 || c->tile_m > 4096)
+		return bad(err, "tile_m", "must be in [1, 4096]", c->tile_m);
+	if (c->tile_n < 1 || c->tile_n > 4096)
+		return bad(err, "tile_n", "must be in [1, 4096]", c->tile_n);
+	if (!(c->vector_flops > 0) || !isfinite(c->vector_flops))
+		return bad(err, "vector_flops", "must be positive", c->vector_flops);
+	if (!(c->fp32_gemm_ratio > 0 && c->fp32_gemm_ratio <= 1))
+		return bad(err, "fp32_gemm_ratio", "must be in (0, 1]", c->fp32_gemm_ratio);
+	return 0;
+}
+
+/* ---- calibration files ------------------------------------------------------- */
+
+static const char *const calib_keys[] = {
+	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*", "hbm_eff", "hbm_half*",
+	"launch*", "gemm_eff_max", "gemm_half_flops", "attn_eff", "sm_count",
+	"overlap_slowdown", "tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
+	"fit", "comment", NULL
+};
+
+/* Quantity keys and their kinds: jval_check_keys accepts any "name_..." for
+ * them, so a typo such as "launch_usec" is refused here. */
+static const struct {
+	const char *name;
+	enum ts_qty kind;
+} calib_qty[] = {
+	{ "hbm_bandwidth", TS_QTY_BANDWIDTH },
+	{ "hbm_half", TS_QTY_SIZE },
+	{ "launch", TS_QTY_TIME },
+};
+
+static int check_qty_suffixes(const struct jval *o, struct ts_error *err)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, o->j)
+	{
+		for (size_t q = 0; q < TS_ARRAY_LEN(calib_qty); q++) {
+			size_t n = strlen(calib_qty[q].name);
+			if (strncmp(it->string, calib_qty[q].name, n) != 0 || it->string[n] != '_')
+				continue;
+			if (units_suffix_scale(it->string + n, calib_qty[q].kind) > 0)
+				continue;
+			struct jval c;
+			jval_child(o, it->string, &c);
+			return jval_error(&c, err, "unknown field '%s' (unit suffix of '%s' expected)",
+					  it->string, calib_qty[q].name);
+		}
+	}
+	return 0;
+}
+
+/* A number in [lo, hi] (hi may be INFINITY); absent leaves *out alone. */
+static int get_range(const struct jval *o, const char *key, double lo, double hi, bool lo_open,
+		     double *out, struct ts_error *err)
+{
+	struct jval c;
+	double v = 0;
+	if (!jval_child(o, key, &c))
+		return 0;
+	if (jval_get_number(o, key, false, &v, err))
+		return TS_EINPUT;
+	if ((lo_open ? !(v > lo) : !(v >= lo)) || v > hi) {
+		if (isinf(hi))
+			return jval_error(&c, err, "must be %s %g (got %g)", lo_open ? ">" : ">=",
+					  lo, v);
+		return jval_error(&c, err, "must be in %s%g, %g] (got %g)", lo_open ? "(" : "[",
+				  lo, hi, v);
+	}
+	*out = v;
+	return 0;
+}
+
+static int get_int_field(const struct jval *o, const char *key, long long lo, long long hi,
+			 int *out, struct ts_error *err)
+{
+	long long v = *out;
+	if (jval_get_int(o, key, false, lo, hi, &v, err))
+		return TS_EINPUT;
+	*out = (int)v;
+	return 0;
+}
+
+int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct ts_error *err)
+{
+	const char *s = NULL;
+	struct jval sub;
+	struct sim_compute t = *c; /* edits land on a copy: c unchanged on error */
+
+	if (jval_check_keys(o, calib_keys, err) || check_qty_suffixes(o, err))
+		return TS_EINPUT;
+	if (jval_get_string(o, "gpu", false, &s, err))
+		return TS_EINPUT;
+	if (s)
+		snprintf(t.gpu, sizeof(t.gpu), "%s", s);
+	s = NULL;
+	if (jval_get_string(o, "source", false, &s, err))
+		return TS_EINPUT;
+	if (s)
+		snprintf(t.source, sizeof(t.source), "%s", s);
+	/* "fit" (how the numbers were obtained) and "comment" are free-form
+	 * documentation; only their presence as objects/strings is checked. */
+	if (jval_child(o, "fit", &sub) && jval_expect_object(&sub, err))
+		return TS_EINPUT;
+	if (jval_get_string(o, "comment", false, &s, err))
+		return TS_EINPUT;
+
+	if (get_range(o, "peak_flops", 0, 1e18, true, &t.peak_flops, err) ||
+	    get_range(o, "peak_fp8_flops", 0, 1e18, false, &t.peak_fp8_flops, err) ||
+	    jval_get_quantity(o, "hbm_bandwidth", TS_QTY_BANDWIDTH, false, false, &t.hbm_Bps, err) ||
+	    get_range(o, "hbm_eff", 0, 1, true, &t.hbm_eff, err) ||
+	    jval_get_quantity(o, "hbm_half", TS_QTY_SIZE, false, true, &t.hbm_half_bytes, err) ||
+	    jval_get_quantity(o, "launch", TS_QTY_TIME, false, true, &t.launch_s, err) ||
+	    get_range(o, "gemm_eff_max", 0, 1, true, &t.gemm_eff_max, err) ||
+	    get_range(o, "gemm_half_flops", 0, 1e18, false, &t.gemm_half_flops, err) ||
+	    get_range(o, "attn_eff", 0, 1, true, &t.attn_eff, err) ||
+	    get_int_field(o, "sm_count", 1, 100000, &t.sm_count, err) ||
+	    get_range(o, "overlap_slowdown", 1, 100, false, &t.overlap_slowdown, err) ||
+	    get_int_field(o, "tile_m", 1, 4096, &t.tile_m, err) ||
+	    get_int_field(o, "tile_n", 1, 4096, &t.tile_n, err) ||
+	    get_range(o, "vector_flops", 0, 1e18, true, &t.vector_flops, err) ||
+	    get_range(o, "fp32_gemm_ratio", 0, 1, true, &t.fp32_gemm_ratio, err))
+		return TS_EINPUT;
+	if (t.launch_s >= 1) {
+		struct jval c2;
+		jval_child(o, "launch", &c2);
+		if (!c2.j)
+			jval_child(o, "launch_us", &c2);
+		return jval_error(&c2, err, "must be under 1 s (got %g s)", t.launch_s);
+	}
+	if (sim_compute_check(&t, err))
+		return TS_EINPUT;
+	*c = t;
+	return 0;
+}
+
+int sim_compute_load(struct sim_compute *c, const char *path, struct ts_error *err)
+{
+	struct jdoc d = JDOC_INIT;
+	struct jval root, src;
+	int rc;
+
+	rc = jdoc_load(&d, path, err);
+	if (rc)
+		goto fail;
+	root = jdoc_root(&d);
+	rc = sim_compute_apply_json(c, &root, err);
+	if (rc)
+		goto fail;
+	if (!jval_child(&root, "source", &src)) {
+		/* No "source" given: name the file, so reports say where numbers came from. */
+		snprintf(c->source, sizeof(c->source), "calibration file %s", path);
+	}
+fail:
+	jdoc_release(&d);
+	return rc;
+}
+
+/* ---- the model ------------------------------------------------------------------ */
+
+const char *sim_op_class_name(enum sim_op_class cls)
+{
+	switch (cls) {
+	case SIM_OP_GEMM: return "gemm";
+	case SIM_OP_ATTN: return "attention";
+	case SIM_OP_ELEMENTWISE: return "elementwise";
+	case SIM_OP_OPTIMIZER: return "optimizer";
+	case SIM_OP_COUNT: break;
+	}
+	return "?";
+}
+
+static double ceil_div(double a, double b) { return ceil(a / b); }
+
+/* Fraction of tile slots doing useful work for tiles tm x tn over sm SMs,
+ * with split-K s: tile quantisation x wave quantisation (NVIDIA "Matrix
+ * Multiplication Background User's Guide", Tile/Wave Quantization). */
+static double tile_util(double m, double n, double batch, double tm, double tn, double sm,
+			double split)
+{
+	double tiles = ceil_div(m, tm) * ceil_div(n, tn) * batch * split;
+	double waves = ceil_div(tiles, sm);
+	return (m * n * batch * split) / (waves * sm * tm * tn);
+}
+
+/* Split-K is worth it only while each slice keeps a useful depth; 256
+ * elements of k per slice is an assumption (4 k-steps of a 64-deep tile). */
+#define SPLITK_MIN_K 256.0
+
+static double pow2_at_least(double x)
+{
+	double p = 8;
+	while (p < x)
+		p *= 2;
+	return p;
+}
+
+static double gemm_util(const struct sim_compute *c, int64_t m, int64_t n, int64_t k,
+			int64_t batch)
+{
+	double best = 0, sm = c->sm_count;
+	double dm = (double)m, dn = (double)n, dk = (double)k, db = (double)batch;
+	for (int orient = 0; orient < 2; orient++) {
+		double tm = orient ? c->tile_n : c->tile_m;
+		double tn = orient ? c->tile_m : c->tile_n;
+		/* A dimension smaller than the tile gets a kernel whose tile fits
+		 * it (cuBLAS's skinny/GEMV kernels: the next power of two, at
+		 * least 8, an assumption) instead of the full tile: such GEMMs are
+		 * memory-bound, and the HBM bound of the caller prices them. */
+		if (dm < tm)
+			tm = pow2_at_least(dm);
+		if (dn < tn)
+			tn = pow2_at_least(dn);
+		for (double split = 1; split <= 16; split *= 2) {
+			if (split > 1 && dk / split < SPLITK_MIN_K)
+				break;
+			double u = tile_util(dm, dn, db, tm, tn, sm, split);
+			if (u > best)
+				best = u;
+		}
+	}
+	return best > 1 ? 1 : best;
+}
+
+/* Saturating size curve: Calculon-style efficiency by op size, smooth. */
+static double size_eff(const struct sim_compute *c, double flops)
+{
+	if (flops <= 0)
+		return c->gemm_eff_max;
+	return c->gemm_eff_max * flops / (flops + c->gemm_half_flops);
+}
+
+double sim_compute_gemm_eff_batched(const struct sim_compute *c, int64_t m, int64_t n, int64_t k,
+				    int64_t batch)
+{
+	if (batch < 1)
+		batch = 1;
+	if (m <= 0 || n <= 0 || k <= 0)
+		return c->gemm_eff_max;
+	double flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+	return size_eff(c, flops) * gemm_util(c, m, n, k, batch);
+}
+
+double sim_compute_gemm_eff(const struct sim_compute *c, int64_t m, int64_t n, int64_t k)
+{
+	return sim_compute_gemm_eff_batched(c, m, n, k, 1);
+}
+
+static double peak_for(const struct sim_compute *c, int dtype_bytes)
+{
+	if (dtype_bytes == 1 && c->peak_fp8_flops > 0)
+		return c->peak_fp8_flops;
+	if (dtype_bytes >= 4)
+		return c->peak_flops * c->fp32_gemm_ratio;
+	return c->peak_flops;
+}
+
+/* HBM time: bytes / (bandwidth x hbm_eff x B / (B + half)) = a bandwidth
+ * term plus a fixed hbm_half / (bandwidth x hbm_eff) per op (Calculon's
+ * mem1 MB_efficiency table, smooth form). */
+static double hbm_time_s(const struct sim_compute *c, double bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	return (bytes + c->hbm_half_bytes) / (c->hbm_Bps * c->hbm_eff);
+}
+
+double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc *op)
+{
+	double flops = op->flops, bytes = op->bytes, t_flop = 0;
+	int64_t batch = op->batch > 0 ? op->batch : 1;
+	int dt = op->dtype_bytes > 0 ? op->dtype_bytes : 2;
+
+	TS_ASSERT(flops >= 0 && bytes >= 0 && isfinite(flops) && isfinite(bytes));
+	switch (op->cls) {
+	case SIM_OP_GEMM: {
+		bool shaped = op->m > 0 && op->n > 0 && op->k > 0;
+		double dm = (double)op->m, dn = (double)op->n, dk = (double)op->k;
+		if (flops == 0 && shaped)
+			flops = 2.0 * dm * dn * dk * (double)batch;
+		if (bytes == 0 && shaped)
+			bytes = (double)dt * (dm * dk + dk * dn + dm * dn) * (double)batch;
+		double eff = shaped ? sim_compute_gemm_eff_batched(c, op->m, op->n, op->k, batch)
+				    : size_eff(c, flops);
+		if (flops > 0)
+			t_flop = flops / (peak_for(c, dt) * eff);
+		break;
+	}
+	case SIM_OP_ATTN:
+		if (flops > 0)
+			t_flop = flops / (peak_for(c, dt) * c->attn_eff);
+		break;
+	case SIM_OP_ELEMENTWISE:
+	case SIM_OP_OPTIMIZER:
+		if (flops > 0)
+			t_flop = flops / c->vector_flops;
+		break;
+	case SIM_OP_COUNT:
+		TS_BUG("op class %d", (int)op->cls);
+	}
+	double t_mem = hbm_time_s(c, bytes);
+	return (t_flop > t_mem ? t_flop : t_mem) + c->launch_s;
+}

@@ -1,0 +1,365 @@
+/* test_sim_compute.c: the compute model (sim/compute.c): defaults, GEMM
+ * efficiency (size curve, tile and wave quantisation), roofline time, and
+ * calibration files with positioned errors. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/compute.h"
+#include "testutil.h"
+
+static void a100(struct topo_gpu_spec *g)
+{
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "A100-SXM4-80GB");
+	g->bf16_flops = 312e12;
+	g->hbm_Bps = 2039e9;
+	g->mem_bytes = 80e9;
+	g->sm_arch = 80;
+}
+
+static void h100(struct topo_gpu_spec *g)
+{
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "H100-SXM5-80GB");
+	g->bf16_flops = 989e12;
+	g->fp8_flops = 1979e12;
+	g->hbm_Bps = 3.35e12;
+	g->mem_bytes = 80e9;
+	g->sm_arch = 90;
+}
+
+static void init_a100(struct sim_compute *c)
+{
+	struct topo_gpu_spec g;
+	a100(&g);
+	sim_compute_init(c, &g);
+}
+
+/* ---- defaults ------------------------------------------------------------ */
+
+START_TEST(defaults_from_gpu)
+{
+	struct sim_compute c;
+	struct topo_gpu_spec g;
+	struct ts_error err = TS_ERROR_INIT;
+	init_a100(&c);
+	ck_assert_double_eq(c.peak_flops, 312e12);
+	ck_assert_double_eq(c.hbm_Bps, 2039e9);
+	ck_assert_int_eq(c.sm_count, 108);
+	ck_assert_str_eq(c.gpu, "A100-SXM4-80GB");
+	ck_assert_int_eq(sim_compute_check(&c, &err), 0);
+	h100(&g);
+	sim_compute_init(&c, &g);
+	ck_assert_double_eq(c.peak_flops, 989e12);
+	ck_assert_double_eq(c.peak_fp8_flops, 1979e12);
+	ck_assert_int_eq(c.sm_count, 132);
+	ck_assert_int_eq(sim_compute_check(&c, &err), 0);
+}
+END_TEST
+
+/* ---- GEMM efficiency --------------------------------------------------------- */
+
+START_TEST(gemm_eff_monotone_in_size)
+{
+	struct sim_compute c;
+	init_a100(&c);
+	double prev = 0;
+	/* square GEMMs from 128 to 32768: efficiency never falls as they grow */
+	for (int64_t n = 128; n <= 32768; n *= 2) {
+		double e = sim_compute_gemm_eff(&c, n, n, n);
+		ck_assert_msg(e >= prev - 1e-12, "n=%lld eff %g < %g", (long long)n, e, prev);
+		ck_assert(e > 0 && e <= c.gemm_eff_max);
+		prev = e;
+	}
+	ck_assert_double_gt(prev, 0.9 * c.gemm_eff_max);
+	/* token dimension (m = micro_batch x seq) growing, fixed weights */
+	prev = 0;
+	for (int64_t m = 2048; m <= 65536; m *= 2) {
+		double e = sim_compute_gemm_eff(&c, m, 3072, 3072);
+		ck_assert_msg(e >= prev - 1e-12, "m=%lld eff %g < %g", (long long)m, e, prev);
+		prev = e;
+	}
+	/* the size curve alone (no shape): monotone and half of max at half_flops */
+	struct sim_op_desc op = { .cls = SIM_OP_GEMM, .dtype_bytes = 2 };
+	op.flops = c.gemm_half_flops;
+	double t = sim_compute_time_s(&c, &op) - c.launch_s;
+	ck_assert_double_eq_tol(t, op.flops / (c.peak_flops * c.gemm_eff_max * 0.5), 1e-15);
+}
+END_TEST
+
+START_TEST(gemm_wave_quantisation)
+{
+	struct sim_compute c;
+	init_a100(&c);
+	c.gemm_half_flops = 0; /* isolate quantisation from the size curve */
+	/* 54 x 2 = 108 tiles of 256 x 128 fill one wave of 108 SMs exactly;
+	 * k = 128 is too shallow for split-K. Half a tile row more needs a
+	 * second wave: util = useful / (2 waves x 108 x 256 x 128) (NVIDIA's
+	 * Matrix Multiplication Background guide, wave quantisation). */
+	double full = sim_compute_gemm_eff(&c, 256 * 54, 256, 128);
+	double over = sim_compute_gemm_eff(&c, 256 * 54 + 128, 256, 128);
+	ck_assert_double_eq_tol(full, c.gemm_eff_max, 1e-12);
+	ck_assert_double_eq_tol(over,
+				c.gemm_eff_max * (256.0 * 54 + 128) * 256 / (2.0 * 108 * 256 * 128),
+				1e-12);
+	/* deep k: split-K fills the idle SMs of a two-tile GEMM (up to 16 slices) */
+	double shallow = sim_compute_gemm_eff(&c, 256, 256, 256);
+	double deep = sim_compute_gemm_eff(&c, 256, 256, 16 * 256);
+	ck_assert_double_eq_tol(shallow, c.gemm_eff_max * 2.0 / 108.0, 1e-12);
+	ck_assert_double_eq_tol(deep, c.gemm_eff_max * 32.0 / 108.0, 1e-12);
+	/* batched: 108 GEMMs of one tile each fill one wave */
+	double b = sim_compute_gemm_eff_batched(&c, 256, 128, 128, 108);
+	ck_assert_double_eq_tol(b, c.gemm_eff_max, 1e-12);
+}
+END_TEST
+
+START_TEST(gemm_tile_quantisation)
+{
+	struct sim_compute c;
+	init_a100(&c);
+	c.gemm_half_flops = 0;
+	c.sm_count = 1; /* one SM: only tile quantisation is left */
+	double e128 = sim_compute_gemm_eff(&c, 256, 128, 64);
+	double e129 = sim_compute_gemm_eff(&c, 256, 129, 64);
+	ck_assert_double_eq_tol(e128, c.gemm_eff_max, 1e-12);
+	/* 129 columns need two 128-wide tiles (or, transposed, 256-wide ones):
+	 * the best orientation covers 256 x 256 with 256 x 129 useful. */
+	ck_assert_double_eq_tol(e129, c.gemm_eff_max * 129.0 / 256.0, 1e-12);
+}
+END_TEST
+
+/* ---- roofline time --------------------------------------------------------------- */
+
+START_TEST(time_is_max_of_bounds_plus_launch)
+{
+	struct sim_compute c;
+	init_a100(&c);
+	/* FLOP-bound GEMM: 8192^3 */
+	struct sim_op_desc g = { .cls = SIM_OP_GEMM, .m = 8192, .n = 8192, .k = 8192,
+				 .batch = 1, .dtype_bytes = 2 };
+	double flops = 2.0 * 8192 * 8192 * 8192;
+	double eff = sim_compute_gemm_eff(&c, 8192, 8192, 8192);
+	double want = flops / (c.peak_flops * eff) + c.launch_s;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &g), want, want * 1e-12);
+	/* giving the FLOPs and bytes explicitly changes nothing here */
+	g.flops = flops;
+	g.bytes = 2.0 * 3 * 8192.0 * 8192.0;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &g), want, want * 1e-12);
+	/* memory-bound GEMM (matrix-vector): bytes dominate */
+	struct sim_op_desc mv = { .cls = SIM_OP_GEMM, .m = 1, .n = 16384, .k = 16384,
+				  .batch = 1, .dtype_bytes = 2 };
+	double bytes = 2.0 * (16384.0 + 16384.0 * 16384.0 + 16384.0);
+	double tm = (bytes + c.hbm_half_bytes) / (c.hbm_Bps * c.hbm_eff);
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &mv), tm + c.launch_s, tm * 1e-12);
+	/* element-wise: memory-bound at HBM speed */
+	struct sim_op_desc ew = { .cls = SIM_OP_ELEMENTWISE, .flops = 1e9, .bytes = 4e9 };
+	tm = (4e9 + c.hbm_half_bytes) / (c.hbm_Bps * c.hbm_eff);
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &ew), tm + c.launch_s, tm * 1e-12);
+	/* element-wise with heavy math: vector-unit bound */
+	ew.flops = 1e15;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &ew), 1e15 / c.vector_flops + c.launch_s,
+				1e-9);
+	/* attention: attn_eff of peak when FLOP-bound */
+	struct sim_op_desc at = { .cls = SIM_OP_ATTN, .flops = 1e13, .bytes = 1e6 };
+	want = 1e13 / (c.peak_flops * c.attn_eff) + c.launch_s;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at), want, want * 1e-12);
+	/* optimizer: memory-bound */
+	struct sim_op_desc opt = { .cls = SIM_OP_OPTIMIZER, .flops = 1e9, .bytes = 16e9 };
+	tm = (16e9 + c.hbm_half_bytes) / (c.hbm_Bps * c.hbm_eff);
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &opt), tm + c.launch_s, tm * 1e-12);
+	/* an empty op costs one launch */
+	struct sim_op_desc z = { .cls = SIM_OP_ELEMENTWISE };
+	ck_assert_double_eq(sim_compute_time_s(&c, &z), c.launch_s);
+}
+END_TEST
+
+START_TEST(time_monotone_in_work)
+{
+	struct sim_compute c;
+	init_a100(&c);
+	for (int cls = 0; cls < SIM_OP_COUNT; cls++) {
+		double prev = 0;
+		for (double w = 1e3; w <= 1e15; w *= 10) {
+			struct sim_op_desc op = { .cls = (enum sim_op_class)cls, .flops = w,
+						  .bytes = w / 100, .dtype_bytes = 2 };
+			double t = sim_compute_time_s(&c, &op);
+			ck_assert_msg(t > prev, "%s: %g FLOP -> %g s not > %g",
+				      sim_op_class_name(op.cls), w, t, prev);
+			prev = t;
+		}
+	}
+}
+END_TEST
+
+START_TEST(time_by_dtype)
+{
+	struct sim_compute c;
+	struct topo_gpu_spec g;
+	h100(&g);
+	sim_compute_init(&c, &g);
+	struct sim_op_desc op = { .cls = SIM_OP_ATTN, .flops = 1e14, .bytes = 0, .dtype_bytes = 2 };
+	double t16 = sim_compute_time_s(&c, &op) - c.launch_s;
+	op.dtype_bytes = 1;
+	double t8 = sim_compute_time_s(&c, &op) - c.launch_s;
+	op.dtype_bytes = 4;
+	double t32 = sim_compute_time_s(&c, &op) - c.launch_s;
+	ck_assert_double_eq_tol(t16 / t8, 1979.0 / 989.0, 1e-9);
+	ck_assert_double_eq_tol(t32 / t16, 1.0 / c.fp32_gemm_ratio, 1e-9);
+	/* no FP8 units (A100): FP8 runs at the BF16 rate */
+	init_a100(&c);
+	op.dtype_bytes = 1;
+	t8 = sim_compute_time_s(&c, &op);
+	op.dtype_bytes = 2;
+	ck_assert_double_eq(t8, sim_compute_time_s(&c, &op));
+}
+END_TEST
+
+/* ---- calibration files ---------------------------------------------------------------- */
+
+START_TEST(load_good_file)
+{
+	struct sim_compute c;
+	struct ts_error err = TS_ERROR_INIT;
+	init_a100(&c);
+	const char *p = tu_tmpfile(0, ".json",
+				   "{\n"
+				   "  \"gpu\": \"A100-test\",\n"
+				   "  \"gemm_eff_max\": 0.8,\n"
+				   "  \"gemm_half_flops\": 2e9,\n"
+				   "  \"launch\": \"6us\",\n"
+				   "  \"hbm_bandwidth_GBps\": 1555,\n"
+				   "  \"hbm_half\": \"1MiB\",\n"
+				   "  \"attn_eff\": 0.4,\n"
+				   "  \"sm_count\": 100,\n"
+				   "  \"fit\": { \"method\": \"test\" }\n"
+				   "}\n");
+	ck_assert_int_eq(sim_compute_load(&c, p, &err), 0);
+	ck_assert_str_eq(c.gpu, "A100-test");
+	ck_assert_double_eq(c.gemm_eff_max, 0.8);
+	ck_assert_double_eq(c.gemm_half_flops, 2e9);
+	ck_assert_double_eq_tol(c.launch_s, 6e-6, 1e-18);
+	ck_assert_double_eq_tol(c.hbm_Bps, 1555e9, 1);
+	ck_assert_double_eq(c.hbm_half_bytes, 1048576.0);
+	ck_assert_double_eq(c.attn_eff, 0.4);
+	ck_assert_int_eq(c.sm_count, 100);
+	ck_assert_double_eq(c.peak_flops, 312e12); /* untouched */
+	ck_assert_ptr_nonnull(strstr(c.source, "calibration file"));
+}
+END_TEST
+
+START_TEST(load_shipped_calibration)
+{
+	struct sim_compute c, d;
+	struct ts_error err = TS_ERROR_INIT;
+	init_a100(&c);
+	d = c;
+	int rc = sim_compute_load(&c, tu_src(0, "examples/calibration/a100-vtrain.json"), &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	ck_assert_int_eq(sim_compute_check(&c, &err), 0);
+	ck_assert_double_eq(c.peak_flops, d.peak_flops);
+	ck_assert(strlen(c.source) > 10);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	const char *want; /* substring of the one-line message */
+} bad_files[] = {
+	{ "{\n  \"gemm_eff_max\": 0.8,\n  \"gemm_eff_mx\": 0.9\n}\n", ":3:" },
+	{ "{\n  \"gemm_eff_max\": 0.8,\n  \"gemm_eff_mx\": 0.9\n}\n", "unknown field 'gemm_eff_mx'" },
+	{ "{\n  \"gemm_eff_max\": 1.5\n}\n", "gemm_eff_max" },
+	{ "{\n  \"gemm_eff_max\": 1.5\n}\n", ":2:" },
+	{ "{\n  \"gemm_eff_max\": 0\n}\n", "must be in (0, 1]" },
+	{ "{\n  \"attn_eff\": \"high\"\n}\n", "expected a number" },
+	{ "{\n  \"sm_count\": 10.5\n}\n", "sm_count" },
+	{ "{\n  \"sm_count\": -3\n}\n", "sm_count" },
+	{ "{\n  \"launch\": 5\n}\n", "needs a unit" },
+	{ "{\n  \"launch_usec\": 5\n}\n", "unknown field 'launch_usec'" },
+	{ "{\n  \"launch\": \"5 parsecs\"\n}\n", "bad quantity" },
+	{ "{\n  \"launch\": \"2s\"\n}\n", "under 1 s" },
+	{ "{\n  \"launch\": \"5us\", \"launch_us\": 5\n}\n", "given twice" },
+	{ "{\n  \"hbm_bandwidth\": \"-5GB/s\"\n}\n", "hbm_bandwidth" },
+	{ "{\n  \"overlap_slowdown\": 0.5\n}\n", "overlap_slowdown" },
+	{ "{\n  \"peak_flops\": -1\n}\n", "peak_flops" },
+	{ "{\n  \"fit\": 3\n}\n", "fit" },
+	{ "{\n  \"gpu\": 3\n}\n", "gpu" },
+	{ "[1, 2]\n", "object" },
+	{ "{\n  \"gemm_eff_max\": 0.8,\n", "malformed JSON" },
+	{ "{\n  \"tile_m\": 0\n}\n", "tile_m" },
+};
+
+START_TEST(load_bad_file)
+{
+	struct sim_compute c, before;
+	struct ts_error err = TS_ERROR_INIT;
+	init_a100(&c);
+	before = c;
+	const char *p = tu_tmpfile(1, ".json", bad_files[_i].text);
+	ck_assert_int_eq(sim_compute_load(&c, p, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, bad_files[_i].want) != NULL, "case %d: '%s' lacks '%s'", _i,
+		      err.msg, bad_files[_i].want);
+	ck_assert_msg(strchr(err.msg, '\n') == NULL, "message is one line");
+	/* the file name is in the message, and nothing was changed */
+	ck_assert_ptr_nonnull(strstr(err.msg, "trainsim_test_"));
+	ck_assert(memcmp(&c, &before, sizeof(c)) == 0);
+}
+END_TEST
+
+START_TEST(load_missing_file)
+{
+	struct sim_compute c;
+	struct ts_error err = TS_ERROR_INIT;
+	init_a100(&c);
+	ck_assert_int_lt(sim_compute_load(&c, "/nonexistent/calib.json", &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/calib.json"));
+}
+END_TEST
+
+START_TEST(check_refuses_impossible)
+{
+	struct sim_compute c;
+	struct ts_error err = TS_ERROR_INIT;
+	init_a100(&c);
+	c.hbm_eff = 1.2;
+	ck_assert_int_eq(sim_compute_check(&c, &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "hbm_eff"));
+	init_a100(&c);
+	c.peak_flops = NAN;
+	ck_assert_int_eq(sim_compute_check(&c, &err), TS_EINPUT);
+	init_a100(&c);
+	c.sm_count = 0;
+	ck_assert_int_eq(sim_compute_check(&c, &err), TS_EINPUT);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("sim_compute");
+	TCase *tc = tcase_create("defaults");
+	tcase_add_test(tc, defaults_from_gpu);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("gemm");
+	tcase_add_test(tc, gemm_eff_monotone_in_size);
+	tcase_add_test(tc, gemm_wave_quantisation);
+	tcase_add_test(tc, gemm_tile_quantisation);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("time");
+	tcase_add_test(tc, time_is_max_of_bounds_plus_launch);
+	tcase_add_test(tc, time_monotone_in_work);
+	tcase_add_test(tc, time_by_dtype);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("calibration");
+	tcase_add_test(tc, load_good_file);
+	tcase_add_test(tc, load_shipped_calibration);
+	tcase_add_loop_test(tc, load_bad_file, 0, (int)TS_ARRAY_LEN(bad_files));
+	tcase_add_test(tc, load_missing_file);
+	tcase_add_test(tc, check_refuses_impossible);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(suite());
+}
