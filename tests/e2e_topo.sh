@@ -66,6 +66,12 @@ then ok "json keys, 2:1 vs 1:1"; else bad "json keys, 2:1 vs 1:1"; fi
 	python3 -c "import json,sys; d=json.load(open('$tmp/c.json')); assert d['hosts']==64 and d['gpus']==512 and d['placement']=='round-robin'" &&
 	ok "--nodes --placement" || bad "--nodes --placement"
 
+# fabric "none": one node, no network
+printf '%s\n' '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "none" }, "nodes": 1 }' >"$tmp/none.json"
+"$TRAINSIM" topo --cluster "$tmp/none.json" --json >"$tmp/n.json" &&
+	python3 -c "import json; d=json.load(open('$tmp/n.json')); assert d['hosts']==1 and d['switches']['total']==0 and d['bisection_gbps']==0 and d['diameter_hops']==2" &&
+	ok "fabric none" || bad "fabric none"
+
 # --dot writes Graphviz (atomically) and refuses big graphs
 "$TRAINSIM" topo --cluster pcie-2x2-tcp --dot "$tmp/g.dot" >/dev/null && grep -q '^graph' "$tmp/g.dot" && grep -q -- ' -- ' "$tmp/g.dot" &&
 	ok "--dot" || bad "--dot"

@@ -401,6 +401,52 @@ START_TEST(explicit_fabric_routes)
 }
 END_TEST
 
+/* ---- single nodes: diameter inside the host, no network ------------------------------ */
+
+START_TEST(single_node_cases)
+{
+	struct topo_cluster c;
+	struct topo t;
+	struct topo_summary s;
+	struct ts_error err = TS_ERROR_INIT;
+	int32_t p[TOPO_MAX_HOPS];
+	/* NVSwitch node: every GPU pair 2 hops apart */
+	ck_assert_int_eq(topo_cluster_load(&c, "dgx-h100-ndr", 1, &err), 0);
+	ck_assert_int_eq(topo_build(&t, &c, &err), 0);
+	ck_assert_int_eq(topo_summarize(&t, &s, &err), 0);
+	ck_assert_int_eq(s.diameter_hops, 2);
+	ck_assert_double_eq(s.bisection_Bps, 0);
+	ck_assert_int_eq(s.ecmp_paths_max, 1);
+	topo_release(&t);
+	/* PCIe tree: 8 GPUs behind 2 PCIe switches joined at the host root:
+	 * GPU-switch-root-switch-GPU */
+	c.node.intra = TOPO_INTRA_PCIE;
+	c.node.nvls = false;
+	c.node.nics = 2;
+	ck_assert_int_eq(topo_build(&t, &c, &err), 0);
+	ck_assert_int_eq(topo_summarize(&t, &s, &err), 0);
+	ck_assert_int_eq(s.diameter_hops, 4);
+	ck_assert_int_eq(topo_route(&t, 0, 1, 0, p), 2);
+	ck_assert_int_eq(topo_route(&t, 0, 7, 0, p), 4);
+	assert_connected(&t, 0, 7, p, 4);
+	ck_assert_int_eq(topo_bfs_hops(&t, 0, 7), 4);
+	topo_release(&t);
+	/* fabric "none": one node, no switches */
+	c.fabric.kind = TOPO_FABRIC_NONE;
+	ck_assert_int_eq(topo_build(&t, &c, &err), 0);
+	ck_assert_int_eq(t.nswitch_by_tier[1], 0);
+	ck_assert_int_eq(topo_summarize(&t, &s, &err), 0);
+	ck_assert_int_eq(s.switches_total, 0);
+	ck_assert_int_eq(s.links_by_tier[1], 0);
+	ck_assert_int_eq(s.diameter_hops, 4);
+	topo_release(&t);
+	c.nodes = 2; /* "none" holds one node */
+	ck_assert_int_eq(topo_build(&t, &c, &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "nodes"));
+	topo_cluster_release(&c);
+}
+END_TEST
+
 Suite *topo_suite(void);
 Suite *topo_suite(void)
 {
@@ -417,6 +463,7 @@ Suite *topo_suite(void)
 	tcase_add_test(tc, placement_orders);
 	tcase_add_test(tc, link_attributes);
 	tcase_add_test(tc, explicit_fabric_routes);
+	tcase_add_test(tc, single_node_cases);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -166,6 +166,8 @@ static int build_network(struct gb *g, struct ts_error *err)
 		return 0;
 	}
 
+	if (rs->tiers == 0) /* fabric "none": the NICs stay unconnected */
+		return 0;
 	/* NIC -> leaf */
 	for (int32_t n = 0; n < nnics; n++) {
 		int32_t leaf = nic_leaf_index(rs, nics, n / nics, n % nics);

@@ -585,12 +585,8 @@ static struct jval jval_at(const struct jdoc *d, const char *path)
 			n = sizeof(part) - 1;
 		memcpy(part, p, n);
 		part[n] = '\0';
-		if (!cJSON_IsObject(v.j)) {
-			/* keep the path; jval_where finds the nearest ancestor */
-			jval_child(&v, part, &c);
-		} else {
-			jval_child(&v, part, &c);
-		}
+		/* absent parts keep the path; jval_where finds the nearest ancestor */
+		jval_child(&v, part, &c);
 		v = c;
 		p += n;
 		if (*p == '.')

@@ -176,11 +176,8 @@ static int max_hops_from(const struct topo *t, int32_t src, int32_t *dist, int32
 	q[tail++] = src * 2;
 	while (head < tail) {
 		int32_t s = q[head++], v = s / 2, down = s % 2;
-		if (t->nodes[v].kind == TOPO_N_GPU && v != src) {
-			if (dist[s] > best)
-				best = dist[s];
+		if (t->nodes[v].kind == TOPO_N_GPU && v != src)
 			continue;
-		}
 		for (int32_t k = t->out_off[v]; k < t->out_off[v + 1]; k++) {
 			const struct topo_link *l = &t->links[t->out[k]];
 			int nd = down;
@@ -196,7 +193,13 @@ static int max_hops_from(const struct topo *t, int32_t src, int32_t *dist, int32
 			q[tail++] = l->to * 2 + nd;
 		}
 	}
-	/* a GPU reached only in state 1 or 0: best already covers the first visit */
+	/* a GPU may be reached in both states: its distance is the nearer one */
+	for (int32_t g = 0; g < t->ngpus; g++) {
+		int32_t d0 = dist[g * 2], d1 = dist[g * 2 + 1];
+		int32_t d = d0 < 0 ? d1 : (d1 < 0 || d0 < d1 ? d0 : d1);
+		if (d > best)
+			best = d;
+	}
 	return best;
 }
 
