@@ -266,31 +266,21 @@ int topo_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int32_
 /* ---- independent BFS (tests, diameter) ------------------------------------------------- */
 
 /* States: node v with flag 1 once the path has come down out of the network
- * (it may not go up again: hosts do not forward). */
-int topo_bfs_hops(const struct topo *t, int32_t src, int32_t dst)
+ * into a host (it may not go up again: hosts do not forward); GPUs other
+ * than src do not forward; NICs do not forward between switches. Fills
+ * dist[2 * nnodes] (-1 unreached) using q[2 * nnodes] as the queue. */
+void topo_bfs_all(const struct topo *t, int32_t src, int32_t *dist, int32_t *q)
 {
-	size_t n = (size_t)t->nnodes * 2;
-	int32_t *dist = malloc(n * sizeof(int32_t)), *q = malloc(n * sizeof(int32_t));
 	int32_t head = 0, tail = 0;
-	int hops = -1;
-	if (!dist || !q) {
-		free(dist);
-		free(q);
-		return TS_ENOMEM;
-	}
-	if (src == dst) {
-		free(dist);
-		free(q);
-		return 0;
-	}
+	size_t n = (size_t)t->nnodes * 2;
 	for (size_t v = 0; v < n; v++)
 		dist[v] = -1;
 	dist[src * 2] = 0;
 	q[tail++] = src * 2;
-	while (head < tail && hops < 0) {
+	while (head < tail) {
 		int32_t s = q[head++], v = s / 2, down = s % 2;
 		if (t->nodes[v].kind == TOPO_N_GPU && v != src)
-			continue; /* GPUs do not forward */
+			continue;
 		for (int32_t k = t->out_off[v]; k < t->out_off[v + 1]; k++) {
 			const struct topo_link *l = &t->links[t->out[k]];
 			int nd = down;
@@ -303,14 +293,28 @@ int topo_bfs_hops(const struct topo *t, int32_t src, int32_t dst)
 			if (dist[l->to * 2 + nd] >= 0)
 				continue;
 			dist[l->to * 2 + nd] = dist[s] + 1;
-			if (l->to == dst) {
-				hops = dist[s] + 1;
-				break;
-			}
 			q[tail++] = l->to * 2 + nd;
 		}
 	}
+}
+
+int topo_bfs_hops(const struct topo *t, int32_t src, int32_t dst)
+{
+	size_t n = (size_t)t->nnodes * 2;
+	int32_t *dist, *q, d0, d1;
+	if (src < 0 || dst < 0 || src >= t->ngpus || dst >= t->ngpus)
+		return TS_EINPUT;
+	dist = malloc(n * sizeof(int32_t));
+	q = malloc(n * sizeof(int32_t));
+	if (!dist || !q) {
+		free(dist);
+		free(q);
+		return TS_ENOMEM;
+	}
+	topo_bfs_all(t, src, dist, q);
+	d0 = dist[dst * 2];
+	d1 = dist[dst * 2 + 1];
 	free(dist);
 	free(q);
-	return hops;
+	return d0 < 0 ? d1 : (d1 < 0 || d0 < d1 ? d0 : d1);
 }

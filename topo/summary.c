@@ -163,37 +163,12 @@ done:
 
 /* ---- diameter ------------------------------------------------------------------------ */
 
-/* Largest topo_bfs_hops-style distance from src to any GPU; same state rules
- * as topo_bfs_hops (route.c): GPUs do not forward, NICs do not forward
- * between switches, a path that came down into a host stays there. */
+/* Largest distance from src to any GPU (topo_bfs_all's rules); a GPU may
+ * be reached in both states: its distance is the nearer one. */
 static int max_hops_from(const struct topo *t, int32_t src, int32_t *dist, int32_t *q)
 {
-	int32_t head = 0, tail = 0, best = 0;
-	size_t n = (size_t)t->nnodes * 2;
-	for (size_t v = 0; v < n; v++)
-		dist[v] = -1;
-	dist[src * 2] = 0;
-	q[tail++] = src * 2;
-	while (head < tail) {
-		int32_t s = q[head++], v = s / 2, down = s % 2;
-		if (t->nodes[v].kind == TOPO_N_GPU && v != src)
-			continue;
-		for (int32_t k = t->out_off[v]; k < t->out_off[v + 1]; k++) {
-			const struct topo_link *l = &t->links[t->out[k]];
-			int nd = down;
-			if (l->kind == TOPO_L_NET) {
-				if (down)
-					continue;
-				if (t->nodes[l->to].kind == TOPO_N_NIC)
-					nd = 1;
-			}
-			if (dist[l->to * 2 + nd] >= 0)
-				continue;
-			dist[l->to * 2 + nd] = dist[s] + 1;
-			q[tail++] = l->to * 2 + nd;
-		}
-	}
-	/* a GPU may be reached in both states: its distance is the nearer one */
+	int32_t best = 0;
+	topo_bfs_all(t, src, dist, q);
 	for (int32_t g = 0; g < t->ngpus; g++) {
 		int32_t d0 = dist[g * 2], d1 = dist[g * 2 + 1];
 		int32_t d = d0 < 0 ? d1 : (d1 < 0 || d0 < d1 ? d0 : d1);

@@ -52,4 +52,10 @@ static inline int32_t topo_gpu_nic_index(const struct topo *t, int32_t gpu)
 	return t->gpu_nic[gpu] < 0 ? -1 : t->gpu_nic[gpu] - t->first_nic;
 }
 
+/* Breadth-first search from GPU src under the routing policy (route.c):
+ * dist[2*v + s] is the hop count to node v in state s (0 before, 1 after
+ * coming down from the network into a host), -1 if unreached. dist and q
+ * hold 2 * t->nnodes entries. */
+void topo_bfs_all(const struct topo *t, int32_t src, int32_t *dist, int32_t *q);
+
 #endif
