@@ -286,7 +286,7 @@ const char *sim_op_class_name(enum sim_op_class cls)
 	case SIM_OP_ATTN: return "attention";
 	case SIM_OP_ELEMENTWISE: return "elementwise";
 	case SIM_OP_OPTIMIZER: return "optimizer";
-	case SIM_OP_COUNT: break;
+	case SIM_OP_CLASS_COUNT: break;
 	}
 	return "?";
 }
@@ -416,7 +416,7 @@ double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc 
 		if (flops > 0)
 			t_flop = flops / c->vector_flops;
 		break;
-	case SIM_OP_COUNT:
+	case SIM_OP_CLASS_COUNT:
 		TS_BUG("op class %d", (int)op->cls);
 	}
 	double t_mem = hbm_time_s(c, bytes);

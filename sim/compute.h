@@ -22,7 +22,7 @@ enum sim_op_class {
 	SIM_OP_ATTN,        /* attention core (scores, softmax, values) */
 	SIM_OP_ELEMENTWISE, /* norms, activations, residual adds, dropout: memory-bound */
 	SIM_OP_OPTIMIZER,   /* optimizer step over parameters: memory-bound */
-	SIM_OP_COUNT
+	SIM_OP_CLASS_COUNT  /* number of classes (named so: sim.h's enum sim_op has SIM_OP_COUNT) */
 };
 
 struct sim_op_desc {

@@ -178,7 +178,7 @@ START_TEST(time_monotone_in_work)
 {
 	struct sim_compute c;
 	init_a100(&c);
-	for (int cls = 0; cls < SIM_OP_COUNT; cls++) {
+	for (int cls = 0; cls < SIM_OP_CLASS_COUNT; cls++) {
 		double prev = 0;
 		for (double w = 1e3; w <= 1e15; w *= 10) {
 			struct sim_op_desc op = { .cls = (enum sim_op_class)cls, .flops = w,
