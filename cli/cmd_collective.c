@@ -22,7 +22,7 @@ static void usage(FILE *out)
 		"usage: trainsim collective --cluster NAME|FILE [--nodes N] --op OP [--ranks N]\n"
 		"                           [--concurrent G] -b MIN -e MAX [-f FACTOR] [--algo A]\n"
 		"                           [--proto P] [--fidelity F] [--placement P] [--seed S]\n"
-		"                           [--channels K] [--json]\n"
+		"                           [--channels K] [--routing R] [--json]\n"
 		"\n"
 		"Simulates a collective on the cluster for sizes MIN, MIN*FACTOR, ... MAX and\n"
 		"prints nccl-tests' out-of-place columns (time, algbw, busbw with nccl-tests'\n"
@@ -45,6 +45,9 @@ static void usage(FILE *out)
 		"  --seed S             seed for ECMP hashing and random placement (default 1)\n"
 		"  --channels K         ring channels (default: one per local GPU on multi-node\n"
 		"                       groups, else 2)\n"
+		"  --routing R          ecmp: one equal-cost path per connection by hash\n"
+		"                       (default); spray: every transfer spread evenly over\n"
+		"                       the equal-cost paths (adaptive routing)\n"
 		"  --json               the same content as JSON\n"
 		"  --help               this text\n"
 		"\n"
@@ -65,6 +68,7 @@ struct opts {
 	long long seed;            /* ECMP / placement seed */
 	long long channels;        /* 0 = automatic */
 	bool json;                 /* --json */
+	bool spray;                /* --routing spray */
 };
 
 struct row {
@@ -99,7 +103,7 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 	int g, rc;
 	if (o->fid == SIM_ANALYTIC) {
 		double ts;
-		rc = sim_coll_analytic_groups(t, specs, ng, &ts, err);
+		rc = sim_coll_analytic_groups(t, specs, ng, o->spray, &ts, err);
 		if (!rc)
 			row->time_us = ts * 1e6;
 		return rc;
@@ -110,6 +114,7 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 		sim_engine_release(&eng);
 		return rc;
 	}
+	net.par.spray = o->spray;
 	cs = calloc((size_t)ng, sizeof(*cs));
 	if (!cs) {
 		rc = ts_error_set(err, TS_ENOMEM, "out of memory");
@@ -160,6 +165,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 		{ "seed", required_argument, NULL, 's' },
 		{ "channels", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "routing", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -246,6 +252,14 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 		case 'j':
 			o->json = true;
 			break;
+		case 'R':
+			if (!strcmp(optarg, "ecmp"))
+				o->spray = false;
+			else if (!strcmp(optarg, "spray"))
+				o->spray = true;
+			else
+				return cli_usage(CMD, "unknown routing '%s' (ecmp, spray)", optarg);
+			break;
 		case 'h':
 			*help = true;
 			return 0;
@@ -311,6 +325,7 @@ static int print_json(const struct topo *t, const struct opts *o, int n, int ng,
 	cJSON_AddNumberToObject(root, "groups", ng);
 	cJSON_AddNumberToObject(root, "gpus", t->ngpus);
 	cJSON_AddNumberToObject(root, "seed", (double)o->seed);
+	cJSON_AddStringToObject(root, "routing", o->spray ? "spray" : "ecmp");
 	cJSON_AddStringToObject(root, "algo", sim_algo_name(rows[nrows - 1].algo));
 	cJSON_AddStringToObject(root, "proto", sim_proto_name(rows[nrows - 1].proto));
 	arr = cJSON_AddArrayToObject(root, "rows");

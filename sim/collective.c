@@ -6,10 +6,11 @@
  * (sim_coll_start) or evaluated in closed form (sim_coll_analytic).
  *
  * Rings are executed lazily (O(ranks) state, not O(ranks x steps)): rank i
- * sends its step-k chunk as soon as it has received step k-1 from rank i-1
- * (a data dependency only; sends of one rank may overlap and then share
- * the link max-min, which is how NCCL's slotted pipeline keeps a link busy
- * while a slower hop lags). On a symmetric ring this gives exactly
+ * sends its step-k chunk once it has received step k-1 from rank i-1 and
+ * its step k-1 send has arrived (one send in flight per connection, FIFO
+ * like one QP); the software latency runs from when the data was ready, so
+ * it overlaps a previous send (NCCL's slotted pipeline hides latency that
+ * way). On a symmetric ring this gives exactly
  * 2(n-1)·(alpha + S/(n·B)) for allreduce (nccl-tests PERFORMANCE.md, the
  * closed form of DESIGN.md); on mixed rings the latency paid is the sum of
  * hop latencies along a chunk's journey, as NCCL's model counts it
@@ -41,6 +42,9 @@ struct ring {
 	uint64_t hash;             /* ECMP salt of this ring (channel) */
 	/* execution state */
 	int32_t *sent, *recvd;     /* per position: sends started, chunks received */
+	bool *busy;                /* per position: a send is in flight (FIFO connection) */
+	simtime_ps *recv_ps;       /* per position: time of the latest receive, ps */
+	simtime_ps start_ps;       /* when the ring started, ps */
 	int32_t *path;             /* per position: route to the next, TOPO_MAX_HOPS each */
 	int8_t *hops;              /* per position: route length */
 	simtime_ps *alpha;         /* per position: software latency of its hop, ps */
@@ -90,7 +94,20 @@ struct sim_coll {
 	sim_coll_done done;        /* callback */
 	void *ctx;                 /* callback context (not owned) */
 	int err;                   /* first error inside an event */
+	bool net_spray;            /* analytic: spread loads as the sprayed network would */
+	struct join *joins;        /* spray: pending multi-path sends (pool) */
+	int32_t njoins, capjoins, join_free; /* used, allocated, free list */
 };
+
+/* A transfer sprayed over several equal-cost paths: done when all parts are. */
+struct join {
+	int32_t left;              /* parts still in flight */
+	sim_xfer_done cb;          /* the transfer's callback */
+	void *ctx;                 /* its context */
+	uint64_t arg;              /* its argument */
+};
+
+#define SPRAY_MAX_PATHS 64
 
 void sim_coll_spec_init(struct sim_coll_spec *s)
 {
@@ -300,6 +317,8 @@ static void ring_release(struct ring *r)
 	free(r->gpu);
 	free(r->sent);
 	free(r->recvd);
+	free(r->busy);
+	free(r->recv_ps);
 	free(r->path);
 	free(r->hops);
 	free(r->alpha);
@@ -339,24 +358,52 @@ static struct ring *add_ring(struct phase *ph, int32_t m, const int32_t *gpu, in
 	return r;
 }
 
-static int cmp_i32(const void *a, const void *b)
+struct hkey {
+	int32_t host_rank;         /* order of the GPU's host in the group (first appearance) */
+	int32_t gpu;               /* GPU id */
+};
+
+static int cmp_hkey(const void *a, const void *b)
 {
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return (x > y) - (x < y);
+	const struct hkey *x = a, *y = b;
+	if (x->host_rank != y->host_rank)
+		return (x->host_rank > y->host_rank) - (x->host_rank < y->host_rank);
+	return (x->gpu > y->gpu) - (x->gpu < y->gpu);
 }
 
-/* GPUs of the group sorted by (host, GPU): hosts contiguous. Returns the
- * number of hosts; host_off[h]..host_off[h+1] index the sorted array. */
+/* GPUs of the group with hosts contiguous: hosts in the order the group's
+ * rank list first reaches them (NCCL chains nodes in rank order), GPUs
+ * inside a host by local index. Returns the number of hosts;
+ * host_off[h]..host_off[h+1] index the sorted array; -1 on no memory. */
 static int32_t by_host(const struct topo *t, const int32_t *gpus, int32_t n, int32_t *sorted,
 		       int32_t *host_off)
 {
-	int32_t i, nh = 0;
-	memcpy(sorted, gpus, (size_t)n * sizeof(int32_t));
-	qsort(sorted, (size_t)n, sizeof(int32_t), cmp_i32);
+	struct hkey *k = malloc((size_t)n * sizeof(*k));
+	int32_t *order = malloc((size_t)t->nhosts * sizeof(int32_t)), i, nh = 0;
+	if (!k || !order) {
+		free(k);
+		free(order);
+		return -1;
+	}
 	for (i = 0; i < n; i++)
-		if (i == 0 || topo_gpu_host(t, sorted[i]) != topo_gpu_host(t, sorted[i - 1]))
+		order[topo_gpu_host(t, gpus[i])] = -1;
+	for (i = 0; i < n; i++) {
+		int32_t h = topo_gpu_host(t, gpus[i]);
+		if (order[h] < 0)
+			order[h] = nh++;
+		k[i].host_rank = order[h];
+		k[i].gpu = gpus[i];
+	}
+	qsort(k, (size_t)n, sizeof(*k), cmp_hkey);
+	nh = 0;
+	for (i = 0; i < n; i++) {
+		sorted[i] = k[i].gpu;
+		if (i == 0 || k[i].host_rank != k[i - 1].host_rank)
 			host_off[nh++] = i;
+	}
 	host_off[nh] = n;
+	free(k);
+	free(order);
 	return nh;
 }
 
@@ -379,6 +426,10 @@ static int build_rings(struct sim_coll *c, struct phase *ph, const int32_t *gpus
 		goto fail;
 	}
 	nh = by_host(c->t, gpus, n, sorted, off);
+	if (nh < 0) {
+		rc = TS_ENOMEM;
+		goto fail;
+	}
 	for (ch = 0; ch < nch; ch++) {
 		for (h = 0, j = 0; h < nh; h++) {
 			int32_t len = off[h + 1] - off[h];
@@ -409,6 +460,8 @@ static int32_t auto_channels(const struct topo *t, const int32_t *gpus, int32_t 
 		return 1;
 	}
 	nh = by_host(t, gpus, n, sorted, off);
+	if (nh < 0)
+		nh = 0; /* out of memory: one channel */
 	for (h = 0; h < nh; h++)
 		if (off[h + 1] - off[h] > ppn)
 			ppn = off[h + 1] - off[h];
@@ -418,7 +471,7 @@ static int32_t auto_channels(const struct topo *t, const int32_t *gpus, int32_t 
 	 * NIC carries one ring each way (NCCL's one-channel-per-NIC rings).
 	 * Otherwise 2 channels, NCCL's minimum per NIC/peer (assumption: the
 	 * bandwidth does not depend on it here, ECMP spreading does). */
-	nch = (nh > 1 && ppn > 1) ? ppn : 2;
+	nch = nh == 0 ? 1 : (nh > 1 && ppn > 1) ? ppn : 2;
 	return nch;
 }
 
@@ -598,6 +651,10 @@ static int build_plan(struct sim_coll *c)
 			goto tree_done;
 		}
 		nh = by_host(c->t, c->gpus, n, ord, off);
+		if (nh < 0) {
+			rc = TS_ENOMEM;
+			goto tree_done;
+		}
 		/* root's host first */
 		{
 			int32_t rg = c->gpus[s->root], rh = 0, w = 0;
@@ -779,6 +836,10 @@ static int build_plan(struct sim_coll *c)
 			goto hier_done;
 		}
 		nh = by_host(c->t, c->gpus, n, sorted, off);
+		if (nh < 0) {
+			rc = TS_ENOMEM;
+			goto hier_done;
+		}
 		ppn = n / nh;
 		c->nph = 3;
 		for (h = 0; h < nh && !rc; h++) {
@@ -882,27 +943,113 @@ static void finish_phase_item(struct sim_coll *c)
 	phase_begin(c);
 }
 
+static void join_part_done(void *ctx, uint64_t arg)
+{
+	struct sim_coll *c = ctx;
+	struct join *j = &c->joins[arg];
+	sim_xfer_done cb;
+	void *cctx;
+	uint64_t carg;
+	if (--j->left > 0)
+		return;
+	cb = j->cb;
+	cctx = j->ctx;
+	carg = j->arg;
+	j->left = c->join_free;
+	c->join_free = (int32_t)arg;
+	cb(cctx, carg);
+}
+
+/* Send bytes from GPU a to GPU b: one ECMP path chosen by hash, or, when
+ * the network sprays (adaptive routing), equal parts over up to
+ * SPRAY_MAX_PATHS of the equal-cost paths (evenly strided). path/hops
+ * give a precomputed ECMP route (may be NULL). */
+static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
+		     const int32_t *path, int hops, double bytes, simtime_ps alpha,
+		     sim_xfer_done cb, void *ctx, uint64_t arg)
+{
+	int32_t p[TOPO_MAX_HOPS];
+	int64_t np = 1, k;
+	int32_t jid;
+	if (c->net->par.spray && b >= 0 && a != b)
+		np = topo_route_count(c->t, a, b);
+	if (np <= 1) {
+		if (!path) {
+			hops = b < 0 || a == b ? 0 : topo_route(c->t, a, b, hash, p);
+			if (hops < 0)
+				return hops;
+			path = p;
+		}
+		return sim_net_send(c->net, path, hops, bytes, alpha, cb, ctx, arg);
+	}
+	if (np > SPRAY_MAX_PATHS)
+		np = SPRAY_MAX_PATHS;
+	if (c->join_free >= 0) {
+		jid = c->join_free;
+		c->join_free = c->joins[jid].left;
+	} else {
+		if (c->njoins == c->capjoins) {
+			int32_t nc = c->capjoins ? c->capjoins * 2 : 64;
+			struct join *nj = realloc(c->joins, (size_t)nc * sizeof(*nj));
+			if (!nj)
+				return TS_ENOMEM;
+			c->joins = nj;
+			c->capjoins = nc;
+		}
+		jid = c->njoins++;
+	}
+	c->joins[jid].left = (int32_t)np;
+	c->joins[jid].cb = cb;
+	c->joins[jid].ctx = ctx;
+	c->joins[jid].arg = arg;
+	for (k = 0; k < np; k++) {
+		int64_t total = topo_route_count(c->t, a, b);
+		int h = topo_route_nth(c->t, a, b, k * total / np, p), rc;
+		if (h < 0)
+			return h;
+		rc = sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
+				  (uint64_t)jid);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static void ring_try(struct ring *r, int32_t i);
 
 static void ring_done_cb(void *ctx, uint64_t arg)
 {
 	struct ring *r = ctx;
 	int32_t i = (int32_t)arg, nx = (i + 1) % r->m;
+	r->busy[i] = false;
 	r->recvd[nx]++;
+	r->recv_ps[nx] = sim_now(r->c->net->eng);
 	r->c->bytes += r->step_bytes;
 	ring_try(r, nx);
+	ring_try(r, i);
 	finish_phase_item(r->c);
 }
 
 static void ring_try(struct ring *r, int32_t i)
 {
 	struct sim_coll *c = r->c;
-	while (r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i])) {
+	if (!r->busy[i] && r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i])) {
+		/* One send in flight per connection (FIFO, like one QP); the
+		 * software latency counts from when the data was ready, so it
+		 * overlaps the previous send when the data came early. The ready
+		 * time is that of the latest receive (exact unless several
+		 * chunks waited: then slightly late, never early). */
+		simtime_ps now = sim_now(c->net->eng);
+		simtime_ps ready = r->sent[i] == 0 ? r->start_ps : r->recv_ps[i];
+		simtime_ps delay = ready + r->alpha[i] - now;
 		int rc;
+		if (delay < 0)
+			delay = 0;
 		r->sent[i]++;
-		rc = sim_net_send(c->net, r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i],
-				  r->step_bytes * c->wire_factor, r->alpha[i], ring_done_cb, r,
-				  (uint64_t)i);
+		r->busy[i] = true;
+		rc = coll_send(c, r->gpu[i], r->gpu[(i + 1) % r->m], 0,
+			       r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i],
+			       r->step_bytes * c->wire_factor, delay, ring_done_cb, r, (uint64_t)i);
 		if (rc && !c->err)
 			c->err = rc;
 	}
@@ -914,10 +1061,13 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 	r->c = c;
 	r->sent = calloc((size_t)r->m, sizeof(int32_t));
 	r->recvd = calloc((size_t)r->m, sizeof(int32_t));
+	r->busy = calloc((size_t)r->m, sizeof(bool));
+	r->recv_ps = calloc((size_t)r->m, sizeof(simtime_ps));
+	r->start_ps = sim_now(c->net->eng);
 	r->path = malloc((size_t)r->m * TOPO_MAX_HOPS * sizeof(int32_t));
 	r->hops = malloc((size_t)r->m);
 	r->alpha = malloc((size_t)r->m * sizeof(simtime_ps));
-	if (!r->sent || !r->recvd || !r->path || !r->hops || !r->alpha)
+	if (!r->sent || !r->recvd || !r->busy || !r->recv_ps || !r->path || !r->hops || !r->alpha)
 		return TS_ENOMEM;
 	for (i = 0; i < r->m; i++) {
 		int32_t a = r->gpu[i], b = r->gpu[(i + 1) % r->m];
@@ -963,9 +1113,8 @@ static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id)
 	} else if (x->src == x->dst) {
 		h = 0; /* a join: completes at once */
 	} else {
-		h = topo_route(c->t, x->src, x->dst, x->hash, path);
-		if (h < 0)
-			return h;
+		return coll_send(c, x->src, x->dst, x->hash, NULL, 0, x->bytes * c->wire_factor, a,
+				 dag_done_cb, d, (uint64_t)id);
 	}
 	return sim_net_send(c->net, path, h, x->bytes * c->wire_factor, a, dag_done_cb, d,
 			    (uint64_t)id);
@@ -1042,6 +1191,7 @@ static struct sim_coll *coll_new(const struct topo *t, const struct sim_coll_spe
 		c->gpus[i] = t->rank_gpu[s->ranks[i]];
 	c->s.ranks = c->ranks;
 	c->t1 = -1;
+	c->join_free = -1;
 	coll_params(c);
 	*rc = build_plan(c);
 	if (*rc)
@@ -1094,6 +1244,7 @@ void sim_coll_free(struct sim_coll *c)
 	if (!c)
 		return;
 	plan_release(c);
+	free(c->joins);
 	free(c->ranks);
 	free(c->gpus);
 	free(c);
@@ -1119,6 +1270,39 @@ static double path_lat_s(const struct topo *t, const int32_t *p, int h)
 	for (k = 0; k < h; k++)
 		s += time_to_s(t->links[p[k]].lat_ps);
 	return s;
+}
+
+/* Add bytes from GPU a to GPU b to the per-link load (one ECMP path, or
+ * spread over the sprayed paths); returns the path latency in seconds or a
+ * negative error. */
+static double add_load(struct sim_coll *c, double *load, int32_t a, int32_t b, uint64_t hash,
+		       double bytes)
+{
+	int32_t p[TOPO_MAX_HOPS];
+	int64_t np = 1, k;
+	double lat = 0;
+	int h, q;
+	if (c->net_spray && a != b)
+		np = topo_route_count(c->t, a, b);
+	if (np <= 1) {
+		h = a == b ? 0 : topo_route(c->t, a, b, hash, p);
+		if (h < 0)
+			return h;
+		for (q = 0; q < h; q++)
+			load[p[q]] += bytes;
+		return path_lat_s(c->t, p, h);
+	}
+	if (np > SPRAY_MAX_PATHS)
+		np = SPRAY_MAX_PATHS;
+	for (k = 0; k < np; k++) {
+		h = topo_route_nth(c->t, a, b, k * topo_route_count(c->t, a, b) / np, p);
+		if (h < 0)
+			return h;
+		for (q = 0; q < h; q++)
+			load[p[q]] += bytes / (double)np;
+		lat = path_lat_s(c->t, p, h);
+	}
+	return lat;
 }
 
 /* alpha-beta per phase: bandwidth term = the most loaded link's bytes over
@@ -1153,15 +1337,15 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 			struct ring *r = &ph->rings[i];
 			double lap = 0;
 			for (k = 0; k < r->m; k++) {
-				int32_t path[TOPO_MAX_HOPS], a = r->gpu[k], b = r->gpu[(k + 1) % r->m];
-				int h = topo_route(t, a, b, rng_hash2(r->hash, (uint64_t)k), path), q;
-				if (h < 0) {
+				int32_t a = r->gpu[k], b = r->gpu[(k + 1) % r->m];
+				double pl = add_load(c, load, a, b, rng_hash2(r->hash, (uint64_t)k),
+						     r->step_bytes * c->wire_factor * r->nsteps);
+				if (pl < 0) {
 					free(load);
-					return h;
+					free(fin);
+					return (int)pl;
 				}
-				for (q = 0; q < h; q++)
-					load[path[q]] += r->step_bytes * c->wire_factor * r->nsteps;
-				lap += time_to_s(c->a_ps[hop_class(t, a, b)]) + path_lat_s(t, path, h);
+				lap += time_to_s(c->a_ps[hop_class(t, a, b)]) + pl;
 			}
 			/* a chunk's journey: nsteps hops, lap/m each on average */
 			if (lap / r->m * r->nsteps > lat)
@@ -1178,24 +1362,19 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 				fin[i] = 0;
 			for (i = 0; i < d->n; i++) {
 				const struct xfer *x = &d->x[i];
-				int32_t path[TOPO_MAX_HOPS];
-				int h, q;
-				double a;
+				double a, pl;
 				if (x->dst < 0) {
-					path[0] = x->link;
-					h = 1;
+					load[x->link] += x->bytes * c->wire_factor;
+					pl = path_lat_s(t, &x->link, 1);
 				} else {
-					h = topo_route(t, x->src, x->dst, x->hash, path);
+					pl = add_load(c, load, x->src, x->dst, x->hash, x->bytes * c->wire_factor);
 				}
-				if (h < 0) {
+				if (pl < 0) {
 					free(load);
 					free(fin);
-					return h;
+					return (int)pl;
 				}
-				for (q = 0; q < h; q++)
-					load[path[q]] += x->bytes * c->wire_factor;
-				a = path_lat_s(t, path, h) +
-				    (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
+				a = pl + (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
 				/* fin[i] is the latest predecessor's finish (set below) */
 				fin[i] += a;
 				if (fin[i] > lat)
@@ -1218,7 +1397,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 }
 
 int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
-			     double *time_s, struct ts_error *err)
+			     bool spray, double *time_s, struct ts_error *err)
 {
 	struct sim_coll **cs = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof(*cs));
 	int rc = 0, i;
@@ -1234,6 +1413,8 @@ int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s
 		if (!cs[i])
 			rc = ts_error_set(err, rc, "cannot build the %s plan for %s",
 					  sim_algo_name(s[i].algo), sim_op_name(s[i].op));
+		else
+			cs[i]->net_spray = spray;
 	}
 	if (!rc && nspecs > 0) {
 		rc = analytic_time(cs, nspecs, time_s);
@@ -1249,7 +1430,7 @@ int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s
 int sim_coll_analytic(const struct topo *t, const struct sim_coll_spec *s, double *time_s,
 		      struct ts_error *err)
 {
-	return sim_coll_analytic_groups(t, s, 1, time_s, err);
+	return sim_coll_analytic_groups(t, s, 1, false, time_s, err);
 }
 
 int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum sim_algo *algo,

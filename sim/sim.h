@@ -94,6 +94,10 @@ struct sim_net_params {
 	int64_t pfc_bytes;            /* packet: pause upstream above this, bytes */
 	int32_t window_pkts;          /* packet: sender window, packets */
 	simtime_ps rto_ps;            /* packet TCP: retransmission timeout, ps */
+	bool spray;                   /* collectives spread each transfer evenly over
+	                               * the equal-cost paths (adaptive routing /
+	                               * packet spraying) instead of one ECMP hash;
+	                               * may be set at any time after init */
 };
 
 /* Defaults: RDMA; buffers 1 MiB per port with pause at 3/4 (assumption:
@@ -235,9 +239,10 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
 int sim_coll_analytic(const struct topo *t, const struct sim_coll_spec *s, double *time_s,
 		      struct ts_error *err);
 /* The same for nspecs collectives started together (e.g. concurrent
- * groups): their per-link loads add up phase by phase. */
+ * groups): their per-link loads add up phase by phase. spray: loads spread
+ * over the equal-cost paths (as sim_net_params.spray). */
 int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
-			     double *time_s, struct ts_error *err);
+			     bool spray, double *time_s, struct ts_error *err);
 
 /* NCCL's choice: the (algorithm, protocol) of minimum predicted time among
  * those enabled for op/group (ring, tree, nvls for allreduce; ring for
