@@ -1439,33 +1439,34 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 	static const enum sim_algo nccl_algos[] = { SIM_ALGO_RING, SIM_ALGO_TREE, SIM_ALGO_NVLS,
 						    SIM_ALGO_DIRECT };
 	struct sim_group_info gi;
+	struct sim_coll_spec in = *s; /* algo/proto may alias s's fields */
 	double best = INFINITY;
 	size_t ai, ncand = TS_ARRAY_LEN(nccl_algos);
 	const enum sim_algo *cand = nccl_algos;
-	int pi, rc = sim_group_info(t, s->ranks, s->nranks, &gi, err);
+	int pi, rc = sim_group_info(t, in.ranks, in.nranks, &gi, err);
 	if (rc)
 		return rc;
 	*algo = SIM_ALGO_AUTO;
 	*proto = SIM_PROTO_AUTO;
-	if (s->algo != SIM_ALGO_AUTO) {
+	if (in.algo != SIM_ALGO_AUTO) {
 		/* a fixed algorithm: only its protocol is chosen */
-		cand = &s->algo;
+		cand = &in.algo;
 		ncand = 1;
-		rc = sim_coll_check(t, s, err);
+		rc = sim_coll_check(t, &in, err);
 		if (rc)
 			return rc;
 	}
 	for (ai = 0; ai < ncand; ai++) {
 		enum sim_algo a = cand[ai];
 		/* NCCL: point-to-point ops go direct; ring/tree/nvls for the rest */
-		if (s->algo == SIM_ALGO_AUTO && a == SIM_ALGO_DIRECT &&
-		    s->op != SIM_OP_ALLTOALL && s->op != SIM_OP_SENDRECV)
+		if (in.algo == SIM_ALGO_AUTO && a == SIM_ALGO_DIRECT &&
+		    in.op != SIM_OP_ALLTOALL && in.op != SIM_OP_SENDRECV)
 			continue;
 		for (pi = SIM_PROTO_LL; pi < SIM_PROTO_COUNT; pi++) {
-			struct sim_coll_spec c = *s;
+			struct sim_coll_spec c = in;
 			struct ts_error e2 = TS_ERROR_INIT;
 			double tm;
-			if (s->proto != SIM_PROTO_AUTO && s->proto != (enum sim_proto)pi)
+			if (in.proto != SIM_PROTO_AUTO && in.proto != (enum sim_proto)pi)
 				continue;
 			if (a == SIM_ALGO_NVLS && pi != SIM_PROTO_SIMPLE)
 				continue; /* NVLS is Simple only (nccl.md §1.3 tables) */
@@ -1484,17 +1485,17 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 		}
 	}
 	if (*algo == SIM_ALGO_AUTO) {
-		if (s->algo != SIM_ALGO_AUTO) {
-			struct sim_coll_spec c = *s;
-			c.proto = s->proto == SIM_PROTO_AUTO ? SIM_PROTO_SIMPLE : s->proto;
+		if (in.algo != SIM_ALGO_AUTO) {
+			struct sim_coll_spec c = in;
+			c.proto = in.proto == SIM_PROTO_AUTO ? SIM_PROTO_SIMPLE : in.proto;
 			rc = sim_coll_check(t, &c, err);
 			if (rc)
 				return rc;
 			return ts_error_set(err, TS_EINPUT, "algorithm '%s' cannot use protocol '%s'",
-					    sim_algo_name(s->algo), sim_proto_name(c.proto));
+					    sim_algo_name(in.algo), sim_proto_name(c.proto));
 		}
 		return ts_error_set(err, TS_EINPUT, "no algorithm can run '%s' with protocol '%s' on "
-				    "this group", sim_op_name(s->op), sim_proto_name(s->proto));
+				    "this group", sim_op_name(in.op), sim_proto_name(in.proto));
 	}
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* net_packet.c: the packet model.
  *
- * Each transfer is cut into packets of the path MTU (the smallest link MTU
- * on its path). Every directed link is an output port with a FIFO queue;
+ * Each transfer is cut into packets of the path MTU (the smallest MTU of
+ * the links on its path that carry per-packet headers). Every directed link is an output port with a FIFO queue;
  * a packet is serialised at the line rate (payload + the link's per-packet
  * overhead: htsim's queue serialisation, network_simulators.md §4.1), then
  * arrives at the next port after the link latency (store and forward).
@@ -28,6 +28,11 @@
 
 #include "sim/sim_int.h"
 
+/* Packets one flow may keep in its first port's queue: the NIC interleaves
+ * its connections' packets instead of draining one flow first
+ * (assumption: per-QP round robin at packet granularity). */
+#define SENDER_QUEUE_PKTS 4
+
 struct pkt {
 	int32_t flow;              /* owning transfer */
 	int32_t bytes;             /* payload, bytes */
@@ -51,6 +56,7 @@ struct pflow {
 	double retx_bytes;         /* payload waiting to be sent again, bytes */
 	double cwnd;               /* window, packets */
 	int32_t inflight;          /* packets sent and not yet acknowledged */
+	int32_t q0;                /* packets waiting in the first port's queue */
 	int32_t mtu;               /* path MTU, bytes */
 	simtime_ps prop_ps;        /* path latency (ACK delay), ps */
 	int32_t path[TOPO_MAX_HOPS];/* link ids */
@@ -246,6 +252,14 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		p->qtail = -1;
 	p->busy = false;
 	p->occ_bytes -= wire_bytes(&n->links[l], s->pk[id].bytes);
+	if (s->pk[id].hop == 0) {
+		/* the sender's NIC serves its connections round-robin: a flow
+		 * refills its share of the first queue as its packets leave */
+		int32_t fi = s->pk[id].flow;
+		s->fl[fi].q0--;
+		if (!s->fl[fi].waiting)
+			flow_pump(n, fi);
+	}
 	if (!sim_after(e, n->links[l].lat_ps, arrive_ev, n, (uint64_t)id))
 		s->oom = true;
 	if (p->nwait > 0 && p->occ_bytes < (n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes))
@@ -354,7 +368,7 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 	int64_t limit = n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes;
 	if (f->waiting)
 		return;
-	while (f->inflight < (int32_t)f->cwnd &&
+	while (f->inflight < (int32_t)f->cwnd && f->q0 < SENDER_QUEUE_PKTS &&
 	       (f->retx_bytes > 0 || f->queued_bytes < f->bytes)) {
 		struct port *p = &s->ports[l0];
 		int32_t id, b;
@@ -386,6 +400,7 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 		s->pk[id].hop = 0;
 		p->occ_bytes += wire_bytes(&n->links[l0], b);
 		f->inflight++;
+		f->q0++;
 		enqueue(s, l0, id);
 		port_kick(n, l0);
 	}
@@ -410,7 +425,7 @@ int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 {
 	struct sim_pkt_state *s = n->pkt;
 	struct pflow *f;
-	int32_t fi, h, mtu = INT32_MAX;
+	int32_t fi, h, mtu = INT32_MAX, mtu_any = INT32_MAX;
 	if (s->fl_free >= 0) {
 		fi = s->fl_free;
 		s->fl_free = s->fl[fi].next_free;
@@ -438,9 +453,16 @@ int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		const struct sim_link *l = &n->links[path[h]];
 		f->path[h] = path[h];
 		f->prop_ps += l->lat_ps;
-		if (l->mtu_bytes > 0 && l->mtu_bytes < mtu)
+		/* Packets are cut at the MTU of the links that carry headers (the
+		 * network); links without per-packet overhead (NVLink, PCIe as
+		 * sim_net_init_topo sets them) re-segment internally at no cost. */
+		if (l->mtu_bytes > 0 && l->overhead_bytes > 0 && l->mtu_bytes < mtu)
 			mtu = l->mtu_bytes;
+		if (l->mtu_bytes > 0 && l->mtu_bytes < mtu_any)
+			mtu_any = l->mtu_bytes;
 	}
+	if (mtu == INT32_MAX)
+		mtu = mtu_any;
 	f->mtu = mtu == INT32_MAX ? 4096 : mtu; /* assumption: 4 KiB without an MTU */
 	n->st.bytes_sent += bytes;
 	n->st.xfers_started++;

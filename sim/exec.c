@@ -1,0 +1,1381 @@
+/* exec.c: the iteration executor (see exec.h).
+ *
+ * Instances: folded, one per (simulated data-parallel unit, stage); exact,
+ * one per rank. Each instance runs its role's op DAG: an op starts when its
+ * dependencies (previous op of its stream, data and blocking waits) have
+ * ended. Compute ops take the compute model's time (scaled by the replica's
+ * drawn vision / expert load, slowed by the overlap factor while the
+ * instance has communication in flight). Communication ops meet at a
+ * rendezvous of the group's instances, then start, on the network of the
+ * whole topology, the collective of every group the arriving instances
+ * stand for (groups inside one host share no link with each other under
+ * topo/'s routing policy, so one of them stands for all; groups that cross
+ * hosts are all started). Large rings (> FLUID_MIN_RANKS) run as their
+ * steady state: one flow per ring edge and channel carrying 2(n-1)/n x S
+ * (allreduce) or (n-1)/n x S, after 2(n-1) or (n-1) hop latencies (the
+ * ring closed form of DESIGN.md, nccl-tests PERFORMANCE.md), so 1000-rank
+ * groups cost O(n) flows instead of O(n^2) transfers.
+ *
+ * Invariants: ops of a role are in an order where dependencies come first;
+ * an instance's op ends exactly once; every started collective is freed
+ * after sim_run. Time is integer picoseconds; ties fire in insertion order,
+ * so a run is deterministic for a given seed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "common/rng.h"
+#include "models/workload.h"
+#include "sim/exec.h"
+
+#define FLUID_MIN_RANKS 64
+
+const char *sim_comm_kind_name(enum sim_comm_kind k)
+{
+	static const char *const n[] = { "tp", "pp", "dp", "ep", "cp" };
+	return (unsigned)k < SIM_COMM_COUNT ? n[k] : "?";
+}
+
+void sim_predict_opts_init(struct sim_predict_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->fidelity = SIM_FLOW;
+	o->seed = 1;
+	o->memo = -1;
+}
+
+static enum sim_comm_kind kind_of(int dim)
+{
+	switch (dim) {
+	case WL_D_TP: return SIM_COMM_TP;
+	case WL_D_PP: return SIM_COMM_PP;
+	case WL_D_EP: return SIM_COMM_EP;
+	case WL_D_CP: return SIM_COMM_CP;
+	default: return SIM_COMM_DP;
+	}
+}
+
+static enum sim_op sim_op_of(int coll)
+{
+	switch (coll) {
+	case WL_C_ALLREDUCE: return SIM_OP_ALLREDUCE;
+	case WL_C_REDUCESCATTER: return SIM_OP_REDUCESCATTER;
+	case WL_C_ALLGATHER: return SIM_OP_ALLGATHER;
+	case WL_C_ALLTOALL: return SIM_OP_ALLTOALL;
+	default: return SIM_OP_SENDRECV;
+	}
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+struct inst {
+	int32_t role;              /* stage */
+	int32_t unit;              /* folded: simulated unit index k; exact: -1 */
+	int32_t pos;               /* exact: DP x CP position; folded: first position of its unit */
+	int32_t tpi;               /* exact: TP index; folded: 0 */
+	int16_t *ndeps;            /* per op: unfinished dependencies */
+	simtime_ps *t0, *t1;       /* per op: start and end, ps (-1 before) */
+	simtime_ps *xfer;          /* per RECV op: duration of the matching transfer, ps */
+	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2) */
+	int32_t comm_inflight;     /* communication ops running, count */
+	double *vis_f, *exp_f;     /* per micro-batch load factors, dimensionless */
+};
+
+struct launch {                    /* one communication op in flight */
+	struct exec *x;
+	int32_t role, op;          /* the op */
+	int32_t nwait;             /* instances waiting, count */
+	int32_t *waiters;          /* instance ids (owned) */
+	int32_t left;              /* transfers/collectives outstanding, count */
+	simtime_ps t_start;        /* ps */
+	uint64_t memo_key;         /* 0 none */
+	struct launch *next;       /* in the rendezvous table / free list */
+	uint64_t rkey;             /* rendezvous key */
+	int32_t need;              /* arrivals needed */
+};
+
+struct memo {
+	uint64_t key;
+	simtime_ps dur;
+};
+
+struct exec {
+	const struct topo *t;
+	const struct model *m;
+	const struct plan *p;
+	const struct sim_predict_opts *o;
+	struct sim_compute comp;
+	struct workload *w;
+	int32_t **succ_off, **succ; /* per role CSR of successors */
+	struct sim_engine eng;
+	struct sim_net net;
+	bool have_net;
+	int32_t ninst;
+	struct inst *in;
+	int K;                     /* folded: simulated units */
+	int32_t *unit_of;          /* folded: unit -> simulated index k it rides with */
+	int32_t *sim_unit;         /* folded: k -> unit */
+	int U, nunits, D;          /* positions per unit, units, DP x CP positions */
+	struct launch **rtab;      /* rendezvous hash table */
+	uint32_t rcap;
+	struct memo *memo;         /* open addressing */
+	uint32_t mcap, mlen;
+	bool use_memo;
+	struct sim_coll **colls;   /* started collectives, freed after the run */
+	int64_t ncolls, capcolls;
+	uint64_t nflows;
+	bool local[WL_NDIMS];      /* groups of this dim stay inside one host */
+	struct rng rng;
+	int err;
+	struct ts_error *errp;
+	struct sim_timeline *tl;
+	int32_t *ranks_buf;        /* scratch for group ranks */
+	double ef_bytes;           /* top-k error-feedback residual per rank, bytes */
+};
+
+static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
+{
+	return tpi + x->p->tp * (pos + x->D * stage);
+}
+
+static int32_t gpu_of(const struct exec *x, int32_t rank)
+{
+	return x->t->rank_gpu[rank];
+}
+
+/* Ranks of the group of `dim` holding (tpi, pos, stage), into out; returns n. */
+static int group_ranks(const struct exec *x, int dim, int tpi, int pos, int stage, int32_t *out)
+{
+	const struct plan *p = x->p;
+	int n = 0, i;
+	switch (dim) {
+	case WL_D_TP:
+		for (i = 0; i < p->tp; i++)
+			out[n++] = rank_of(x, i, pos, stage);
+		break;
+	case WL_D_CP:
+		for (i = 0; i < p->cp; i++)
+			out[n++] = rank_of(x, tpi, pos / p->cp * p->cp + i, stage);
+		break;
+	case WL_D_EP:
+		for (i = 0; i < p->ep; i++)
+			out[n++] = rank_of(x, tpi, pos / p->ep * p->ep + i, stage);
+		break;
+	case WL_D_DP:
+		for (i = 0; i < x->D; i++)
+			out[n++] = rank_of(x, tpi, i, stage);
+		break;
+	case WL_D_EDP:
+		for (i = pos % p->ep; i < x->D; i += p->ep)
+			out[n++] = rank_of(x, tpi, i, stage);
+		break;
+	}
+	return n;
+}
+
+static bool group_local(const struct exec *x, const int32_t *r, int n)
+{
+	int h = topo_gpu_host(x->t, gpu_of(x, r[0]));
+	for (int i = 1; i < n; i++)
+		if (topo_gpu_host(x->t, gpu_of(x, r[i])) != h)
+			return false;
+	return true;
+}
+
+static void set_err(struct exec *x, int rc)
+{
+	if (!x->err) {
+		x->err = rc;
+		if (x->errp && !x->errp->code)
+			ts_error_set(x->errp, rc, "simulation failed (%s)",
+				     rc == TS_ENOMEM ? "out of memory" : "network error");
+	}
+	sim_stop(&x->eng);
+}
+
+/* ---- timeline --------------------------------------------------------------- */
+
+static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t opi,
+		   simtime_ps t0, simtime_ps t1)
+{
+	struct sim_timeline *tl = x->tl;
+	struct sim_slice *s;
+	if (!tl)
+		return;
+	if (tl->n == tl->cap) {
+		int32_t nc = tl->cap ? tl->cap * 2 : 4096;
+		struct sim_slice *ns = realloc(tl->s, (size_t)nc * sizeof(*ns));
+		if (!ns) {
+			set_err(x, TS_ENOMEM);
+			return;
+		}
+		tl->s = ns;
+		tl->cap = nc;
+	}
+	s = &tl->s[tl->n++];
+	s->track = inst * WL_NSTREAMS + op->stream;
+	s->op = opi;
+	s->t0_s = time_to_s(t0);
+	s->t1_s = time_to_s(t1);
+	s->name = op->name;
+	s->micro = op->micro;
+	s->layer = op->layer;
+}
+
+/* ---- op lifecycle ------------------------------------------------------------ */
+
+static void op_ready(struct exec *x, int32_t ii, int32_t oi);
+
+static void op_end(struct exec *x, int32_t ii, int32_t oi)
+{
+	struct inst *in = &x->in[ii];
+	const struct wl_role *r = &x->w->roles[in->role];
+	const struct wl_op *op = &r->ops[oi];
+	const int32_t *so = x->succ_off[in->role], *sc = x->succ[in->role];
+	in->t1[oi] = sim_now(&x->eng);
+	if (op->kind != WL_K_COMPUTE && op->kind != WL_K_RECV)
+		in->comm_inflight--;
+	tl_add(x, ii, op, oi, in->t0[oi], in->t1[oi]);
+	for (int32_t k = so[oi]; k < so[oi + 1]; k++)
+		if (--in->ndeps[sc[k]] == 0)
+			op_ready(x, ii, sc[k]);
+}
+
+static void ev_op_end(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	(void)e;
+	op_end(ctx, (int32_t)(arg >> 32), (int32_t)(arg & 0xffffffffu));
+}
+
+static uint64_t ev_arg(int32_t ii, int32_t oi)
+{
+	return (uint64_t)(uint32_t)ii << 32 | (uint32_t)oi;
+}
+
+static void compute_start(struct exec *x, int32_t ii, int32_t oi)
+{
+	struct inst *in = &x->in[ii];
+	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
+	struct sim_op_desc d;
+	double f = 1, dur;
+	if (op->vary == WL_V_VISION && op->micro >= 0)
+		f = in->vis_f[op->micro];
+	else if (op->vary == WL_V_EXPERT && op->micro >= 0)
+		f = in->exp_f[op->micro];
+	memset(&d, 0, sizeof(d));
+	d.cls = (enum sim_op_class)op->cls;
+	d.flops = op->flops * f;
+	d.bytes = op->bytes * f;
+	d.m = (int64_t)(op->m * f + 0.5);
+	d.n = op->n;
+	d.k = op->k;
+	d.batch = op->batch;
+	d.dtype_bytes = x->p->precision == PLAN_DT_FP32 ? 4 : x->p->precision == PLAN_DT_FP8 ? 1 : 2;
+	if (op->cls == WL_GEMM && d.m < 1)
+		d.m = 1;
+	dur = (d.flops > 0 || d.bytes > 0) ? sim_compute_time_s(&x->comp, &d) : 0;
+	if (in->comm_inflight > 0 && !x->o->free_comm) {
+		double sl = x->o->overlap_slowdown > 0 ? x->o->overlap_slowdown : x->comp.overlap_slowdown;
+		if (sl > 1)
+			dur *= sl;
+	}
+	if (x->o->jitter > 0) {
+		double j = 1 + rng_gaussian(&x->rng, x->o->jitter);
+		dur *= j < 0.5 ? 0.5 : j;
+	}
+	if (!sim_after(&x->eng, time_from_s(dur), ev_op_end, x, ev_arg(ii, oi)))
+		set_err(x, TS_ENOMEM);
+}
+
+/* ---- communication ------------------------------------------------------------ */
+
+static uint64_t memo_key(const struct exec *x, int32_t role, const struct wl_op *op)
+{
+	uint64_t sz;
+	memcpy(&sz, &op->size_bytes, sizeof(sz));
+	return rng_hash2(rng_hash2((uint64_t)role << 16 | (uint64_t)op->dim << 8 | op->coll, sz),
+			 (uint64_t)op->kind) | 1;
+}
+
+static struct memo *memo_find(struct exec *x, uint64_t key)
+{
+	if (!x->mcap)
+		return NULL;
+	for (uint32_t i = (uint32_t)key & (x->mcap - 1);; i = (i + 1) & (x->mcap - 1)) {
+		if (x->memo[i].key == key)
+			return &x->memo[i];
+		if (!x->memo[i].key)
+			return NULL;
+	}
+}
+
+static void memo_put(struct exec *x, uint64_t key, simtime_ps dur)
+{
+	if (x->mlen * 2 >= x->mcap) {
+		uint32_t nc = x->mcap ? x->mcap * 2 : 256;
+		struct memo *nm = calloc(nc, sizeof(*nm)), *old = x->memo;
+		uint32_t oc = x->mcap;
+		if (!nm)
+			return;
+		x->memo = nm;
+		x->mcap = nc;
+		x->mlen = 0;
+		for (uint32_t i = 0; i < oc; i++)
+			if (old[i].key)
+				memo_put(x, old[i].key, old[i].dur);
+		free(old);
+	}
+	for (uint32_t i = (uint32_t)key & (x->mcap - 1);; i = (i + 1) & (x->mcap - 1))
+		if (!x->memo[i].key || x->memo[i].key == key) {
+			if (!x->memo[i].key)
+				x->mlen++;
+			x->memo[i].key = key;
+			x->memo[i].dur = dur;
+			return;
+		}
+}
+
+static void launch_done(struct exec *x, struct launch *l)
+{
+	const struct wl_op *op = &x->w->roles[l->role].ops[l->op];
+	simtime_ps now = sim_now(&x->eng);
+	if (l->memo_key && x->use_memo && !memo_find(x, l->memo_key))
+		memo_put(x, l->memo_key, now - l->t_start);
+	if (op->kind == WL_K_SEND) {
+		/* the receiver's data has arrived */
+		/* instance ids: folded s*K + k, exact s*tp*D + pos*tp + tpi */
+		int32_t si = l->waiters[0], per = x->ninst / x->w->nroles;
+		int32_t ri = op->peer_stage * per + si % per;
+		struct inst *rin = &x->in[ri];
+		rin->xfer[op->peer_op] = now - l->t_start;
+		if (rin->arrived[op->peer_op] == 2)
+			op_end(x, ri, op->peer_op);
+		else
+			rin->arrived[op->peer_op] = 1;
+	}
+	for (int32_t i = 0; i < l->nwait; i++)
+		op_end(x, l->waiters[i], l->op);
+	free(l->waiters);
+	free(l);
+}
+
+static void ev_launch_done(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	(void)e;
+	(void)arg;
+	struct launch *l = ctx;
+	launch_done(l->x, l);
+}
+
+static void part_done(struct launch *l)
+{
+	if (--l->left == 0)
+		launch_done(l->x, l);
+}
+
+static void coll_done_cb(void *ctx, struct sim_coll *c)
+{
+	(void)c;
+	part_done(ctx);
+}
+
+static void xfer_done_cb(void *ctx, uint64_t arg)
+{
+	(void)arg;
+	part_done(ctx);
+}
+
+static int keep_coll(struct exec *x, struct sim_coll *c)
+{
+	if (x->ncolls == x->capcolls) {
+		int64_t nc = x->capcolls ? x->capcolls * 2 : 256;
+		struct sim_coll **n = realloc(x->colls, (size_t)nc * sizeof(*n));
+		if (!n)
+			return TS_ENOMEM;
+		x->colls = n;
+		x->capcolls = nc;
+	}
+	x->colls[x->ncolls++] = c;
+	return 0;
+}
+
+static int cmp_gpu_host(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Steady-state ring (see the file comment): one flow per edge and channel. */
+static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, int n, enum sim_op op,
+		      double size)
+{
+	int32_t *g = malloc((size_t)n * sizeof(int32_t)), *ord = malloc((size_t)n * sizeof(int32_t));
+	int32_t path[TOPO_MAX_HOPS];
+	int gpn = x->t->cl.node.gpus, nch, rc = 0, ppn = 1, run = 1;
+	double steps = op == SIM_OP_ALLREDUCE ? 2.0 * (n - 1) : n - 1, per;
+	simtime_ps lat;
+	if (!g || !ord) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		g[i] = gpu_of(x, ranks[i]);
+	qsort(g, (size_t)n, sizeof(int32_t), cmp_gpu_host);
+	for (int i = 1; i < n; i++) {
+		run = topo_gpu_host(x->t, g[i]) == topo_gpu_host(x->t, g[i - 1]) ? run + 1 : 1;
+		if (run > ppn)
+			ppn = run;
+	}
+	/* NCCL: one ring per local GPU (its NIC) across nodes; 2 otherwise. */
+	nch = ppn > 1 && ppn < n ? ppn : 2;
+	per = steps / n * size / nch * (1 / sim_proto_eff(SIM_PROTO_SIMPLE));
+	/* latency: a chunk crosses `steps` hops, NCCL's ring latency per step
+	 * (nccl.md §1.4), the slowest hop class bounding it. */
+	lat = time_from_us(sim_nccl_base_lat_us(SIM_ALGO_RING, SIM_PROTO_SIMPLE) +
+			   steps * sim_nccl_hw_lat_us(ppn < n ? SIM_HW_NET : SIM_HW_NVLINK, SIM_ALGO_RING,
+						      SIM_PROTO_SIMPLE));
+	(void)gpn;
+	for (int c = 0; c < nch; c++) {
+		/* hosts in order, GPUs of each host rotated by the channel */
+		int j = 0;
+		for (int i = 0; i < n;) {
+			int h = topo_gpu_host(x->t, g[i]), len = 0;
+			while (i + len < n && topo_gpu_host(x->t, g[i + len]) == h)
+				len++;
+			for (int k = 0; k < len; k++)
+				ord[j++] = g[i + (k + c) % len];
+			i += len;
+		}
+		for (int i = 0; i < n; i++) {
+			int hops = topo_route(x->t, ord[i], ord[(i + 1) % n],
+					      rng_hash2(x->o->seed ^ (uint64_t)l->op, (uint64_t)c << 32 | (uint64_t)i),
+					      path);
+			if (hops < 0) {
+				rc = hops;
+				goto out;
+			}
+			l->left++;
+			x->nflows++;
+			rc = sim_net_send(&x->net, path, hops, per, lat, xfer_done_cb, l, 0);
+			if (rc) {
+				l->left--;
+				goto out;
+			}
+		}
+	}
+out:
+	free(g);
+	free(ord);
+	return rc;
+}
+
+/* Start one group's collective on the network. */
+static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, int n,
+		       const struct wl_op *op)
+{
+	struct sim_coll_spec s;
+	struct sim_coll *c = NULL;
+	int rc;
+	enum sim_op sop = sim_op_of(op->coll);
+	if (n < 2)
+		return 0;
+	if (n > FLUID_MIN_RANKS && sop != SIM_OP_ALLTOALL)
+		return fluid_ring(x, l, ranks, n, sop, op->size_bytes);
+	sim_coll_spec_init(&s);
+	s.op = sop;
+	s.size_bytes = op->size_bytes;
+	s.nranks = n;
+	s.ranks = ranks;
+	s.hash = rng_hash2(x->o->seed, (uint64_t)ranks[0] << 20 ^ (uint64_t)l->op);
+	if (sop == SIM_OP_ALLTOALL) {
+		s.algo = SIM_ALGO_DIRECT;
+		s.proto = SIM_PROTO_SIMPLE;
+	} else if ((rc = sim_coll_choose(x->t, &s, &s.algo, &s.proto, x->errp)))
+		return rc;
+	l->left++;
+	rc = sim_coll_start(&x->net, x->t, &s, coll_done_cb, l, &c, x->errp);
+	if (rc) {
+		l->left--;
+		return rc;
+	}
+	x->nflows += (uint64_t)n;
+	return keep_coll(x, c);
+}
+
+/* Analytic duration of one group's collective (alpha-beta on the topology). */
+static int analytic_group(struct exec *x, const int32_t *ranks, int n, const struct wl_op *op,
+			  double *sec)
+{
+	struct sim_coll_spec s;
+	*sec = 0;
+	if (n < 2)
+		return 0;
+	sim_coll_spec_init(&s);
+	s.op = sim_op_of(op->coll);
+	s.size_bytes = op->size_bytes;
+	s.nranks = n;
+	s.ranks = ranks;
+	s.hash = x->o->seed;
+	if (s.op == SIM_OP_ALLTOALL) {
+		s.algo = SIM_ALGO_DIRECT;
+		s.proto = SIM_PROTO_SIMPLE;
+	} else {
+		int rc = sim_coll_choose(x->t, &s, &s.algo, &s.proto, x->errp);
+		if (rc)
+			return rc;
+	}
+	return sim_coll_analytic(x->t, &s, sec, x->errp);
+}
+
+/* Units (data-parallel blocks) a folded instance's communication covers. */
+static bool unit_covered(const struct exec *x, int32_t k, int u)
+{
+	return x->unit_of[u] == k;
+}
+
+/* Start everything the launch stands for. */
+static void launch_go(struct exec *x, struct launch *l)
+{
+	const struct wl_op *op = &x->w->roles[l->role].ops[l->op];
+	const struct inst *in0 = &x->in[l->waiters[0]];
+	struct memo *mm;
+	int32_t *r = x->ranks_buf;
+	int rc = 0, n;
+	double an = 0;
+	l->t_start = sim_now(&x->eng);
+	for (int32_t i = 0; i < l->nwait; i++)
+		x->in[l->waiters[i]].comm_inflight++;
+	if (x->o->free_comm || op->size_bytes <= 0)
+		goto timer;
+	if (x->use_memo || x->o->fidelity == SIM_ANALYTIC) {
+		l->memo_key = memo_key(x, l->role, op);
+		if ((mm = memo_find(x, l->memo_key))) {
+			an = time_to_s(mm->dur);
+			goto timer;
+		}
+	}
+	if (op->kind == WL_K_SEND) {
+		/* every rank the sender stands for sends its activation slice */
+		int tpn = x->o->exact ? 1 : x->p->tp;
+		for (int u = 0; u < x->nunits && !rc; u++) {
+			if (!x->o->exact && !unit_covered(x, in0->unit, u))
+				continue;
+			for (int pos = u * x->U; pos < (u + 1) * x->U && !rc; pos++) {
+				if (x->o->exact && pos != in0->pos)
+					continue;
+				for (int ti = 0; ti < tpn && !rc; ti++) {
+					int tpi = x->o->exact ? in0->tpi : ti;
+					int32_t a = gpu_of(x, rank_of(x, tpi, pos, l->role));
+					int32_t b = gpu_of(x, rank_of(x, tpi, pos, op->peer_stage));
+					int32_t path[TOPO_MAX_HOPS];
+					bool same = topo_gpu_host(x->t, a) == topo_gpu_host(x->t, b);
+					int hops;
+					double lat_us;
+					if (x->o->fidelity == SIM_ANALYTIC)
+						continue;
+					if (!x->o->exact && same && (pos != in0->pos || ti))
+						continue; /* private NVLink ports: one stands for all */
+					hops = topo_route(x->t, a, b, rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b), path);
+					if (hops < 0) {
+						rc = hops;
+						break;
+					}
+					lat_us = sim_nccl_hw_lat_us(same ? SIM_HW_NVLINK : SIM_HW_NET, SIM_ALGO_RING,
+								    SIM_PROTO_SIMPLE);
+					l->left++;
+					x->nflows++;
+					rc = sim_net_send(&x->net, path, hops, op->size_bytes, time_from_us(lat_us),
+							  xfer_done_cb, l, 0);
+					if (rc)
+						l->left--;
+				}
+			}
+		}
+		if (x->o->fidelity == SIM_ANALYTIC) {
+			/* one hop's alpha-beta: the slowest link on the path */
+			int32_t a = gpu_of(x, rank_of(x, in0->tpi, in0->pos, l->role));
+			int32_t b = gpu_of(x, rank_of(x, in0->tpi, in0->pos, op->peer_stage));
+			int32_t path[TOPO_MAX_HOPS];
+			int hops = topo_route(x->t, a, b, x->o->seed, path);
+			double bw = INFINITY, lat = 0;
+			for (int h = 0; h < hops; h++) {
+				if (x->t->links[path[h]].bw_Bps < bw)
+					bw = x->t->links[path[h]].bw_Bps;
+				lat += time_to_s(x->t->links[path[h]].lat_ps);
+			}
+			an = hops > 0 ? lat + op->size_bytes / bw : 0;
+			goto timer;
+		}
+	} else if (x->o->exact) {
+		n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
+		if (x->o->fidelity == SIM_ANALYTIC) {
+			rc = analytic_group(x, r, n, op, &an);
+			if (!rc)
+				goto timer;
+		} else
+			rc = start_group(x, l, r, n, op);
+	} else {
+		/* folded: every group of this dim the arriving instances stand for */
+		int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp;
+		bool first = true;
+		for (int u = 0; u < x->nunits && !rc; u++) {
+			bool dp = dim == WL_D_DP || dim == WL_D_EDP;
+			if (!dp && !unit_covered(x, in0->unit, u))
+				continue;
+			for (int pos = u * x->U; pos < (u + 1) * x->U && !rc; pos++) {
+				/* the group's first member, so each group starts once */
+				int lead;
+				switch (dim) {
+				case WL_D_TP: lead = 1; break;
+				case WL_D_CP: lead = pos % x->p->cp == 0; break;
+				case WL_D_EP: lead = pos % x->p->ep == 0; break;
+				case WL_D_DP: lead = pos == 0; break;
+				default: lead = pos < x->p->ep; break;
+				}
+				if (!lead)
+					continue;
+				for (int ti = 0; ti < tpn && !rc; ti++) {
+					n = group_ranks(x, dim, ti, pos, l->role, r);
+					if (x->o->fidelity == SIM_ANALYTIC) {
+						rc = analytic_group(x, r, n, op, &an);
+						if (!rc)
+							goto timer;
+					}
+					if (x->local[dim] && !first)
+						continue;
+					first = false;
+					rc = start_group(x, l, r, n, op);
+				}
+			}
+		}
+	}
+	if (rc) {
+		set_err(x, rc);
+		return;
+	}
+	if (l->left > 0)
+		return;
+timer:
+	if (!sim_after(&x->eng, time_from_s(an), ev_launch_done, l, 0))
+		set_err(x, TS_ENOMEM);
+}
+
+/* Rendezvous: a communication op starts once every instance of its group
+ * reached it. */
+static void comm_arrive(struct exec *x, int32_t ii, int32_t oi)
+{
+	struct inst *in = &x->in[ii];
+	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
+	int32_t need = 1;
+	uint64_t key = (uint64_t)oi << 20 | (uint64_t)in->role;
+	struct launch *l, **slot;
+	if (op->kind == WL_K_COLL) {
+		if (x->o->exact) {
+			int n = group_ranks(x, op->dim, in->tpi, in->pos, in->role, x->ranks_buf);
+			need = n;
+			key = rng_hash2(key, (uint64_t)x->ranks_buf[0] << 8 | op->dim);
+		} else if (op->dim == WL_D_DP || op->dim == WL_D_EDP) {
+			need = x->K;
+		}
+	}
+	if (need <= 1) {
+		l = calloc(1, sizeof(*l));
+		if (l)
+			l->waiters = malloc(sizeof(int32_t));
+		if (!l || !l->waiters) {
+			free(l);
+			set_err(x, TS_ENOMEM);
+			return;
+		}
+		l->x = x;
+		l->role = in->role;
+		l->op = oi;
+		l->waiters[l->nwait++] = ii;
+		launch_go(x, l);
+		return;
+	}
+	slot = &x->rtab[rng_hash64(key) & (x->rcap - 1)];
+	for (l = *slot; l && l->rkey != key; l = l->next)
+		;
+	if (!l) {
+		l = calloc(1, sizeof(*l));
+		if (l)
+			l->waiters = malloc((size_t)need * sizeof(int32_t));
+		if (!l || !l->waiters) {
+			free(l);
+			set_err(x, TS_ENOMEM);
+			return;
+		}
+		l->x = x;
+		l->role = in->role;
+		l->op = oi;
+		l->rkey = key;
+		l->need = need;
+		l->next = *slot;
+		*slot = l;
+	}
+	l->waiters[l->nwait++] = ii;
+	if (l->nwait == l->need) {
+		struct launch **pp = slot;
+		while (*pp != l)
+			pp = &(*pp)->next;
+		*pp = l->next;
+		l->next = NULL;
+		launch_go(x, l);
+	}
+}
+
+static void op_ready(struct exec *x, int32_t ii, int32_t oi)
+{
+	struct inst *in = &x->in[ii];
+	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
+	in->t0[oi] = sim_now(&x->eng);
+	switch (op->kind) {
+	case WL_K_COMPUTE: compute_start(x, ii, oi); break;
+	case WL_K_RECV:
+		if (in->arrived[oi] == 1)
+			op_end(x, ii, oi);
+		else
+			in->arrived[oi] = 2;
+		break;
+	default: comm_arrive(x, ii, oi); break;
+	}
+}
+
+/* ---- set-up ------------------------------------------------------------------------ */
+
+static int build_succ(struct exec *x)
+{
+	int P = x->w->nroles;
+	x->succ_off = calloc((size_t)P, sizeof(*x->succ_off));
+	x->succ = calloc((size_t)P, sizeof(*x->succ));
+	if (!x->succ_off || !x->succ)
+		return TS_ENOMEM;
+	for (int s = 0; s < P; s++) {
+		const struct wl_role *r = &x->w->roles[s];
+		int32_t *off = calloc((size_t)r->nops + 1, sizeof(int32_t)), *fill;
+		int32_t *sc;
+		int64_t ne = 0;
+		if (!off)
+			return TS_ENOMEM;
+		x->succ_off[s] = off;
+		for (int32_t i = 0; i < r->nops; i++)
+			for (int d = 0; d < r->ops[i].ndeps; d++)
+				off[r->ops[i].deps[d] + 1]++, ne++;
+		for (int32_t i = 0; i < r->nops; i++)
+			off[i + 1] += off[i];
+		sc = malloc((size_t)(ne ? ne : 1) * sizeof(int32_t));
+		fill = calloc((size_t)r->nops + 1, sizeof(int32_t));
+		if (!sc || !fill) {
+			free(sc);
+			free(fill);
+			return TS_ENOMEM;
+		}
+		for (int32_t i = 0; i < r->nops; i++)
+			for (int d = 0; d < r->ops[i].ndeps; d++) {
+				int32_t from = r->ops[i].deps[d];
+				sc[off[from] + fill[from]++] = i;
+			}
+		free(fill);
+		x->succ[s] = sc;
+	}
+	return 0;
+}
+
+static int inst_alloc(struct exec *x, struct inst *in, int role, int mm)
+{
+	int32_t n = x->w->roles[role].nops;
+	in->role = role;
+	in->ndeps = malloc((size_t)n * sizeof(int16_t));
+	in->t0 = malloc((size_t)n * sizeof(simtime_ps));
+	in->t1 = malloc((size_t)n * sizeof(simtime_ps));
+	in->xfer = calloc((size_t)n, sizeof(simtime_ps));
+	in->arrived = calloc((size_t)n, 1);
+	in->vis_f = malloc((size_t)mm * sizeof(double));
+	in->exp_f = malloc((size_t)mm * sizeof(double));
+	if (!in->ndeps || !in->t0 || !in->t1 || !in->xfer || !in->arrived || !in->vis_f || !in->exp_f)
+		return TS_ENOMEM;
+	for (int32_t i = 0; i < n; i++) {
+		in->ndeps[i] = (int16_t)x->w->roles[role].ops[i].ndeps;
+		in->t0[i] = in->t1[i] = -1;
+	}
+	return 0;
+}
+
+static void inst_release(struct inst *in)
+{
+	free(in->ndeps);
+	free(in->t0);
+	free(in->t1);
+	free(in->xfer);
+	free(in->arrived);
+	free(in->vis_f);
+	free(in->exp_f);
+}
+
+/* Draw one value of a plan distribution (GSL, seeded). */
+static double draw(struct rng *g, const struct plan_dist *d)
+{
+	double v;
+	switch (d->kind) {
+	case PLAN_DIST_POISSON: return gsl_ran_poisson(g->r, d->mean);
+	case PLAN_DIST_UNIFORM: return d->min + (d->max - d->min) * gsl_rng_uniform(g->r);
+	case PLAN_DIST_LOGNORMAL: v = gsl_ran_lognormal(g->r, d->mean, d->sigma); return v;
+	default: return d->value;
+	}
+}
+
+/* Per replica and micro-batch vision load over the plan's mean, and per DP x
+ * CP position and micro-batch expert load over the balanced load. */
+static int draw_loads(struct exec *x, double *vis, double *exp_, int mm)
+{
+	const struct plan *p = x->p;
+	const struct model *m = x->m;
+	double mean_img = plan_dist_mean(&p->images_per_sample);
+	double mean_pat = plan_dist_mean(&p->image_tokens) * m->vit.merge * m->vit.merge;
+	double mean_f = m->has_vision ? mean_img * p->micro_batch * model_vision_flops_fwd(m, mean_pat) : 0;
+	unsigned int *cnt = NULL;
+	double *prob = NULL;
+	int E = m->experts, ep = p->ep;
+	for (int r = 0; r < p->dp; r++)
+		for (int j = 0; j < mm; j++) {
+			double f = 0;
+			if (mean_f > 0) {
+				for (int b = 0; b < p->micro_batch; b++) {
+					int ni = (int)floor(draw(&x->rng, &p->images_per_sample) + 0.5);
+					for (int i = 0; i < ni; i++) {
+						double tok = draw(&x->rng, &p->image_tokens);
+						if (tok > 0)
+							f += model_vision_flops_fwd(m, tok * m->vit.merge * m->vit.merge);
+					}
+				}
+				f /= mean_f;
+			} else
+				f = 1;
+			vis[(size_t)r * mm + j] = f;
+		}
+	for (int i = 0; i < x->D * mm; i++)
+		exp_[i] = 1;
+	if (E > 0 && ep > 1) {
+		/* Uniform routing (assumption): the T x top_k assignments of each
+		 * rank of an EP group fall on experts as a multinomial; a rank's
+		 * expert GEMMs scale with the tokens its E/ep experts receive,
+		 * capped at capacity_factor x mean when a capacity is set (> 1). */
+		double assign = x->w->expert_tokens * ep;
+		cnt = malloc((size_t)E * sizeof(*cnt));
+		prob = malloc((size_t)E * sizeof(*prob));
+		if (!cnt || !prob) {
+			free(cnt);
+			free(prob);
+			return TS_ENOMEM;
+		}
+		for (int e = 0; e < E; e++)
+			prob[e] = 1.0 / E;
+		for (int g = 0; g < x->D / ep; g++)
+			for (int j = 0; j < mm; j++) {
+				double mean_e = assign / E;
+				gsl_ran_multinomial(x->rng.r, (size_t)E, (unsigned int)assign, prob, cnt);
+				for (int r = 0; r < ep; r++) {
+					double load = 0;
+					for (int e = r * (E / ep); e < (r + 1) * (E / ep); e++) {
+						double c = cnt[e];
+						if (p->capacity_factor > 1 && c > p->capacity_factor * mean_e)
+							c = p->capacity_factor * mean_e;
+						load += c;
+					}
+					exp_[(size_t)(g * ep + r) * mm + j] = load / (mean_e * (E / ep));
+				}
+			}
+		free(cnt);
+		free(prob);
+	}
+	return 0;
+}
+
+struct scored {
+	double s;
+	int u;
+};
+
+static int cmp_scored(const void *a, const void *b)
+{
+	const struct scored *x = a, *y = b;
+	if (x->s != y->s)
+		return x->s < y->s ? 1 : -1;
+	return x->u - y->u;
+}
+
+static int gcd(int a, int b)
+{
+	while (b) {
+		int t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* ---- breakdown ---------------------------------------------------------------------- */
+
+static void breakdown(const struct exec *x, const struct inst *in, simtime_ps end, double *bd_comp,
+		      double *bd_opt, double *exposed)
+{
+	const struct wl_role *r = &x->w->roles[in->role];
+	simtime_ps prev_end = 0;
+	int32_t last_comm = -1;
+	for (int k = 0; k < SIM_COMM_COUNT; k++)
+		exposed[k] = 0;
+	*bd_comp = *bd_opt = 0;
+	for (int32_t i = 0; i < r->nops; i++) {
+		const struct wl_op *op = &r->ops[i];
+		simtime_ps gap;
+		if (op->kind != WL_K_COMPUTE) {
+			last_comm = i;
+			continue;
+		}
+		gap = in->t0[i] - prev_end;
+		if (gap > 0) {
+			/* the communication dependency that ended last explains the wait */
+			int32_t best = -1;
+			for (int d = 0; d < op->ndeps; d++) {
+				int32_t di = op->deps[d];
+				if (r->ops[di].kind != WL_K_COMPUTE && (best < 0 || in->t1[di] > in->t1[best]))
+					best = di;
+			}
+			if (best >= 0) {
+				const struct wl_op *bo = &r->ops[best];
+				simtime_ps dur = bo->kind == WL_K_RECV ? in->xfer[best] : in->t1[best] - in->t0[best];
+				simtime_ps e = dur < gap ? dur : gap;
+				if (e > 0)
+					exposed[kind_of(bo->dim)] += time_to_s(e);
+			}
+		}
+		if (op->phase == WL_P_OPT)
+			*bd_opt += time_to_s(in->t1[i] - in->t0[i]);
+		else
+			*bd_comp += time_to_s(in->t1[i] - in->t0[i]);
+		prev_end = in->t1[i];
+	}
+	if (end > prev_end && last_comm >= 0) {
+		const struct wl_op *bo = &r->ops[last_comm];
+		simtime_ps dur = in->t1[last_comm] - in->t0[last_comm], gap = end - prev_end;
+		exposed[kind_of(bo->dim)] += time_to_s(dur < gap ? dur : gap);
+	}
+}
+
+/* ---- one run ------------------------------------------------------------------------ */
+
+struct run_out {
+	double iter_s;
+	struct sim_breakdown bd;
+	int crit;
+	double dp_busy_s;          /* DP stream busy time of the critical instance, s */
+};
+
+static int run_once(struct exec *x, struct run_out *ro)
+{
+	const struct plan *p = x->p;
+	int P = p->pp, mm = x->w->micro, rc = 0;
+	double *vis = NULL, *exp_ = NULL;
+	struct scored *sc = NULL;
+	simtime_ps end = 0;
+	double best = -1;
+
+	x->D = p->dp * p->cp;
+	x->U = p->cp / gcd(p->cp, p->ep) * p->ep;
+	if (x->U > x->D)
+		x->U = x->D;
+	x->nunits = x->D / x->U;
+	vis = malloc((size_t)p->dp * mm * sizeof(double));
+	exp_ = malloc((size_t)x->D * mm * sizeof(double));
+	sc = malloc((size_t)x->nunits * sizeof(*sc));
+	x->unit_of = malloc((size_t)x->nunits * sizeof(int32_t));
+	x->sim_unit = malloc((size_t)x->nunits * sizeof(int32_t));
+	if (!vis || !exp_ || !sc || !x->unit_of || !x->sim_unit) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	if ((rc = draw_loads(x, vis, exp_, mm)))
+		goto out;
+	/* score units by drawn load; the heaviest K are simulated */
+	{
+		double vf = 0, ef = 0;
+		for (int s = 0; s < P; s++)
+			for (int32_t i = 0; i < x->w->roles[s].nops; i++) {
+				const struct wl_op *op = &x->w->roles[s].ops[i];
+				if (op->vary == WL_V_VISION)
+					vf += op->flops;
+				else if (op->vary == WL_V_EXPERT)
+					ef += op->flops;
+			}
+		for (int u = 0; u < x->nunits; u++) {
+			double s = 0;
+			for (int j = 0; j < mm; j++) {
+				double v = 0, e = 0;
+				for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
+					double a = vis[(size_t)(pos / p->cp) * mm + j], b = exp_[(size_t)pos * mm + j];
+					v = a > v ? a : v;
+					e = b > e ? b : e;
+				}
+				s += v * vf + e * ef;
+			}
+			sc[u].s = s;
+			sc[u].u = u;
+		}
+		qsort(sc, (size_t)x->nunits, sizeof(*sc), cmp_scored);
+		x->K = x->o->replicas > 0 ? x->o->replicas : 4;
+		if (x->K > x->nunits)
+			x->K = x->nunits;
+		for (int k = 0; k < x->K; k++)
+			x->sim_unit[k] = sc[k].u;
+		for (int i = 0; i < x->nunits; i++)
+			x->unit_of[sc[i].u] = i < x->K ? i : i % x->K;
+	}
+	for (int d = 0; d < WL_NDIMS; d++) {
+		int n = group_ranks(x, d, 0, 0, 0, x->ranks_buf);
+		x->local[d] = d == WL_D_PP ? false : group_local(x, x->ranks_buf, n);
+	}
+	x->ninst = x->o->exact ? p->tp * x->D * P : x->K * P;
+	x->in = calloc((size_t)x->ninst, sizeof(*x->in));
+	if (!x->in) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (int32_t ii = 0; ii < x->ninst; ii++) {
+		struct inst *in = &x->in[ii];
+		int s, k;
+		if (x->o->exact) {
+			s = ii / (p->tp * x->D);
+			in->tpi = ii % p->tp;
+			in->pos = (ii / p->tp) % x->D;
+			in->unit = -1;
+		} else {
+			s = ii / x->K;
+			k = ii % x->K;
+			in->unit = k;
+			in->pos = x->sim_unit[k] * x->U;
+			in->tpi = 0;
+		}
+		if ((rc = inst_alloc(x, in, s, mm)))
+			goto out;
+		for (int j = 0; j < mm; j++) {
+			if (x->o->exact) {
+				in->vis_f[j] = vis[(size_t)(in->pos / p->cp) * mm + j];
+				in->exp_f[j] = exp_[(size_t)in->pos * mm + j];
+			} else {
+				double v = 0, e = 0;
+				for (int pos = in->pos; pos < in->pos + x->U; pos++) {
+					double a = vis[(size_t)(pos / p->cp) * mm + j], b = exp_[(size_t)pos * mm + j];
+					v = a > v ? a : v;
+					e = b > e ? b : e;
+				}
+				in->vis_f[j] = v;
+				in->exp_f[j] = e;
+			}
+		}
+	}
+	for (int32_t ii = 0; ii < x->ninst && !x->err; ii++) {
+		const struct wl_role *r = &x->w->roles[x->in[ii].role];
+		for (int32_t i = 0; i < r->nops && !x->err; i++)
+			if (x->in[ii].ndeps[i] == 0 && x->in[ii].t0[i] < 0)
+				op_ready(x, ii, i);
+	}
+	sim_run(&x->eng, TS_SIMTIME_MAX);
+	if (x->err) {
+		rc = x->err;
+		goto out;
+	}
+	for (int32_t ii = 0; ii < x->ninst; ii++) {
+		const struct wl_role *r = &x->w->roles[x->in[ii].role];
+		for (int32_t i = 0; i < r->nops; i++) {
+			if (x->in[ii].t1[i] < 0) {
+				rc = ts_error_set(x->errp, TS_EINPUT,
+						  "simulation deadlocked at stage %d op %d (%s)", r->stage, i,
+						  r->ops[i].name);
+				goto out;
+			}
+			if (x->in[ii].t1[i] > end)
+				end = x->in[ii].t1[i];
+		}
+	}
+	ro->iter_s = time_to_s(end);
+	for (int32_t ii = 0; ii < x->ninst; ii++) {
+		double c, o, e[SIM_COMM_COUNT], busy = 0;
+		const struct wl_role *r = &x->w->roles[x->in[ii].role];
+		breakdown(x, &x->in[ii], end, &c, &o, e);
+		if (c + o > best + 1e-12) {
+			best = c + o;
+			ro->crit = x->in[ii].role;
+			ro->bd.compute_s = c;
+			ro->bd.optimizer_s = o;
+			for (int k = 0; k < SIM_COMM_COUNT; k++)
+				ro->bd.exposed_comm_s[k] = e[k];
+			for (int32_t i = 0; i < r->nops; i++)
+				if (r->ops[i].stream == WL_S_DP)
+					busy += time_to_s(x->in[ii].t1[i] - x->in[ii].t0[i]);
+			ro->dp_busy_s = busy;
+		}
+	}
+	{
+		double sum = ro->bd.compute_s + ro->bd.optimizer_s;
+		for (int k = 0; k < SIM_COMM_COUNT; k++)
+			sum += ro->bd.exposed_comm_s[k];
+		ro->bd.bubble_s = ro->iter_s - sum > 0 ? ro->iter_s - sum : 0;
+	}
+out:
+	free(vis);
+	free(exp_);
+	free(sc);
+	return rc;
+}
+
+static void exec_release(struct exec *x)
+{
+	for (int64_t i = 0; i < x->ncolls; i++)
+		sim_coll_free(x->colls[i]);
+	free(x->colls);
+	x->colls = NULL;
+	x->ncolls = x->capcolls = 0;
+	if (x->have_net)
+		sim_net_release(&x->net);
+	x->have_net = false;
+	sim_engine_release(&x->eng);
+	for (int32_t i = 0; i < x->ninst; i++)
+		inst_release(&x->in[i]);
+	free(x->in);
+	x->in = NULL;
+	x->ninst = 0;
+	if (x->succ_off)
+		for (int s = 0; s < x->w->nroles; s++) {
+			free(x->succ_off[s]);
+			free(x->succ[s]);
+		}
+	free(x->succ_off);
+	free(x->succ);
+	x->succ_off = x->succ = NULL;
+	if (x->rtab)
+		for (uint32_t i = 0; i < x->rcap; i++)
+			for (struct launch *l = x->rtab[i], *n; l; l = n) {
+				n = l->next;
+				free(l->waiters);
+				free(l);
+			}
+	free(x->rtab);
+	x->rtab = NULL;
+	free(x->unit_of);
+	free(x->sim_unit);
+	x->unit_of = x->sim_unit = NULL;
+}
+
+/* Build, run and measure one workload variant. */
+static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_out *ro,
+			   struct sim_prediction *out)
+{
+	struct workload w;
+	int rc;
+	memset(&w, 0, sizeof(w));
+	if ((rc = workload_build(&w, x->m, x->p, wo, x->errp)))
+		return rc;
+	x->w = &w;
+	out->ops = w.nops;
+	out->micro_batches = w.micro;
+	sim_engine_init(&x->eng);
+	if (x->o->fidelity != SIM_ANALYTIC) {
+		if ((rc = sim_net_init_topo(&x->net, &x->eng, x->o->fidelity, x->t, x->errp)))
+			goto out;
+		x->have_net = true;
+	}
+	x->rcap = 4096;
+	x->rtab = calloc(x->rcap, sizeof(*x->rtab));
+	if (!x->rtab || (rc = build_succ(x))) {
+		rc = ts_error_set(x->errp, TS_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = rng_init(&x->rng, x->o->seed)))
+		goto out;
+	rc = run_once(x, ro);
+	rng_release(&x->rng);
+	out->events += x->eng.fired;
+	out->instances = x->ninst;
+	if (x->have_net) {
+		out->flows += x->net.st.xfers_started;
+	}
+	out->collectives += (uint64_t)x->ncolls;
+	if (!rc) {
+		for (int s = 0; s < w.nroles; s++)
+			for (int32_t i = 0; i < w.roles[s].nops; i++) {
+				const struct wl_op *op = &w.roles[s].ops[i];
+				if (op->kind == WL_K_COLL || op->kind == WL_K_SEND)
+					out->comm_bytes[kind_of(op->dim)] += op->size_bytes / w.nroles;
+			}
+		x->ef_bytes = w.ef_bytes;
+	}
+out:
+	if (rc && x->errp && !x->errp->code)
+		ts_error_set(x->errp, rc, "simulation failed");
+	exec_release(x);
+	workload_release(&w);
+	x->w = NULL;
+	return rc;
+}
+
+/* ---- the prediction ------------------------------------------------------------------ */
+
+int sim_predict(const struct topo *t, const struct model *m, const struct plan *p,
+		const struct sim_predict_opts *o, struct sim_prediction *out, struct ts_error *err)
+{
+	struct exec x;
+	struct run_out sync_run, nosync;
+	struct wl_opts wo;
+	struct memory_env env;
+	struct memory_report *mr = NULL;
+	struct timespec ts0, ts1;
+	int need = p->tp * p->pp * p->dp * p->cp, rc = 0;
+	double model_f, hw_f, peak;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	memset(out, 0, sizeof(*out));
+	memset(&x, 0, sizeof(x));
+	memset(&sync_run, 0, sizeof(sync_run));
+	memset(&nosync, 0, sizeof(nosync));
+	if (need > t->ngpus)
+		return ts_error_set(err, TS_EINFEASIBLE,
+				    "the plan needs %d GPUs (tp %d x pp %d x dp %d x cp %d), the cluster "
+				    "has %d",
+				    need, p->tp, p->pp, p->dp, p->cp, t->ngpus);
+	x.t = t;
+	x.m = m;
+	x.p = p;
+	x.o = o;
+	x.errp = err;
+	if (o->compute)
+		x.comp = *o->compute;
+	else
+		sim_compute_init(&x.comp, &t->cl.gpu);
+	x.use_memo = o->memo > 0 || (o->memo < 0 && need > 1024);
+	x.ranks_buf = malloc((size_t)need * sizeof(int32_t));
+	mr = malloc(sizeof(*mr));
+	if (!x.ranks_buf || !mr) {
+		rc = ts_error_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (o->timeline) {
+		x.tl = calloc(1, sizeof(*x.tl));
+		if (!x.tl) {
+			rc = ts_error_set(err, TS_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	wl_opts_init(&wo);
+	if ((rc = predict_variant(&x, &wo, &sync_run, out)))
+		goto out;
+	out->iteration_time_s = sync_run.iter_s;
+	out->bd = sync_run.bd;
+	out->critical_stage = sync_run.crit;
+	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp * p->cp > 1) {
+		/* the same iteration without the gradient reduction */
+		struct sim_timeline *keep = x.tl;
+		x.tl = NULL;
+		wo.dp_reduce = false;
+		rc = predict_variant(&x, &wo, &nosync, out);
+		x.tl = keep;
+		if (rc)
+			goto out;
+		if (p->sync == PLAN_SYNC_LOCAL_SGD) {
+			/* Lin et al. 2020 (local SGD): one reduction every H steps;
+			 * per step = ((H - 1) t_local + t_sync) / H. */
+			double H = p->sync_interval > 0 ? p->sync_interval : 1;
+			out->iteration_time_s = ((H - 1) * nosync.iter_s + sync_run.iter_s) / H;
+			for (int k = 0; k < SIM_COMM_COUNT; k++)
+				out->bd.exposed_comm_s[k] = ((H - 1) * nosync.bd.exposed_comm_s[k] +
+							     sync_run.bd.exposed_comm_s[k]) / H;
+			out->bd.compute_s = ((H - 1) * nosync.bd.compute_s + sync_run.bd.compute_s) / H;
+			out->bd.optimizer_s = ((H - 1) * nosync.bd.optimizer_s + sync_run.bd.optimizer_s) / H;
+			out->bd.bubble_s = ((H - 1) * nosync.bd.bubble_s + sync_run.bd.bubble_s) / H;
+		} else if (p->sync == PLAN_SYNC_SSP && p->staleness <= 0) {
+			/* staleness 0 is synchronous */
+		} else {
+			/* SSP with bound >= 1 / async (Ho et al. 2013): the reduction of
+			 * step k overlaps steps k+1..k+s; in steady state a step takes
+			 * the longer of the step without reduction and the reduction's
+			 * own busy time (one reduction per step must keep up). */
+			double t_red = sync_run.dp_busy_s;
+			out->iteration_time_s = nosync.iter_s > t_red ? nosync.iter_s : t_red;
+			out->bd = nosync.bd;
+			out->bd.exposed_comm_s[SIM_COMM_DP] = out->iteration_time_s - nosync.iter_s;
+		}
+	}
+	/* FLOPs and utilisation */
+	model_f = model_flops_iteration(m, p);
+	{
+		struct plan q = *p;
+		q.recompute = PLAN_RC_NONE;
+		hw_f = model_f;
+		model_f = model_flops_iteration(m, &q);
+	}
+	out->model_flops = model_f;
+	out->hw_flops = hw_f;
+	out->ngpus = need;
+	peak = x.comp.peak_flops;
+	if (out->iteration_time_s > 0) {
+		out->tokens_per_s = (double)p->global_batch * p->seq_len / out->iteration_time_s;
+		out->tflops_per_gpu = model_f / out->iteration_time_s / need / 1e12;
+		out->mfu = peak > 0 ? model_f / (out->iteration_time_s * need * peak) : 0;
+		out->hfu = peak > 0 ? hw_f / (out->iteration_time_s * need * peak) : 0;
+	}
+	env.gpu_mem_bytes = t->cl.gpu.mem_bytes;
+	env.ngpus = need;
+	env.host_mem_bytes = 0;
+	memory_eval(m, p, &env, mr);
+	out->memory_gib_per_gpu = bytes_to_gib(mr->peak_bytes + x.ef_bytes);
+	out->fits = mr->fits && mr->peak_bytes + x.ef_bytes <= env.gpu_mem_bytes;
+	for (int k = 0; k < SIM_COMM_COUNT; k++)
+		out->comm_bytes[k] /= (double)(out->instances > 0 ? 1 : 1);
+	if (x.tl) {
+		int32_t per = 0;
+		out->tl = x.tl;
+		x.tl = NULL;
+		per = out->instances;
+		out->tl->ntracks = per * WL_NSTREAMS;
+		out->tl->track = calloc((size_t)out->tl->ntracks, sizeof(*out->tl->track));
+		if (!out->tl->track) {
+			rc = ts_error_set(err, TS_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (int32_t i = 0; i < per; i++) {
+			static const char *const sn[] = { "compute", "tp/ep/cp comm", "pp send", "pp recv",
+							  "dp comm" };
+			int npst = per / p->pp;
+			for (int s = 0; s < WL_NSTREAMS; s++)
+				snprintf(out->tl->track[i * WL_NSTREAMS + s], sizeof(out->tl->track[0]),
+					 o->exact ? "rank %d stage %d %s" : "rep %d stage %d %s",
+					 o->exact ? i : i % npst, i / npst, sn[s]);
+		}
+	}
+out:
+	clock_gettime(CLOCK_MONOTONIC, &ts1);
+	out->wall_s = (double)(ts1.tv_sec - ts0.tv_sec) + 1e-9 * (double)(ts1.tv_nsec - ts0.tv_nsec);
+	if (x.tl) {
+		free(x.tl->s);
+		free(x.tl);
+	}
+	free(x.ranks_buf);
+	free(x.memo);
+	free(mr);
+	if (rc)
+		sim_prediction_release(out);
+	return rc;
+}
+
+void sim_prediction_release(struct sim_prediction *out)
+{
+	if (out->tl) {
+		free(out->tl->track);
+		free(out->tl->s);
+		free(out->tl);
+		out->tl = NULL;
+	}
+}

@@ -1,0 +1,152 @@
+/* trace.c: traces of a prediction's timeline: Chrome trace-event JSON
+ * (the "JSON Array/Object Format" Perfetto and chrome://tracing open: "X"
+ * complete events with ts/dur in microseconds, pid per representative,
+ * tid per stream, "M" metadata events naming them) and an SVG timeline.
+ * Both written atomically. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/fileio.h"
+#include "models/workload.h"
+#include "sim/exec.h"
+
+static int need_tl(const struct sim_prediction *out, struct ts_error *err)
+{
+	if (!out->tl)
+		return ts_error_set(err, TS_EUSAGE, "no timeline kept (opts.timeline was off)");
+	return 0;
+}
+
+int sim_trace_write_json(const struct sim_prediction *out, const char *path, struct ts_error *err)
+{
+	const struct sim_timeline *tl = out->tl;
+	cJSON *root, *ev;
+	char *text;
+	int rc;
+	if ((rc = need_tl(out, err)))
+		return rc;
+	root = cJSON_CreateObject();
+	ev = cJSON_AddArrayToObject(root, "traceEvents");
+	if (!root || !ev)
+		goto oom;
+	cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+	for (int32_t i = 0; i < tl->ntracks; i++) {
+		cJSON *m = cJSON_CreateObject(), *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(m, "name", "thread_name");
+		cJSON_AddStringToObject(m, "ph", "M");
+		cJSON_AddNumberToObject(m, "pid", i / WL_NSTREAMS);
+		cJSON_AddNumberToObject(m, "tid", i % WL_NSTREAMS);
+		cJSON_AddStringToObject(a, "name", tl->track[i]);
+		cJSON_AddItemToObject(m, "args", a);
+		cJSON_AddItemToArray(ev, m);
+	}
+	for (int32_t i = 0; i < tl->n; i++) {
+		const struct sim_slice *s = &tl->s[i];
+		cJSON *e = cJSON_CreateObject(), *a = cJSON_CreateObject();
+		if (!e || !a) {
+			cJSON_Delete(e);
+			cJSON_Delete(a);
+			goto oom;
+		}
+		cJSON_AddStringToObject(e, "name", s->name ? s->name : "op");
+		cJSON_AddStringToObject(e, "cat", s->track % WL_NSTREAMS == WL_S_COMPUTE ? "compute" : "comm");
+		cJSON_AddStringToObject(e, "ph", "X");
+		cJSON_AddNumberToObject(e, "ts", s->t0_s * 1e6);
+		cJSON_AddNumberToObject(e, "dur", (s->t1_s - s->t0_s) * 1e6);
+		cJSON_AddNumberToObject(e, "pid", s->track / WL_NSTREAMS);
+		cJSON_AddNumberToObject(e, "tid", s->track % WL_NSTREAMS);
+		cJSON_AddNumberToObject(a, "micro", s->micro);
+		cJSON_AddNumberToObject(a, "layer", s->layer);
+		cJSON_AddItemToObject(e, "args", a);
+		cJSON_AddItemToArray(ev, e);
+	}
+	text = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!text)
+		return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
+	rc = fileio_write_atomic(path, text, strlen(text), err);
+	cJSON_free(text);
+	return rc;
+oom:
+	cJSON_Delete(root);
+	return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+static const char *color_of(const char *name, int stream)
+{
+	if (stream == WL_S_COMPUTE) {
+		if (strstr(name, "optimizer") || strstr(name, "top-k") || strstr(name, "error"))
+			return "#9467bd";
+		if (strstr(name, "bwd") || strstr(name, "grad"))
+			return "#ff7f0e";
+		if (strstr(name, "vit"))
+			return "#2ca02c";
+		return "#1f77b4";
+	}
+	if (strstr(name, "tp"))
+		return "#d62728";
+	if (strstr(name, "ep"))
+		return "#8c564b";
+	if (strstr(name, "cp"))
+		return "#e377c2";
+	if (strstr(name, "pp"))
+		return "#7f7f7f";
+	return "#bcbd22";
+}
+
+int sim_trace_write_svg(const struct sim_prediction *out, const char *path, struct ts_error *err)
+{
+	const struct sim_timeline *tl = out->tl;
+	struct afile a = AFILE_INIT;
+	const double W = 1600, left = 220, row = 18;
+	double span = out->iteration_time_s > 0 ? out->iteration_time_s : 1e-9, H;
+	int rc;
+	if ((rc = need_tl(out, err)))
+		return rc;
+	for (int32_t i = 0; i < tl->n; i++)
+		if (tl->s[i].t1_s > span)
+			span = tl->s[i].t1_s;
+	H = 40 + row * tl->ntracks + 20;
+	if ((rc = afile_open(&a, path, err)))
+		return rc;
+	fprintf(a.f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"font-family=\"sans-serif\" font-size=\"11\">\n",
+		W, H);
+	fprintf(a.f, "<text x=\"4\" y=\"16\">one iteration: %.6f s (time axis 0 .. %.6f s)</text>\n",
+		out->iteration_time_s, span);
+	for (int32_t i = 0; i < tl->ntracks; i++) {
+		fprintf(a.f, "<text x=\"4\" y=\"%.1f\">", 40 + row * i + 12);
+		xml_text(a.f, tl->track[i]);
+		fputs("</text>\n", a.f);
+	}
+	for (int32_t i = 0; i < tl->n; i++) {
+		const struct sim_slice *s = &tl->s[i];
+		double x0 = left + (W - left - 10) * s->t0_s / span;
+		double w = (W - left - 10) * (s->t1_s - s->t0_s) / span;
+		fprintf(a.f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" fill=\"%s\"><title>",
+			x0, 40 + row * s->track, w < 0.2 ? 0.2 : w, row - 3,
+			color_of(s->name ? s->name : "", s->track % WL_NSTREAMS));
+		xml_text(a.f, s->name ? s->name : "op");
+		fprintf(a.f, " micro %d layer %d: %.3f us</title></rect>\n", s->micro, s->layer,
+			(s->t1_s - s->t0_s) * 1e6);
+	}
+	fputs("</svg>\n", a.f);
+	return afile_commit(&a, err);
+}

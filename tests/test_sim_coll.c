@@ -1,0 +1,438 @@
+/* test_sim_coll.c: collectives on real topologies: the ring closed form on
+ * a non-blocking switch, the maintainers' busbw figures for the presets,
+ * oversubscription and rail alignment, conservation, determinism, packet
+ * vs flow, and the "cannot run" errors. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "sim/sim.h"
+#include "topo/topo.h"
+#include "testutil.h"
+
+struct world {
+	struct topo_cluster cl;
+	struct topo t;
+};
+
+static void world_open(struct world *w, const char *cluster, int nodes, const char *placement,
+		       uint64_t seed)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_msg(topo_cluster_load(&w->cl, cluster, nodes, &err) == 0, "%s", err.msg);
+	w->cl.seed = seed;
+	if (placement)
+		ck_assert_msg(topo_placement_parse(&w->cl, placement, &err) == 0, "%s", err.msg);
+	ck_assert_msg(topo_build(&w->t, &w->cl, &err) == 0, "%s", err.msg);
+}
+
+static void world_close(struct world *w)
+{
+	topo_release(&w->t);
+	topo_cluster_release(&w->cl);
+}
+
+struct runres {
+	double time_s;          /* first start to last end */
+	double bytes_sent;      /* network payload handed in (wire bytes) */
+	double bytes_delivered; /* network bytes arrived */
+	double coll_bytes;      /* collective payload moved (sum over groups) */
+};
+
+static void on_done(void *ctx, struct sim_coll *c)
+{
+	int *n = ctx;
+	(*n)++;
+	(void)c;
+}
+
+/* Run G groups (group g = ranks g, g+G, ...) of n ranks at once. */
+static struct runres run(const struct topo *t, enum sim_fidelity fid, enum sim_op op,
+			 enum sim_algo algo, enum sim_proto proto, double size, int G, int n,
+			 bool spray, uint64_t seed)
+{
+	struct sim_engine e;
+	struct sim_net net;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_coll_spec *sp = calloc((size_t)G, sizeof(*sp));
+	struct sim_coll **cs = calloc((size_t)G, sizeof(*cs));
+	int32_t *ranks = malloc((size_t)G * (size_t)n * sizeof(int32_t));
+	struct runres r;
+	int g, j, ndone = 0;
+	simtime_ps end = 0;
+	memset(&r, 0, sizeof(r));
+	ck_assert(sp && cs && ranks);
+	sim_engine_init(&e);
+	ck_assert_msg(sim_net_init_topo(&net, &e, fid, t, &err) == 0, "%s", err.msg);
+	net.par.spray = spray;
+	for (g = 0; g < G; g++) {
+		for (j = 0; j < n; j++)
+			ranks[g * n + j] = g + j * G;
+		sim_coll_spec_init(&sp[g]);
+		sp[g].op = op;
+		sp[g].algo = algo;
+		sp[g].proto = proto;
+		sp[g].size_bytes = size;
+		sp[g].nranks = n;
+		sp[g].ranks = ranks + g * n;
+		sp[g].hash = rng_hash2(seed, (uint64_t)g);
+		if (algo == SIM_ALGO_AUTO || proto == SIM_PROTO_AUTO)
+			ck_assert_msg(sim_coll_choose(t, &sp[g], &sp[g].algo, &sp[g].proto, &err) == 0,
+				      "%s", err.msg);
+		ck_assert_msg(sim_coll_start(&net, t, &sp[g], on_done, &ndone, &cs[g], &err) == 0, "%s",
+			      err.msg);
+	}
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(ndone, G);
+	for (g = 0; g < G; g++) {
+		if (sim_coll_end_time(cs[g]) > end)
+			end = sim_coll_end_time(cs[g]);
+		r.coll_bytes += sim_coll_bytes(cs[g]);
+		sim_coll_free(cs[g]);
+	}
+	r.time_s = time_to_s(end);
+	r.bytes_sent = net.st.bytes_sent;
+	r.bytes_delivered = net.st.bytes_delivered;
+	sim_net_release(&net);
+	sim_engine_release(&e);
+	free(sp);
+	free(cs);
+	free(ranks);
+	return r;
+}
+
+static double busbw_GBps(enum sim_op op, int n, double size, double t_s)
+{
+	return size / t_s / 1e9 * sim_busbw_factor(op, n);
+}
+
+/* One GPU per node, every NIC on one non-blocking switch (InfiniBand NDR). */
+static const char *switch_cluster(void)
+{
+	return tu_tmpfile(0, ".json",
+			  "{\"name\": \"switch64\", \"preset\": \"dgx-h100-ndr\",\n"
+			  " \"node\": {\"gpus\": 1, \"nics\": 1},\n"
+			  " \"fabric\": {\"type\": \"switch\", \"rails\": false}, \"nodes\": 64}\n");
+}
+
+/* ---- the closed form ---------------------------------------------------------- */
+
+START_TEST(ring_closed_form_switch)
+{
+	static const int ns[3] = { 2, 8, 64 };
+	struct world w;
+	int k;
+	world_open(&w, switch_cluster(), 64, NULL, 1);
+	for (k = 0; k < 3; k++) {
+		int n = ns[k];
+		double S;
+		/* B: the bottleneck link of the route (NIC), times its payload
+		 * fraction mtu/(mtu+overhead) (hardware.md "Packets and MTU");
+		 * alpha: NCCL's Ring/Simple NET latency 14 µs (nccl.md §1.3) plus
+		 * the route's propagation; NCCL's base latency 8.4 µs once. */
+		int32_t path[TOPO_MAX_HOPS];
+		int h = topo_route(&w.t, w.t.rank_gpu[0], w.t.rank_gpu[1], 0, path), q;
+		double B = INFINITY, prop = 0;
+		ck_assert_int_gt(h, 0);
+		for (q = 0; q < h; q++) {
+			const struct topo_link *l = &w.t.links[path[q]];
+			double eff = l->mtu_bytes > 0 && l->kind == TOPO_L_NET
+					     ? (double)l->mtu_bytes / (l->mtu_bytes + l->overhead_bytes)
+					     : 1.0;
+			if (l->bw_Bps * eff < B)
+				B = l->bw_Bps * eff;
+			prop += time_to_s(l->lat_ps);
+		}
+		for (S = TS_MiB; S <= 4 * TS_GiB; S *= 4) {
+			double alpha = 14e-6 + prop;
+			double want = 8.4e-6 + 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * alpha;
+			struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING,
+					      SIM_PROTO_SIMPLE, S, 1, n, false, 1);
+			ck_assert_msg(fabs(r.time_s / want - 1) < 0.01,
+				      "n=%d S=%.0f: simulated %.6g s, closed form %.6g s", n, S, r.time_s,
+				      want);
+			/* each rank moves 2(n-1) chunks of S/n */
+			ck_assert_double_eq_tol(r.coll_bytes, 2.0 * (n - 1) * S, S * 1e-9);
+			ck_assert_double_eq_tol(r.bytes_sent, r.bytes_delivered, 1e-3);
+		}
+	}
+	world_close(&w);
+}
+END_TEST
+
+START_TEST(analytic_matches_flow_on_switch)
+{
+	struct world w;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_coll_spec s;
+	int32_t ranks[16];
+	double ta;
+	int i;
+	world_open(&w, switch_cluster(), 64, NULL, 1);
+	for (i = 0; i < 16; i++)
+		ranks[i] = i;
+	sim_coll_spec_init(&s);
+	s.algo = SIM_ALGO_RING;
+	s.proto = SIM_PROTO_SIMPLE;
+	s.size_bytes = 256 * TS_MiB;
+	s.nranks = 16;
+	s.ranks = ranks;
+	ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &ta, &err), 0);
+	{
+		struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE,
+				      s.size_bytes, 1, 16, false, 1);
+		ck_assert_msg(fabs(ta / r.time_s - 1) < 0.01, "analytic %g flow %g", ta, r.time_s);
+	}
+	world_close(&w);
+}
+END_TEST
+
+/* ---- presets vs the maintainers' numbers (nccl.md §2.3) ------------------------- */
+
+START_TEST(h100_nvswitch_ring_and_nvls)
+{
+	struct world w;
+	struct runres r;
+	double bb;
+	world_open(&w, "dgx-h100-ndr", 1, NULL, 1);
+	r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, TS_GiB, 1, 8,
+		false, 1);
+	bb = busbw_GBps(SIM_OP_ALLREDUCE, 8, TS_GiB, r.time_s);
+	ck_assert_msg(fabs(bb / 370 - 1) < 0.10, "ring busbw %.1f GB/s, quoted ~370", bb);
+	r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_NVLS, SIM_PROTO_SIMPLE, 4 * TS_GiB, 1, 8,
+		false, 1);
+	bb = busbw_GBps(SIM_OP_ALLREDUCE, 8, 4 * TS_GiB, r.time_s);
+	ck_assert_msg(fabs(bb / 480 - 1) < 0.10, "nvls busbw %.1f GB/s, quoted ~480", bb);
+	/* auto picks NVLS at large sizes, as NCCL does on H100 */
+	r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_AUTO, SIM_PROTO_AUTO, TS_GiB, 1, 8, false,
+		1);
+	bb = busbw_GBps(SIM_OP_ALLREDUCE, 8, TS_GiB, r.time_s);
+	ck_assert_msg(bb > 440, "auto busbw %.1f GB/s: NVLS expected", bb);
+	world_close(&w);
+}
+END_TEST
+
+START_TEST(a100_hdr_multinode)
+{
+	/* DGX SuperPODs are rail-optimised: the dgx-a100-hdr preset with rails. */
+	static const int nodes[4] = { 2, 4, 8, 16 };
+	const char *path = tu_tmpfile(1, ".json",
+				      "{\"preset\": \"dgx-a100-hdr\", \"fabric\": {\"rails\": true}}\n");
+	int k;
+	for (k = 0; k < 4; k++) {
+		struct world w;
+		struct runres r;
+		double bb;
+		int n = nodes[k] * 8;
+		world_open(&w, path, nodes[k], NULL, 1);
+		r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, TS_GiB, 1, n,
+			false, 1);
+		bb = busbw_GBps(SIM_OP_ALLREDUCE, n, TS_GiB, r.time_s);
+		ck_assert_msg(fabs(bb / 192 - 1) < 0.10, "%d nodes: busbw %.1f GB/s, quoted 192",
+			      nodes[k], bb);
+		world_close(&w);
+	}
+}
+END_TEST
+
+/* ---- oversubscription and rail alignment ------------------------------------------ */
+
+/* Node order that alternates leaves (4 nodes per leaf): every ring hop of
+ * the 8 data-parallel rings crosses the spine. */
+static const char *cross_leaf_list(char *buf, size_t n)
+{
+	static const int order[16] = { 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15 };
+	size_t used = 0;
+	int r;
+	for (r = 0; r < 128; r++)
+		used += (size_t)snprintf(buf + used, n - used, "%s%d", r ? "," : "",
+					 order[r / 8] * 8 + r % 8);
+	return buf;
+}
+
+START_TEST(oversubscription_halves_cross_leaf_rings)
+{
+	char list[1024];
+	struct world w;
+	double b21, b11, brail;
+	struct runres r;
+	const char *rails = tu_tmpfile(2, ".json",
+				       "{\"preset\": \"h100-roce-leafspine-2to1\", \"fabric\": {\"rails\": true}}\n");
+	cross_leaf_list(list, sizeof(list));
+	/* spray routing: the fabric's capacity, without ECMP hash luck */
+	world_open(&w, "h100-roce-leafspine-2to1", 16, list, 1);
+	r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 256 * TS_MiB, 8, 16,
+		true, 1);
+	b21 = busbw_GBps(SIM_OP_ALLREDUCE, 16, 256 * TS_MiB, r.time_s);
+	world_close(&w);
+	world_open(&w, "h100-roce-leafspine", 16, list, 1);
+	r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 256 * TS_MiB, 8, 16,
+		true, 1);
+	b11 = busbw_GBps(SIM_OP_ALLREDUCE, 16, 256 * TS_MiB, r.time_s);
+	world_close(&w);
+	ck_assert_msg(b21 / b11 > 0.42 && b21 / b11 < 0.58, "2:1 %.1f vs 1:1 %.1f GB/s", b21, b11);
+	/* the same rings on a rail-optimised 2:1 fabric: each data-parallel
+	 * group is one local GPU index, i.e. one rail, so no spine crossing */
+	world_open(&w, rails, 16, list, 1);
+	r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 256 * TS_MiB, 8, 16,
+		false, 1);
+	brail = busbw_GBps(SIM_OP_ALLREDUCE, 16, 256 * TS_MiB, r.time_s);
+	world_close(&w);
+	ck_assert_msg(fabs(brail / b11 - 1) < 0.05, "rail-aligned 2:1 %.1f vs 1:1 %.1f GB/s", brail,
+		      b11);
+}
+END_TEST
+
+/* ---- invariants ---------------------------------------------------------------------- */
+
+static const struct {
+	enum sim_op op;
+	enum sim_algo algo;
+} combos[] = {
+	{ SIM_OP_ALLREDUCE, SIM_ALGO_RING },      { SIM_OP_ALLREDUCE, SIM_ALGO_TREE },
+	{ SIM_OP_ALLREDUCE, SIM_ALGO_RHD },       { SIM_OP_ALLREDUCE, SIM_ALGO_DIRECT },
+	{ SIM_OP_ALLREDUCE, SIM_ALGO_HIER },      { SIM_OP_ALLREDUCE, SIM_ALGO_PS },
+	{ SIM_OP_REDUCESCATTER, SIM_ALGO_RING },  { SIM_OP_REDUCESCATTER, SIM_ALGO_RHD },
+	{ SIM_OP_ALLGATHER, SIM_ALGO_RING },      { SIM_OP_ALLGATHER, SIM_ALGO_DIRECT },
+	{ SIM_OP_ALLTOALL, SIM_ALGO_DIRECT },     { SIM_OP_BROADCAST, SIM_ALGO_RING },
+	{ SIM_OP_BROADCAST, SIM_ALGO_TREE },      { SIM_OP_REDUCE, SIM_ALGO_RING },
+	{ SIM_OP_REDUCE, SIM_ALGO_TREE },         { SIM_OP_SENDRECV, SIM_ALGO_DIRECT },
+};
+
+START_TEST(every_algorithm_conserves_bytes)
+{
+	struct world w;
+	int f;
+	world_open(&w, "dgx-h100-ndr", 2, NULL, 1);
+	for (f = 0; f < 2; f++) {
+		enum sim_fidelity fid = f ? SIM_PACKET : SIM_FLOW;
+		double S = f ? 2 * TS_MiB : 64 * TS_MiB;
+		struct runres r = run(&w.t, fid, combos[_i].op, combos[_i].algo, SIM_PROTO_SIMPLE, S, 1,
+				      16, false, 1);
+		ck_assert_double_gt(r.time_s, 0);
+		ck_assert_double_gt(r.bytes_sent, 0);
+		ck_assert_msg(fabs(r.bytes_sent - r.bytes_delivered) <= 1e-6 * r.bytes_sent,
+			      "%s/%s: sent %.0f delivered %.0f", sim_op_name(combos[_i].op),
+			      sim_algo_name(combos[_i].algo), r.bytes_sent, r.bytes_delivered);
+		/* Simple has no wire inflation: the collective's payload is what
+		 * the network carried */
+		ck_assert_double_eq_tol(r.coll_bytes, r.bytes_sent, 1e-6 * r.bytes_sent);
+	}
+	world_close(&w);
+}
+END_TEST
+
+START_TEST(same_seed_same_result)
+{
+	struct world w;
+	struct runres a, b, c;
+	world_open(&w, "h100-roce-leafspine-2to1", 16, "random", 7);
+	a = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 64 * TS_MiB, 8, 16,
+		false, 7);
+	b = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 64 * TS_MiB, 8, 16,
+		false, 7);
+	ck_assert(a.time_s == b.time_s);
+	ck_assert(a.bytes_delivered == b.bytes_delivered);
+	c = run(&w.t, SIM_PACKET, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, TS_MiB, 8, 16,
+		false, 7);
+	b = run(&w.t, SIM_PACKET, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, TS_MiB, 8, 16,
+		false, 7);
+	ck_assert(c.time_s == b.time_s);
+	world_close(&w);
+}
+END_TEST
+
+START_TEST(packet_agrees_with_flow)
+{
+	/* ring allreduce of 64 MiB on 8 hosts of the non-blocking switch, and
+	 * on the 2:1 leaf-spine with cross-leaf rings (congested) */
+	struct world w;
+	struct runres f, p;
+	world_open(&w, switch_cluster(), 8, NULL, 1);
+	f = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 64 * TS_MiB, 1, 8,
+		false, 1);
+	p = run(&w.t, SIM_PACKET, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 64 * TS_MiB, 1, 8,
+		false, 1);
+	ck_assert_msg(fabs(p.time_s / f.time_s - 1) < 0.05, "packet %g flow %g", p.time_s, f.time_s);
+	world_close(&w);
+}
+END_TEST
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+static const struct {
+	const char *cluster;
+	int nodes;
+	enum sim_op op;
+	enum sim_algo algo;
+	enum sim_proto proto;
+	int n;
+	const char *why; /* a word the message must contain */
+} bad[] = {
+	{ "dgx-h100-ndr", 1, SIM_OP_ALLREDUCE, SIM_ALGO_RHD, SIM_PROTO_SIMPLE, 6, "power-of-two" },
+	{ "dgx-h100-ndr", 2, SIM_OP_ALLREDUCE, SIM_ALGO_NVLS, SIM_PROTO_SIMPLE, 16, "one node" },
+	{ "dgx-a100-hdr", 1, SIM_OP_ALLREDUCE, SIM_ALGO_NVLS, SIM_PROTO_SIMPLE, 8, "NVLink SHARP" },
+	{ "dgx-h100-ndr", 1, SIM_OP_ALLREDUCE, SIM_ALGO_HIER, SIM_PROTO_SIMPLE, 8, "2 nodes" },
+	{ "dgx-h100-ndr", 1, SIM_OP_ALLTOALL, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 8, "direct" },
+	{ "dgx-h100-ndr", 1, SIM_OP_ALLGATHER, SIM_ALGO_TREE, SIM_PROTO_SIMPLE, 8, "cannot run" },
+	{ "dgx-h100-ndr", 1, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 9, "GPUs" },
+	{ "pcie-2x2-tcp", 2, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_LL128, 4, "NVLink" },
+};
+
+START_TEST(cannot_run_says_why)
+{
+	struct world w;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_coll_spec s;
+	int32_t ranks[16];
+	int i;
+	world_open(&w, bad[_i].cluster, bad[_i].nodes, NULL, 1);
+	for (i = 0; i < 16; i++)
+		ranks[i] = i;
+	sim_coll_spec_init(&s);
+	s.op = bad[_i].op;
+	s.algo = bad[_i].algo;
+	s.proto = bad[_i].proto;
+	s.size_bytes = TS_MiB;
+	s.nranks = bad[_i].n;
+	s.ranks = ranks;
+	ck_assert_int_eq(sim_coll_check(&w.t, &s, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, bad[_i].why) != NULL, "message '%s' lacks '%s'", err.msg,
+		      bad[_i].why);
+	ck_assert(strchr(err.msg, '\n') == NULL);
+	world_close(&w);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("sim_coll");
+	TCase *tc = tcase_create("closed_form");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, ring_closed_form_switch);
+	tcase_add_test(tc, analytic_matches_flow_on_switch);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("presets");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, h100_nvswitch_ring_and_nvls);
+	tcase_add_test(tc, a100_hdr_multinode);
+	tcase_add_test(tc, oversubscription_halves_cross_leaf_rings);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("invariants");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, every_algorithm_conserves_bytes, 0, (int)TS_ARRAY_LEN(combos));
+	tcase_add_test(tc, same_seed_same_result);
+	tcase_add_test(tc, packet_agrees_with_flow);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("errors");
+	tcase_add_loop_test(tc, cannot_run_says_why, 0, (int)TS_ARRAY_LEN(bad));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(suite());
+}
