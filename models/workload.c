@@ -1,0 +1,768 @@
+/* workload.c: the op DAG of one iteration per pipeline stage (see
+ * workload.h). Layer FLOPs come from model_layer_cost (Megatron SC'21
+ * appendix counts); GEMM shapes follow Megatron's column/row-parallel
+ * linear layers; schedules follow Megatron-LM's schedules.py (1F1B warm-up
+ * p - s - 1, interleaved warm-up 2(p - s - 1) + (v - 1)p, Narayanan SC'21
+ * §2.2). Element-wise HBM traffic is an assumption stated where it is set. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/workload.h"
+
+struct task {
+	uint8_t bwd;               /* 0 forward, 1 backward */
+	int32_t micro;             /* micro-batch */
+	int32_t chunk;             /* virtual chunk on the device */
+};
+
+struct bld {
+	const struct model *m;
+	const struct plan *p;
+	const struct wl_opts *o;
+	struct wl_role *r;
+	int32_t last[WL_NSTREAMS]; /* last op per stream, -1 none */
+	int32_t pend;              /* op the next compute op must wait for, -1 none */
+	int32_t pend_later;        /* overlapped comm: waited for by the compute op after next */
+	int32_t pend2;             /* ZeRO-3 gather the next compute op waits for, -1 none */
+	int32_t micro, chunk, layer; /* current context */
+	double T;                  /* tokens per micro-batch per rank (b s / cp) */
+	double wb, gb;             /* parameter and gradient-on-wire bytes per element */
+	double bucket_dense, bucket_exp; /* bytes pending in the current DP buckets */
+	int nrc;                   /* return code */
+};
+
+static double dt_bytes(enum plan_dtype d)
+{
+	return d == PLAN_DT_FP32 ? 4 : d == PLAN_DT_FP8 ? 1 : 2;
+}
+
+void wl_opts_init(struct wl_opts *o)
+{
+	o->dp_reduce = true;
+}
+
+const char *wl_dim_name(enum wl_dim d)
+{
+	static const char *const n[] = { "tp", "pp", "dp", "ep", "cp", "edp" };
+	return (unsigned)d < WL_NDIMS ? n[d] : "?";
+}
+
+const char *wl_coll_name(enum wl_coll c)
+{
+	static const char *const n[] = { "allreduce", "reducescatter", "allgather", "alltoall",
+					 "sendrecv" };
+	return (unsigned)c <= WL_C_P2P ? n[c] : "?";
+}
+
+/* Append op (deps: the previous op of its stream, d1, d2) and return its index. */
+static int32_t emit(struct bld *b, struct wl_op *op, int32_t d1, int32_t d2)
+{
+	struct wl_role *r = b->r;
+	int32_t id, cand[3];
+	if (b->nrc)
+		return -1;
+	if (r->nops == r->cap) {
+		int32_t nc = r->cap ? r->cap * 2 : 256;
+		struct wl_op *n = realloc(r->ops, (size_t)nc * sizeof(*n));
+		if (!n) {
+			b->nrc = TS_ENOMEM;
+			return -1;
+		}
+		r->ops = n;
+		r->cap = nc;
+	}
+	id = r->nops++;
+	op->micro = b->micro;
+	op->chunk = (int16_t)b->chunk;
+	op->layer = (int16_t)b->layer;
+	op->ndeps = 0;
+	cand[0] = b->last[op->stream];
+	cand[1] = d1;
+	cand[2] = d2;
+	for (int i = 0; i < 3; i++) {
+		bool dup = cand[i] < 0;
+		for (int j = 0; j < op->ndeps && !dup; j++)
+			dup = op->deps[j] == cand[i];
+		if (!dup)
+			op->deps[op->ndeps++] = cand[i];
+	}
+	r->ops[id] = *op;
+	b->last[op->stream] = id;
+	return id;
+}
+
+static int32_t cmp_op(struct bld *b, enum wl_phase ph, enum wl_class cls, const char *name,
+		      double flops, double bytes, double m, double n, double k, double batch,
+		      enum wl_vary vary)
+{
+	struct wl_op op;
+	int32_t id, wait = b->pend;
+	memset(&op, 0, sizeof(op));
+	op.kind = WL_K_COMPUTE;
+	op.stream = WL_S_COMPUTE;
+	op.cls = (uint8_t)cls;
+	op.phase = (uint8_t)ph;
+	op.vary = (uint8_t)vary;
+	op.flops = flops;
+	op.bytes = bytes;
+	op.m = (int64_t)(m + 0.5);
+	op.n = (int64_t)(n + 0.5);
+	op.k = (int64_t)(k + 0.5);
+	op.batch = (int64_t)(batch + 0.5);
+	op.name = name;
+	op.peer_stage = op.peer_op = -1;
+	id = emit(b, &op, wait, b->pend2);
+	b->pend2 = -1;
+	b->pend = b->pend_later;
+	b->pend_later = -1;
+	return id;
+}
+
+/* A GEMM of shape m x n x k (batch of them), FLOPs 2mnk x batch x scale;
+ * bytes: the three operands once (16-bit). */
+static int32_t gemm(struct bld *b, enum wl_phase ph, const char *name, double m, double n,
+		    double k, double batch, double scale, enum wl_vary vary)
+{
+	double flops = 2 * m * n * k * batch * scale;
+	double bytes = (m * k + k * n + m * n) * batch * b->wb;
+	return cmp_op(b, ph, WL_GEMM, name, flops, bytes, m, n, k, batch, vary);
+}
+
+/* A communication op; blocking: the next compute op waits for it; else
+ * (overlapped) the compute op after next does. */
+static int32_t comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
+		    double size, const char *name, bool overlap)
+{
+	struct wl_op op;
+	int32_t id;
+	if (size <= 0)
+		return -1;
+	memset(&op, 0, sizeof(op));
+	op.kind = WL_K_COLL;
+	op.stream = (dim == WL_D_DP || dim == WL_D_EDP) ? WL_S_DP : WL_S_COMM;
+	op.dim = (uint8_t)dim;
+	op.coll = (uint8_t)coll;
+	op.phase = (uint8_t)ph;
+	op.size_bytes = size;
+	op.name = name;
+	op.peer_stage = op.peer_op = -1;
+	id = emit(b, &op, b->last[WL_S_COMPUTE], -1);
+	if (overlap)
+		b->pend_later = id;
+	else
+		b->pend = id;
+	return id;
+}
+
+static double mats(const struct model *m)
+{
+	return m->mlp == MODEL_MLP_GELU ? 1 : 2; /* up (+ gate) columns per ffn unit */
+}
+
+/* Forward (or full recompute) of decoder layer l. */
+static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	struct model_layer_cost c;
+	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * m->head_dim;
+	double kv = (double)m->kv_heads * m->head_dim, ffn_t, attn, sumg, scale, act = 2 * T * h;
+	bool moe = m->experts > 0 && m->moe_layer[l], sp = p->sp && p->tp > 1;
+	bool ov = p->overlap_tp;
+	double qkv_n = (q + 2 * kv) / tp, e_loc = 0, me = 0;
+	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
+
+	model_layer_cost(m, p, l, &c);
+	b->layer = l;
+	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
+	/* GEMM FLOPs of the shapes, then scaled to model_layer_cost's count. */
+	sumg = T * qkv_n * h + T * h * (q / tp);
+	if (moe) {
+		e_loc = (double)m->experts / p->ep;
+		me = T * m->top_k / e_loc;
+		ffn_t = (double)m->moe_ffn / tp;
+		sumg += T * m->experts * h + e_loc * (me * mats(m) * ffn_t * h + me * h * ffn_t);
+	} else {
+		ffn_t = (double)m->ffn / tp;
+		sumg += T * mats(m) * ffn_t * h + T * h * ffn_t;
+	}
+	sumg *= 2;
+	scale = sumg > 0 ? (c.fwd_flops - attn) / sumg : 1;
+
+	/* Element-wise traffic (assumption): a norm or residual reads and
+	 * writes the bsh activation once each in 16 bits: 2 x 2Th bytes. */
+	if (sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
+	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act, 0, 0, 0, 0, WL_V_NONE);
+	gemm(b, ph, "qkv gemm", T, qkv_n, h, 1, scale, WL_V_NONE);
+	if (p->cp > 1) /* ring attention K/V of the other chunks (allgather output) */
+		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
+		     false);
+	cmp_op(b, ph, WL_ATTN, "attention", attn, 2 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0,
+	       WL_V_NONE);
+	gemm(b, ph, "proj gemm", T, h, q / tp, 1, scale, WL_V_NONE);
+	if (p->tp > 1)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
+	if (sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
+	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act, 0, 0, 0, 0, WL_V_NONE);
+	if (moe) {
+		gemm(b, ph, "router gemm", T, m->experts, h, 1, scale, WL_V_NONE);
+		if (p->ep > 1)
+			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
+			     "ep dispatch", false);
+		gemm(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
+		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
+		       0, 0, 0, WL_V_EXPERT);
+		gemm(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+		if (p->ep > 1)
+			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
+			     "ep combine", false);
+	} else {
+		gemm(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, 1, scale, WL_V_NONE);
+		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
+		       WL_V_NONE);
+		gemm(b, ph, "mlp down gemm", T, h, ffn_t, 1, scale, WL_V_NONE);
+	}
+	if (p->tp > 1)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
+}
+
+/* Backward of decoder layer l: each GEMM twice (data and weight gradient),
+ * attention core twice its forward (Megatron SC'21 appendix: backward =
+ * 2 x forward), communication mirrored. */
+static void layer_bwd(struct bld *b, int l)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	struct model_layer_cost c;
+	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * m->head_dim;
+	double kv = (double)m->kv_heads * m->head_dim, ffn_t, attn, sumg, scale, act = 2 * T * h;
+	bool moe = m->experts > 0 && m->moe_layer[l], sp = p->sp && p->tp > 1;
+	bool ov = p->overlap_tp;
+	double qkv_n = (q + 2 * kv) / tp, e_loc = 0, me = 0;
+	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
+	const enum wl_phase ph = WL_P_BWD;
+
+	if (p->recompute == PLAN_RC_FULL)
+		layer_fwd(b, l, WL_P_RECOMPUTE);
+	model_layer_cost(m, p, l, &c);
+	b->layer = l;
+	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
+	if (p->recompute == PLAN_RC_SELECTIVE)
+		cmp_op(b, WL_P_RECOMPUTE, WL_ATTN, "attention recompute", attn,
+		       2 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
+	sumg = T * qkv_n * h + T * h * (q / tp);
+	if (moe) {
+		e_loc = (double)m->experts / p->ep;
+		me = T * m->top_k / e_loc;
+		ffn_t = (double)m->moe_ffn / tp;
+		sumg += T * m->experts * h + e_loc * (me * mats(m) * ffn_t * h + me * h * ffn_t);
+	} else {
+		ffn_t = (double)m->ffn / tp;
+		sumg += T * mats(m) * ffn_t * h + T * h * ffn_t;
+	}
+	sumg *= 2;
+	/* bwd_flops = 2 x fwd: each GEMM appears twice below at the forward scale. */
+	scale = sumg > 0 ? (c.bwd_flops / 2 - attn) / sumg : 1;
+
+	if (sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
+	if (moe) {
+		if (p->ep > 1)
+			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
+			     "ep combine bwd", false);
+		gemm(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
+		gemm(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
+		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb,
+		       0, 0, 0, 0, WL_V_EXPERT);
+		gemm(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
+		gemm(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
+		if (p->ep > 1)
+			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
+			     "ep dispatch bwd", false);
+		gemm(b, ph, "router dgrad", T, h, m->experts, 1, scale, WL_V_NONE);
+		gemm(b, ph, "router wgrad", h, m->experts, T, 1, scale, WL_V_NONE);
+	} else {
+		gemm(b, ph, "mlp down dgrad", T, ffn_t, h, 1, scale, WL_V_NONE);
+		gemm(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
+		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * T * ffn_t * b->wb, 0, 0,
+		       0, 0, WL_V_NONE);
+		gemm(b, ph, "mlp up dgrad", T, h, mats(m) * ffn_t, 1, scale, WL_V_NONE);
+		gemm(b, ph, "mlp up wgrad", h, mats(m) * ffn_t, T, 1, scale, WL_V_NONE);
+	}
+	if (p->tp > 1)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
+	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
+	if (sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
+	gemm(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
+	gemm(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
+	if (p->cp > 1) /* dK/dV travel back around the ring */
+		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1),
+		     "cp dkv exchange", false);
+	cmp_op(b, ph, WL_ATTN, "attention bwd", 2 * attn, 4 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0,
+	       0, WL_V_NONE);
+	gemm(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
+	gemm(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
+	if (p->tp > 1)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
+	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
+}
+
+/* Vision encoder of one micro-batch (mean load; the executor scales it per
+ * replica). ViT blocks under the plan's TP (assumption: Megatron applies
+ * the LLM's tensor parallelism to the encoder, as for LLaVA). */
+static void vision(struct bld *b, bool bwd)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	const struct model_vision *v = &m->vit;
+	double imgs = plan_dist_mean(&p->images_per_sample) * p->micro_batch;
+	double pimg = plan_dist_mean(&p->image_tokens) * v->merge * v->merge;
+	double P = imgs * pimg, vh = v->hidden, tp = p->tp, total, attn, sumg, scale, mult;
+	enum wl_phase ph = WL_P_VISION;
+	if (!m->has_vision || P <= 0)
+		return;
+	b->layer = -1;
+	total = imgs * model_vision_flops_fwd(m, pimg) / tp;
+	attn = v->depth * 4.0 * pimg * P * vh / tp;
+	sumg = 2 * v->depth * P * (3 * vh * vh + vh * vh + 2 * vh * v->ffn) / tp;
+	scale = sumg > 0 ? (total - attn) / sumg : 1;
+	mult = bwd ? 2 : 1; /* backward: data + weight gradients */
+	for (int d = 0; d < v->depth; d++) {
+		cmp_op(b, ph, WL_ELEM, bwd ? "vit norm bwd" : "vit norm", 0, mult * 4 * P * vh, 0, 0,
+		       0, 0, WL_V_VISION);
+		gemm(b, ph, bwd ? "vit qkv bwd" : "vit qkv gemm", P, 3 * vh / tp, vh, 1, scale * mult,
+		     WL_V_VISION);
+		cmp_op(b, ph, WL_ATTN, bwd ? "vit attention bwd" : "vit attention", mult * 4 * pimg * P * vh / tp,
+		       mult * 8 * P * vh / tp, 0, 0, 0, 0, WL_V_VISION);
+		gemm(b, ph, bwd ? "vit proj bwd" : "vit proj gemm", P, vh, vh / tp, 1, scale * mult,
+		     WL_V_VISION);
+		if (p->tp > 1)
+			comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, 2 * P * vh, "vit tp allreduce", false);
+		gemm(b, ph, bwd ? "vit mlp bwd" : "vit mlp up gemm", P, v->ffn / tp, vh, 1,
+		     scale * mult, WL_V_VISION);
+		gemm(b, ph, bwd ? "vit mlp bwd" : "vit mlp down gemm", P, vh, v->ffn / tp, 1,
+		     scale * mult, WL_V_VISION);
+		if (p->tp > 1)
+			comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, 2 * P * vh, "vit tp allreduce", false);
+	}
+}
+
+/* Data-parallel gradient traffic of `elems` gradient elements (one rank):
+ * into the bucket, flushed as a collective when full. */
+static void dp_flush(struct bld *b, bool expert, bool force)
+{
+	const struct plan *p = b->p;
+	double *acc = expert ? &b->bucket_exp : &b->bucket_dense;
+	enum wl_dim dim = expert ? WL_D_EDP : WL_D_DP;
+	int D = p->dp * p->cp, Dg = expert ? D / p->ep : D;
+	enum wl_coll c;
+	double size;
+	int32_t saved = b->pend;
+	if (*acc <= 0 || (!force && *acc * b->gb < p->bucket_bytes))
+		return;
+	if (Dg <= 1 || !b->o->dp_reduce) {
+		*acc = 0;
+		return;
+	}
+	if (p->compression == PLAN_CMP_TOPK) {
+		/* Sparse all-gather: every rank's k values (16-bit) and int32 indices
+		 * (Aji & Heafield 2017; Lin et al. 2018 DGC): output = D x k x 6. */
+		double k = *acc * p->compression_ratio;
+		c = WL_C_ALLGATHER;
+		size = Dg * k * (2 + 4);
+		/* selection: two passes over fp32 gradients (assumption: radix select). */
+		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k select", 0, 2 * 4 * *acc, 0, 0, 0, 0, WL_V_NONE);
+		if (p->error_feedback)
+			cmp_op(b, WL_P_OPT, WL_ELEM, "error feedback", 0, 3 * 4 * *acc, 0, 0, 0, 0,
+			       WL_V_NONE);
+		saved = b->pend;
+		comm(b, WL_P_DP, dim, c, size, expert ? "edp top-k allgather" : "dp top-k allgather",
+		     true);
+		b->pend = saved;
+		b->pend_later = -1;
+		/* scatter-add of the D x k received pairs into the dense gradient */
+		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k accumulate", 0, Dg * k * 6 * 2 + 4 * *acc, 0, 0, 0,
+		       0, WL_V_NONE);
+		*acc = 0;
+		return;
+	}
+	c = (p->zero >= 1 || p->distributed_optimizer) ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
+	size = *acc * b->gb;
+	comm(b, WL_P_DP, dim, c, size, expert ? "edp grad reduce" : "dp grad reduce", false);
+	/* overlapped: nothing on the compute stream waits until the optimizer */
+	b->pend = saved;
+	*acc = 0;
+}
+
+/* Per-layer parameters of one rank: dense (TP-split) and experts (EP x TP). */
+static void layer_params_rank(const struct model *m, const struct plan *p, int l, double *dense,
+			      double *expert)
+{
+	int64_t tot, act, ex;
+	model_layer_params(m, l, &tot, &act, &ex);
+	*dense = (double)(tot - ex) / p->tp;
+	*expert = (double)ex / ((double)p->ep * p->tp);
+}
+
+/* ZeRO-3: gather the parameters of layer l (dense over DP, experts over EDP). */
+static int32_t z3_gather(struct bld *b, int l)
+{
+	double d, e;
+	int32_t id;
+	const struct plan *p = b->p;
+	int32_t saved = b->pend, saved2 = b->pend_later;
+	layer_params_rank(b->m, p, l, &d, &e);
+	b->layer = l;
+	id = comm(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, "zero3 param allgather", false);
+	if (e > 0 && p->dp * p->cp / p->ep > 1)
+		id = comm(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, "zero3 expert allgather",
+			  false);
+	b->pend = saved;
+	b->pend_later = saved2;
+	return id;
+}
+
+/* Schedule of device s: 2 x mm x v tasks in Megatron's order. */
+static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
+{
+	int P = p->pp, total = mm * v, n = 0, warm, i;
+	struct task f, bk;
+	if (p->schedule == PLAN_SCHED_GPIPE) {
+		for (i = 0; i < mm; i++)
+			t[n++] = (struct task){ 0, i, 0 };
+		for (i = 0; i < mm; i++)
+			t[n++] = (struct task){ 1, i, 0 };
+		return n;
+	}
+	if (v == 1)
+		warm = P - s - 1;
+	else
+		warm = mm == P ? total : 2 * (P - s - 1) + (v - 1) * P;
+	if (warm > total)
+		warm = total;
+	for (i = 0; i < total; i++) {
+		int k = i;
+		f.bwd = 0;
+		f.chunk = v > 1 ? (k % (P * v)) / P : 0;
+		f.micro = v > 1 ? (k / (P * v)) * P + k % P : k;
+		bk.bwd = 1;
+		bk.chunk = v > 1 ? v - 1 - (k % (P * v)) / P : 0;
+		bk.micro = f.micro;
+		if (i < warm) {
+			t[n++] = f;
+			continue;
+		}
+		t[n++] = f;
+		k = i - warm;
+		bk.chunk = v > 1 ? v - 1 - (k % (P * v)) / P : 0;
+		bk.micro = v > 1 ? (k / (P * v)) * P + k % P : k;
+		t[n++] = bk;
+	}
+	for (i = total - warm; i < total; i++) {
+		int k = i;
+		bk.bwd = 1;
+		bk.chunk = v > 1 ? v - 1 - (k % (P * v)) / P : 0;
+		bk.micro = v > 1 ? (k / (P * v)) * P + k % P : k;
+		t[n++] = bk;
+	}
+	return n;
+}
+
+/* Layers [first, first + n) of chunk c on device s. */
+static void chunk_layers(const struct plan *p, const struct model *m, int s, int c, int v,
+			 int *first, int *n)
+{
+	int f, cnt;
+	plan_stage_layers(p, m, s, &f, &cnt);
+	*first = f + (int)((long)cnt * c / v);
+	*n = (int)((long)cnt * (c + 1) / v) - (int)((long)cnt * c / v);
+}
+
+static void release_roles(struct workload *w)
+{
+	for (int i = 0; i < w->nroles; i++)
+		free(w->roles[i].ops);
+	free(w->roles);
+	w->roles = NULL;
+	w->nroles = 0;
+}
+
+int workload_build(struct workload *w, const struct model *m, const struct plan *p,
+		   const struct wl_opts *o, struct ts_error *err)
+{
+	int P = p->pp, v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1;
+	int mm = plan_microbatches(p), V = P * v, rc = 0;
+	struct task *tasks = NULL;
+	int32_t *recv_of = NULL; /* [dir][vstage][micro] -> op index in the receiving role */
+	struct bld b;
+	double h = m->hidden;
+
+	memset(w, 0, sizeof(*w));
+	if (mm < 1 || P < 1 || p->tp < 1 || p->cp < 1 || p->ep < 1 || p->dp < 1)
+		return ts_error_set(err, TS_EINPUT, "plan is not resolved (micro-batches %d, pp %d)",
+				    mm, P);
+	if (v > 64)
+		return ts_error_set(err, TS_EINPUT, "virtual_stages %d: at most 64 supported", v);
+	if (v > 1 && mm % P)
+		return ts_error_set(err, TS_EINPUT,
+				    "the interleaved schedule needs micro-batches (%d) to be a "
+				    "multiple of pp (%d)",
+				    mm, P);
+	w->micro = mm;
+	w->vchunks = v;
+	w->nroles = P;
+	w->roles = calloc((size_t)P, sizeof(*w->roles));
+	tasks = malloc((size_t)2 * mm * v * sizeof(*tasks));
+	recv_of = malloc((size_t)2 * V * mm * sizeof(*recv_of));
+	if (!w->roles || !tasks || !recv_of) {
+		rc = ts_error_set(err, TS_ENOMEM, "out of memory building the workload");
+		goto fail;
+	}
+	for (int i = 0; i < 2 * V * mm; i++)
+		recv_of[i] = -1;
+	memset(&b, 0, sizeof(b));
+	b.m = m;
+	b.p = p;
+	b.o = o;
+	b.T = (double)p->micro_batch * p->seq_len / p->cp;
+	b.wb = dt_bytes(p->precision);
+	b.gb = p->compression == PLAN_CMP_FP16 || p->compression == PLAN_CMP_BF16 ?
+		       2 : dt_bytes(p->grad_reduce_dtype);
+	w->tokens_per_micro = (int)b.T;
+	if (m->has_vision)
+		w->vision_flops_micro = plan_dist_mean(&p->images_per_sample) * p->micro_batch *
+					model_vision_flops_fwd(m, plan_dist_mean(&p->image_tokens) *
+									 m->vit.merge * m->vit.merge) /
+					p->tp;
+	w->expert_tokens = m->experts > 0 ? b.T * m->top_k : 0;
+
+	for (int s = 0; s < P; s++) {
+		int nt = schedule(p, s, mm, v, tasks), bwd_left[64];
+		double grads_total = 0, opt_dense = 0, opt_exp = 0;
+		struct wl_role *r = &w->roles[s];
+		r->stage = s;
+		b.r = r;
+		for (int i = 0; i < WL_NSTREAMS; i++)
+			b.last[i] = -1;
+		b.pend = b.pend_later = b.pend2 = -1;
+		b.bucket_dense = b.bucket_exp = 0;
+		for (int c = 0; c < v; c++)
+			bwd_left[c] = mm;
+		for (int ti = 0; ti < nt; ti++) {
+			const struct task *tk = &tasks[ti];
+			int vs = tk->chunk * P + s, first, nl;
+			bool first_vs = vs == 0, last_vs = vs == V - 1;
+			b.micro = tk->micro;
+			b.chunk = tk->chunk;
+			b.layer = -1;
+			chunk_layers(p, m, s, tk->chunk, v, &first, &nl);
+			/* input from the neighbouring stage */
+			if ((!tk->bwd && !first_vs) || (tk->bwd && !last_vs)) {
+				struct wl_op op;
+				int32_t id;
+				memset(&op, 0, sizeof(op));
+				op.kind = WL_K_RECV;
+				op.stream = WL_S_PP_RECV;
+				op.dim = WL_D_PP;
+				op.coll = WL_C_P2P;
+				op.phase = tk->bwd ? WL_P_BWD : WL_P_FWD;
+				op.name = tk->bwd ? "pp recv grad" : "pp recv act";
+				op.peer_stage = ((tk->bwd ? vs + 1 : vs - 1) % P + P) % P;
+				op.peer_op = -1;
+				id = emit(&b, &op, -1, -1);
+				if (id >= 0) {
+					recv_of[((size_t)tk->bwd * V + vs) * mm + tk->micro] = id;
+					b.pend = id;
+				}
+			}
+			if (!tk->bwd) {
+				if (first_vs) {
+					vision(&b, false);
+					b.layer = -1;
+					cmp_op(&b, WL_P_FWD, WL_ELEM, "embedding", 0, 2 * 2 * b.T * h, 0, 0,
+					       0, 0, WL_V_NONE);
+					if (p->tp > 1)
+						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLREDUCE, 2 * b.T * h,
+						     "embedding tp allreduce", false);
+				}
+				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first) : -1;
+				for (int l = first; l < first + nl; l++) {
+					int32_t g_cur = g_next;
+					/* prefetch: the next layer's gather is queued before this
+					 * layer runs; this layer's first op waits for its own */
+					g_next = p->zero >= 3 && l + 1 < first + nl ? z3_gather(&b, l + 1) :
+										      -1;
+					b.pend2 = g_cur;
+					layer_fwd(&b, l, WL_P_FWD);
+				}
+				if (last_vs) {
+					b.layer = -1;
+					cmp_op(&b, WL_P_FWD, WL_ELEM, "final norm", 0, 4 * b.T * h, 0, 0,
+					       0, 0, WL_V_NONE);
+					gemm(&b, WL_P_FWD, "lm head gemm", b.T, (double)m->vocab / p->tp,
+					     h, 1, 1, WL_V_NONE);
+					/* softmax cross-entropy: fp32 logits read and written */
+					cmp_op(&b, WL_P_FWD, WL_ELEM, "loss", 0,
+					       2 * 4 * b.T * m->vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
+				}
+			} else {
+				bool last_bwd = --bwd_left[tk->chunk] == 0;
+				if (last_vs) {
+					b.layer = -1;
+					cmp_op(&b, WL_P_BWD, WL_ELEM, "loss bwd", 0,
+					       2 * 4 * b.T * m->vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
+					gemm(&b, WL_P_BWD, "lm head dgrad", b.T, h,
+					     (double)m->vocab / p->tp, 1, 1, WL_V_NONE);
+					gemm(&b, WL_P_BWD, "lm head wgrad", h, (double)m->vocab / p->tp,
+					     b.T, 1, 1, WL_V_NONE);
+					if (p->tp > 1)
+						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLREDUCE, 2 * b.T * h,
+						     "lm head tp allreduce", false);
+					if (last_bwd && !m->tie_embeddings) {
+						b.bucket_dense += (double)m->vocab * h / p->tp;
+						if (p->overlap_dp)
+							dp_flush(&b, false, false);
+					}
+				}
+				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first + nl - 1) :
+									  -1;
+				for (int l = first + nl - 1; l >= first; l--) {
+					int32_t g_cur = g_next;
+					double d, e;
+					g_next = p->zero >= 3 && l - 1 >= first ? z3_gather(&b, l - 1) : -1;
+					b.pend2 = g_cur;
+					layer_bwd(&b, l);
+					if (last_bwd) {
+						layer_params_rank(m, p, l, &d, &e);
+						b.bucket_dense += d;
+						b.bucket_exp += e;
+						if (p->overlap_dp) {
+							dp_flush(&b, false, false);
+							dp_flush(&b, true, false);
+						}
+					}
+				}
+				if (first_vs) {
+					b.layer = -1;
+					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * 2 * b.T * h, 0,
+					       0, 0, 0, WL_V_NONE);
+					vision(&b, true);
+					if (last_bwd) {
+						b.bucket_dense += ((double)m->vocab * h +
+								   (double)m->max_pos * h +
+								   (double)model_vision_params(m)) /
+								  p->tp;
+						if (p->overlap_dp)
+							dp_flush(&b, false, false);
+					}
+				}
+			}
+			/* output to the neighbouring stage */
+			if ((!tk->bwd && !last_vs) || (tk->bwd && !first_vs)) {
+				struct wl_op op;
+				int32_t id;
+				memset(&op, 0, sizeof(op));
+				op.kind = WL_K_SEND;
+				op.stream = WL_S_PP_SEND;
+				op.dim = WL_D_PP;
+				op.coll = WL_C_P2P;
+				op.phase = tk->bwd ? WL_P_BWD : WL_P_FWD;
+				op.name = tk->bwd ? "pp send grad" : "pp send act";
+				/* Megatron SC'21 §3.5: bsh per micro-batch (bsh/t with SP scatter). */
+				op.size_bytes = 2 * b.T * h / (p->sp ? p->tp : 1);
+				op.peer_stage = ((tk->bwd ? vs - 1 : vs + 1) % P + P) % P;
+				op.peer_op = -1;
+				b.layer = -1;
+				id = emit(&b, &op, b.last[WL_S_COMPUTE], -1);
+				if (id >= 0 && !p->overlap_pp)
+					b.pend = id;
+			}
+		}
+		/* gradients not yet reduced (all of them without overlap) */
+		b.micro = -1;
+		b.chunk = 0;
+		b.layer = -1;
+		dp_flush(&b, false, true);
+		dp_flush(&b, true, true);
+		/* optimizer step over this rank's shard after every reduction */
+		for (int l0 = 0; l0 < v; l0++) {
+			int first, nl;
+			chunk_layers(p, m, s, l0, v, &first, &nl);
+			for (int l = first; l < first + nl; l++) {
+				double d, e;
+				layer_params_rank(m, p, l, &d, &e);
+				opt_dense += d;
+				opt_exp += e;
+			}
+		}
+		if (s == 0)
+			opt_dense += ((double)m->vocab * h + (double)m->max_pos * h +
+				      (double)model_vision_params(m)) / p->tp;
+		if (s == (V - 1) % P && !m->tie_embeddings)
+			opt_dense += (double)m->vocab * h / p->tp;
+		grads_total = opt_dense + opt_exp;
+		r->param_bytes = grads_total * b.gb;
+		if (p->compression == PLAN_CMP_TOPK && p->error_feedback)
+			w->ef_bytes = grads_total * 4 > w->ef_bytes ? grads_total * 4 : w->ef_bytes;
+		{
+			int D = p->dp * p->cp;
+			bool shard = p->zero >= 1 || p->distributed_optimizer;
+			double wbp, gbp, obp, n_opt;
+			memory_bytes_per_param(p, &wbp, &gbp, &obp);
+			n_opt = shard ? opt_dense / D + opt_exp / ((double)D / p->ep) : grads_total;
+			if (b.last[WL_S_DP] >= 0)
+				b.pend = b.last[WL_S_DP];
+			/* Adam (assumption): reads weights, gradients and optimizer state,
+			 * writes weights and state; ~10 FLOP per parameter. */
+			cmp_op(&b, WL_P_OPT, WL_OPT, "optimizer step", 10 * n_opt,
+			       n_opt * (wbp + gbp + obp + wbp + obp), 0, 0, 0, 0, WL_V_NONE);
+			if (shard && p->zero < 3 && D > 1 && o->dp_reduce) {
+				comm(&b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, opt_dense * b.wb,
+				     "dp param allgather", false);
+				if (opt_exp > 0 && D / p->ep > 1)
+					comm(&b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, opt_exp * b.wb,
+					     "edp param allgather", false);
+			}
+		}
+		if (b.nrc) {
+			rc = ts_error_set(err, b.nrc, "out of memory building the workload");
+			goto fail;
+		}
+		w->nops += r->nops;
+	}
+	/* connect every send to its receive */
+	for (int s = 0; s < P; s++) {
+		struct wl_role *r = &w->roles[s];
+		for (int32_t i = 0; i < r->nops; i++) {
+			struct wl_op *op = &r->ops[i];
+			int vs, to, dir;
+			if (op->kind != WL_K_SEND)
+				continue;
+			vs = op->chunk * P + s;
+			dir = op->phase == WL_P_BWD;
+			to = dir ? vs - 1 : vs + 1;
+			op->peer_op = recv_of[((size_t)dir * V + to) * mm + op->micro];
+			if (op->peer_op < 0) {
+				rc = ts_error_set(err, TS_EINPUT, "workload: no receive for a send (bug)");
+				goto fail;
+			}
+		}
+	}
+	free(tasks);
+	free(recv_of);
+	return 0;
+fail:
+	free(tasks);
+	free(recv_of);
+	release_roles(w);
+	return rc;
+}
+
+void workload_release(struct workload *w)
+{
+	release_roles(w);
+	memset(w, 0, sizeof(*w));
+}

@@ -1,0 +1,93 @@
+/* workload.h: the op DAG of one training iteration, per role.
+ *
+ * A role is a pipeline stage (a device of the pipeline): every rank of that
+ * stage does the same work on its own shard, so ranks fold into one op list
+ * per stage (DESIGN.md, Scale). Ops are listed in schedule order (GPipe,
+ * 1F1B, interleaved 1F1B), each on one stream of the rank (compute, the
+ * TP/EP/CP communication stream, PP send, PP receive, DP), with up to
+ * WL_MAX_DEPS dependencies on earlier ops of the same role; a receive op
+ * also waits for its matching send in the neighbouring stage.
+ *
+ * Sizes are per rank: compute ops carry FLOPs, HBM bytes and GEMM shapes
+ * (for the compute model); communication ops carry the collective and its
+ * nccl-tests size. Per-layer FLOPs are exactly models/' model_layer_cost
+ * numbers: GEMM shapes only decide efficiency, so MFU agrees with `model`.
+ * Knows nothing of topo/ or sim/. */
+#ifndef TS_MODELS_WORKLOAD_H
+#define TS_MODELS_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "models/models.h"
+
+#define WL_MAX_DEPS 4
+
+enum wl_kind { WL_K_COMPUTE, WL_K_COLL, WL_K_SEND, WL_K_RECV };
+enum wl_stream { WL_S_COMPUTE, WL_S_COMM, WL_S_PP_SEND, WL_S_PP_RECV, WL_S_DP, WL_NSTREAMS };
+/* Same order as sim/compute.h's enum sim_op_class. */
+enum wl_class { WL_GEMM, WL_ATTN, WL_ELEM, WL_OPT };
+/* Which group a communication op runs on. EDP: expert data parallel (the
+ * ranks holding the same experts); counted as DP in reports. */
+enum wl_dim { WL_D_TP, WL_D_PP, WL_D_DP, WL_D_EP, WL_D_CP, WL_D_EDP, WL_NDIMS };
+enum wl_coll { WL_C_ALLREDUCE, WL_C_REDUCESCATTER, WL_C_ALLGATHER, WL_C_ALLTOALL, WL_C_P2P };
+enum wl_phase { WL_P_FWD, WL_P_BWD, WL_P_RECOMPUTE, WL_P_VISION, WL_P_OPT, WL_P_DP };
+/* Per data-parallel replica variation the executor applies. */
+enum wl_vary { WL_V_NONE, WL_V_VISION, WL_V_EXPERT };
+
+struct wl_op {
+	uint8_t kind;              /* enum wl_kind */
+	uint8_t stream;            /* enum wl_stream */
+	uint8_t cls;               /* compute: enum wl_class */
+	uint8_t dim;               /* communication: enum wl_dim */
+	uint8_t coll;              /* communication: enum wl_coll */
+	uint8_t phase;             /* enum wl_phase */
+	uint8_t vary;              /* enum wl_vary */
+	uint8_t ndeps;             /* entries in deps, count */
+	int16_t layer;             /* decoder layer, -1 vision/embedding/head/optimizer */
+	int16_t chunk;             /* virtual pipeline chunk on this device, index */
+	int32_t micro;             /* micro-batch, -1 for per-iteration ops */
+	int32_t deps[WL_MAX_DEPS]; /* earlier ops of the same role that must end first */
+	double flops;              /* compute: FLOP */
+	double bytes;              /* compute: HBM bytes */
+	int64_t m, n, k, batch;    /* GEMM shape, elements; batch: GEMMs of that shape, count */
+	double size_bytes;         /* communication: nccl-tests size (P2P: payload), bytes */
+	int32_t peer_stage;        /* SEND/RECV: the other stage, index */
+	int32_t peer_op;           /* SEND: the matching RECV op in peer_stage, index */
+	const char *name;          /* static label for traces */
+};
+
+struct wl_role {
+	int stage;                 /* pipeline stage (device), index */
+	int32_t nops, cap;         /* ops, allocated */
+	struct wl_op *ops;         /* schedule order; deps point backwards (owned) */
+	double param_bytes;        /* gradient payload per rank per iteration, bytes */
+};
+
+struct wl_opts {
+	bool dp_reduce;            /* emit the DP gradient reduction (false: local SGD steps) */
+};
+
+struct workload {
+	int nroles;                /* = pp, count */
+	struct wl_role *roles;     /* owned */
+	int micro;                 /* micro-batches per replica, count */
+	int vchunks;               /* virtual chunks per device (1 unless interleaved), count */
+	int tokens_per_micro;      /* tokens of one micro-batch on one rank (b x s / cp), tokens */
+	double vision_flops_micro; /* mean forward vision FLOPs of one micro-batch (one rank), FLOP */
+	double expert_tokens;      /* token-expert assignments per rank per MoE layer, count */
+	double ef_bytes;           /* top-k error-feedback residual per rank, bytes */
+	int64_t nops;              /* ops of all roles, count */
+};
+
+/* Build the workload of a resolved plan. All counts are per rank. */
+void wl_opts_init(struct wl_opts *o);
+int workload_build(struct workload *w, const struct model *m, const struct plan *p,
+		   const struct wl_opts *o, struct ts_error *err);
+void workload_release(struct workload *w);
+
+const char *wl_dim_name(enum wl_dim d);
+const char *wl_coll_name(enum wl_coll c);
+
+#endif
