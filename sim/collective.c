@@ -6,11 +6,11 @@
  * (sim_coll_start) or evaluated in closed form (sim_coll_analytic).
  *
  * Rings are executed lazily (O(ranks) state, not O(ranks x steps)): rank i
- * sends its step-k chunk once it has received step k-1 from rank i-1 and
- * its step k-1 send has arrived (one send in flight per connection, FIFO
- * like one QP); the software latency runs from when the data was ready, so
- * it overlaps a previous send (NCCL's slotted pipeline hides latency that
- * way). On a symmetric ring this gives exactly
+ * sends its step-k chunk once it can use step k-1 from rank i-1 and its
+ * step k-1 send has arrived (one send in flight per connection, FIFO like
+ * one QP). A chunk becomes usable alpha after it arrived; the link is free
+ * meanwhile, so latency overlaps other chunks' transfers as in NCCL's
+ * slotted pipeline. On a symmetric ring this gives exactly
  * 2(n-1)·(alpha + S/(n·B)) for allreduce (nccl-tests PERFORMANCE.md, the
  * closed form of DESIGN.md); on mixed rings the latency paid is the sum of
  * hop latencies along a chunk's journey, as NCCL's model counts it
@@ -43,8 +43,6 @@ struct ring {
 	/* execution state */
 	int32_t *sent, *recvd;     /* per position: sends started, chunks received */
 	bool *busy;                /* per position: a send is in flight (FIFO connection) */
-	simtime_ps *recv_ps;       /* per position: time of the latest receive, ps */
-	simtime_ps start_ps;       /* when the ring started, ps */
 	int32_t *path;             /* per position: route to the next, TOPO_MAX_HOPS each */
 	int8_t *hops;              /* per position: route length */
 	simtime_ps *alpha;         /* per position: software latency of its hop, ps */
@@ -318,7 +316,6 @@ static void ring_release(struct ring *r)
 	free(r->sent);
 	free(r->recvd);
 	free(r->busy);
-	free(r->recv_ps);
 	free(r->path);
 	free(r->hops);
 	free(r->alpha);
@@ -1017,39 +1014,45 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 
 static void ring_try(struct ring *r, int32_t i);
 
+/* The chunk of position i is usable at the next rank: alpha after it
+ * arrived (software latency as a pipeline delay: the link is free again
+ * during it, so a connection's next chunk can already be on the wire). */
+static void ring_recv_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct ring *r = ctx;
+	int32_t nx = (int32_t)((arg + 1) % (uint64_t)r->m);
+	r->recvd[nx]++;
+	r->c->bytes += r->step_bytes;
+	ring_try(r, nx);
+	finish_phase_item(r->c);
+}
+
 static void ring_done_cb(void *ctx, uint64_t arg)
 {
 	struct ring *r = ctx;
-	int32_t i = (int32_t)arg, nx = (i + 1) % r->m;
+	int32_t i = (int32_t)arg;
 	r->busy[i] = false;
-	r->recvd[nx]++;
-	r->recv_ps[nx] = sim_now(r->c->net->eng);
-	r->c->bytes += r->step_bytes;
-	ring_try(r, nx);
 	ring_try(r, i);
-	finish_phase_item(r->c);
+	if (r->alpha[i] > 0) {
+		if (!sim_after(r->c->net->eng, r->alpha[i], ring_recv_ev, r, arg) && !r->c->err)
+			r->c->err = TS_ENOMEM;
+	} else {
+		ring_recv_ev(r->c->net->eng, r, arg);
+	}
 }
 
 static void ring_try(struct ring *r, int32_t i)
 {
 	struct sim_coll *c = r->c;
+	/* one send in flight per connection (FIFO, like one QP), and only
+	 * data that has arrived can be sent on */
 	if (!r->busy[i] && r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i])) {
-		/* One send in flight per connection (FIFO, like one QP); the
-		 * software latency counts from when the data was ready, so it
-		 * overlaps the previous send when the data came early. The ready
-		 * time is that of the latest receive (exact unless several
-		 * chunks waited: then slightly late, never early). */
-		simtime_ps now = sim_now(c->net->eng);
-		simtime_ps ready = r->sent[i] == 0 ? r->start_ps : r->recv_ps[i];
-		simtime_ps delay = ready + r->alpha[i] - now;
 		int rc;
-		if (delay < 0)
-			delay = 0;
 		r->sent[i]++;
 		r->busy[i] = true;
 		rc = coll_send(c, r->gpu[i], r->gpu[(i + 1) % r->m], 0,
 			       r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i],
-			       r->step_bytes * c->wire_factor, delay, ring_done_cb, r, (uint64_t)i);
+			       r->step_bytes * c->wire_factor, 0, ring_done_cb, r, (uint64_t)i);
 		if (rc && !c->err)
 			c->err = rc;
 	}
@@ -1062,12 +1065,10 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 	r->sent = calloc((size_t)r->m, sizeof(int32_t));
 	r->recvd = calloc((size_t)r->m, sizeof(int32_t));
 	r->busy = calloc((size_t)r->m, sizeof(bool));
-	r->recv_ps = calloc((size_t)r->m, sizeof(simtime_ps));
-	r->start_ps = sim_now(c->net->eng);
 	r->path = malloc((size_t)r->m * TOPO_MAX_HOPS * sizeof(int32_t));
 	r->hops = malloc((size_t)r->m);
 	r->alpha = malloc((size_t)r->m * sizeof(simtime_ps));
-	if (!r->sent || !r->recvd || !r->busy || !r->recv_ps || !r->path || !r->hops || !r->alpha)
+	if (!r->sent || !r->recvd || !r->busy || !r->path || !r->hops || !r->alpha)
 		return TS_ENOMEM;
 	for (i = 0; i < r->m; i++) {
 		int32_t a = r->gpu[i], b = r->gpu[(i + 1) % r->m];
@@ -1440,6 +1441,7 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 						    SIM_ALGO_DIRECT };
 	struct sim_group_info gi;
 	struct sim_coll_spec in = *s; /* algo/proto may alias s's fields */
+	struct ts_error why = TS_ERROR_INIT; /* why the last candidate could not run */
 	double best = INFINITY;
 	size_t ai, ncand = TS_ARRAY_LEN(nccl_algos);
 	const enum sim_algo *cand = nccl_algos;
@@ -1464,7 +1466,6 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 			continue;
 		for (pi = SIM_PROTO_LL; pi < SIM_PROTO_COUNT; pi++) {
 			struct sim_coll_spec c = in;
-			struct ts_error e2 = TS_ERROR_INIT;
 			double tm;
 			if (in.proto != SIM_PROTO_AUTO && in.proto != (enum sim_proto)pi)
 				continue;
@@ -1472,7 +1473,7 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 				continue; /* NVLS is Simple only (nccl.md §1.3 tables) */
 			c.algo = a;
 			c.proto = (enum sim_proto)pi;
-			if (sim_coll_check(t, &c, &e2))
+			if (sim_coll_check(t, &c, &why))
 				continue; /* not available for this group */
 			rc = sim_coll_analytic(t, &c, &tm, err);
 			if (rc)
@@ -1495,7 +1496,8 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 					    sim_algo_name(in.algo), sim_proto_name(c.proto));
 		}
 		return ts_error_set(err, TS_EINPUT, "no algorithm can run '%s' with protocol '%s' on "
-				    "this group", sim_op_name(in.op), sim_proto_name(in.proto));
+				    "this group: %s", sim_op_name(in.op), sim_proto_name(in.proto),
+				    why.msg[0] ? why.msg : "none is available");
 	}
 	return 0;
 }

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# e2e_collective.sh: `trainsim collective` end to end: the nccl-tests table,
+# --json keys, determinism, every fidelity, and every class of bad input
+# (exit 2, one line on stderr that says what and why, nothing on stdout).
+set -u
+: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
+tmp=$(mktemp -d /tmp/e2e_collective.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+
+expect_err() {
+	local name=$1 re=$2; shift 2
+	local st
+	"$@" >"$tmp/out" 2>"$tmp/err"; st=$?
+	if [ "$st" != 2 ]; then bad "$name: exit $st, want 2 ($(cat "$tmp/err"))"; return; fi
+	if [ "$(wc -l <"$tmp/err")" != 1 ]; then bad "$name: want one line on stderr, got: $(cat "$tmp/err")"; return; fi
+	if ! grep -Eq -- "$re" "$tmp/err"; then bad "$name: stderr '$(cat "$tmp/err")' does not match '$re'"; return; fi
+	if [ -s "$tmp/out" ]; then bad "$name: wrote to stdout"; return; fi
+	ok "$name"
+}
+
+C=(collective --cluster dgx-h100-ndr --nodes 1)
+
+# ---- good input ----------------------------------------------------------------
+if "$TRAINSIM" collective --help >"$tmp/out" 2>"$tmp/err" && grep -q '^usage: trainsim collective' "$tmp/out" && [ ! -s "$tmp/err" ]; then
+	ok "--help"
+else
+	bad "--help"
+fi
+
+# nccl-tests table: '#' header, one row per size (8 sizes 1M..128M), footer
+if "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 128M -f 2 >"$tmp/out" 2>"$tmp/err"; then
+	rows=$(grep -vc '^#' "$tmp/out")
+	if [ "$rows" = 8 ] && grep -q '^# Avg bus bandwidth *: [0-9.]' "$tmp/out" &&
+	   grep -q 'size *count *type *redop *root *time *algbw *busbw' "$tmp/out" &&
+	   awk '!/^#/ { if ($3 != "float" || $4 != "sum" || $5 != -1 || $2 != $1 / 4) exit 1 }' "$tmp/out"; then
+		ok "table: 8 rows, nccl-tests columns, footer"
+	else
+		bad "table: $(cat "$tmp/out")"
+	fi
+else
+	bad "table: exit $? $(cat "$tmp/err")"
+fi
+
+# busbw = algbw * 2(n-1)/n for allreduce on 8 ranks, algbw = size/time
+if awk '!/^#/ { alg = $1 / ($6 * 1e-6) / 1e9; if ((alg - $7) / alg > 0.01 || (alg - $7) / alg < -0.01) exit 1;
+                if (($8 - $7 * 14 / 8) / $8 > 0.01 || ($8 - $7 * 14 / 8) / $8 < -0.01) exit 1 }' "$tmp/out"; then
+	ok "algbw and busbw factors"
+else
+	bad "algbw/busbw: $(cat "$tmp/out")"
+fi
+
+# --json keys
+if "$TRAINSIM" "${C[@]}" --op allgather -b 1M -e 4M --json >"$tmp/j" 2>"$tmp/err" &&
+   python3 - "$tmp/j" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["op"] == "allgather" and d["ranks"] == 8 and d["groups"] == 1
+assert d["algo"] == "ring" and d["proto"] in ("LL", "LL128", "Simple")
+assert d["fidelity"] == "flow"
+assert len(d["rows"]) == 3
+for r in d["rows"]:
+    for k in ("size_bytes", "time_us", "algbw_GBps", "busbw_GBps"):
+        assert r[k] > 0, k
+    assert abs(r["busbw_GBps"] - r["algbw_GBps"] * 7 / 8) < 1e-6 * r["busbw_GBps"]
+assert abs(d["avg_busbw_GBps"] - sum(r["busbw_GBps"] for r in d["rows"]) / 3) < 1e-9 * d["avg_busbw_GBps"]
+PY
+then
+	ok "--json keys"
+else
+	bad "--json: $(cat "$tmp/j" "$tmp/err")"
+fi
+
+# same seed, same output (random placement, ECMP on a leaf-spine)
+L=(collective --cluster h100-roce-leafspine-2to1 --op allreduce --concurrent 8 --ranks 16 -b 16M -e 64M -f 4 --placement random --seed 5)
+"$TRAINSIM" "${L[@]}" >"$tmp/a" 2>&1
+"$TRAINSIM" "${L[@]}" >"$tmp/b" 2>&1
+if cmp -s "$tmp/a" "$tmp/b" && [ "$(grep -vc '^#' "$tmp/a")" = 2 ]; then ok "deterministic"; else bad "deterministic: $(diff "$tmp/a" "$tmp/b")"; fi
+
+# every fidelity runs; packet within 5% of flow at 64 MiB; analytic close
+for f in analytic flow packet; do
+	"$TRAINSIM" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce --algo ring --proto Simple -b 64M --fidelity $f --json >"$tmp/$f" 2>"$tmp/err" || bad "fidelity $f: $(cat "$tmp/err")"
+done
+if python3 - "$tmp/analytic" "$tmp/flow" "$tmp/packet" <<'PY'
+import json, sys
+a, f, p = (json.load(open(x))["rows"][0]["time_us"] for x in sys.argv[1:])
+assert abs(p / f - 1) < 0.05, (p, f)
+# analytic adds every latency to the bandwidth term; the flow model
+# overlaps them in the ring's pipeline: an upper bound within 35%
+assert f <= a * 1.01 and a / f < 1.35, (a, f)
+PY
+then ok "fidelities agree"; else bad "fidelities: $(cat "$tmp/analytic" "$tmp/flow" "$tmp/packet" | grep time_us)"; fi
+
+# every op with auto choice
+for op in allreduce reducescatter allgather alltoall broadcast reduce sendrecv; do
+	if "$TRAINSIM" collective --cluster dgx-h100-ndr --nodes 2 --op $op -b 4M >"$tmp/out" 2>"$tmp/err" && [ "$(grep -vc '^#' "$tmp/out")" = 1 ]; then
+		ok "op $op"
+	else
+		bad "op $op: $(cat "$tmp/err")"
+	fi
+done
+
+# TCP cluster runs
+if "$TRAINSIM" collective --cluster pcie-2x2-tcp --op allreduce -b 1M -e 16M -f 4 >"$tmp/out" 2>"$tmp/err"; then ok "tcp cluster"; else bad "tcp: $(cat "$tmp/err")"; fi
+
+# ---- bad input -------------------------------------------------------------------
+expect_err "unknown op" "unknown operation 'allsum'" "$TRAINSIM" "${C[@]}" --op allsum -b 1M
+expect_err "unknown algo" "unknown algorithm 'star'" "$TRAINSIM" "${C[@]}" --op allreduce --algo star -b 1M
+expect_err "unknown proto" "unknown protocol 'LL64'" "$TRAINSIM" "${C[@]}" --op allreduce --proto LL64 -b 1M
+expect_err "unknown fidelity" "unknown fidelity 'exact'" "$TRAINSIM" "${C[@]}" --op allreduce --fidelity exact -b 1M
+expect_err "size zero" "-b must be between 1 and" "$TRAINSIM" "${C[@]}" --op allreduce -b 0
+expect_err "size beyond 2^50" "-e must be between 1 and 1125899906842624" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 2251799813685248
+expect_err "size 2^50+1" "-e must be between" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 1125899906842625
+expect_err "bad size" "-b needs a size" "$TRAINSIM" "${C[@]}" --op allreduce -b lots
+expect_err "max below min" "-e .* is smaller than -b" "$TRAINSIM" "${C[@]}" --op allreduce -b 4M -e 1M
+expect_err "more ranks than GPUs" "need 9 GPUs but .* has 8" "$TRAINSIM" "${C[@]}" --op allreduce --ranks 9 -b 1M
+expect_err "groups times ranks" "2 groups of 8 ranks need 16 GPUs" "$TRAINSIM" "${C[@]}" --op allreduce --concurrent 2 --ranks 8 -b 1M
+expect_err "rhd needs power of two" "'rhd' needs a power-of-two group, got 6" "$TRAINSIM" "${C[@]}" --op allreduce --algo rhd --ranks 6 -b 1M
+expect_err "nvls multi-node" "'nvls' runs inside one node" "$TRAINSIM" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce --algo nvls -b 1M
+expect_err "nvls without NVLS" "'nvls' needs NVSwitch nodes with NVLink SHARP" "$TRAINSIM" collective --cluster dgx-a100-hdr --nodes 1 --op allreduce --algo nvls -b 1M
+expect_err "hier on one node" "'hier' needs ranks on at least 2 nodes" "$TRAINSIM" "${C[@]}" --op allreduce --algo hier -b 1M
+expect_err "ring alltoall" "'ring' cannot run 'alltoall'.*direct" "$TRAINSIM" "${C[@]}" --op alltoall --algo ring -b 1M
+expect_err "LL128 on PCIe" "'LL128' needs NVLink" "$TRAINSIM" collective --cluster pcie-2x2-tcp --op allreduce --proto LL128 -b 1M
+expect_err "missing op" "--op is required" "$TRAINSIM" collective --cluster dgx-h100-ndr -b 1M
+expect_err "missing cluster" "--cluster is required" "$TRAINSIM" collective --op allreduce -b 1M
+expect_err "missing sizes" "-b .* required" "$TRAINSIM" "${C[@]}" --op allreduce
+expect_err "unknown option" "unknown option|unrecognized|--frobnicate" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M --frobnicate
+expect_err "unknown cluster" "dgx-z900" "$TRAINSIM" collective --cluster dgx-z900 --op allreduce -b 1M
+printf '{"preset": "dgx-h100-ndr", "nodes": "two"}\n' >"$tmp/badc.json"
+expect_err "bad cluster file" "badc\\.json:[0-9]+:[0-9]+: nodes" "$TRAINSIM" collective --cluster "$tmp/badc.json" --op allreduce -b 1M
+expect_err "bad routing" "unknown routing 'ospf'" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M --routing ospf
+
+echo "e2e_collective: $pass passed, $fail failed"
+[ "$fail" = 0 ]
