@@ -78,10 +78,12 @@ static void gpu_a100_80(struct topo_gpu_spec *g)
 	snprintf(g->name, sizeof(g->name), "A100-SXM4-80GB");
 	g->bf16_flops = 312e12;
 	g->fp8_flops = 0;
-	g->mem_bytes = 80e9;
 	g->hbm_Bps = 2039e9;
 	g->nvlink_Bps = 300e9;
 	g->sm_arch = 80;
+	/* "80 GB" of HBM2e is 80 GiB (five 16 GiB stacks; nvidia-smi shows
+	 * 81920 MiB), so the binary unit is the faithful reading. */
+	g->mem_bytes = 80.0 * TS_GiB;
 }
 
 static void gpu_h100(struct topo_gpu_spec *g)
@@ -91,10 +93,11 @@ static void gpu_h100(struct topo_gpu_spec *g)
 	snprintf(g->name, sizeof(g->name), "H100-SXM5-80GB");
 	g->bf16_flops = 989e12;
 	g->fp8_flops = 1979e12;
-	g->mem_bytes = 80e9;
 	g->hbm_Bps = 3.35e12;
 	g->nvlink_Bps = 450e9;
 	g->sm_arch = 90;
+	/* "80 GB" of HBM3 is 80 GiB of stacks (nvidia-smi shows 81559 MiB usable). */
+	g->mem_bytes = 80.0 * TS_GiB;
 }
 
 static void gpu_h200(struct topo_gpu_spec *g)
@@ -104,10 +107,11 @@ static void gpu_h200(struct topo_gpu_spec *g)
 	snprintf(g->name, sizeof(g->name), "H200-SXM-141GB");
 	g->bf16_flops = 989e12;
 	g->fp8_flops = 1979e12;
-	g->mem_bytes = 141e9;
 	g->hbm_Bps = 4.8e12;
 	g->nvlink_Bps = 450e9;
 	g->sm_arch = 90;
+	/* 141 GB of HBM3e: nvidia-smi shows 143771 MiB (140.4 GiB) on an H200 SXM. */
+	g->mem_bytes = 143771.0 * TS_MiB;
 }
 
 static void node_dgx(struct topo_node_spec *n, double nic_gbps, double pcie_GBps)
@@ -248,7 +252,7 @@ static void p_pcie_2x2_tcp(struct topo_cluster *c)
 	 * that the lab GPU is such a part is an assumption. */
 	snprintf(c->gpu.name, sizeof(c->gpu.name), "A100-PCIe-40GB");
 	c->gpu.bf16_flops = 312e12;
-	c->gpu.mem_bytes = 40e9;
+	c->gpu.mem_bytes = 40.0 * TS_GiB; /* "40 GB" HBM2: 40 GiB of stacks */
 	c->gpu.hbm_Bps = 1555e9;
 	c->gpu.nvlink_Bps = 0;
 	c->gpu.sm_arch = 80;
