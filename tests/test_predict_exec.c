@@ -1,0 +1,415 @@
+/* test_predict_exec.c: the workload builder and the iteration executor:
+ * pipeline bubble closed forms with free communication, folded vs exact,
+ * replica variation, the seeds' optimisations, traces. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/fileio.h"
+#include "models/workload.h"
+#include "sim/exec.h"
+#include "testutil.h"
+
+static struct topo topo;
+static struct model model;
+
+/* GPT-2-style dense model with a tiny vocabulary so that every pipeline
+ * stage does the same work (the closed forms assume equal stages). */
+static const char *eq_model = "{\"n_embd\": 4096, \"n_layer\": 16, \"n_head\": 32, "
+			      "\"vocab_size\": 16, \"n_positions\": 4096, \"model_type\": \"gpt2\"}";
+static const char *small_model = "{\"n_embd\": 1024, \"n_layer\": 8, \"n_head\": 16, "
+				 "\"vocab_size\": 1000, \"n_positions\": 2048, \"model_type\": \"gpt2\"}";
+
+static void load_topo(const char *preset, int nodes)
+{
+	struct topo_cluster cl;
+	struct ts_error err = TS_ERROR_INIT;
+	memset(&cl, 0, sizeof(cl));
+	ck_assert_msg(topo_cluster_load(&cl, preset, nodes, &err) == 0, "%s", err.msg);
+	ck_assert_msg(topo_build(&topo, &cl, &err) == 0, "%s", err.msg);
+	topo_cluster_release(&cl);
+}
+
+static void load_model_json(const char *text)
+{
+	struct jdoc d = JDOC_INIT;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(jdoc_parse(&d, "model.json", text, strlen(text), &err), 0);
+	ck_assert_msg(model_from_json(&model, &d, &err) == 0, "%s", err.msg);
+	jdoc_release(&d);
+}
+
+static void resolve(struct plan *p)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_msg(plan_resolve(p, &model, topo.ngpus, &err) == 0, "%s", err.msg);
+}
+
+static void run(const struct plan *p, struct sim_predict_opts *o, struct sim_prediction *r)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_msg(sim_predict(&topo, &model, p, o, r, &err) == 0, "%s", err.msg);
+	ck_assert(r->iteration_time_s > 0 && isfinite(r->iteration_time_s));
+}
+
+static double exposed_total(const struct sim_prediction *r)
+{
+	double s = 0;
+	for (int k = 0; k < SIM_COMM_COUNT; k++)
+		s += r->bd.exposed_comm_s[k];
+	return s;
+}
+
+/* ---- bubble ------------------------------------------------------------------ */
+
+START_TEST(bubble_closed_forms)
+{
+	/* Narayanan SC'21 §2.2: (p-1)/m for 1F1B and GPipe, (p-1)/(v m) interleaved. */
+	static const struct { int sched, v; } cases[] = {
+		{ PLAN_SCHED_1F1B, 1 }, { PLAN_SCHED_GPIPE, 1 }, { PLAN_SCHED_INTERLEAVED, 2 }
+	};
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	double want, got;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(eq_model);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 4;
+	p.global_batch = 32;
+	p.schedule = (enum plan_schedule)cases[_i].sched;
+	p.virtual_stages = cases[_i].v;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.free_comm = true;
+	run(&p, &o, &r);
+	want = (p.pp - 1.0) / (cases[_i].v * plan_microbatches(&p));
+	got = r.bd.bubble_s / r.bd.compute_s;
+	ck_assert_msg(fabs(got / want - 1) < 0.01, "schedule %d: bubble %.5f, want %.5f", cases[_i].sched,
+		      got, want);
+	ck_assert_double_lt(exposed_total(&r), 1e-12);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
+/* ---- folded vs exact ------------------------------------------------------------ */
+
+static void folded_vs_exact(struct plan *p)
+{
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	sim_predict_opts_init(&o);
+	run(p, &o, &a);
+	o.exact = true;
+	run(p, &o, &b);
+	ck_assert_int_gt(b.instances, a.instances);
+	ck_assert_msg(fabs(a.iteration_time_s / b.iteration_time_s - 1) < 0.01,
+		      "folded %.6f s vs exact %.6f s", a.iteration_time_s, b.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+}
+
+START_TEST(folded_exact_dense_16)
+{
+	struct plan p;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 4;
+	p.global_batch = 32;
+	p.seq_len = 1024;
+	resolve(&p);
+	folded_vs_exact(&p);
+	topo_release(&topo);
+}
+END_TEST
+
+START_TEST(folded_exact_moe_64)
+{
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 8);
+	ck_assert_msg(model_load(&model, "qwen3-vl-30b-a3b", &err) == 0, "%s", err.msg);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 2;
+	p.ep = 8;
+	p.sp = true;
+	p.distributed_optimizer = true;
+	p.global_batch = 32;
+	p.seq_len = 2048;
+	p.images_per_sample.value = 2;
+	p.image_tokens.value = 256;
+	resolve(&p);
+	ck_assert_int_eq(p.tp * p.pp * p.dp, 64);
+	folded_vs_exact(&p);
+	topo_release(&topo);
+}
+END_TEST
+
+/* ---- variation and optimisations --------------------------------------------------- */
+
+START_TEST(image_variance_slows)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 2);
+	ck_assert_msg(model_load(&model, "qwen3-vl-30b-a3b", &err) == 0, "%s", err.msg);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 2;
+	p.ep = 4;
+	p.global_batch = 16;
+	p.seq_len = 2048;
+	p.images_per_sample.value = 2;
+	p.image_tokens.value = 512;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	run(&p, &o, &a);
+	/* same mean images per sample (2), now Poisson: replicas differ */
+	p.images_per_sample.kind = PLAN_DIST_POISSON;
+	p.images_per_sample.mean = 2;
+	run(&p, &o, &b);
+	ck_assert_msg(b.iteration_time_s > a.iteration_time_s * 1.005,
+		      "poisson images %.6f s not slower than fixed %.6f s", b.iteration_time_s,
+		      a.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
+/* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
+static void dp_plan(struct plan *p)
+{
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(small_model);
+	plan_init(p);
+	p->global_batch = 16;
+	p->seq_len = 512;
+	resolve(p);
+}
+
+START_TEST(bf16_compression_halves_dp)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	double ra;
+	dp_plan(&p);
+	sim_predict_opts_init(&o);
+	run(&p, &o, &a);
+	ck_assert_double_gt(a.bd.exposed_comm_s[SIM_COMM_DP], 0.2 * a.iteration_time_s);
+	p.compression = PLAN_CMP_BF16; /* fp32 on the wire -> bf16: half the bytes */
+	run(&p, &o, &b);
+	ra = b.bd.exposed_comm_s[SIM_COMM_DP] / a.bd.exposed_comm_s[SIM_COMM_DP];
+	ck_assert_msg(fabs(ra - 0.5) < 0.05, "bf16 exposed DP ratio %.4f, want 0.5", ra);
+	ck_assert_double_lt(b.iteration_time_s, a.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
+START_TEST(local_sgd_divides_dp)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	double ra;
+	dp_plan(&p);
+	sim_predict_opts_init(&o);
+	run(&p, &o, &a);
+	p.sync = PLAN_SYNC_LOCAL_SGD;
+	p.sync_interval = 4;
+	run(&p, &o, &b);
+	ra = b.bd.exposed_comm_s[SIM_COMM_DP] / a.bd.exposed_comm_s[SIM_COMM_DP];
+	ck_assert_msg(fabs(ra - 0.25) < 0.03, "local SGD H=4 DP ratio %.4f, want 0.25", ra);
+	ck_assert_double_lt(b.iteration_time_s, a.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
+START_TEST(topk_and_async_move_time)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b, c;
+	dp_plan(&p);
+	sim_predict_opts_init(&o);
+	run(&p, &o, &a);
+	/* top-k 1%: 1% of values + int32 indices on an all-gather of 16 ranks */
+	p.compression = PLAN_CMP_TOPK;
+	p.compression_ratio = 0.01;
+	p.error_feedback = true;
+	run(&p, &o, &b);
+	ck_assert_double_lt(b.bd.exposed_comm_s[SIM_COMM_DP], a.bd.exposed_comm_s[SIM_COMM_DP]);
+	ck_assert_double_gt(b.bd.optimizer_s, a.bd.optimizer_s); /* selection + scatter-add */
+	ck_assert_double_gt(b.memory_gib_per_gpu, a.memory_gib_per_gpu); /* residual */
+	p.compression = PLAN_CMP_NONE;
+	p.sync = PLAN_SYNC_ASYNC;
+	run(&p, &o, &c);
+	ck_assert_double_lt(c.iteration_time_s, a.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	sim_prediction_release(&c);
+	topo_release(&topo);
+}
+END_TEST
+
+START_TEST(workload_flops_match_model)
+{
+	/* The sum of forward/backward compute FLOPs of all roles equals
+	 * models/' count for the whole iteration divided by the replicas. */
+	struct plan p;
+	struct workload w;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	double f = 0, want;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 2;
+	p.global_batch = 16;
+	p.seq_len = 1024;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	for (int s = 0; s < w.nroles; s++)
+		for (int32_t i = 0; i < w.roles[s].nops; i++)
+			if (w.roles[s].ops[i].kind == WL_K_COMPUTE && w.roles[s].ops[i].phase != WL_P_OPT)
+				f += w.roles[s].ops[i].flops;
+	want = model_flops_iteration(&model, &p) / (p.dp * p.tp);
+	ck_assert_msg(fabs(f / want - 1) < 1e-6, "workload %.6g FLOP vs model %.6g", f, want);
+	workload_release(&w);
+	topo_release(&topo);
+}
+END_TEST
+
+/* ---- traces ----------------------------------------------------------------------- */
+
+START_TEST(traces_are_valid)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	char jpath[] = "/tmp/ts_trace_XXXXXX", spath[] = "/tmp/ts_svg_XXXXXX";
+	char *text = NULL;
+	size_t len;
+	cJSON *root, *ev, *e;
+	int n = 0, slices = 0;
+	int fd1 = mkstemp(jpath), fd2 = mkstemp(spath);
+	ck_assert(fd1 >= 0 && fd2 >= 0);
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 2;
+	p.global_batch = 8;
+	p.seq_len = 512;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	run(&p, &o, &r);
+	ck_assert_msg(sim_trace_write_json(&r, jpath, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sim_trace_write_svg(&r, spath, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(fileio_read_all(jpath, 1 << 28, &text, &len, &err), 0);
+	root = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(root);
+	ev = cJSON_GetObjectItem(root, "traceEvents");
+	ck_assert(cJSON_IsArray(ev));
+	cJSON_ArrayForEach(e, ev) {
+		const cJSON *ph = cJSON_GetObjectItem(e, "ph");
+		n++;
+		ck_assert(cJSON_IsString(cJSON_GetObjectItem(e, "name")));
+		ck_assert(cJSON_IsString(ph));
+		ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(e, "pid")));
+		ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(e, "tid")));
+		if (!strcmp(ph->valuestring, "X")) {
+			const cJSON *ts = cJSON_GetObjectItem(e, "ts"), *dur = cJSON_GetObjectItem(e, "dur");
+			ck_assert(cJSON_IsNumber(ts) && cJSON_IsNumber(dur));
+			ck_assert(ts->valuedouble >= 0 && dur->valuedouble >= 0);
+			ck_assert(ts->valuedouble + dur->valuedouble <= r.iteration_time_s * 1e6 * (1 + 1e-9));
+			slices++;
+		} else
+			ck_assert_str_eq(ph->valuestring, "M");
+	}
+	ck_assert_int_gt(slices, 100);
+	cJSON_Delete(root);
+	free(text);
+	ck_assert_int_eq(fileio_read_all(spath, 1 << 28, &text, &len, &err), 0);
+	ck_assert_ptr_nonnull(strstr(text, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	ck_assert_ptr_nonnull(strstr(text, "</svg>\n"));
+	{ /* well-formed enough: every <rect ...> is closed */
+		int open = 0, close = 0;
+		for (const char *s = text; (s = strstr(s, "<rect")); s++)
+			open++;
+		for (const char *s = text; (s = strstr(s, "</rect>")); s++)
+			close++;
+		ck_assert_int_eq(open, close);
+		ck_assert_int_eq(open, r.tl->n);
+	}
+	free(text);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+	remove(jpath);
+	remove(spath);
+}
+END_TEST
+
+START_TEST(too_many_gpus_infeasible)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 2;
+	p.dp = 8;
+	p.global_batch = 16;
+	p.seq_len = 512;
+	sim_predict_opts_init(&o);
+	ck_assert_int_eq(sim_predict(&topo, &model, &p, &o, &r, &err), TS_EINFEASIBLE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "32 GPUs"));
+	topo_release(&topo);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("predict_exec");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, bubble_closed_forms, 0, 3);
+	tcase_add_test(tc, folded_exact_dense_16);
+	tcase_add_test(tc, folded_exact_moe_64);
+	tcase_add_test(tc, image_variance_slows);
+	tcase_add_test(tc, bf16_compression_halves_dp);
+	tcase_add_test(tc, local_sgd_divides_dp);
+	tcase_add_test(tc, topk_and_async_move_time);
+	tcase_add_test(tc, workload_flops_match_model);
+	tcase_add_test(tc, traces_are_valid);
+	tcase_add_test(tc, too_many_gpus_infeasible);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(suite());
+}
