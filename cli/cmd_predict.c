@@ -455,6 +455,18 @@ int cmd_predict(int argc, char **argv)
 			rc = 2;
 			goto out;
 		}
+	{
+		/* more GPUs than the cluster has: a valid plan that cannot run here */
+		long long need = (long long)p->tp * p->pp * p->cp * (p->dp > 0 ? p->dp : 1);
+		if (need > (long long)cl.node.gpus * cl.nodes) {
+			ts_error_set(&err, TS_EINFEASIBLE,
+				     "the plan needs %lld GPUs (tp %d x pp %d x dp %d x cp %d), cluster "
+				     "'%s' has %d",
+				     need, p->tp, p->pp, p->dp > 0 ? p->dp : 1, p->cp, cl.name,
+				     cl.node.gpus * cl.nodes);
+			goto fail;
+		}
+	}
 	if (plan_resolve(p, m, cl.node.gpus * cl.nodes, &err))
 		goto fail;
 	if ((long long)p->tp * p->pp * p->dp * p->cp > (long long)cl.node.gpus * cl.nodes) {

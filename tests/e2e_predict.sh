@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# e2e_predict.sh: `trainsim predict` on real files: summary, JSON keys,
+# traces, and bad inputs (one line on stderr; exit 1 infeasible, 2 bad input).
+set -u
+: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
+: "${TS_SOURCE_DIR:?TS_SOURCE_DIR must point at the source tree}"
+EX=$TS_SOURCE_DIR/examples
+TMP=$(mktemp -d /tmp/e2e_predict.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+fail=0 n=0
+check() { # check NAME WANT_STATUS CMD...  (stdout in $TMP/out, stderr in $TMP/err)
+	local name=$1 want=$2; shift 2
+	local st
+	n=$((n + 1))
+	"$@" >"$TMP/out" 2>"$TMP/err"; st=$?
+	if [ "$st" != "$want" ]; then
+		echo "FAIL $name: exit $st, want $want (stderr: $(cat "$TMP/err"))"; fail=$((fail + 1)); return 1
+	fi
+	if [ "$want" != 0 ] && [ "$(wc -l <"$TMP/err")" != 1 ]; then
+		echo "FAIL $name: want one line on stderr, got: $(cat "$TMP/err")"; fail=$((fail + 1)); return 1
+	fi
+	echo "ok   $name"
+}
+expect() { # expect NAME PATTERN FILE
+	n=$((n + 1))
+	if grep -Eq -- "$2" "$3"; then echo "ok   $1"; else
+		echo "FAIL $1: '$2' not in $3: $(head -c 400 "$3")"; fail=$((fail + 1)); fi
+}
+cat >"$TMP/tiny.json" <<'J'
+{"n_embd": 1024, "n_layer": 8, "n_head": 16, "vocab_size": 1000, "n_positions": 2048, "model_type": "gpt2"}
+J
+SMALL="--cluster dgx-h100-ndr --nodes 2 --model $TMP/tiny.json --tp 2 --pp 2 --global-batch 16 --seq-len 1024"
+
+check "predict --help" 0 "$TRAINSIM" predict --help
+expect "help names --trace" "--trace FILE" "$TMP/out"
+check "predict table" 0 "$TRAINSIM" predict $SMALL
+expect "table has iteration time" "^iteration time" "$TMP/out"
+expect "table has bubble" "^pipeline bubble" "$TMP/out"
+check "predict json" 0 "$TRAINSIM" predict $SMALL --json
+for k in iteration_time_s tokens_per_s tflops_per_gpu mfu hfu memory_gib_per_gpu fits breakdown \
+	compute_s bubble_s optimizer_s exposed_comm_s '"tp"' '"pp"' '"dp"' '"ep"' '"cp"'; do
+	expect "json key $k" "$k" "$TMP/out"
+done
+check "predict analytic" 0 "$TRAINSIM" predict $SMALL --fidelity analytic --json
+check "predict exact" 0 "$TRAINSIM" predict $SMALL --exact --json
+expect "exact simulates every rank" '"instances":[[:space:]]*16' "$TMP/out"
+check "predict with traces" 0 "$TRAINSIM" predict $SMALL --trace "$TMP/t.json" --svg "$TMP/t.svg"
+expect "trace has traceEvents" '"traceEvents"' "$TMP/t.json"
+expect "svg root" '<svg xmlns="http://www.w3.org/2000/svg"' "$TMP/t.svg"
+check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
+expect "qwen3 exposed ep reported" '"ep":' "$TMP/out"
+
+# ---- bad input ----
+check "more GPUs than the cluster" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
+	--model "$TMP/tiny.json" --tp 4 --pp 4 --dp 2 --global-batch 16
+expect "names the GPU count" "GPU" "$TMP/err"
+check "does not fit in memory" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
+	--model qwen3-vl-235b-a22b --tp 1 --pp 1 --global-batch 8 --seq-len 1024
+expect "says it does not fit" "does not fit|GiB" "$TMP/err"
+printf '{\n  "tp": "two",\n  "pp": 1\n}\n' >"$TMP/bad_plan.json"
+check "plan with a wrong type" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --model "$TMP/tiny.json" \
+	--plan "$TMP/bad_plan.json"
+expect "position of the bad field" "bad_plan.json:2:[0-9]+" "$TMP/err"
+printf '{"n_embd": 1024, "n_layer": 8, "n_head": 7, "vocab_size": 100}\n' >"$TMP/bad_model.json"
+check "inconsistent model" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --model "$TMP/bad_model.json"
+printf '{"preset": "dgx-h100-ndr", "nodes": "x"}\n' >"$TMP/bad_cluster.json"
+check "cluster with a wrong type" 2 "$TRAINSIM" predict --cluster "$TMP/bad_cluster.json" --model "$TMP/tiny.json"
+expect "cluster position" "bad_cluster.json:1:[0-9]+" "$TMP/err"
+check "unknown fidelity" 2 "$TRAINSIM" predict $SMALL --fidelity quantum
+check "missing model" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr
+check "trace into a missing directory" 2 "$TRAINSIM" predict $SMALL --trace /nonexistent/dir/t.json
+check "tp does not divide heads" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 3
+
+echo "$((n - fail))/$n passed"
+[ "$fail" = 0 ]
