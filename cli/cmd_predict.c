@@ -51,7 +51,7 @@ static void usage(FILE *out)
 		"  --jitter X           relative sigma of per-op compute time noise (default 0)\n"
 		"  --free-comm          what-if: every communication takes no time\n"
 		"  --memo 0|1           reuse the measured time of identical collectives\n"
-		"                       (default: on above 1024 GPUs)\n"
+		"                       (default 0: every collective runs on the network)\n"
 		"  --trace FILE         Chrome trace-event JSON (open in Perfetto)\n"
 		"  --svg FILE           SVG timeline of the iteration\n"
 		"  --json               JSON: iteration_time_s, tokens_per_s, tflops_per_gpu, mfu,\n"
@@ -343,7 +343,7 @@ int cmd_predict(int argc, char **argv)
 {
 	const char *cluster = NULL, *model = NULL, *plan_path = NULL, *ds_path = NULL;
 	const char *cal = NULL, *trace = NULL, *svg = NULL, *fid = "flow";
-	long long nodes = 0, seed = 1, repl = 0, memo = -1;
+	long long nodes = 0, seed = 1, repl = 0, memo = 0;
 	double slow = 0, jit = 0;
 	bool json = false, exact = false, free_comm = false;
 	struct flag flags[64];

@@ -44,7 +44,6 @@ void sim_predict_opts_init(struct sim_predict_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->fidelity = SIM_FLOW;
 	o->seed = 1;
-	o->memo = -1;
 }
 
 static enum sim_comm_kind kind_of(int dim)
@@ -1255,7 +1254,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		x.comp = *o->compute;
 	else
 		sim_compute_init(&x.comp, &t->cl.gpu);
-	x.use_memo = o->memo > 0 || (o->memo < 0 && need > 1024);
+	x.use_memo = o->memo > 0;
 	x.ranks_buf = malloc((size_t)need * sizeof(int32_t));
 	mr = malloc(sizeof(*mr));
 	if (!x.ranks_buf || !mr) {

@@ -42,7 +42,7 @@ struct sim_predict_opts {
 	double overlap_slowdown;      /* compute slowdown while own communication runs, factor >= 1; 0 = compute's */
 	double jitter;                /* relative sigma of per-op compute jitter, dimensionless (0 = none) */
 	int replicas;                 /* folded: data-parallel units simulated (K), count; 0 = 4 */
-	int memo;                     /* reuse a collective's measured time for identical later ones: -1 auto (> 1024 GPUs), 0 off, 1 on */
+	int memo;                     /* 1: reuse a collective's measured time for identical later ones (speed), 0 off */
 	bool free_comm;               /* test hook: every communication takes zero time */
 	bool timeline;                /* keep the per-op timeline for traces */
 };
