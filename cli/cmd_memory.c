@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/plan_args.h"
 #include "common/table.h"
 #include "common/units.h"
 #include "models/models.h"
@@ -28,26 +29,15 @@ static void usage(FILE *out)
 		"  --gpus N, --gpu-mem-gib G   instead of / on top of --cluster\n"
 		"  --host-mem-gib G     host memory per node for offload (default: not checked)\n"
 		"  --model M            built-in name or Hugging Face config.json\n"
-		"  --plan P             plan JSON (Megatron's vocabulary); flags below override it\n"
-		"  --deepspeed F        DeepSpeed ds_config.json: ZeRO stage, offload, batch\n"
-		"                       sizes, accumulation, fp16/bf16 (\"auto\" = keep the plan's)\n"
-		"  plan flags: --tp --pp --dp --ep --cp --sequence-parallel --micro-batch\n"
-		"    --global-batch --seq-len --schedule gpipe|1f1b|interleaved\n"
-		"    --virtual-stages --recompute none|selective|full --zero 0-3\n"
-		"    --distributed-optimizer --precision bf16|fp16|fp32|fp8\n"
-		"    --grad-dtype bf16|fp16|fp32 --offload none|optimizer|params\n"
-		"    --flash-attention --layers-per-stage 24,24,23,23 --images-per-sample N\n"
-		"    --image-tokens N --capacity-factor F --bucket-mb MB\n"
+		"%s"
 		"  --json               JSON: fits, peak_gib, gpu_mem_gib, stages[{stage,\n"
 		"                       weights_gib, grads_gib, optimizer_gib, activations_gib,\n"
-		"                       buffers_gib, overhead_gib, total_gib, host_gib}]\n");
+		"                       buffers_gib, overhead_gib, total_gib, host_gib}]\n",
+		cli_plan_help);
 }
 
 enum {
-	O_CLUSTER = 256, O_NODES, O_GPUS, O_GPUMEM, O_HOSTMEM, O_MODEL, O_PLAN, O_DS, O_JSON,
-	O_HELP, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST,
-	O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK,
-	O_CAP, O_BUCKET
+	O_CLUSTER = 256, O_NODES, O_GPUS, O_GPUMEM, O_HOSTMEM, O_MODEL, O_JSON, O_HELP
 };
 
 static const struct option opts[] = {
@@ -57,172 +47,10 @@ static const struct option opts[] = {
 	{ "gpu-mem-gib", required_argument, NULL, O_GPUMEM },
 	{ "host-mem-gib", required_argument, NULL, O_HOSTMEM },
 	{ "model", required_argument, NULL, O_MODEL },
-	{ "plan", required_argument, NULL, O_PLAN },
-	{ "deepspeed", required_argument, NULL, O_DS },
 	{ "json", no_argument, NULL, O_JSON },
 	{ "help", no_argument, NULL, O_HELP },
-	{ "tp", required_argument, NULL, O_TP },
-	{ "pp", required_argument, NULL, O_PP },
-	{ "dp", required_argument, NULL, O_DP },
-	{ "ep", required_argument, NULL, O_EP },
-	{ "cp", required_argument, NULL, O_CP },
-	{ "sequence-parallel", no_argument, NULL, O_SP },
-	{ "micro-batch", required_argument, NULL, O_MICRO },
-	{ "global-batch", required_argument, NULL, O_GLOBAL },
-	{ "seq-len", required_argument, NULL, O_SEQ },
-	{ "schedule", required_argument, NULL, O_SCHED },
-	{ "virtual-stages", required_argument, NULL, O_VST },
-	{ "recompute", required_argument, NULL, O_RC },
-	{ "zero", required_argument, NULL, O_ZERO },
-	{ "distributed-optimizer", no_argument, NULL, O_DISTOPT },
-	{ "precision", required_argument, NULL, O_PREC },
-	{ "grad-dtype", required_argument, NULL, O_GDT },
-	{ "offload", required_argument, NULL, O_OFFLOAD },
-	{ "flash-attention", no_argument, NULL, O_FLASH },
-	{ "layers-per-stage", required_argument, NULL, O_LPS },
-	{ "images-per-sample", required_argument, NULL, O_IMAGES },
-	{ "image-tokens", required_argument, NULL, O_ITOK },
-	{ "capacity-factor", required_argument, NULL, O_CAP },
-	{ "bucket-mb", required_argument, NULL, O_BUCKET },
 	{ NULL, 0, NULL, 0 }
 };
-
-/* A plan flag: value and where it came from, applied after --plan and
- * --deepspeed so that flags win whatever their order. */
-struct flag {
-	int id;
-	const char *val;
-};
-
-static int set_int(struct plan *p, enum plan_field f, const char *opt, const char *val,
-		   long long lo, long long hi, int *out)
-{
-	long long v;
-	if (cli_parse_long("memory", opt, val, lo, hi, &v))
-		return 2;
-	*out = (int)v;
-	plan_set_src(p, f, opt);
-	return 0;
-}
-
-static int set_word(struct plan *p, enum plan_field f, const char *opt, const char *val,
-		    int (*from)(const char *), int *out)
-{
-	int v = from(val);
-	if (v < 0)
-		return cli_usage("memory", "%s: unknown value '%s'", opt, val);
-	*out = v;
-	plan_set_src(p, f, opt);
-	return 0;
-}
-
-static int apply_flag(struct plan *p, const struct flag *fl)
-{
-	const char *v = fl->val;
-	int e;
-	double d;
-	switch (fl->id) {
-	case O_TP: return set_int(p, PF_TP, "--tp", v, 1, 1 << 20, &p->tp);
-	case O_PP: return set_int(p, PF_PP, "--pp", v, 1, PLAN_MAX_STAGES, &p->pp);
-	case O_DP: return set_int(p, PF_DP, "--dp", v, 1, 1 << 20, &p->dp);
-	case O_EP: return set_int(p, PF_EP, "--ep", v, 1, 1 << 20, &p->ep);
-	case O_CP: return set_int(p, PF_CP, "--cp", v, 1, 1 << 20, &p->cp);
-	case O_MICRO: return set_int(p, PF_MICRO, "--micro-batch", v, 1, 1 << 20, &p->micro_batch);
-	case O_GLOBAL:
-		return set_int(p, PF_GLOBAL, "--global-batch", v, 1, 1 << 30, &p->global_batch);
-	case O_SEQ: return set_int(p, PF_SEQ, "--seq-len", v, 1, 1 << 24, &p->seq_len);
-	case O_VST:
-		return set_int(p, PF_VSTAGES, "--virtual-stages", v, 1, 1024, &p->virtual_stages);
-	case O_ZERO: return set_int(p, PF_ZERO, "--zero", v, 0, 3, &p->zero);
-	case O_SP: p->sp = true; plan_set_src(p, PF_SP, "--sequence-parallel"); return 0;
-	case O_FLASH:
-		p->flash_attention = true;
-		plan_set_src(p, PF_FLASH, "--flash-attention");
-		return 0;
-	case O_DISTOPT:
-		p->distributed_optimizer = true;
-		plan_set_src(p, PF_DISTOPT, "--distributed-optimizer");
-		return 0;
-	case O_SCHED:
-		e = 0;
-		if (set_word(p, PF_SCHED, "--schedule", v, plan_schedule_from, &e))
-			return 2;
-		p->schedule = (enum plan_schedule)e;
-		return 0;
-	case O_RC:
-		e = 0;
-		if (set_word(p, PF_RECOMPUTE, "--recompute", v, plan_recompute_from, &e))
-			return 2;
-		p->recompute = (enum plan_recompute)e;
-		return 0;
-	case O_PREC:
-		e = 0;
-		if (set_word(p, PF_PRECISION, "--precision", v, plan_dtype_from, &e))
-			return 2;
-		p->precision = (enum plan_dtype)e;
-		return 0;
-	case O_GDT:
-		e = 0;
-		if (set_word(p, PF_GRAD_DTYPE, "--grad-dtype", v, plan_dtype_from, &e))
-			return 2;
-		p->grad_dtype = (enum plan_dtype)e;
-		return 0;
-	case O_OFFLOAD:
-		e = 0;
-		if (set_word(p, PF_OFFLOAD, "--offload", v, plan_offload_from, &e))
-			return 2;
-		p->offload = (enum plan_offload)e;
-		return 0;
-	case O_IMAGES:
-		if (cli_parse_double("memory", "--images-per-sample", v, 0, 1e7, &d))
-			return 2;
-		p->images_per_sample.kind = PLAN_DIST_FIXED;
-		p->images_per_sample.value = d;
-		plan_set_src(p, PF_IMAGES, "--images-per-sample");
-		return 0;
-	case O_ITOK:
-		if (cli_parse_double("memory", "--image-tokens", v, 0, 1e7, &d))
-			return 2;
-		p->image_tokens.kind = PLAN_DIST_FIXED;
-		p->image_tokens.value = d;
-		plan_set_src(p, PF_IMAGE_TOKENS, "--image-tokens");
-		return 0;
-	case O_CAP:
-		if (cli_parse_double("memory", "--capacity-factor", v, 1e-3, 1000, &p->capacity_factor))
-			return 2;
-		plan_set_src(p, PF_CAPACITY, "--capacity-factor");
-		return 0;
-	case O_BUCKET:
-		if (cli_parse_double("memory", "--bucket-mb", v, 1e-3, 1e6, &d))
-			return 2;
-		p->bucket_bytes = d * 1e6;
-		plan_set_src(p, PF_BUCKET, "--bucket-mb");
-		return 0;
-	case O_LPS: {
-		const char *s = v;
-		p->nlps = 0;
-		while (*s) {
-			char *end;
-			long n = strtol(s, &end, 10);
-			if (end == s || n < 1 || n > MODEL_MAX_LAYERS || (*end && *end != ','))
-				return cli_usage("memory",
-						 "--layers-per-stage needs a list like 24,24,23,23, "
-						 "got '%s'",
-						 v);
-			if (p->nlps >= PLAN_MAX_STAGES)
-				return cli_usage("memory", "--layers-per-stage: more than %d stages",
-						 PLAN_MAX_STAGES);
-			p->layers_per_stage[p->nlps++] = (int)n;
-			s = *end ? end + 1 : end;
-		}
-		if (!p->nlps)
-			return cli_usage("memory", "--layers-per-stage is empty");
-		plan_set_src(p, PF_LPS, "--layers-per-stage");
-		return 0;
-	}
-	}
-	return 0;
-}
 
 static double gib(double b)
 {
@@ -323,12 +151,13 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 
 int cmd_memory(int argc, char **argv)
 {
-	const char *cluster = NULL, *model = NULL, *plan_path = NULL, *ds_path = NULL;
+	const char *cluster = NULL, *model = NULL;
 	long long nodes = 0, gpus = 0;
 	double gpu_mem_gib = 0, host_gib = 0;
 	bool json = false;
-	struct flag flags[64];
-	int nflags = 0, c, rc = 2, gpus_per_node = 1;
+	struct cli_plan_args pa;
+	struct option all[96];
+	int c, rc = 2, gpus_per_node = 1;
 	struct model *m = NULL;
 	struct plan *p = NULL;
 	struct memory_report *r = NULL;
@@ -336,7 +165,14 @@ int cmd_memory(int argc, char **argv)
 	struct ts_error err = TS_ERROR_INIT;
 	char cname[64] = "command line";
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	cli_plan_args_init(&pa, "memory");
+	cli_plan_options(opts, all, TS_ARRAY_LEN(all));
+	while ((c = getopt_long(argc, argv, "", all, NULL)) != -1) {
+		int taken = cli_plan_args_take(&pa, c, optarg);
+		if (taken == 1)
+			continue;
+		if (taken)
+			return 2;
 		switch (c) {
 		case O_CLUSTER: cluster = optarg; break;
 		case O_NODES:
@@ -356,19 +192,11 @@ int cmd_memory(int argc, char **argv)
 				return 2;
 			break;
 		case O_MODEL: model = optarg; break;
-		case O_PLAN: plan_path = optarg; break;
-		case O_DS: ds_path = optarg; break;
 		case O_JSON: json = true; break;
 		case O_HELP: usage(stdout); return 0;
 		case '?':
-		case ':': return cli_bad_option("memory", argv);
-		default:
-			if (nflags >= (int)TS_ARRAY_LEN(flags))
-				return cli_usage("memory", "too many plan flags");
-			flags[nflags].id = c;
-			flags[nflags].val = optarg;
-			nflags++;
-			break;
+		case ':':
+		default: return cli_bad_option("memory", argv);
 		}
 	}
 	if (optind < argc)
@@ -409,23 +237,12 @@ int cmd_memory(int argc, char **argv)
 		env.host_mem_bytes = host_gib * TS_GiB / (gpus_per_node > 0 ? gpus_per_node : 1);
 	if (model_load(m, model, &err))
 		goto fail;
-	plan_init(p);
-	if (plan_path && plan_load(p, plan_path, &err))
+	rc = cli_plan_args_apply(&pa, p, &err);
+	if (rc == 2)
+		goto out;
+	if (rc)
 		goto fail;
-	if (ds_path) {
-		struct jdoc d = JDOC_INIT;
-		int e = jdoc_load(&d, ds_path, &err);
-		if (!e)
-			e = plan_apply_deepspeed(p, &d, &err);
-		jdoc_release(&d);
-		if (e)
-			goto fail;
-	}
-	for (int i = 0; i < nflags; i++)
-		if (apply_flag(p, &flags[i])) {
-			rc = 2;
-			goto out;
-		}
+	rc = 2;
 	if (plan_resolve(p, m, env.ngpus, &err))
 		goto fail;
 	memory_eval(m, p, &env, r);

@@ -1,0 +1,244 @@
+/* plan_args.c: the plan flags shared by memory and predict (see plan_args.h). */
+#include "cli/plan_args.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/json.h"
+
+enum {
+	O_PLAN = CLI_PLAN_OPT_BASE,
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_BUCKET
+};
+
+static const struct option plan_opts[] = {
+	{ "plan", required_argument, NULL, O_PLAN },
+	{ "deepspeed", required_argument, NULL, O_DS },
+	{ "tp", required_argument, NULL, O_TP },
+	{ "pp", required_argument, NULL, O_PP },
+	{ "dp", required_argument, NULL, O_DP },
+	{ "ep", required_argument, NULL, O_EP },
+	{ "cp", required_argument, NULL, O_CP },
+	{ "sequence-parallel", no_argument, NULL, O_SP },
+	{ "micro-batch", required_argument, NULL, O_MICRO },
+	{ "global-batch", required_argument, NULL, O_GLOBAL },
+	{ "seq-len", required_argument, NULL, O_SEQ },
+	{ "schedule", required_argument, NULL, O_SCHED },
+	{ "virtual-stages", required_argument, NULL, O_VST },
+	{ "recompute", required_argument, NULL, O_RC },
+	{ "zero", required_argument, NULL, O_ZERO },
+	{ "distributed-optimizer", no_argument, NULL, O_DISTOPT },
+	{ "precision", required_argument, NULL, O_PREC },
+	{ "grad-dtype", required_argument, NULL, O_GDT },
+	{ "offload", required_argument, NULL, O_OFFLOAD },
+	{ "flash-attention", no_argument, NULL, O_FLASH },
+	{ "layers-per-stage", required_argument, NULL, O_LPS },
+	{ "images-per-sample", required_argument, NULL, O_IMAGES },
+	{ "image-tokens", required_argument, NULL, O_ITOK },
+	{ "capacity-factor", required_argument, NULL, O_CAP },
+	{ "bucket-mb", required_argument, NULL, O_BUCKET },
+	{ NULL, 0, NULL, 0 }
+};
+
+const char cli_plan_help[] =
+	"  --plan P             plan JSON (Megatron's vocabulary); flags below override it\n"
+	"  --deepspeed F        DeepSpeed ds_config.json: ZeRO stage, offload, batch\n"
+	"                       sizes, accumulation, fp16/bf16 (\"auto\" = keep the plan's)\n"
+	"  plan flags: --tp --pp --dp --ep --cp --sequence-parallel --micro-batch\n"
+	"    --global-batch --seq-len --schedule gpipe|1f1b|interleaved\n"
+	"    --virtual-stages --recompute none|selective|full --zero 0-3\n"
+	"    --distributed-optimizer --precision bf16|fp16|fp32|fp8\n"
+	"    --grad-dtype bf16|fp16|fp32 --offload none|optimizer|params\n"
+	"    --flash-attention --layers-per-stage 24,24,23,23 --images-per-sample N\n"
+	"    --image-tokens N --capacity-factor F --bucket-mb MB\n";
+
+void cli_plan_args_init(struct cli_plan_args *a, const char *cmd)
+{
+	memset(a, 0, sizeof(*a));
+	a->cmd = cmd;
+}
+
+void cli_plan_options(const struct option *own, struct option *out, size_t cap)
+{
+	size_t n = 0;
+	for (; own && own->name; own++) {
+		TS_ASSERT(n + 1 < cap);
+		out[n++] = *own;
+	}
+	for (const struct option *o = plan_opts; o->name; o++) {
+		TS_ASSERT(n + 1 < cap);
+		out[n++] = *o;
+	}
+	memset(&out[n], 0, sizeof(out[n]));
+}
+
+int cli_plan_args_take(struct cli_plan_args *a, int c, const char *arg)
+{
+	if (c < CLI_PLAN_OPT_BASE || c > O_BUCKET)
+		return 0;
+	if (c == O_PLAN) {
+		a->plan_path = arg;
+		return 1;
+	}
+	if (c == O_DS) {
+		a->ds_path = arg;
+		return 1;
+	}
+	if (a->n >= CLI_PLAN_MAX_FLAGS)
+		return cli_usage(a->cmd, "too many plan flags");
+	a->flag[a->n].id = c;
+	a->flag[a->n].val = arg;
+	a->n++;
+	return 1;
+}
+
+static int set_int(const struct cli_plan_args *a, struct plan *p, enum plan_field f, const char *opt, const char *val,
+		   long long lo, long long hi, int *out)
+{
+	long long v;
+	if (cli_parse_long(a->cmd, opt, val, lo, hi, &v))
+		return 2;
+	*out = (int)v;
+	plan_set_src(p, f, opt);
+	return 0;
+}
+
+static int set_word(const struct cli_plan_args *a, struct plan *p, enum plan_field f, const char *opt, const char *val,
+		    int (*from)(const char *), int *out)
+{
+	int v = from(val);
+	if (v < 0)
+		return cli_usage(a->cmd, "%s: unknown value '%s'", opt, val);
+	*out = v;
+	plan_set_src(p, f, opt);
+	return 0;
+}
+
+static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, const char *v)
+{
+	int e;
+	double d;
+	switch (id) {
+	case O_TP: return set_int(a, p, PF_TP, "--tp", v, 1, 1 << 20, &p->tp);
+	case O_PP: return set_int(a, p, PF_PP, "--pp", v, 1, PLAN_MAX_STAGES, &p->pp);
+	case O_DP: return set_int(a, p, PF_DP, "--dp", v, 1, 1 << 20, &p->dp);
+	case O_EP: return set_int(a, p, PF_EP, "--ep", v, 1, 1 << 20, &p->ep);
+	case O_CP: return set_int(a, p, PF_CP, "--cp", v, 1, 1 << 20, &p->cp);
+	case O_MICRO: return set_int(a, p, PF_MICRO, "--micro-batch", v, 1, 1 << 20, &p->micro_batch);
+	case O_GLOBAL:
+		return set_int(a, p, PF_GLOBAL, "--global-batch", v, 1, 1 << 30, &p->global_batch);
+	case O_SEQ: return set_int(a, p, PF_SEQ, "--seq-len", v, 1, 1 << 24, &p->seq_len);
+	case O_VST:
+		return set_int(a, p, PF_VSTAGES, "--virtual-stages", v, 1, 1024, &p->virtual_stages);
+	case O_ZERO: return set_int(a, p, PF_ZERO, "--zero", v, 0, 3, &p->zero);
+	case O_SP: p->sp = true; plan_set_src(p, PF_SP, "--sequence-parallel"); return 0;
+	case O_FLASH:
+		p->flash_attention = true;
+		plan_set_src(p, PF_FLASH, "--flash-attention");
+		return 0;
+	case O_DISTOPT:
+		p->distributed_optimizer = true;
+		plan_set_src(p, PF_DISTOPT, "--distributed-optimizer");
+		return 0;
+	case O_SCHED:
+		e = 0;
+		if (set_word(a, p, PF_SCHED, "--schedule", v, plan_schedule_from, &e))
+			return 2;
+		p->schedule = (enum plan_schedule)e;
+		return 0;
+	case O_RC:
+		e = 0;
+		if (set_word(a, p, PF_RECOMPUTE, "--recompute", v, plan_recompute_from, &e))
+			return 2;
+		p->recompute = (enum plan_recompute)e;
+		return 0;
+	case O_PREC:
+		e = 0;
+		if (set_word(a, p, PF_PRECISION, "--precision", v, plan_dtype_from, &e))
+			return 2;
+		p->precision = (enum plan_dtype)e;
+		return 0;
+	case O_GDT:
+		e = 0;
+		if (set_word(a, p, PF_GRAD_DTYPE, "--grad-dtype", v, plan_dtype_from, &e))
+			return 2;
+		p->grad_dtype = (enum plan_dtype)e;
+		return 0;
+	case O_OFFLOAD:
+		e = 0;
+		if (set_word(a, p, PF_OFFLOAD, "--offload", v, plan_offload_from, &e))
+			return 2;
+		p->offload = (enum plan_offload)e;
+		return 0;
+	case O_IMAGES:
+		if (cli_parse_double(a->cmd, "--images-per-sample", v, 0, 1e7, &d))
+			return 2;
+		p->images_per_sample.kind = PLAN_DIST_FIXED;
+		p->images_per_sample.value = d;
+		plan_set_src(p, PF_IMAGES, "--images-per-sample");
+		return 0;
+	case O_ITOK:
+		if (cli_parse_double(a->cmd, "--image-tokens", v, 0, 1e7, &d))
+			return 2;
+		p->image_tokens.kind = PLAN_DIST_FIXED;
+		p->image_tokens.value = d;
+		plan_set_src(p, PF_IMAGE_TOKENS, "--image-tokens");
+		return 0;
+	case O_CAP:
+		if (cli_parse_double(a->cmd, "--capacity-factor", v, 1e-3, 1000, &p->capacity_factor))
+			return 2;
+		plan_set_src(p, PF_CAPACITY, "--capacity-factor");
+		return 0;
+	case O_BUCKET:
+		if (cli_parse_double(a->cmd, "--bucket-mb", v, 1e-3, 1e6, &d))
+			return 2;
+		p->bucket_bytes = d * 1e6;
+		plan_set_src(p, PF_BUCKET, "--bucket-mb");
+		return 0;
+	case O_LPS: {
+		const char *s = v;
+		p->nlps = 0;
+		while (*s) {
+			char *end;
+			long n = strtol(s, &end, 10);
+			if (end == s || n < 1 || n > MODEL_MAX_LAYERS || (*end && *end != ','))
+				return cli_usage(a->cmd,
+						 "--layers-per-stage needs a list like 24,24,23,23, "
+						 "got '%s'",
+						 v);
+			if (p->nlps >= PLAN_MAX_STAGES)
+				return cli_usage(a->cmd, "--layers-per-stage: more than %d stages",
+						 PLAN_MAX_STAGES);
+			p->layers_per_stage[p->nlps++] = (int)n;
+			s = *end ? end + 1 : end;
+		}
+		if (!p->nlps)
+			return cli_usage(a->cmd, "--layers-per-stage is empty");
+		plan_set_src(p, PF_LPS, "--layers-per-stage");
+		return 0;
+	}
+	}
+	return 0;
+}
+
+int cli_plan_args_apply(const struct cli_plan_args *a, struct plan *p, struct ts_error *err)
+{
+	plan_init(p);
+	if (a->plan_path && plan_load(p, a->plan_path, err))
+		return err->code;
+	if (a->ds_path) {
+		struct jdoc d = JDOC_INIT;
+		int e = jdoc_load(&d, a->ds_path, err);
+		if (!e)
+			e = plan_apply_deepspeed(p, &d, err);
+		jdoc_release(&d);
+		if (e)
+			return e;
+	}
+	for (int i = 0; i < a->n; i++)
+		if (apply_flag(a, p, a->flag[i].id, a->flag[i].val))
+			return 2;
+	return 0;
+}
