@@ -10,10 +10,16 @@
  * current rate -> the last byte arrives one path latency (sum of link
  * latencies: pipelined, first byte latency) after it left -> done().
  *
- * Rates are recomputed when a flow starts or ends, but only for the
- * connected component (links <-> flows) of the links that changed, and at
- * most once per instant: changes mark links dirty and one solve event is
- * queued at the current time, after the events already queued for it.
+ * Rates are recomputed when a flow starts or ends, only for the part of
+ * the fabric that can feel it, and at most once per instant: changes mark
+ * links dirty and one solve event is queued at the current time, after the
+ * events already queued for it. The part re-solved: the flows of the dirty
+ * links, then onward through links that are saturated (an unsaturated link
+ * couples nobody); other links on those flows' paths enter as boundary
+ * links with the capacity the outside flows leave. If the new rates
+ * saturate a boundary link on which an outside flow is faster than the
+ * component's flows there, that link joins fully and the part is solved
+ * again, so every flow keeps a bottleneck (exact max-min).
  * Completion events are cancelled and reinserted (by handle) only for
  * flows whose rate changed.
  *
@@ -45,6 +51,7 @@ struct flow {
 	int8_t hops;                   /* path length */
 	uint8_t state;                 /* F_* */
 	uint32_t mark;                 /* component epoch */
+	uint32_t fixed;                /* water-filling generation that fixed it */
 	int32_t next_free;             /* free list */
 };
 
@@ -69,12 +76,17 @@ struct sim_flow_state {
 	int32_t *nunf;                 /* per link scratch: unfixed flows */
 	uint32_t *lver;                /* per link: heap entry version */
 	uint32_t *lmark;               /* per link: component epoch */
+	uint32_t *lfull;               /* per link: epoch it joined with all its flows */
+	double *load_Bps;              /* per link: sum of its flows' rates, bytes/s */
 	int32_t *dirty;                /* links changed since the last solve */
 	int32_t ndirty, capdirty;      /* count, allocated */
 	uint32_t epoch;                /* BFS epoch, count */
 	bool solve_pending;            /* a solve event is queued */
-	int32_t *qlinks, *qflows;      /* BFS scratch: component links, flows */
-	int32_t capql, capqf;          /* allocated */
+	int32_t *qlinks, *qflows;      /* component links (full + boundary), flows */
+	int32_t nql, nqf, capql, capqf;/* counts, allocated */
+	int32_t *qfull;                /* component links whose flows all joined */
+	int32_t nqfull, capqfull;      /* count, allocated */
+	uint32_t fixgen;               /* water-filling generation, count */
 	struct hent *heap;             /* water-filling heap */
 	int32_t nheap, capheap;        /* entries, allocated */
 	bool oom;                      /* an allocation failed inside an event */
@@ -111,7 +123,10 @@ int simf_init(struct sim_net *n, struct ts_error *err)
 	s->nunf = calloc((size_t)L, sizeof(int32_t));
 	s->lver = calloc((size_t)L, sizeof(uint32_t));
 	s->lmark = calloc((size_t)L, sizeof(uint32_t));
-	if (!s->on || !s->cap_Bps || !s->rem_Bps || !s->nunf || !s->lver || !s->lmark)
+	s->lfull = calloc((size_t)L, sizeof(uint32_t));
+	s->load_Bps = calloc((size_t)L, sizeof(double));
+	if (!s->on || !s->cap_Bps || !s->rem_Bps || !s->nunf || !s->lver || !s->lmark || !s->lfull ||
+	    !s->load_Bps)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the flow model");
 	for (i = 0; i < n->nlinks; i++)
 		s->cap_Bps[i] = n->links[i].bw_Bps * simn_payload_eff(&n->links[i]);
@@ -133,6 +148,9 @@ void simf_release(struct sim_net *n)
 	free(s->nunf);
 	free(s->lver);
 	free(s->lmark);
+	free(s->lfull);
+	free(s->load_Bps);
+	free(s->qfull);
 	free(s->dirty);
 	free(s->qlinks);
 	free(s->qflows);
@@ -202,6 +220,7 @@ static void activate(struct sim_net *n, int32_t id)
 	f->state = F_ACTIVE;
 	f->last_ps = n->eng->now;
 	f->rate_Bps = 0;
+	f->fixed = 0;
 	f->ev = 0;
 	for (h = 0; h < f->hops; h++) {
 		struct lflows *lf = &s->on[f->path[h]];
@@ -227,6 +246,9 @@ static void deactivate(struct sim_net *n, int32_t id)
 		int32_t pos = f->lpos[h], moved;
 		if (pos < 0)
 			continue;
+		s->load_Bps[f->path[h]] -= f->rate_Bps;
+		if (lf->n == 1)
+			s->load_Bps[f->path[h]] = 0; /* no drift on an idle link */
 		moved = lf->f[--lf->n];
 		lf->f[pos] = moved;
 		if (moved != id) {
@@ -367,161 +389,218 @@ static struct hent hpop(struct sim_flow_state *s)
 	return top;
 }
 
-static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+static bool saturated(const struct sim_flow_state *s, int32_t l)
 {
-	struct sim_net *n = ctx;
-	struct sim_flow_state *s = n->flow;
-	int32_t nql = 0, nqf = 0, qi, i, d;
-	uint32_t ep;
-	s->solve_pending = false;
-	if (s->ndirty == 0)
-		return;
-	n->st.recomputes++;
-	ep = ++s->epoch;
-	/* 1. the component: links reachable from dirty links through flows */
-	for (d = 0; d < s->ndirty; d++) {
-		int32_t l = s->dirty[d];
-		if (s->lmark[l] == ep)
-			continue;
+	return s->load_Bps[l] >= s->cap_Bps[l] * (1 - 1e-7);
+}
+
+/* Add link l to the solve: fully (all its flows join) when it is dirty or
+ * saturated, else as a boundary link whose other flows keep their rates
+ * (an unsaturated link couples nobody). */
+static int take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full)
+{
+	if (s->lmark[l] == ep && (s->lfull[l] == ep || !full))
+		return 0;
+	if (s->lmark[l] != ep) {
 		s->lmark[l] = ep;
-		if (grow_i32(&s->qlinks, &s->capql, nql + 1))
-			goto oom;
-		s->qlinks[nql++] = l;
+		if (grow_i32(&s->qlinks, &s->capql, s->nql + 1))
+			return TS_ENOMEM;
+		s->qlinks[s->nql++] = l;
 	}
-	s->ndirty = 0;
-	for (qi = 0; qi < nql; qi++) {
-		struct lflows *lf = &s->on[s->qlinks[qi]];
+	if (full || saturated(s, l)) {
+		s->lfull[l] = ep;
+		if (grow_i32(&s->qfull, &s->capqfull, s->nqfull + 1))
+			return TS_ENOMEM;
+		s->qfull[s->nqfull++] = l;
+	}
+	return 0;
+}
+
+/* Grow the component: every flow of every full link, and their links. */
+static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps now)
+{
+	for (; *qi < s->nqfull; (*qi)++) {
+		struct lflows *lf = &s->on[s->qfull[*qi]];
+		int32_t i;
 		for (i = 0; i < lf->n; i++) {
 			struct flow *f = &s->fl[lf->f[i]];
 			int h;
 			if (f->mark == ep)
 				continue;
 			f->mark = ep;
-			if (grow_i32(&s->qflows, &s->capqf, nqf + 1))
-				goto oom;
-			s->qflows[nqf++] = lf->f[i];
-			for (h = 0; h < f->hops; h++) {
-				int32_t l = f->path[h];
-				if (s->lmark[l] == ep)
-					continue;
-				s->lmark[l] = ep;
-				if (grow_i32(&s->qlinks, &s->capql, nql + 1))
-					goto oom;
-				s->qlinks[nql++] = l;
-			}
+			if (grow_i32(&s->qflows, &s->capqf, s->nqf + 1))
+				return TS_ENOMEM;
+			s->qflows[s->nqf++] = lf->f[i];
+			/* bring remaining bytes up to now at the old rate */
+			f->rem_bytes -= f->rate_Bps * time_to_s(now - f->last_ps);
+			if (f->rem_bytes < 0)
+				f->rem_bytes = 0;
+			f->last_ps = now;
+			f->old_Bps = f->rate_Bps;
+			for (h = 0; h < f->hops; h++)
+				if (take_link(s, f->path[h], ep, false))
+					return TS_ENOMEM;
 		}
 	}
-	/* 2. bring remaining bytes up to now at the old rates */
-	for (i = 0; i < nqf; i++) {
-		struct flow *f = &s->fl[s->qflows[i]];
-		f->rem_bytes -= f->rate_Bps * time_to_s(e->now - f->last_ps);
-		if (f->rem_bytes < 0)
-			f->rem_bytes = 0;
-		f->last_ps = e->now;
-		f->old_Bps = f->rate_Bps;
-		f->mark = ep; /* still unfixed */
-	}
-	/* 3. progressive filling: repeatedly saturate the link with the
-	 * smallest fair share; flows with their own cap below it are fixed at
-	 * their cap first (a cap is a private one-flow link). */
-	s->nheap = 0;
-	for (qi = 0; qi < nql; qi++) {
-		int32_t l = s->qlinks[qi];
-		s->rem_Bps[l] = s->cap_Bps[l];
-		s->nunf[l] = s->on[l].n;
+	return 0;
+}
+
+/* Fix flow f at rate r: take r from every link of its path. */
+static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_t fx)
+{
+	int k;
+	f->fixed = fx;
+	f->rate_Bps = r;
+	for (k = 0; k < f->hops; k++) {
+		int32_t l = f->path[k];
+		s->rem_Bps[l] -= r;
+		if (s->rem_Bps[l] < 0)
+			s->rem_Bps[l] = 0;
+		s->nunf[l]--;
 		s->lver[l]++;
 		if (s->nunf[l] > 0)
 			hpush(s, s->rem_Bps[l] / s->nunf[l], l);
 	}
-	{
-		double mincap = INFINITY;
-		int32_t ncapped = 0;
-		for (i = 0; i < nqf; i++)
-			if (s->fl[s->qflows[i]].cap_Bps > 0)
-				ncapped++;
-		while (s->nheap > 0 || ncapped > 0) {
-			struct hent h;
-			int32_t fixed_link = -1;
-			double share;
-			mincap = INFINITY;
-			if (ncapped > 0)
-				for (i = 0; i < nqf; i++) {
-					struct flow *f = &s->fl[s->qflows[i]];
-					if (f->mark == ep && f->cap_Bps > 0 && f->cap_Bps < mincap)
-						mincap = f->cap_Bps;
-				}
-			while (s->nheap > 0 && s->heap[0].ver != s->lver[s->heap[0].link])
-				(void)hpop(s);
-			if (s->nheap > 0 && s->heap[0].share <= mincap) {
-				h = hpop(s);
-				share = h.share;
-				fixed_link = h.link;
-			} else if (ncapped > 0 && mincap < INFINITY) {
-				share = mincap;
-			} else {
-				break;
-			}
-			/* fix the flows of this level */
-			if (fixed_link >= 0) {
-				struct lflows *lf = &s->on[fixed_link];
-				for (i = 0; i < lf->n; i++) {
-					struct flow *f = &s->fl[lf->f[i]];
-					int k;
-					if (f->mark != ep)
-						continue;
-					f->mark = ep - 1; /* fixed (any value != ep) */
-					f->rate_Bps = share;
-					if (f->cap_Bps > 0)
-						ncapped--;
-					for (k = 0; k < f->hops; k++) {
-						int32_t l = f->path[k];
-						s->rem_Bps[l] -= share;
-						if (s->rem_Bps[l] < 0)
-							s->rem_Bps[l] = 0;
-						s->nunf[l]--;
-						s->lver[l]++;
-						if (l != fixed_link && s->nunf[l] > 0)
-							hpush(s, s->rem_Bps[l] / s->nunf[l], l);
-					}
-				}
-			} else {
-				for (i = 0; i < nqf; i++) {
-					struct flow *f = &s->fl[s->qflows[i]];
-					int k;
-					if (f->mark != ep || !(f->cap_Bps > 0) || f->cap_Bps > share)
-						continue;
-					f->mark = ep - 1;
-					f->rate_Bps = f->cap_Bps;
-					ncapped--;
-					for (k = 0; k < f->hops; k++) {
-						int32_t l = f->path[k];
-						s->rem_Bps[l] -= f->rate_Bps;
-						if (s->rem_Bps[l] < 0)
-							s->rem_Bps[l] = 0;
-						s->nunf[l]--;
-						s->lver[l]++;
-						if (s->nunf[l] > 0)
-							hpush(s, s->rem_Bps[l] / s->nunf[l], l);
-					}
-				}
-			}
-			if (s->oom)
-				goto oom;
+}
+
+/* Progressive filling over the component on residual capacities: links
+ * lose what flows outside the component use; repeatedly the link with the
+ * smallest fair share is saturated and its unfixed flows fixed at that
+ * share; a flow's own cap (TCP host copy) acts as a private link. */
+static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
+{
+	int32_t qi, i, ncapped = 0;
+	s->nheap = 0;
+	for (qi = 0; qi < s->nql; qi++) {
+		int32_t l = s->qlinks[qi];
+		struct lflows *lf = &s->on[l];
+		double bg = 0;
+		s->nunf[l] = 0;
+		for (i = 0; i < lf->n; i++) {
+			const struct flow *f = &s->fl[lf->f[i]];
+			if (f->mark == ep)
+				s->nunf[l]++;
+			else
+				bg += f->rate_Bps; /* outside the component: keeps its rate */
 		}
+		s->rem_Bps[l] = s->cap_Bps[l] - bg;
+		if (s->rem_Bps[l] < 0)
+			s->rem_Bps[l] = 0;
+		s->lver[l]++;
+		if (s->nunf[l] > 0)
+			hpush(s, s->rem_Bps[l] / s->nunf[l], l);
 	}
-	/* 4. reschedule completions whose time changed */
-	for (i = 0; i < nqf; i++) {
+	for (i = 0; i < s->nqf; i++)
+		if (s->fl[s->qflows[i]].cap_Bps > 0)
+			ncapped++;
+	while (s->nheap > 0 || ncapped > 0) {
+		double mincap = INFINITY;
+		if (ncapped > 0)
+			for (i = 0; i < s->nqf; i++) {
+				const struct flow *f = &s->fl[s->qflows[i]];
+				if (f->fixed != fx && f->cap_Bps > 0 && f->cap_Bps < mincap)
+					mincap = f->cap_Bps;
+			}
+		while (s->nheap > 0 && s->heap[0].ver != s->lver[s->heap[0].link])
+			(void)hpop(s);
+		if (s->nheap > 0 && s->heap[0].share <= mincap) {
+			struct hent h = hpop(s);
+			struct lflows *lf = &s->on[h.link];
+			for (i = 0; i < lf->n; i++) {
+				struct flow *f = &s->fl[lf->f[i]];
+				if (f->mark != ep || f->fixed == fx)
+					continue;
+				if (f->cap_Bps > 0)
+					ncapped--;
+				fix_flow(s, f, h.share, fx);
+			}
+		} else if (ncapped > 0 && mincap < INFINITY) {
+			for (i = 0; i < s->nqf; i++) {
+				struct flow *f = &s->fl[s->qflows[i]];
+				if (f->fixed == fx || !(f->cap_Bps > 0) || f->cap_Bps > mincap)
+					continue;
+				ncapped--;
+				fix_flow(s, f, f->cap_Bps, fx);
+			}
+		} else {
+			break;
+		}
+		if (s->oom)
+			return;
+	}
+}
+
+static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	struct sim_flow_state *s = n->flow;
+	int32_t qi = 0, i, d;
+	uint32_t ep, fx;
+	bool again;
+	s->solve_pending = false;
+	if (s->ndirty == 0)
+		return;
+	n->st.recomputes++;
+	ep = ++s->epoch;
+	s->nql = s->nqf = s->nqfull = 0;
+	/* 1. the component: dirty links, their flows, and onward through
+	 * saturated links only */
+	for (d = 0; d < s->ndirty; d++)
+		if (take_link(s, s->dirty[d], ep, true))
+			goto oom;
+	s->ndirty = 0;
+	do {
+		if (expand(s, ep, &qi, e->now))
+			goto oom;
+		/* 2. water-fill the component */
+		fx = ++s->fixgen;
+		n->st.solve_passes++;
+		water_fill(s, ep, fx);
+		if (s->oom)
+			goto oom;
+		/* 3. exactness: a boundary link the component now saturates must
+		 * not carry an outside flow faster than the component's flows
+		 * there (that flow would have to yield): take such links fully
+		 * and solve again */
+		again = false;
+		for (i = 0; i < s->nql; i++) {
+			int32_t l = s->qlinks[i], j;
+			struct lflows *lf = &s->on[l];
+			double mx = 0, outmax = 0;
+			if (s->lfull[l] == ep || s->rem_Bps[l] > s->cap_Bps[l] * 1e-7)
+				continue;
+			for (j = 0; j < lf->n; j++) {
+				const struct flow *f = &s->fl[lf->f[j]];
+				if (f->mark == ep) {
+					if (f->rate_Bps > mx)
+						mx = f->rate_Bps;
+				} else if (f->rate_Bps > outmax) {
+					outmax = f->rate_Bps;
+				}
+			}
+			if (outmax > mx * (1 + 1e-9)) {
+				if (take_link(s, l, ep, true))
+					goto oom;
+				again = true;
+			}
+		}
+	} while (again);
+	n->st.solve_flows += (uint64_t)s->nqf;
+	/* 4. commit: link loads, and completions whose time changed */
+	for (i = 0; i < s->nqf; i++) {
 		int32_t id = s->qflows[i];
 		struct flow *f = &s->fl[id];
 		simtime_ps t;
+		int k;
 		TS_ASSERT(f->rate_Bps > 0);
+		if (f->rate_Bps != f->old_Bps)
+			for (k = 0; k < f->hops; k++)
+				s->load_Bps[f->path[k]] += f->rate_Bps - f->old_Bps;
 		if (f->ev && f->rate_Bps == f->old_Bps)
 			continue; /* same rate: the pending completion stands */
 		t = e->now + simn_ps_for(f->rem_bytes, f->rate_Bps);
-		if (f->ev) {
-			/* the pending event of an ACTIVE flow is its send-complete */
-			sim_cancel(e, f->ev);
-		}
+		if (f->ev)
+			sim_cancel(e, f->ev); /* an ACTIVE flow's event is its send-complete */
 		f->ev = sim_at(e, t, sent_ev, n, (uint64_t)id);
 		if (!f->ev)
 			goto oom;
