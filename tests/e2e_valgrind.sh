@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# e2e_valgrind.sh: every subcommand on a small input under valgrind's
+# memcheck: no invalid reads or writes, no uninitialised values, no leaks
+# (definite or indirect). Skipped (exit 77) only when valgrind is missing.
+set -u
+: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
+if ! command -v valgrind >/dev/null; then
+	echo "e2e_valgrind: valgrind not installed (./setup.sh installs it): skipped"
+	exit 77
+fi
+src=${TS_SOURCE_DIR:-$(dirname "$0")/..}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+run() { # run NAME ARGS... (any exit status of trainsim is fine; memcheck's verdict counts)
+	local name=$1; shift
+	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+		"$TRAINSIM" "$@" >"$tmp/out" 2>"$tmp/err"
+	if [ $? = 99 ]; then
+		echo "FAIL $name"; sed -n 1,40p "$tmp/err"; fail=$((fail+1))
+	else
+		echo "ok   $name"; pass=$((pass+1))
+	fi
+}
+run "topo preset" topo --cluster dgx-h100-ndr --nodes 4 --json
+run "topo explicit file" topo --cluster "$(ls "$src"/examples/clusters/*.json | head -1)"
+run "topo bad file" topo --cluster "$src/README.md"
+run "model" model --model qwen3-vl-30b-a3b --json
+run "memory" memory --cluster dgx-a100-hdr --nodes 2 --model gpt3-175b --tp 8 --pp 2
+run "collective flow" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce -b 1M -e 4M -f 2
+run "collective packet" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce -b 64K -e 64K --fidelity packet
+run "predict" predict --cluster dgx-h100-ndr --nodes 2 --model qwen3-vl-2b --tp 2 --pp 2 \
+	--micro-batch 1 --global-batch 16 --seq-len 1024 --trace "$tmp/t.json" --svg "$tmp/t.svg"
+run "predict bad plan" predict --cluster dgx-h100-ndr --nodes 2 --model qwen3-vl-2b --tp 3
+echo "e2e_valgrind: $pass passed, $fail failed"
+[ $fail = 0 ]
