@@ -102,10 +102,13 @@ int main(int argc, char **argv)
 	printf("  peak RSS           %.1f MiB (target < 1024 MiB)\n", ru.ru_maxrss / 1024.0);
 	printf("  events             %llu\n", (unsigned long long)e.fired);
 	printf("  transfers          %llu\n", (unsigned long long)net.st.xfers_done);
-	printf("  max-min solves     %llu (%.1f flows re-rated, %.2f passes per solve)\n",
+	printf("  max-min solves     %llu (per solve: %.1f flows re-rated, %.1f links, %.2f passes; "
+	       "largest %llu flows)\n",
 	       (unsigned long long)net.st.recomputes,
 	       net.st.recomputes ? (double)net.st.solve_flows / net.st.recomputes : 0.0,
-	       net.st.recomputes ? (double)net.st.solve_passes / net.st.recomputes : 0.0);
+	       net.st.recomputes ? (double)net.st.solve_links / net.st.recomputes : 0.0,
+	       net.st.recomputes ? (double)net.st.solve_passes / net.st.recomputes : 0.0,
+	       (unsigned long long)net.st.solve_max_flows);
 	printf("  bytes sent/deliv.  %.6g / %.6g\n", net.st.bytes_sent, net.st.bytes_delivered);
 	sim_net_release(&net);
 	sim_engine_release(&e);

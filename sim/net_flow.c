@@ -14,9 +14,10 @@
  * the fabric that can feel it, and at most once per instant: changes mark
  * links dirty and one solve event is queued at the current time, after the
  * events already queued for it. The part re-solved: the flows of the dirty
- * links, then onward through links that are saturated (an unsaturated link
- * couples nobody); other links on those flows' paths enter as boundary
- * links with the capacity the outside flows leave. If the new rates
+ * links, then onward through saturated links to the flows bottlenecked
+ * there (an unsaturated link couples nobody; a slower flow on a saturated
+ * link is bottlenecked elsewhere); other links on those flows' paths enter
+ * as boundary links with the capacity the outside flows leave. If the new rates
  * saturate a boundary link on which an outside flow is faster than the
  * component's flows there, that link joins fully and the part is solved
  * again, so every flow keeps a bottleneck (exact max-min).
@@ -394,9 +395,12 @@ static bool saturated(const struct sim_flow_state *s, int32_t l)
 	return s->load_Bps[l] >= s->cap_Bps[l] * (1 - 1e-7);
 }
 
-/* Add link l to the solve: fully (all its flows join) when it is dirty or
- * saturated, else as a boundary link whose other flows keep their rates
- * (an unsaturated link couples nobody). */
+/* Add link l to the solve. full (a dirty link, or one found to need it):
+ * all its flows join. A saturated link: the flows bottlenecked on it (the
+ * fastest there) join; slower ones are bottlenecked elsewhere and keep
+ * their rates unless the check after filling says otherwise. Any other
+ * link is a boundary: its flows keep their rates (an unsaturated link
+ * couples nobody). */
 static int take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full)
 {
 	if (s->lmark[l] == ep && (s->lfull[l] == ep || !full))
@@ -406,8 +410,13 @@ static int take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full
 		if (grow_i32(&s->qlinks, &s->capql, s->nql + 1))
 			return TS_ENOMEM;
 		s->qlinks[s->nql++] = l;
+		if (!full && saturated(s, l)) {
+			if (grow_i32(&s->qfull, &s->capqfull, s->nqfull + 1))
+				return TS_ENOMEM;
+			s->qfull[s->nqfull++] = l; /* partial: lfull stays != ep */
+		}
 	}
-	if (full || saturated(s, l)) {
+	if (full) {
 		s->lfull[l] = ep;
 		if (grow_i32(&s->qfull, &s->capqfull, s->nqfull + 1))
 			return TS_ENOMEM;
@@ -416,17 +425,27 @@ static int take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full
 	return 0;
 }
 
-/* Grow the component: every flow of every full link, and their links. */
+/* Grow the component: the flows of full and saturated links (see
+ * take_link), and their links. */
 static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps now)
 {
 	for (; *qi < s->nqfull; (*qi)++) {
-		struct lflows *lf = &s->on[s->qfull[*qi]];
+		int32_t l = s->qfull[*qi];
+		struct lflows *lf = &s->on[l];
+		bool all = s->lfull[l] == ep;
+		double mx = 0;
 		int32_t i;
+		if (!all)
+			for (i = 0; i < lf->n; i++)
+				if (s->fl[lf->f[i]].rate_Bps > mx)
+					mx = s->fl[lf->f[i]].rate_Bps;
 		for (i = 0; i < lf->n; i++) {
 			struct flow *f = &s->fl[lf->f[i]];
 			int h;
 			if (f->mark == ep)
 				continue;
+			if (!all && f->rate_Bps < mx * (1 - 1e-9))
+				continue; /* bottlenecked elsewhere */
 			f->mark = ep;
 			if (grow_i32(&s->qflows, &s->capqf, s->nqf + 1))
 				return TS_ENOMEM;
@@ -586,6 +605,9 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		}
 	} while (again);
 	n->st.solve_flows += (uint64_t)s->nqf;
+	n->st.solve_links += (uint64_t)s->nql;
+	if ((uint64_t)s->nqf > n->st.solve_max_flows)
+		n->st.solve_max_flows = (uint64_t)s->nqf;
 	/* 4. commit: link loads, and completions whose time changed */
 	for (i = 0; i < s->nqf; i++) {
 		int32_t id = s->qflows[i];

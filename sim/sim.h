@@ -116,6 +116,8 @@ struct sim_net_stats {
 	uint64_t recomputes;          /* max-min solves (flow), count */
 	uint64_t solve_flows;         /* flows re-rated over all solves (flow), count */
 	uint64_t solve_passes;        /* water-filling passes over all solves (flow), count */
+	uint64_t solve_links;         /* links touched over all solves (flow), count */
+	uint64_t solve_max_flows;     /* largest solve (flow), flows */
 	uint64_t pkt_hops;            /* packet hops forwarded (packet), count */
 	uint64_t drops;               /* packets dropped (packet TCP), count */
 	uint64_t pauses;              /* times a port paused its upstream (packet RDMA), count */
