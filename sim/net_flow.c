@@ -67,18 +67,31 @@ struct hent {
 	uint32_t ver;                  /* link version when pushed */
 };
 
+/* Everything the solver keeps per link, together (one or two cache lines
+ * per link visited instead of one per array). */
+struct lstate {
+	double cap_Bps;                /* usable capacity, bytes/s */
+	double rem_Bps;                /* scratch: unallocated capacity, bytes/s */
+	double load_Bps;               /* sum of its flows' rates, bytes/s */
+	double csum_Bps;               /* scratch: component flows' old rates, bytes/s */
+	int32_t nunf;                  /* scratch: unfixed flows */
+	int32_t ncomp;                 /* scratch: component flows on it */
+	uint32_t lver;                 /* heap entry version */
+	uint32_t lmark;                /* component epoch */
+	uint32_t lfull;                /* epoch it joined with all its flows */
+	uint32_t ltouch;               /* filling level that last changed it */
+	struct lflows on;              /* active flows */
+};
+
 struct sim_flow_state {
+	struct lstate *L;              /* per link */
 	struct flow *fl;               /* flow pool */
 	int32_t nfl, capfl, free_head; /* used slots, allocated, free list */
 	int32_t nactive;               /* ACTIVE flows, count */
-	struct lflows *on;             /* per link: active flows */
-	double *cap_Bps;               /* per link: usable capacity, bytes/s */
-	double *rem_Bps;               /* per link scratch: unallocated capacity */
-	int32_t *nunf;                 /* per link scratch: unfixed flows */
-	uint32_t *lver;                /* per link: heap entry version */
-	uint32_t *lmark;               /* per link: component epoch */
-	uint32_t *lfull;               /* per link: epoch it joined with all its flows */
-	double *load_Bps;              /* per link: sum of its flows' rates, bytes/s */
+	int32_t *touched;              /* links changed in the current level */
+	int32_t ntouched, captouched;  /* count, allocated */
+	uint32_t level;                /* filling level counter */
+	bool scan;                     /* small solve: find the bottleneck by scanning, no heap */
 	int32_t *dirty;                /* links changed since the last solve */
 	int32_t ndirty, capdirty;      /* count, allocated */
 	uint32_t epoch;                /* BFS epoch, count */
@@ -118,19 +131,11 @@ int simf_init(struct sim_net *n, struct ts_error *err)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the flow model");
 	n->flow = s;
 	s->free_head = -1;
-	s->on = calloc((size_t)L, sizeof(*s->on));
-	s->cap_Bps = calloc((size_t)L, sizeof(double));
-	s->rem_Bps = calloc((size_t)L, sizeof(double));
-	s->nunf = calloc((size_t)L, sizeof(int32_t));
-	s->lver = calloc((size_t)L, sizeof(uint32_t));
-	s->lmark = calloc((size_t)L, sizeof(uint32_t));
-	s->lfull = calloc((size_t)L, sizeof(uint32_t));
-	s->load_Bps = calloc((size_t)L, sizeof(double));
-	if (!s->on || !s->cap_Bps || !s->rem_Bps || !s->nunf || !s->lver || !s->lmark || !s->lfull ||
-	    !s->load_Bps)
+	s->L = calloc((size_t)L, sizeof(*s->L));
+	if (!s->L)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the flow model");
 	for (i = 0; i < n->nlinks; i++)
-		s->cap_Bps[i] = n->links[i].bw_Bps * simn_payload_eff(&n->links[i]);
+		s->L[i].cap_Bps = n->links[i].bw_Bps * simn_payload_eff(&n->links[i]);
 	return 0;
 }
 
@@ -140,17 +145,11 @@ void simf_release(struct sim_net *n)
 	int32_t i;
 	if (!s)
 		return;
-	if (s->on)
+	if (s->L)
 		for (i = 0; i < n->nlinks; i++)
-			free(s->on[i].f);
-	free(s->on);
-	free(s->cap_Bps);
-	free(s->rem_Bps);
-	free(s->nunf);
-	free(s->lver);
-	free(s->lmark);
-	free(s->lfull);
-	free(s->load_Bps);
+			free(s->L[i].on.f);
+	free(s->L);
+	free(s->touched);
 	free(s->qfull);
 	free(s->dirty);
 	free(s->qlinks);
@@ -224,7 +223,7 @@ static void activate(struct sim_net *n, int32_t id)
 	f->fixed = 0;
 	f->ev = 0;
 	for (h = 0; h < f->hops; h++) {
-		struct lflows *lf = &s->on[f->path[h]];
+		struct lflows *lf = &s->L[f->path[h]].on;
 		if (grow_i32(&lf->f, &lf->cap, lf->n + 1)) {
 			s->oom = true;
 			f->lpos[h] = -1;
@@ -243,13 +242,13 @@ static void deactivate(struct sim_net *n, int32_t id)
 	struct flow *f = &s->fl[id];
 	int h;
 	for (h = 0; h < f->hops; h++) {
-		struct lflows *lf = &s->on[f->path[h]];
+		struct lflows *lf = &s->L[f->path[h]].on;
 		int32_t pos = f->lpos[h], moved;
 		if (pos < 0)
 			continue;
-		s->load_Bps[f->path[h]] -= f->rate_Bps;
+		s->L[f->path[h]].load_Bps -= f->rate_Bps;
 		if (lf->n == 1)
-			s->load_Bps[f->path[h]] = 0; /* no drift on an idle link */
+			s->L[f->path[h]].load_Bps = 0; /* no drift on an idle link */
 		moved = lf->f[--lf->n];
 		lf->f[pos] = moved;
 		if (moved != id) {
@@ -364,7 +363,7 @@ static void hpush(struct sim_flow_state *s, double share, int32_t link)
 	}
 	s->heap[i].share = share;
 	s->heap[i].link = link;
-	s->heap[i].ver = s->lver[link];
+	s->heap[i].ver = s->L[link].lver;
 }
 
 static struct hent hpop(struct sim_flow_state *s)
@@ -392,7 +391,7 @@ static struct hent hpop(struct sim_flow_state *s)
 
 static bool saturated(const struct sim_flow_state *s, int32_t l)
 {
-	return s->load_Bps[l] >= s->cap_Bps[l] * (1 - 1e-7);
+	return s->L[l].load_Bps >= s->L[l].cap_Bps * (1 - 1e-7);
 }
 
 /* Add link l to the solve. full (a dirty link, or one found to need it):
@@ -403,10 +402,12 @@ static bool saturated(const struct sim_flow_state *s, int32_t l)
  * couples nobody). */
 static int take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full)
 {
-	if (s->lmark[l] == ep && (s->lfull[l] == ep || !full))
+	if (s->L[l].lmark == ep && (s->L[l].lfull == ep || !full))
 		return 0;
-	if (s->lmark[l] != ep) {
-		s->lmark[l] = ep;
+	if (s->L[l].lmark != ep) {
+		s->L[l].lmark = ep;
+		s->L[l].ncomp = 0;
+		s->L[l].csum_Bps = 0;
 		if (grow_i32(&s->qlinks, &s->capql, s->nql + 1))
 			return TS_ENOMEM;
 		s->qlinks[s->nql++] = l;
@@ -417,7 +418,7 @@ static int take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full
 		}
 	}
 	if (full) {
-		s->lfull[l] = ep;
+		s->L[l].lfull = ep;
 		if (grow_i32(&s->qfull, &s->capqfull, s->nqfull + 1))
 			return TS_ENOMEM;
 		s->qfull[s->nqfull++] = l;
@@ -431,8 +432,8 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 {
 	for (; *qi < s->nqfull; (*qi)++) {
 		int32_t l = s->qfull[*qi];
-		struct lflows *lf = &s->on[l];
-		bool all = s->lfull[l] == ep;
+		struct lflows *lf = &s->L[l].on;
+		bool all = s->L[l].lfull == ep;
 		double mx = 0;
 		int32_t i;
 		if (!all)
@@ -456,15 +457,20 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 				f->rem_bytes = 0;
 			f->last_ps = now;
 			f->old_Bps = f->rate_Bps;
-			for (h = 0; h < f->hops; h++)
-				if (take_link(s, f->path[h], ep, false))
+			for (h = 0; h < f->hops; h++) {
+				int32_t k = f->path[h];
+				if (take_link(s, k, ep, false))
 					return TS_ENOMEM;
+				s->L[k].ncomp++;
+				s->L[k].csum_Bps += f->old_Bps;
+			}
 		}
 	}
 	return 0;
 }
 
-/* Fix flow f at rate r: take r from every link of its path. */
+/* Fix flow f at rate r: take r from every link of its path; the links'
+ * new shares enter the heap once per level (flush_level). */
 static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_t fx)
 {
 	int k;
@@ -472,14 +478,33 @@ static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_
 	f->rate_Bps = r;
 	for (k = 0; k < f->hops; k++) {
 		int32_t l = f->path[k];
-		s->rem_Bps[l] -= r;
-		if (s->rem_Bps[l] < 0)
-			s->rem_Bps[l] = 0;
-		s->nunf[l]--;
-		s->lver[l]++;
-		if (s->nunf[l] > 0)
-			hpush(s, s->rem_Bps[l] / s->nunf[l], l);
+		s->L[l].rem_Bps -= r;
+		if (s->L[l].rem_Bps < 0)
+			s->L[l].rem_Bps = 0;
+		s->L[l].nunf--;
+		s->L[l].lver++;
+		if (s->L[l].ltouch != s->level) {
+			s->L[l].ltouch = s->level;
+			if (grow_i32(&s->touched, &s->captouched, s->ntouched + 1)) {
+				s->oom = true;
+				continue;
+			}
+			s->touched[s->ntouched++] = l;
+		}
 	}
+}
+
+static void flush_level(struct sim_flow_state *s)
+{
+	int32_t i;
+	for (i = 0; s->scan ? 0 : i < s->ntouched; i++) {
+		int32_t l = s->touched[i];
+		s->L[l].lver++;
+		if (s->L[l].nunf > 0)
+			hpush(s, s->L[l].rem_Bps / s->L[l].nunf, l);
+	}
+	s->ntouched = 0;
+	s->level++;
 }
 
 /* Progressive filling over the component on residual capacities: links
@@ -490,29 +515,28 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 {
 	int32_t qi, i, ncapped = 0;
 	s->nheap = 0;
+	s->ntouched = 0;
+	s->level++;
+	/* Few links: a linear scan per level beats heap upkeep (levels are few). */
+	s->scan = s->nql <= 96;
 	for (qi = 0; qi < s->nql; qi++) {
 		int32_t l = s->qlinks[qi];
-		struct lflows *lf = &s->on[l];
-		double bg = 0;
-		s->nunf[l] = 0;
-		for (i = 0; i < lf->n; i++) {
-			const struct flow *f = &s->fl[lf->f[i]];
-			if (f->mark == ep)
-				s->nunf[l]++;
-			else
-				bg += f->rate_Bps; /* outside the component: keeps its rate */
-		}
-		s->rem_Bps[l] = s->cap_Bps[l] - bg;
-		if (s->rem_Bps[l] < 0)
-			s->rem_Bps[l] = 0;
-		s->lver[l]++;
-		if (s->nunf[l] > 0)
-			hpush(s, s->rem_Bps[l] / s->nunf[l], l);
+		/* flows outside the component keep their rates */
+		double bg = s->L[l].load_Bps - s->L[l].csum_Bps;
+		if (bg < 0)
+			bg = 0;
+		s->L[l].nunf = s->L[l].ncomp;
+		s->L[l].rem_Bps = s->L[l].cap_Bps - bg;
+		if (s->L[l].rem_Bps < 0)
+			s->L[l].rem_Bps = 0;
+		s->L[l].lver++;
+		if (s->L[l].nunf > 0 && !s->scan)
+			hpush(s, s->L[l].rem_Bps / s->L[l].nunf, l);
 	}
 	for (i = 0; i < s->nqf; i++)
 		if (s->fl[s->qflows[i]].cap_Bps > 0)
 			ncapped++;
-	while (s->nheap > 0 || ncapped > 0) {
+	for (;;) {
 		double mincap = INFINITY;
 		if (ncapped > 0)
 			for (i = 0; i < s->nqf; i++) {
@@ -520,11 +544,34 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 				if (f->fixed != fx && f->cap_Bps > 0 && f->cap_Bps < mincap)
 					mincap = f->cap_Bps;
 			}
-		while (s->nheap > 0 && s->heap[0].ver != s->lver[s->heap[0].link])
-			(void)hpop(s);
+		if (s->scan) {
+			/* the smallest share, ties to the lower link id (the heap's order) */
+			s->nheap = 0;
+			for (qi = 0; qi < s->nql; qi++) {
+				int32_t l = s->qlinks[qi];
+				double sh;
+				if (s->L[l].nunf <= 0)
+					continue;
+				sh = s->L[l].rem_Bps / s->L[l].nunf;
+				if (s->nheap == 0 || sh < s->heap[0].share ||
+				    (sh == s->heap[0].share && l < s->heap[0].link)) {
+					if (s->capheap == 0) {
+						hpush(s, sh, l); /* allocates the first slot */
+						continue;
+					}
+					s->heap[0].share = sh;
+					s->heap[0].link = l;
+					s->heap[0].ver = s->L[l].lver;
+					s->nheap = 1;
+				}
+			}
+		} else {
+			while (s->nheap > 0 && s->heap[0].ver != s->L[s->heap[0].link].lver)
+				(void)hpop(s);
+		}
 		if (s->nheap > 0 && s->heap[0].share <= mincap) {
 			struct hent h = hpop(s);
-			struct lflows *lf = &s->on[h.link];
+			struct lflows *lf = &s->L[h.link].on;
 			for (i = 0; i < lf->n; i++) {
 				struct flow *f = &s->fl[lf->f[i]];
 				if (f->mark != ep || f->fixed == fx)
@@ -533,6 +580,7 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 					ncapped--;
 				fix_flow(s, f, h.share, fx);
 			}
+			flush_level(s);
 		} else if (ncapped > 0 && mincap < INFINITY) {
 			for (i = 0; i < s->nqf; i++) {
 				struct flow *f = &s->fl[s->qflows[i]];
@@ -541,6 +589,7 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 				ncapped--;
 				fix_flow(s, f, f->cap_Bps, fx);
 			}
+			flush_level(s);
 		} else {
 			break;
 		}
@@ -584,9 +633,9 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		again = false;
 		for (i = 0; i < s->nql; i++) {
 			int32_t l = s->qlinks[i], j;
-			struct lflows *lf = &s->on[l];
+			struct lflows *lf = &s->L[l].on;
 			double mx = 0, outmax = 0;
-			if (s->lfull[l] == ep || s->rem_Bps[l] > s->cap_Bps[l] * 1e-7)
+			if (s->L[l].lfull == ep || s->L[l].rem_Bps > s->L[l].cap_Bps * 1e-7)
 				continue;
 			for (j = 0; j < lf->n; j++) {
 				const struct flow *f = &s->fl[lf->f[j]];
@@ -617,7 +666,7 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		TS_ASSERT(f->rate_Bps > 0);
 		if (f->rate_Bps != f->old_Bps)
 			for (k = 0; k < f->hops; k++)
-				s->load_Bps[f->path[k]] += f->rate_Bps - f->old_Bps;
+				s->L[f->path[k]].load_Bps += f->rate_Bps - f->old_Bps;
 		if (f->ev && f->rate_Bps == f->old_Bps)
 			continue; /* same rate: the pending completion stands */
 		t = e->now + simn_ps_for(f->rem_bytes, f->rate_Bps);
@@ -651,12 +700,12 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 	if (!load)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	for (l = 0; l < n->nlinks; l++)
-		for (i = 0; i < s->on[l].n; i++)
-			load[l] += s->fl[s->on[l].f[i]].rate_Bps;
+		for (i = 0; i < s->L[l].on.n; i++)
+			load[l] += s->fl[s->L[l].on.f[i]].rate_Bps;
 	for (l = 0; l < n->nlinks; l++)
-		if (load[l] > s->cap_Bps[l] * (1 + rel_tol)) {
+		if (load[l] > s->L[l].cap_Bps * (1 + rel_tol)) {
 			ts_error_set(err, TS_EINPUT, "link %d over capacity: %.6g > %.6g B/s", (int)l,
-				     load[l], s->cap_Bps[l]);
+				     load[l], s->L[l].cap_Bps);
 			goto fail;
 		}
 	/* fairness: every active flow has a bottleneck link (saturated, and no
@@ -671,11 +720,11 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 		for (h = 0; h < f->hops && !ok; h++) {
 			int32_t lk = f->path[h], j;
 			double mx = 0;
-			if (load[lk] < s->cap_Bps[lk] * (1 - rel_tol))
+			if (load[lk] < s->L[lk].cap_Bps * (1 - rel_tol))
 				continue;
-			for (j = 0; j < s->on[lk].n; j++)
-				if (s->fl[s->on[lk].f[j]].rate_Bps > mx)
-					mx = s->fl[s->on[lk].f[j]].rate_Bps;
+			for (j = 0; j < s->L[lk].on.n; j++)
+				if (s->fl[s->L[lk].on.f[j]].rate_Bps > mx)
+					mx = s->fl[s->L[lk].on.f[j]].rate_Bps;
 			if (f->rate_Bps >= mx * (1 - rel_tol))
 				ok = 1;
 		}
