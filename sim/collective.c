@@ -1329,63 +1329,63 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 		int32_t l;
 		memset(load, 0, (size_t)t->nlinks * sizeof(double));
 		for (ci = 0; ci < ncs; ci++) {
-		struct sim_coll *c = cs[ci];
-		struct phase *ph = &c->ph[p];
-		int32_t i, k;
-		if (p >= c->nph)
-			continue;
-		for (i = 0; i < ph->nrings; i++) {
-			struct ring *r = &ph->rings[i];
-			double lap = 0;
-			for (k = 0; k < r->m; k++) {
-				int32_t a = r->gpu[k], b = r->gpu[(k + 1) % r->m];
-				double pl = add_load(c, load, a, b, rng_hash2(r->hash, (uint64_t)k),
-						     r->step_bytes * c->wire_factor * r->nsteps);
-				if (pl < 0) {
+			struct sim_coll *c = cs[ci];
+			struct phase *ph = &c->ph[p];
+			int32_t i, k;
+			if (p >= c->nph)
+				continue;
+			for (i = 0; i < ph->nrings; i++) {
+				struct ring *r = &ph->rings[i];
+				double lap = 0;
+				for (k = 0; k < r->m; k++) {
+					int32_t a = r->gpu[k], b = r->gpu[(k + 1) % r->m];
+					double pl = add_load(c, load, a, b, rng_hash2(r->hash, (uint64_t)k),
+							     r->step_bytes * c->wire_factor * r->nsteps);
+					if (pl < 0) {
+						free(load);
+						free(fin);
+						return (int)pl;
+					}
+					lap += time_to_s(c->a_ps[hop_class(t, a, b)]) + pl;
+				}
+				/* a chunk's journey: nsteps hops, lap/m each on average */
+				if (lap / r->m * r->nsteps > lat)
+					lat = lap / r->m * r->nsteps;
+			}
+			if (ph->dag.n > 0) {
+				struct dag *d = &ph->dag;
+				fin = realloc(fin, (size_t)d->n * sizeof(double));
+				if (!fin) {
 					free(load);
-					free(fin);
-					return (int)pl;
+					return TS_ENOMEM;
 				}
-				lap += time_to_s(c->a_ps[hop_class(t, a, b)]) + pl;
-			}
-			/* a chunk's journey: nsteps hops, lap/m each on average */
-			if (lap / r->m * r->nsteps > lat)
-				lat = lap / r->m * r->nsteps;
-		}
-		if (ph->dag.n > 0) {
-			struct dag *d = &ph->dag;
-			fin = realloc(fin, (size_t)d->n * sizeof(double));
-			if (!fin) {
-				free(load);
-				return TS_ENOMEM;
-			}
-			for (i = 0; i < d->n; i++)
-				fin[i] = 0;
-			for (i = 0; i < d->n; i++) {
-				const struct xfer *x = &d->x[i];
-				double a, pl;
-				if (x->dst < 0) {
-					load[x->link] += x->bytes * c->wire_factor;
-					pl = path_lat_s(t, &x->link, 1);
-				} else {
-					pl = add_load(c, load, x->src, x->dst, x->hash, x->bytes * c->wire_factor);
+				for (i = 0; i < d->n; i++)
+					fin[i] = 0;
+				for (i = 0; i < d->n; i++) {
+					const struct xfer *x = &d->x[i];
+					double a, pl;
+					if (x->dst < 0) {
+						load[x->link] += x->bytes * c->wire_factor;
+						pl = path_lat_s(t, &x->link, 1);
+					} else {
+						pl = add_load(c, load, x->src, x->dst, x->hash, x->bytes * c->wire_factor);
+					}
+					if (pl < 0) {
+						free(load);
+						free(fin);
+						return (int)pl;
+					}
+					a = pl + (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
+					/* fin[i] is the latest predecessor's finish (set below) */
+					fin[i] += a;
+					if (fin[i] > lat)
+						lat = fin[i];
+					for (k = d->soff[i]; k < d->soff[i + 1]; k++)
+						if (fin[i] > fin[d->succ[k]])
+							fin[d->succ[k]] = fin[i];
 				}
-				if (pl < 0) {
-					free(load);
-					free(fin);
-					return (int)pl;
-				}
-				a = pl + (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
-				/* fin[i] is the latest predecessor's finish (set below) */
-				fin[i] += a;
-				if (fin[i] > lat)
-					lat = fin[i];
-				for (k = d->soff[i]; k < d->soff[i + 1]; k++)
-					if (fin[i] > fin[d->succ[k]])
-						fin[d->succ[k]] = fin[i];
 			}
 		}
-		} /* groups */
 		for (l = 0; l < t->nlinks; l++)
 			if (load[l] > 0 && load[l] / link_cap(t, l) > bw)
 				bw = load[l] / link_cap(t, l);
