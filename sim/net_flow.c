@@ -53,6 +53,7 @@ struct flow {
 	uint8_t state;                 /* F_* */
 	uint32_t mark;                 /* component epoch */
 	uint32_t fixed;                /* water-filling generation that fixed it */
+	int32_t loc;                   /* index in the current solve's flow list */
 	int32_t next_free;             /* free list */
 };
 
@@ -92,6 +93,11 @@ struct sim_flow_state {
 	int32_t ntouched, captouched;  /* count, allocated */
 	uint32_t level;                /* filling level counter */
 	bool scan;                     /* small solve: find the bottleneck by scanning, no heap */
+	int32_t *uf;                   /* union-find over the solve's flows */
+	int32_t *lgrp;                 /* per solve link: a flow (loc) on it, then its group */
+	int32_t *cnt;                  /* per group: counting-sort offsets */
+	int32_t *sflows, *slinks;      /* flows and links sorted by group */
+	int32_t capuf, caplg, capcnt, capsf, capsl; /* allocated */
 	int32_t *dirty;                /* links changed since the last solve */
 	int32_t ndirty, capdirty;      /* count, allocated */
 	uint32_t epoch;                /* BFS epoch, count */
@@ -150,6 +156,11 @@ void simf_release(struct sim_net *n)
 			free(s->L[i].on.f);
 	free(s->L);
 	free(s->touched);
+	free(s->uf);
+	free(s->lgrp);
+	free(s->cnt);
+	free(s->sflows);
+	free(s->slinks);
 	free(s->qfull);
 	free(s->dirty);
 	free(s->qlinks);
@@ -517,8 +528,9 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 	s->nheap = 0;
 	s->ntouched = 0;
 	s->level++;
-	/* Few links: a linear scan per level beats heap upkeep (levels are few). */
-	s->scan = s->nql <= 96;
+	/* Small solves: a linear scan per level (at most one level per flow)
+	 * beats heap upkeep. */
+	s->scan = (int64_t)s->nql * s->nqf <= 65536;
 	for (qi = 0; qi < s->nql; qi++) {
 		int32_t l = s->qlinks[qi];
 		/* flows outside the component keep their rates */
@@ -598,6 +610,97 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 	}
 }
 
+static int32_t uf_find(int32_t *uf, int32_t x)
+{
+	while (uf[x] != x) {
+		uf[x] = uf[uf[x]];
+		x = uf[x];
+	}
+	return x;
+}
+
+/* Water-fill each independent part of the solve on its own: flows that
+ * share no link of the solve do not interact, and many small fills (a
+ * linear scan each) are much cheaper than one big heap (synchronised
+ * steps of thousands of rings end at the same instant). */
+static void fill_parts(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
+{
+	int32_t nf = s->nqf, nl = s->nql, i, j, g;
+	int32_t *qf = s->qflows, *ql = s->qlinks, *lend;
+	int32_t f0 = 0, l0 = 0;
+	if (nf < 64) {
+		water_fill(s, ep, fx);
+		return;
+	}
+	if (grow_i32(&s->uf, &s->capuf, 2 * nf + 1) || grow_i32(&s->lgrp, &s->caplg, nl) ||
+	    grow_i32(&s->cnt, &s->capcnt, nf + 1) || grow_i32(&s->sflows, &s->capsf, nf) ||
+	    grow_i32(&s->slinks, &s->capsl, nl)) {
+		s->oom = true;
+		return;
+	}
+	for (i = 0; i < nf; i++) {
+		s->uf[i] = i;
+		s->fl[qf[i]].loc = i;
+	}
+	for (i = 0; i < nl; i++) {
+		const struct lflows *lf = &s->L[ql[i]].on;
+		int32_t first = -1;
+		for (j = 0; j < lf->n; j++) {
+			const struct flow *f = &s->fl[lf->f[j]];
+			int32_t a, b;
+			if (f->mark != ep)
+				continue;
+			if (first < 0) {
+				first = f->loc;
+				continue;
+			}
+			a = uf_find(s->uf, first);
+			b = uf_find(s->uf, f->loc);
+			if (a != b)
+				s->uf[a < b ? b : a] = a < b ? a : b;
+		}
+		s->lgrp[i] = first; /* -1: no flow of the solve on it: ignored */
+	}
+	/* counting sort of flows by group root; afterwards cnt[r] = end of r */
+	memset(s->cnt, 0, ((size_t)nf + 1) * sizeof(int32_t));
+	for (i = 0; i < nf; i++)
+		s->cnt[uf_find(s->uf, i) + 1]++;
+	for (i = 0; i < nf; i++)
+		s->cnt[i + 1] += s->cnt[i];
+	for (i = 0; i < nf; i++)
+		s->sflows[s->cnt[uf_find(s->uf, i)]++] = qf[i];
+	/* the same for links (group of a link = group of a flow on it) */
+	for (i = 0; i < nl; i++)
+		if (s->lgrp[i] >= 0)
+			s->lgrp[i] = uf_find(s->uf, s->lgrp[i]);
+	lend = s->uf + nf; /* uf[0..nf) holds the roots; the rest is free */
+	memset(lend, 0, ((size_t)nf + 1) * sizeof(int32_t));
+	for (i = 0; i < nl; i++)
+		if (s->lgrp[i] >= 0)
+			lend[s->lgrp[i] + 1]++;
+	for (i = 0; i < nf; i++)
+		lend[i + 1] += lend[i];
+	for (i = 0; i < nl; i++)
+		if (s->lgrp[i] >= 0)
+			s->slinks[lend[s->lgrp[i]]++] = ql[i];
+	for (g = 0; g < nf && !s->oom; g++) {
+		int32_t f1 = s->cnt[g], l1 = lend[g];
+		if (f1 == f0)
+			continue;
+		s->qflows = s->sflows + f0;
+		s->nqf = f1 - f0;
+		s->qlinks = s->slinks + l0;
+		s->nql = l1 - l0;
+		water_fill(s, ep, fx);
+		f0 = f1;
+		l0 = l1;
+	}
+	s->qflows = qf;
+	s->nqf = nf;
+	s->qlinks = ql;
+	s->nql = nl;
+}
+
 static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
@@ -623,7 +726,7 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		/* 2. water-fill the component */
 		fx = ++s->fixgen;
 		n->st.solve_passes++;
-		water_fill(s, ep, fx);
+		fill_parts(s, ep, fx);
 		if (s->oom)
 			goto oom;
 		/* 3. exactness: a boundary link the component now saturates must
