@@ -1,0 +1,799 @@
+/* bench_vtrain.c: accuracy of `trainsim predict` on the measured vTrain A100
+ * set (shared/reference/measured/vtrain_megatron_deepspeed_a100.csv: 109
+ * Megatron-DeepSpeed iterations of GPT models on 64-512 A100s).
+ *
+ * Every row goes through the real pipeline: the cluster from a cluster file
+ * (topo/), the GPT model and the Megatron plan (models/), sim_predict (the
+ * iteration executor, sim/exec.h) with the compute model (sim/compute.h)
+ * and a calibration file. Nothing here is fitted per row.
+ *
+ * Settings the data's README says to assume (reference/measured/README.md):
+ * GPT-2 vocabulary 50257, full activation recompute, 1F1B, DDP gradient
+ * buckets, 8 A100 per node, 150 GB/s NVLink, 800 Gb/s per node; sequence
+ * 2048, fp16, gelu MLP of 4h, biases, learned positions.
+ *
+ *   bench_vtrain [options] [CSV]
+ *
+ * prints each row's predicted and measured time and the mean and max
+ * absolute relative error; --fit fits a few global parameters of the
+ * compute model by nonlinear least squares (GSL gsl_multifit_nlinear,
+ * Levenberg-Marquardt with geodesic acceleration off) over all rows, --cv
+ * repeats the fit leaving one model size out at a time and predicts the
+ * held-out rows. */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "models/models.h"
+#include "sim/compute.h"
+#include "sim/exec.h"
+#include "topo/topo.h"
+
+#define CSV_REL "../../shared/reference/measured/vtrain_megatron_deepspeed_a100.csv"
+#define CLUSTER_REL "../examples/calibration/a100-vtrain-cluster.json"
+#define CALIB_REL "../examples/calibration/a100-vtrain.json"
+#define MAX_ROWS 1024
+#define VOCAB 50257 /* GPT-2 vocabulary (measured/README.md) */
+#define NPAR 4      /* fitted parameters (see "fitted parameters" below) */
+
+struct row {
+	int line;              /* line in the CSV, for messages */
+	double params_b;       /* model size, billions */
+	int gpus, global_batch, micro, hidden, heads, layers, seq, tp, dp, pp; /* as in the CSV */
+	double measured_s;     /* iteration time, s */
+	double pred_s;         /* predicted iteration time, s (last evaluation) */
+	struct sim_breakdown bd; /* breakdown of the last prediction */
+	int group;             /* model-size group for leave-one-model-out, index */
+};
+
+struct rows {
+	int n;                 /* rows, count */
+	struct row r[MAX_ROWS];
+	int ngroups;           /* distinct model sizes, count */
+	double group_b[8];     /* their sizes, billions */
+};
+
+/* ---- inputs ----------------------------------------------------------------- */
+
+static const char *src_rel(const char *rel, char *buf, size_t n)
+{
+	/* The source directory of this file (CMake passes absolute paths, so
+	 * __FILE__ is absolute); CI clones with ../shared beside the repo. */
+	char tmp[1024];
+	snprintf(tmp, sizeof(tmp), "%s", __FILE__);
+	snprintf(buf, n, "%s/%s", dirname(tmp), rel);
+	return buf;
+}
+
+static int load_csv(const char *path, struct rows *rs, struct ts_error *err)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	int ln = 0;
+	if (!f)
+		return ts_error_set(err, TS_EIO, "%s: %s", path, strerror(errno));
+	rs->n = 0;
+	rs->ngroups = 0;
+	while (fgets(line, sizeof(line), f)) {
+		ln++;
+		if (ln == 1 || line[0] == '\n' || line[0] == '\r')
+			continue; /* header */
+		if (rs->n == MAX_ROWS) {
+			fclose(f);
+			return ts_error_set(err, TS_EINPUT, "%s:%d: more than %d rows", path, ln,
+					    MAX_ROWS);
+		}
+		struct row *r = &rs->r[rs->n];
+		double ms;
+		int used = 0;
+		memset(r, 0, sizeof(*r));
+		int k = sscanf(line, "%lf,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lf%n", &r->params_b, &r->gpus,
+			       &r->global_batch, &r->micro, &r->hidden, &r->heads, &r->layers, &r->seq,
+			       &r->tp, &r->dp, &r->pp, &ms, &used);
+		if (k != 12 || (line[used] != '\n' && line[used] != '\r' && line[used] != '\0')) {
+			fclose(f);
+			return ts_error_set(err, TS_EINPUT,
+					    "%s:%d: expected 12 comma-separated numbers (params, GPUs, "
+					    "global batch, micro batch, hidden, heads, layers, seq, tp, "
+					    "dp, pp, ms)",
+					    path, ln);
+		}
+		if (r->gpus < 1 || r->tp < 1 || r->dp < 1 || r->pp < 1 || r->micro < 1 ||
+		    r->tp * r->dp * r->pp != r->gpus || !(ms > 0)) {
+			fclose(f);
+			return ts_error_set(err, TS_EINPUT,
+					    "%s:%d: inconsistent row (tp %d x dp %d x pp %d vs %d GPUs, "
+					    "time %g ms)",
+					    path, ln, r->tp, r->dp, r->pp, r->gpus, ms);
+		}
+		r->line = ln;
+		r->measured_s = ms * 1e-3;
+		r->group = -1;
+		for (int g = 0; g < rs->ngroups; g++)
+			if (rs->group_b[g] == r->params_b)
+				r->group = g;
+		if (r->group < 0) {
+			if (rs->ngroups == (int)TS_ARRAY_LEN(rs->group_b)) {
+				fclose(f);
+				return ts_error_set(err, TS_EINPUT, "%s:%d: too many model sizes",
+						    path, ln);
+			}
+			rs->group_b[rs->ngroups] = r->params_b;
+			r->group = rs->ngroups++;
+		}
+		rs->n++;
+	}
+	fclose(f);
+	if (rs->n == 0)
+		return ts_error_set(err, TS_EINPUT, "%s: no data rows", path);
+	return 0;
+}
+
+/* The GPT model of a row as a GPT-2-style Hugging Face config (models/
+ * reads it like any user file): gelu MLP of 4h, biases, LayerNorm, learned
+ * positions, tied embeddings (Megatron's default). */
+static int row_model(const struct row *r, struct model *m, struct ts_error *err)
+{
+	char text[512], name[64];
+	struct jdoc d = JDOC_INIT;
+	int rc;
+	snprintf(text, sizeof(text),
+		 "{\"n_embd\": %d, \"n_layer\": %d, \"n_head\": %d, \"n_inner\": %d, "
+		 "\"vocab_size\": %d, \"n_positions\": %d, \"activation_function\": \"gelu\", "
+		 "\"tie_word_embeddings\": true}",
+		 r->hidden, r->layers, r->heads, 4 * r->hidden, VOCAB, r->seq);
+	snprintf(name, sizeof(name), "gpt-%.1fb", r->params_b);
+	rc = jdoc_parse(&d, name, text, strlen(text), err);
+	if (!rc)
+		rc = model_from_json(m, &d, err);
+	if (!rc) {
+		snprintf(m->name, sizeof(m->name), "%s", name);
+		m->dropout = true; /* Megatron GPT stores dropout masks */
+	}
+	jdoc_release(&d);
+	return rc;
+}
+
+struct settings {
+	bool overlap_dp;            /* DDP buckets overlap the last backward, flag */
+	bool free_comm;             /* communication takes no time (surrogate), flag */
+	enum sim_fidelity fidelity; /* network model */
+};
+
+static int row_plan(const struct row *r, const struct model *m, const struct settings *st,
+		    struct plan *p, struct ts_error *err)
+{
+	plan_init(p);
+	p->tp = r->tp;
+	p->pp = r->pp;
+	p->dp = r->dp;
+	p->micro_batch = r->micro;
+	p->global_batch = r->global_batch;
+	p->seq_len = r->seq;
+	p->schedule = PLAN_SCHED_1F1B;
+	p->recompute = PLAN_RC_FULL;
+	p->precision = PLAN_DT_FP16;
+	p->grad_dtype = PLAN_DT_FP16;
+	p->grad_reduce_dtype = PLAN_DT_FP16; /* assumption: DDP all-reduces fp16 grads */
+	p->bucket_bytes = 25.0 * 1024 * 1024; /* PyTorch DDP bucket_cap_mb default 25 */
+	p->overlap_dp = st->overlap_dp;
+	p->overlap_tp = false;
+	p->overlap_pp = false;
+	return plan_resolve(p, m, r->gpus, err);
+}
+
+/* ---- the cluster: one topology per node count ------------------------------- */
+
+struct topo_cache {
+	int n;                 /* entries, count */
+	int nodes[8];          /* node count of each entry */
+	struct topo t[8];      /* built topologies (owned) */
+};
+
+static const struct topo *get_topo(struct topo_cache *tc, const char *cluster, int nodes,
+				   struct ts_error *err)
+{
+	struct topo_cluster c;
+	for (int i = 0; i < tc->n; i++)
+		if (tc->nodes[i] == nodes)
+			return &tc->t[i];
+	if (tc->n == (int)TS_ARRAY_LEN(tc->nodes)) {
+		ts_error_set(err, TS_EINPUT, "too many cluster sizes");
+		return NULL;
+	}
+	memset(&c, 0, sizeof(c));
+	if (topo_cluster_load(&c, cluster, nodes, err))
+		return NULL;
+	int rc = topo_build(&tc->t[tc->n], &c, err);
+	topo_cluster_release(&c);
+	if (rc)
+		return NULL;
+	tc->nodes[tc->n] = nodes;
+	return &tc->t[tc->n++];
+}
+
+static void topo_cache_release(struct topo_cache *tc)
+{
+	for (int i = 0; i < tc->n; i++)
+		topo_release(&tc->t[i]);
+	tc->n = 0;
+}
+
+/* ---- prediction of all rows ------------------------------------------------- */
+
+struct ctx {
+	struct rows *rs;
+	const char *cluster;        /* cluster file */
+	struct topo_cache tc;       /* topologies by node count */
+	struct sim_compute base;    /* compute model before the fitted parameters */
+	struct settings st;
+	int gpn;                    /* GPUs per node of the cluster, count */
+	bool *use;                  /* rows in the current fit (NULL = all) */
+	int nuse;                   /* rows in use, count */
+	double t_free[MAX_ROWS];    /* free-communication prediction per row, s */
+	double c_comm[MAX_ROWS];    /* exposed communication at the fit's anchor per row, s */
+	double last_x[NPAR];           /* x of the last residual evaluation */
+	double last_f[MAX_ROWS];    /* its residuals (GSL asks for f, then J at the same x) */
+	bool have_last;             /* last_x/last_f valid, flag */
+	uint64_t predictions;       /* sim_predict calls, count */
+	double predict_wall_s;      /* their wall time, s */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int predict_row(struct ctx *cx, struct row *r, const struct sim_compute *c,
+		       struct sim_prediction *out, struct ts_error *err)
+{
+	struct model m;
+	struct plan p;
+	struct sim_predict_opts o;
+	const struct topo *t;
+	int rc;
+
+	if ((rc = row_model(r, &m, err)) || (rc = row_plan(r, &m, &cx->st, &p, err)))
+		return rc;
+	if (r->gpus % cx->gpn)
+		return ts_error_set(err, TS_EINPUT, "line %d: %d GPUs is not whole nodes of %d",
+				    r->line, r->gpus, cx->gpn);
+	t = get_topo(&cx->tc, cx->cluster, r->gpus / cx->gpn, err);
+	if (!t)
+		return err->code ? err->code : TS_EINPUT;
+	sim_predict_opts_init(&o);
+	o.fidelity = cx->st.fidelity;
+	o.compute = c;
+	o.seed = 1;
+	o.free_comm = cx->st.free_comm;
+	double t0 = now_s();
+	rc = sim_predict(t, &m, &p, &o, out, err);
+	cx->predict_wall_s += now_s() - t0;
+	cx->predictions++;
+	if (rc)
+		return rc;
+	r->pred_s = out->iteration_time_s;
+	r->bd = out->bd;
+	return 0;
+}
+
+/* ---- fitted parameters --------------------------------------------------------
+ * Unconstrained x -> compute-model numbers, so the solver needs no bounds:
+ *   x0: gemm_eff_max = logistic(x0)          in (0, 1)
+ *   x1: attn_eff     = logistic(x1)          in (0, 1)
+ *   x2: hbm_eff      = logistic(x2)          in (0, 1)
+ *   x3: launch_s     = 1e-6 exp(x3)          > 0
+ * Everything else (peaks, SMs, tiles, gemm_half_flops, overlap_slowdown,
+ * the network) stays as the compute model's defaults and the cluster file
+ * say.
+ *
+ * How the fit runs through sim_predict at an affordable cost: a full
+ * prediction of a 512-GPU row takes seconds (the collectives), while one
+ * with communication made free (sim_predict_opts.free_comm) takes a tenth
+ * of a second. So the residual of row i is
+ *   r_i(x) = (T_free_i(x) + C_i - T_meas_i) / T_meas_i,
+ * where C_i = T_full_i(x_k) - T_free_i(x_k) is the exposed communication
+ * of row i measured by full predictions at the current anchor x_k. GSL
+ * minimises sum r_i^2 over x; then C_i is re-measured at the new x and the
+ * fit repeated (at most FIT_OUTER times, until the anchor moves less than
+ * 0.5% in every prediction). The errors reported afterwards are those of
+ * full predictions. */
+
+#define FIT_OUTER 3
+static const char *const par_names[NPAR] = { "gemm_eff_max", "attn_eff", "hbm_eff", "launch_us" };
+
+static double logistic(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double logit(double p) { return log(p / (1.0 - p)); }
+static double clamp01(double p) { return p < 1e-3 ? 1e-3 : p > 0.999 ? 0.999 : p; }
+
+static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)
+{
+	*c = *base;
+	c->gemm_eff_max = logistic(x[0]);
+	c->attn_eff = logistic(x[1]);
+	c->hbm_eff = logistic(x[2]);
+	c->launch_s = 1e-6 * exp(x[3]);
+}
+
+static void compute_to_x(const struct sim_compute *c, double *x)
+{
+	x[0] = logit(clamp01(c->gemm_eff_max));
+	x[1] = logit(clamp01(c->attn_eff));
+	x[2] = logit(clamp01(c->hbm_eff));
+	x[3] = log(c->launch_s > 1e-9 ? c->launch_s * 1e6 : 1e-3);
+}
+
+static void par_values(const struct sim_compute *c, double *v)
+{
+	v[0] = c->gemm_eff_max;
+	v[1] = c->attn_eff;
+	v[2] = c->hbm_eff;
+	v[3] = c->launch_s * 1e6;
+}
+
+/* Predictions of the rows in use with compute model c: full (free = false)
+ * or with free communication; stored in out[i] (all rows indexed). */
+static int predict_set(struct ctx *cx, const struct sim_compute *c, bool free_comm, double *out,
+		       struct ts_error *err)
+{
+	bool saved = cx->st.free_comm;
+	int rc = 0;
+	cx->st.free_comm = free_comm;
+	for (int i = 0; i < cx->rs->n && !rc; i++) {
+		struct row *r = &cx->rs->r[i];
+		struct sim_prediction pr;
+		if (cx->use && !cx->use[i])
+			continue;
+		memset(&pr, 0, sizeof(pr));
+		rc = predict_row(cx, r, c, &pr, err);
+		sim_prediction_release(&pr);
+		out[i] = r->pred_s;
+	}
+	cx->st.free_comm = saved;
+	return rc;
+}
+
+/* Surrogate residuals (see above): free-communication predictions plus
+ * the exposed communication C_i of the current anchor. */
+static int residuals(const gsl_vector *xv, void *data, gsl_vector *f)
+{
+	struct ctx *cx = data;
+	struct sim_compute c;
+	double x[NPAR];
+	struct ts_error err = TS_ERROR_INIT;
+	for (int i = 0; i < NPAR; i++)
+		x[i] = gsl_vector_get(xv, (size_t)i);
+	x_to_compute(x, &cx->base, &c);
+	if (predict_set(cx, &c, true, cx->t_free, &err)) {
+		fprintf(stderr, "bench_vtrain: %s\n", err.msg);
+		return GSL_EDOM;
+	}
+	size_t k = 0;
+	for (int i = 0; i < cx->rs->n; i++) {
+		const struct row *r = &cx->rs->r[i];
+		if (cx->use && !cx->use[i])
+			continue;
+		gsl_vector_set(f, k++, (cx->t_free[i] + cx->c_comm[i] - r->measured_s) / r->measured_s);
+	}
+	memcpy(cx->last_x, x, sizeof(x));
+	for (size_t i = 0; i < k; i++)
+		cx->last_f[i] = gsl_vector_get(f, i);
+	cx->have_last = true;
+	return GSL_SUCCESS;
+}
+
+/* Forward-difference Jacobian with a step of 0.02 in x: the simulator's
+ * time is piecewise smooth (integer picoseconds, discrete choices), so
+ * GSL's default step of sqrt(eps) would see only noise. */
+static int jacobian(const gsl_vector *x, void *data, gsl_matrix *J)
+{
+	struct ctx *cx = data;
+	gsl_vector *f0 = gsl_vector_alloc((size_t)cx->nuse);
+	gsl_vector *f1 = gsl_vector_alloc((size_t)cx->nuse);
+	gsl_vector *xh = gsl_vector_alloc(NPAR);
+	int rc = GSL_ENOMEM;
+	if (!f0 || !f1 || !xh)
+		goto fail;
+	rc = GSL_SUCCESS;
+	bool same = cx->have_last;
+	for (size_t j = 0; j < NPAR; j++)
+		same = same && cx->last_x[j] == gsl_vector_get(x, j);
+	if (same)
+		for (size_t i = 0; i < (size_t)cx->nuse; i++)
+			gsl_vector_set(f0, i, cx->last_f[i]);
+	else
+		rc = residuals(x, data, f0);
+	for (size_t j = 0; j < NPAR && rc == GSL_SUCCESS; j++) {
+		const double h = 0.02;
+		gsl_vector_memcpy(xh, x);
+		gsl_vector_set(xh, j, gsl_vector_get(x, j) + h);
+		rc = residuals(xh, data, f1);
+		for (size_t i = 0; i < (size_t)cx->nuse && rc == GSL_SUCCESS; i++)
+			gsl_matrix_set(J, i, j, (gsl_vector_get(f1, i) - gsl_vector_get(f0, i)) / h);
+	}
+fail:
+	gsl_vector_free(f0);
+	gsl_vector_free(f1);
+	gsl_vector_free(xh);
+	return rc;
+}
+
+/* One GSL fit of the surrogate from c; c gets the result. */
+static int fit_inner(struct ctx *cx, struct sim_compute *c, bool verbose)
+{
+	gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+	gsl_multifit_nlinear_fdf fdf;
+	gsl_multifit_nlinear_workspace *w;
+	double x0[NPAR], x[NPAR];
+	int info = 0, rc;
+
+	fp.trs = gsl_multifit_nlinear_trs_lm;
+	compute_to_x(c, x0);
+	gsl_vector_view xv = gsl_vector_view_array(x0, NPAR);
+	memset(&fdf, 0, sizeof(fdf));
+	fdf.f = residuals;
+	fdf.df = jacobian;
+	fdf.n = (size_t)cx->nuse;
+	fdf.p = NPAR;
+	fdf.params = cx;
+	w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, fdf.n, fdf.p);
+	if (!w)
+		return TS_ENOMEM;
+	gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
+	rc = gsl_multifit_nlinear_driver(12, 1e-3, 1e-5, 1e-5, NULL, NULL, &info, w);
+	if (verbose)
+		fprintf(stderr, "bench_vtrain: fit: %s after %zu iterations (info %d)\n",
+			gsl_strerror(rc), gsl_multifit_nlinear_niter(w), info);
+	for (int i = 0; i < NPAR; i++)
+		x[i] = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)i);
+	x_to_compute(x, &cx->base, c);
+	gsl_multifit_nlinear_free(w);
+	/* GSL_EMAXITER / GSL_ENOPROG still leave the best position found */
+	return rc == GSL_EDOM ? TS_EINPUT : 0;
+}
+
+/* The whole fit over the rows in cx->use (see the comment above NPAR). */
+static int fit(struct ctx *cx, struct sim_compute *c, bool verbose, struct ts_error *err)
+{
+	static double full[MAX_ROWS], prev[MAX_ROWS];
+	int rc;
+	for (int outer = 0; outer < FIT_OUTER; outer++) {
+		cx->have_last = false; /* the offsets change: old residuals are stale */
+		if ((rc = predict_set(cx, c, false, full, err)) ||
+		    (rc = predict_set(cx, c, true, cx->t_free, err)))
+			return rc;
+		double moved = 0;
+		for (int i = 0; i < cx->rs->n; i++) {
+			if (cx->use && !cx->use[i])
+				continue;
+			cx->c_comm[i] = full[i] - cx->t_free[i];
+			if (outer > 0 && fabs(full[i] - prev[i]) / prev[i] > moved)
+				moved = fabs(full[i] - prev[i]) / prev[i];
+			prev[i] = full[i];
+		}
+		if (verbose && outer > 0)
+			fprintf(stderr, "bench_vtrain: fit: anchor %d moved predictions by up to %.2f%%\n",
+				outer, 100 * moved);
+		if (outer > 0 && moved < 0.005)
+			break;
+		if ((rc = fit_inner(cx, c, verbose)))
+			return ts_error_set(err, rc, "the least-squares fit failed");
+		if (verbose) {
+			double v[NPAR];
+			par_values(c, v);
+			fprintf(stderr, "bench_vtrain: fit: round %d:", outer + 1);
+			for (int i = 0; i < NPAR; i++)
+				fprintf(stderr, " %s=%.4g", par_names[i], v[i]);
+			fprintf(stderr, "\n");
+		}
+	}
+	return 0;
+}
+
+/* ---- reporting ------------------------------------------------------------------- */
+
+struct stats {
+	double mean_abs, max_abs, rms; /* relative errors, fraction */
+	int worst;                     /* row index of max_abs */
+	int n;                         /* rows, count */
+};
+
+static int predict_all(struct ctx *cx, const struct sim_compute *c, const bool *use,
+		       struct stats *s, struct ts_error *err)
+{
+	memset(s, 0, sizeof(*s));
+	s->worst = -1;
+	for (int i = 0; i < cx->rs->n; i++) {
+		struct row *r = &cx->rs->r[i];
+		struct sim_prediction out;
+		if (use && !use[i])
+			continue;
+		memset(&out, 0, sizeof(out));
+		int rc = predict_row(cx, r, c, &out, err);
+		sim_prediction_release(&out);
+		if (rc)
+			return rc;
+		double e = fabs(r->pred_s - r->measured_s) / r->measured_s;
+		s->mean_abs += e;
+		s->rms += e * e;
+		if (e > s->max_abs) {
+			s->max_abs = e;
+			s->worst = i;
+		}
+		s->n++;
+	}
+	if (s->n) {
+		s->mean_abs /= s->n;
+		s->rms = sqrt(s->rms / s->n);
+	}
+	return 0;
+}
+
+static void print_rows(const struct ctx *cx)
+{
+	printf("%4s %6s %5s %4s %3s %3s %3s %10s %10s %8s | %8s %8s %7s %7s %7s %7s\n", "line",
+	       "model", "gpus", "mb", "tp", "dp", "pp", "meas_ms", "pred_ms", "err_%", "comp_ms",
+	       "bubl_ms", "opt_ms", "tp_ms", "pp_ms", "dp_ms");
+	for (int i = 0; i < cx->rs->n; i++) {
+		const struct row *r = &cx->rs->r[i];
+		printf("%4d %5.1fB %5d %4d %3d %3d %3d %10.1f %10.1f %+8.2f | %8.1f %8.1f %7.1f %7.1f "
+		       "%7.1f %7.1f\n",
+		       r->line, r->params_b, r->gpus, r->micro, r->tp, r->dp, r->pp, r->measured_s * 1e3,
+		       r->pred_s * 1e3, 100.0 * (r->pred_s - r->measured_s) / r->measured_s,
+		       r->bd.compute_s * 1e3, r->bd.bubble_s * 1e3, r->bd.optimizer_s * 1e3,
+		       r->bd.exposed_comm_s[SIM_COMM_TP] * 1e3, r->bd.exposed_comm_s[SIM_COMM_PP] * 1e3,
+		       r->bd.exposed_comm_s[SIM_COMM_DP] * 1e3);
+	}
+}
+
+static void print_params(const char *title, const struct sim_compute *c)
+{
+	double v[NPAR];
+	par_values(c, v);
+	printf("%s:", title);
+	for (int i = 0; i < NPAR; i++)
+		printf(" %s=%.4g", par_names[i], v[i]);
+	printf("\n");
+}
+
+/* Write the fitted calibration as JSON (atomically). */
+static int write_calibration(const char *path, const struct sim_compute *c, const struct stats *s,
+			     const struct stats *cv, int nrows, const char *csv,
+			     struct ts_error *err)
+{
+	char buf[4096];
+	int n = snprintf(
+		buf, sizeof(buf),
+		"{\n"
+		"  \"gpu\": \"%s\",\n"
+		"  \"source\": \"fitted by bench/bench_vtrain --fit (GSL gsl_multifit_nlinear, "
+		"trust-region Levenberg-Marquardt) to %d measured Megatron-DeepSpeed A100 "
+		"iterations of the vTrain set\",\n"
+		"  \"gemm_eff_max\": %.6g,\n"
+		"  \"gemm_half_flops\": %.6g,\n"
+		"  \"attn_eff\": %.6g,\n"
+		"  \"launch_us\": %.6g,\n"
+		"  \"overlap_slowdown\": %.6g,\n"
+		"  \"hbm_eff\": %.6g,\n"
+		"  \"fit\": {\n"
+		"    \"data\": \"%s\",\n"
+		"    \"parameters\": [\"gemm_eff_max\", \"attn_eff\", \"hbm_eff\", \"launch_us\"],\n"
+		"    \"fixed\": \"gemm_half_flops, overlap_slowdown, tile 256x128, sm_count 108, peaks "
+		"from the A100 datasheet (compute-model defaults); network from "
+		"a100-vtrain-cluster.json\",\n"
+		"    \"method\": \"residual (T_free(x) + C - T_meas) / T_meas per row, C = exposed "
+		"communication of full sim_predict runs at the anchor, re-anchored up to 3 times\",\n"
+		"    \"rows\": %d,\n"
+		"    \"in_sample_mean_abs_error\": %.4f,\n"
+		"    \"in_sample_max_abs_error\": %.4f,\n"
+		"    \"leave_one_model_out_mean_abs_error\": %.4f\n"
+		"  }\n"
+		"}\n",
+		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->attn_eff, c->launch_s * 1e6,
+		c->overlap_slowdown, c->hbm_eff, csv, nrows, s->mean_abs, s->max_abs,
+		cv ? cv->mean_abs : -1.0);
+	if (n < 0 || n >= (int)sizeof(buf))
+		return ts_error_set(err, TS_EINPUT, "calibration text too long");
+	return fileio_write_atomic(path, buf, (size_t)n, err);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench_vtrain [--fit] [--cv] [--calibration FILE|none] [--cluster FILE]\n"
+		"                    [--fidelity analytic|flow] [--no-overlap-dp] [--limit N]\n"
+		"                    [--write FILE] [CSV]\n"
+		"Predicts every row of the vTrain A100 set through sim_predict and prints\n"
+		"predicted vs measured iteration time and the mean and max absolute error.\n"
+		"  CSV               default: ../shared/reference/measured/\n"
+		"                    vtrain_megatron_deepspeed_a100.csv beside the source tree\n"
+		"  --calibration F   compute calibration (default examples/calibration/\n"
+		"                    a100-vtrain.json; 'none': the compute model's defaults)\n"
+		"  --cluster F       cluster file (default examples/calibration/\n"
+		"                    a100-vtrain-cluster.json)\n"
+		"  --fidelity F      network model (default analytic)\n"
+		"  --fit             least-squares fit of %d global parameters over all rows\n"
+		"  --cv              leave-one-model-out: fit without each model size, predict it\n"
+		"  --write F         write the fitted calibration JSON to F\n"
+		"  --no-overlap-dp   DP all-reduce after backward instead of overlapped\n"
+		"  --limit N         only the first N rows (CI)\n",
+		NPAR);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "fit", no_argument, NULL, 'F' },
+		{ "cv", no_argument, NULL, 'C' },
+		{ "calibration", required_argument, NULL, 'c' },
+		{ "cluster", required_argument, NULL, 'k' },
+		{ "fidelity", required_argument, NULL, 'f' },
+		{ "write", required_argument, NULL, 'w' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "no-overlap-dp", no_argument, NULL, 'O' },
+		{ "free-comm", no_argument, NULL, 'Z' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char csv_buf[1200], cl_buf[1200], cal_buf[1200];
+	const char *csv = src_rel(CSV_REL, csv_buf, sizeof(csv_buf));
+	const char *calib = src_rel(CALIB_REL, cal_buf, sizeof(cal_buf));
+	const char *write_path = NULL;
+	bool do_fit = false, do_cv = false;
+	int limit = 0, ch, rc = 0;
+	struct ts_error err = TS_ERROR_INIT;
+	static struct rows rs;
+	struct ctx cx;
+	struct stats s, cvs;
+	bool have_cv = false;
+
+	setvbuf(stdout, NULL, _IOLBF, 0); /* progress is visible when piped */
+	memset(&cx, 0, sizeof(cx));
+	cx.cluster = src_rel(CLUSTER_REL, cl_buf, sizeof(cl_buf));
+	cx.st.overlap_dp = true;
+	cx.st.fidelity = SIM_ANALYTIC;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'F': do_fit = true; break;
+		case 'C': do_cv = true; break;
+		case 'c': calib = optarg; break;
+		case 'k': cx.cluster = optarg; break;
+		case 'w': write_path = optarg; break;
+		case 'O': cx.st.overlap_dp = false; break;
+		case 'Z': cx.st.free_comm = true; break;
+		case 'l': limit = atoi(optarg); break;
+		case 'f':
+			if (!strcmp(optarg, "analytic"))
+				cx.st.fidelity = SIM_ANALYTIC;
+			else if (!strcmp(optarg, "flow"))
+				cx.st.fidelity = SIM_FLOW;
+			else {
+				fprintf(stderr, "bench_vtrain: --fidelity: analytic or flow\n");
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		csv = argv[optind];
+	if (load_csv(csv, &rs, &err))
+		goto fail;
+	if (limit > 0 && limit < rs.n)
+		rs.n = limit;
+	cx.rs = &rs;
+
+	/* the compute model: defaults for the cluster's GPU, then the calibration */
+	{
+		struct topo_cluster c;
+		memset(&c, 0, sizeof(c));
+		if (topo_cluster_load(&c, cx.cluster, 0, &err))
+			goto fail;
+		sim_compute_init(&cx.base, &c.gpu);
+		cx.gpn = c.node.gpus;
+		topo_cluster_release(&c);
+	}
+	if (strcmp(calib, "none") && sim_compute_load(&cx.base, calib, &err))
+		goto fail;
+
+	printf("# vTrain A100 set: %s (%d rows)\n# cluster: %s\n# calibration: %s\n", csv, rs.n,
+	       cx.cluster, strcmp(calib, "none") ? calib : "none (compute-model defaults)");
+	printf("# settings: GPT-2 vocab %d, full recompute, 1F1B, fp16, DDP buckets 25 MiB %s, "
+	       "fidelity %s\n",
+	       VOCAB, cx.st.overlap_dp ? "overlapped with backward" : "after backward",
+	       cx.st.fidelity == SIM_ANALYTIC ? "analytic" : "flow");
+
+	struct sim_compute c = cx.base;
+	cx.nuse = rs.n;
+	double t0 = now_s();
+	if (do_cv) {
+		/* leave one model size out: fit on the others, predict it */
+		static bool use[MAX_ROWS];
+		double sum = 0, mx = 0;
+		int n = 0;
+		for (int g = 0; g < rs.ngroups; g++) {
+			struct sim_compute cg = cx.base;
+			struct stats gs;
+			cx.nuse = 0;
+			for (int i = 0; i < rs.n; i++) {
+				use[i] = rs.r[i].group != g;
+				cx.nuse += use[i];
+			}
+			if (cx.nuse < NPAR)
+				continue;
+			cx.use = use;
+			if (fit(&cx, &cg, false, &err))
+				goto fail;
+			for (int i = 0; i < rs.n; i++)
+				use[i] = !use[i];
+			cx.use = NULL;
+			if (predict_all(&cx, &cg, use, &gs, &err))
+				goto fail;
+			printf("# cv: held out %.1fB (%d rows): mean |err| %.2f%%, max %.2f%%\n",
+			       rs.group_b[g], gs.n, 100 * gs.mean_abs, 100 * gs.max_abs);
+			print_params("# cv:   fitted without it", &cg);
+			sum += gs.mean_abs * gs.n;
+			n += gs.n;
+			if (gs.max_abs > mx)
+				mx = gs.max_abs;
+		}
+		memset(&cvs, 0, sizeof(cvs));
+		cvs.mean_abs = n ? sum / n : 0;
+		cvs.max_abs = mx;
+		cvs.n = n;
+		have_cv = true;
+		printf("# cv: leave-one-model-out mean |err| %.2f%%, max %.2f%% over %d rows\n",
+		       100 * cvs.mean_abs, 100 * cvs.max_abs, n);
+		cx.use = NULL;
+		cx.nuse = rs.n;
+	}
+	if (do_fit) {
+		print_params("# start", &c);
+		if (fit(&cx, &c, true, &err))
+			goto fail;
+		print_params("# fitted", &c);
+	}
+	if (predict_all(&cx, &c, NULL, &s, &err))
+		goto fail;
+	print_rows(&cx);
+	printf("# rows %d  mean |err| %.2f%%  max |err| %.2f%% (line %d)  rms %.2f%%%s\n", s.n,
+	       100 * s.mean_abs, 100 * s.max_abs, s.worst >= 0 ? rs.r[s.worst].line : -1,
+	       100 * s.rms, do_fit ? "  (in-sample: the parameters were fitted to these rows)" : "");
+	printf("# vTrain's own reported error on this kind of data: 14.73%%\n");
+	{
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		printf("# %llu predictions, %.3f s in sim_predict (%.1f ms each), total wall %.1f s, "
+		       "peak RSS %.1f MiB\n",
+		       (unsigned long long)cx.predictions, cx.predict_wall_s,
+		       cx.predictions ? 1e3 * cx.predict_wall_s / (double)cx.predictions : 0.0,
+		       now_s() - t0, ru.ru_maxrss / 1024.0);
+	}
+	if (write_path && write_calibration(write_path, &c, &s, have_cv ? &cvs : NULL, s.n, CSV_REL + 6,
+					    &err))
+		goto fail;
+	topo_cache_release(&cx.tc);
+	return 0;
+fail:
+	rc = ts_error_exit_status(err.code ? err.code : TS_EINPUT);
+	fprintf(stderr, "bench_vtrain: %s\n", err.msg);
+	topo_cache_release(&cx.tc);
+	return rc;
+}
