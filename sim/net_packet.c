@@ -20,8 +20,9 @@
  *
  * Senders keep window_pkts packets in flight and inject as fast as their
  * first port takes them, so one transfer fills its link.
- * Events per packet and hop: one "transmitted" at the port (link free again)
- * and one "arrived" at the next port. */
+ * Events: one per packet and hop ("transmitted": the link is free again and
+ * the packet joins the next port's queue, usable one link latency later;
+ * an idle port sets a wake-up for it), one at the destination, one ACK. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct pkt {
 	int32_t bytes;             /* payload, bytes */
 	int32_t next;              /* next packet in a port queue, -1 */
 	int8_t hop;                /* index of the link it is queued on / crossing */
+	simtime_ps ready_ps;       /* when it has fully arrived at its current port, ps */
 };
 
 struct port {
@@ -45,6 +47,7 @@ struct port {
 	int64_t occ_bytes;         /* queued + reserved + being sent, wire bytes */
 	bool busy;                 /* serialising a packet */
 	bool paused;               /* waiting for room downstream */
+	bool wake_pending;         /* a wake-up for a packet still on the wire is queued */
 	int32_t *wait;             /* ports (>=0) and senders (~flow) waiting for room here */
 	int32_t nwait, capwait;    /* count, allocated */
 };
@@ -208,6 +211,7 @@ static void enqueue(struct sim_pkt_state *s, int32_t l, int32_t id)
 
 static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+static void wake_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void retx_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 
@@ -221,6 +225,15 @@ static void port_kick(struct sim_net *n, int32_t l)
 	if (p->busy || p->paused || p->qhead < 0)
 		return;
 	k = &s->pk[p->qhead];
+	if (k->ready_ps > n->eng->now) {
+		/* the head packet is still on the incoming wire */
+		if (!p->wake_pending) {
+			p->wake_pending = true;
+			if (!sim_at(n->eng, k->ready_ps, wake_ev, n, (uint64_t)l))
+				s->oom = true;
+		}
+		return;
+	}
 	f = &s->fl[k->flow];
 	if (!n->par.tcp && k->hop + 1 < f->hops) {
 		/* lossless: reserve room downstream or pause */
@@ -239,6 +252,15 @@ static void port_kick(struct sim_net *n, int32_t l)
 		       n, (uint64_t)l))
 		s->oom = true;
 }
+
+static void wake_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	n->pkt->ports[arg].wake_pending = false;
+	port_kick(n, (int32_t)arg);
+}
+
+static void forward(struct sim_net *n, int32_t id, simtime_ps ready_ps);
 
 static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
@@ -260,8 +282,14 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		if (!s->fl[fi].waiting)
 			flow_pump(n, fi);
 	}
-	if (!sim_after(e, n->links[l].lat_ps, arrive_ev, n, (uint64_t)id))
+	n->st.pkt_hops++;
+	if (s->pk[id].hop + 1 < s->fl[s->pk[id].flow].hops) {
+		/* straight into the next port's queue, usable after the link
+		 * latency: no event unless that port is idle (one event per hop) */
+		forward(n, id, e->now + n->links[l].lat_ps);
+	} else if (!sim_after(e, n->links[l].lat_ps, arrive_ev, n, (uint64_t)id)) {
 		s->oom = true;
+	}
 	if (p->nwait > 0 && p->occ_bytes < (n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes))
 		wake(n, l);
 	port_kick(n, l);
@@ -293,44 +321,50 @@ static void flow_gc(struct sim_net *n, int32_t fi)
 	s->fl_free = fi;
 }
 
+/* The last hop: the packet has arrived at its destination. */
 static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
 	struct sim_pkt_state *s = n->pkt;
-	int32_t id = (int32_t)arg;
+	int32_t id = (int32_t)arg, fi = s->pk[id].flow;
+	struct pflow *f = &s->fl[fi];
+	f->delivered_bytes += s->pk[id].bytes;
+	pkt_free(s, id);
+	if (!sim_after(e, f->prop_ps, ack_ev, n, (uint64_t)fi))
+		s->oom = true;
+	flow_notify(n, fi);
+}
+
+/* Packet id leaves its port for the next one on its path, where it is
+ * usable from ready_ps (after the link latency). */
+static void forward(struct sim_net *n, int32_t id, simtime_ps ready_ps)
+{
+	struct sim_pkt_state *s = n->pkt;
 	struct pkt *k = &s->pk[id];
 	struct pflow *f = &s->fl[k->flow];
-	n->st.pkt_hops++;
+	int32_t l;
+	struct port *p;
+	int64_t w;
 	k->hop++;
-	if (k->hop == f->hops) {
-		int32_t fi = k->flow;
-		f->delivered_bytes += k->bytes;
-		pkt_free(s, id);
-		if (!sim_after(e, f->prop_ps, ack_ev, n, (uint64_t)fi))
-			s->oom = true;
-		flow_notify(n, fi);
-		return;
-	}
-	{
-		int32_t l = f->path[k->hop];
-		struct port *p = &s->ports[l];
-		int64_t w = wire_bytes(&n->links[l], k->bytes);
-		if (n->par.tcp) {
-			if (p->occ_bytes + w > n->par.buffer_bytes) {
-				/* drop-tail: the sender learns after a timeout */
-				n->st.drops++;
-				f->retx_bytes += k->bytes;
-				pkt_free(s, id);
-				if (!sim_after(e, n->par.rto_ps, retx_ev, n, (uint64_t)k->flow))
-					s->oom = true;
-				return;
-			}
-			p->occ_bytes += w;
+	k->ready_ps = ready_ps;
+	l = f->path[k->hop];
+	p = &s->ports[l];
+	w = wire_bytes(&n->links[l], k->bytes);
+	if (n->par.tcp) {
+		if (p->occ_bytes + w > n->par.buffer_bytes) {
+			/* drop-tail: the sender learns after a timeout */
+			n->st.drops++;
+			f->retx_bytes += k->bytes;
+			if (!sim_at(n->eng, ready_ps + n->par.rto_ps, retx_ev, n, (uint64_t)k->flow))
+				s->oom = true;
+			pkt_free(s, id);
+			return;
 		}
-		/* RDMA: room was reserved by the upstream port */
-		enqueue(s, l, id);
-		port_kick(n, l);
+		p->occ_bytes += w;
 	}
+	/* RDMA: room was reserved by the upstream port */
+	enqueue(s, l, id);
+	port_kick(n, l);
 }
 
 static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg)
@@ -398,6 +432,7 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 		s->pk[id].flow = fi;
 		s->pk[id].bytes = b;
 		s->pk[id].hop = 0;
+		s->pk[id].ready_ps = n->eng->now;
 		p->occ_bytes += wire_bytes(&n->links[l0], b);
 		f->inflight++;
 		f->q0++;
