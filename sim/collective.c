@@ -464,11 +464,12 @@ static int32_t auto_channels(const struct topo *t, const int32_t *gpus, int32_t 
 			ppn = off[h + 1] - off[h];
 	free(sorted);
 	free(off);
-	/* Multi-node with several GPUs per node: one ring per local GPU so every
-	 * NIC carries one ring each way (NCCL's one-channel-per-NIC rings).
-	 * Otherwise 2 channels, NCCL's minimum per NIC/peer (assumption: the
-	 * bandwidth does not depend on it here, ECMP spreading does). */
-	nch = nh == 0 ? 1 : (nh > 1 && ppn > 1) ? ppn : 2;
+	/* Multi-node: one ring per local GPU, so every NIC carries one ring
+	 * each way (NCCL's rings follow the NICs). One node: one ring (the
+	 * GPU's NVLink/PCIe port is one link here, more rings add nothing).
+	 * More channels per NIC (NCCL often runs 2) only add ECMP path
+	 * diversity in this model; --channels sets it. */
+	nch = nh > 1 ? ppn : 1;
 	return nch;
 }
 

@@ -346,8 +346,8 @@ END_TEST
 
 START_TEST(packet_agrees_with_flow)
 {
-	/* ring allreduce of 64 MiB on 8 hosts of the non-blocking switch, and
-	 * on the 2:1 leaf-spine with cross-leaf rings (congested) */
+	/* ring allreduce of 64 MiB on 8 hosts of the non-blocking switch and on
+	 * 64 hosts of a fat-tree */
 	struct world w;
 	struct runres f, p;
 	world_open(&w, switch_cluster(), 8, NULL, 1);
@@ -356,6 +356,15 @@ START_TEST(packet_agrees_with_flow)
 	p = run(&w.t, SIM_PACKET, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 64 * TS_MiB, 1, 8,
 		false, 1);
 	ck_assert_msg(fabs(p.time_s / f.time_s - 1) < 0.05, "packet %g flow %g", p.time_s, f.time_s);
+	world_close(&w);
+	/* 64 hosts of a 3-tier k=8 fat-tree (ECMP), 64 MiB */
+	world_open(&w, tu_src(3, "examples/clusters/fat-tree-k8.json"), 0, NULL, 1);
+	f = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 64 * TS_MiB, 1, 64,
+		false, 1);
+	p = run(&w.t, SIM_PACKET, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, 64 * TS_MiB, 1, 64,
+		false, 1);
+	ck_assert_msg(fabs(p.time_s / f.time_s - 1) < 0.05, "64 hosts: packet %g flow %g", p.time_s,
+		      f.time_s);
 	world_close(&w);
 }
 END_TEST
