@@ -98,24 +98,27 @@ static int bad(struct ts_error *err, const char *field, const char *what, double
 
 int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 {
-	if (!(c->peak_flops > 0) || !isfinite(c->peak_flops))
-		return bad(err, "peak_flops", "must be positive", c->peak_flops);
+	/* Lower bounds keep every op time far below the engine's integer
+	 * picosecond range (about 1e7 s): a GPU under 1 GFLOP/s, 1 MB/s of HBM
+	 * or 0.1 % efficiency is no GPU. */
+	if (!(c->peak_flops >= 1e9) || !isfinite(c->peak_flops))
+		return bad(err, "peak_flops", "must be at least 1e9 FLOP/s", c->peak_flops);
 	if (!(c->peak_fp8_flops >= 0) || !isfinite(c->peak_fp8_flops))
 		return bad(err, "peak_fp8_flops", "must be zero or positive", c->peak_fp8_flops);
-	if (!(c->hbm_Bps > 0) || !isfinite(c->hbm_Bps))
-		return bad(err, "hbm_bandwidth", "must be positive", c->hbm_Bps);
-	if (!(c->hbm_eff > 0 && c->hbm_eff <= 1))
-		return bad(err, "hbm_eff", "must be in (0, 1]", c->hbm_eff);
+	if (!(c->hbm_Bps >= 1e6) || !isfinite(c->hbm_Bps))
+		return bad(err, "hbm_bandwidth", "must be at least 1 MB/s", c->hbm_Bps);
+	if (!(c->hbm_eff >= 1e-3 && c->hbm_eff <= 1))
+		return bad(err, "hbm_eff", "must be in [0.001, 1]", c->hbm_eff);
 	if (!(c->hbm_half_bytes >= 0) || !isfinite(c->hbm_half_bytes))
 		return bad(err, "hbm_half", "must be zero or positive", c->hbm_half_bytes);
 	if (!(c->launch_s >= 0 && c->launch_s < 1))
 		return bad(err, "launch", "must be in [0, 1 s)", c->launch_s);
-	if (!(c->gemm_eff_max > 0 && c->gemm_eff_max <= 1))
-		return bad(err, "gemm_eff_max", "must be in (0, 1]", c->gemm_eff_max);
+	if (!(c->gemm_eff_max >= 1e-3 && c->gemm_eff_max <= 1))
+		return bad(err, "gemm_eff_max", "must be in [0.001, 1]", c->gemm_eff_max);
 	if (!(c->gemm_half_flops >= 0) || !isfinite(c->gemm_half_flops))
 		return bad(err, "gemm_half_flops", "must be zero or positive", c->gemm_half_flops);
-	if (!(c->attn_eff > 0 && c->attn_eff <= 1))
-		return bad(err, "attn_eff", "must be in (0, 1]", c->attn_eff);
+	if (!(c->attn_eff >= 1e-3 && c->attn_eff <= 1))
+		return bad(err, "attn_eff", "must be in [0.001, 1]", c->attn_eff);
 	if (c->sm_count < 1 || c->sm_count > 100000)
 		return bad(err, "sm_count", "must be in [1, 100000]", c->sm_count);
 	if (!(c->overlap_slowdown >= 1 && c->overlap_slowdown <= 100))
@@ -124,10 +127,10 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 		return bad(err, "tile_m", "must be in [1, 4096]", c->tile_m);
 	if (c->tile_n < 1 || c->tile_n > 4096)
 		return bad(err, "tile_n", "must be in [1, 4096]", c->tile_n);
-	if (!(c->vector_flops > 0) || !isfinite(c->vector_flops))
-		return bad(err, "vector_flops", "must be positive", c->vector_flops);
-	if (!(c->fp32_gemm_ratio > 0 && c->fp32_gemm_ratio <= 1))
-		return bad(err, "fp32_gemm_ratio", "must be in (0, 1]", c->fp32_gemm_ratio);
+	if (!(c->vector_flops >= 1e9) || !isfinite(c->vector_flops))
+		return bad(err, "vector_flops", "must be at least 1e9 FLOP/s", c->vector_flops);
+	if (!(c->fp32_gemm_ratio >= 1e-3 && c->fp32_gemm_ratio <= 1))
+		return bad(err, "fp32_gemm_ratio", "must be in [0.001, 1]", c->fp32_gemm_ratio);
 	return 0;
 }
 
@@ -226,22 +229,32 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	if (jval_get_string(o, "comment", false, &s, err))
 		return TS_EINPUT;
 
-	if (get_range(o, "peak_flops", 0, 1e18, true, &t.peak_flops, err) ||
+	if (get_range(o, "peak_flops", 1e9, 1e18, false, &t.peak_flops, err) ||
 	    get_range(o, "peak_fp8_flops", 0, 1e18, false, &t.peak_fp8_flops, err) ||
 	    jval_get_quantity(o, "hbm_bandwidth", TS_QTY_BANDWIDTH, false, false, &t.hbm_Bps, err) ||
-	    get_range(o, "hbm_eff", 0, 1, true, &t.hbm_eff, err) ||
+	    get_range(o, "hbm_eff", 1e-3, 1, false, &t.hbm_eff, err) ||
 	    jval_get_quantity(o, "hbm_half", TS_QTY_SIZE, false, true, &t.hbm_half_bytes, err) ||
 	    jval_get_quantity(o, "launch", TS_QTY_TIME, false, true, &t.launch_s, err) ||
-	    get_range(o, "gemm_eff_max", 0, 1, true, &t.gemm_eff_max, err) ||
+	    get_range(o, "gemm_eff_max", 1e-3, 1, false, &t.gemm_eff_max, err) ||
 	    get_range(o, "gemm_half_flops", 0, 1e18, false, &t.gemm_half_flops, err) ||
-	    get_range(o, "attn_eff", 0, 1, true, &t.attn_eff, err) ||
+	    get_range(o, "attn_eff", 1e-3, 1, false, &t.attn_eff, err) ||
 	    get_int_field(o, "sm_count", 1, 100000, &t.sm_count, err) ||
 	    get_range(o, "overlap_slowdown", 1, 100, false, &t.overlap_slowdown, err) ||
 	    get_int_field(o, "tile_m", 1, 4096, &t.tile_m, err) ||
 	    get_int_field(o, "tile_n", 1, 4096, &t.tile_n, err) ||
-	    get_range(o, "vector_flops", 0, 1e18, true, &t.vector_flops, err) ||
-	    get_range(o, "fp32_gemm_ratio", 0, 1, true, &t.fp32_gemm_ratio, err))
+	    get_range(o, "vector_flops", 1e9, 1e18, false, &t.vector_flops, err) ||
+	    get_range(o, "fp32_gemm_ratio", 1e-3, 1, false, &t.fp32_gemm_ratio, err))
 		return TS_EINPUT;
+	if (t.hbm_Bps < 1e6) {
+		struct jval c2;
+		jval_child(o, "hbm_bandwidth", &c2);
+		for (const char *const *sf = units_suffixes(TS_QTY_BANDWIDTH); !c2.j && *sf; sf++) {
+			char k2[64];
+			snprintf(k2, sizeof(k2), "hbm_bandwidth%s", *sf);
+			jval_child(o, k2, &c2);
+		}
+		return jval_error(&c2, err, "must be at least 1 MB/s (got %g B/s)", t.hbm_Bps);
+	}
 	if (t.launch_s >= 1) {
 		struct jval c2;
 		jval_child(o, "launch", &c2);
