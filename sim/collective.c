@@ -1001,8 +1001,12 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 	c->joins[jid].ctx = ctx;
 	c->joins[jid].arg = arg;
 	for (k = 0; k < np; k++) {
+		/* evenly strided from a per-connection offset, so that different
+		 * connections do not all pick the same sample of paths */
 		int64_t total = topo_route_count(c->t, a, b);
-		int h = topo_route_nth(c->t, a, b, k * total / np, p), rc;
+		int64_t idx = (int64_t)((rng_hash64(hash) % (uint64_t)total + (uint64_t)(k * total / np)) %
+					(uint64_t)total);
+		int h = topo_route_nth(c->t, a, b, idx, p), rc;
 		if (h < 0)
 			return h;
 		rc = sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
@@ -1051,7 +1055,7 @@ static void ring_try(struct ring *r, int32_t i)
 		int rc;
 		r->sent[i]++;
 		r->busy[i] = true;
-		rc = coll_send(c, r->gpu[i], r->gpu[(i + 1) % r->m], 0,
+		rc = coll_send(c, r->gpu[i], r->gpu[(i + 1) % r->m], rng_hash2(r->hash, (uint64_t)i),
 			       r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i],
 			       r->step_bytes * c->wire_factor, 0, ring_done_cb, r, (uint64_t)i);
 		if (rc && !c->err)
@@ -1297,7 +1301,10 @@ static double add_load(struct sim_coll *c, double *load, int32_t a, int32_t b, u
 	if (np > SPRAY_MAX_PATHS)
 		np = SPRAY_MAX_PATHS;
 	for (k = 0; k < np; k++) {
-		h = topo_route_nth(c->t, a, b, k * topo_route_count(c->t, a, b) / np, p);
+		int64_t total = topo_route_count(c->t, a, b);
+		int64_t idx = (int64_t)((rng_hash64(hash) % (uint64_t)total + (uint64_t)(k * total / np)) %
+					(uint64_t)total);
+		h = topo_route_nth(c->t, a, b, idx, p);
 		if (h < 0)
 			return h;
 		for (q = 0; q < h; q++)
