@@ -1217,10 +1217,17 @@ int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_c
 		   sim_coll_done done, void *ctx, struct sim_coll **out, struct ts_error *err)
 {
 	struct sim_coll *c;
+	struct sim_coll_spec chosen;
 	int rc;
 	*out = NULL;
-	if (s->algo == SIM_ALGO_AUTO || s->proto == SIM_PROTO_AUTO)
-		TS_BUG("sim_coll_start needs a chosen algorithm and protocol");
+	if (s->algo == SIM_ALGO_AUTO || s->proto == SIM_PROTO_AUTO) {
+		/* NCCL's choice for what was left open */
+		chosen = *s;
+		rc = sim_coll_choose(t, &chosen, &chosen.algo, &chosen.proto, err);
+		if (rc)
+			return rc;
+		s = &chosen;
+	}
 	rc = sim_coll_check(t, s, err);
 	if (rc)
 		return rc;
@@ -1243,6 +1250,8 @@ int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_c
 
 simtime_ps sim_coll_start_time(const struct sim_coll *c) { return c->t0; }
 simtime_ps sim_coll_end_time(const struct sim_coll *c) { return c->t1; }
+enum sim_algo sim_coll_algo(const struct sim_coll *c) { return c->s.algo; }
+enum sim_proto sim_coll_proto(const struct sim_coll *c) { return c->s.proto; }
 double sim_coll_bytes(const struct sim_coll *c) { return c->bytes; }
 
 void sim_coll_free(struct sim_coll *c)

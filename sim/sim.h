@@ -257,8 +257,8 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 struct sim_coll;                  /* a running collective, private */
 typedef void (*sim_coll_done)(void *ctx, struct sim_coll *c);
 
-/* Start a collective now on net (built from t). algo/proto must be chosen
- * (not AUTO: call sim_coll_choose first). On success *out is the running
+/* Start a collective now on net (built from t). An AUTO algorithm or
+ * protocol is chosen by sim_coll_choose. On success *out is the running
  * collective (owned by the caller: free it with sim_coll_free after done
  * has been called, or at any time after sim_run returned); done(ctx, c) is
  * called when its last transfer arrives. spec->ranks is copied. */
@@ -266,6 +266,8 @@ int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_c
 		   sim_coll_done done, void *ctx, struct sim_coll **out, struct ts_error *err);
 simtime_ps sim_coll_start_time(const struct sim_coll *c);
 simtime_ps sim_coll_end_time(const struct sim_coll *c);  /* -1 while running */
+enum sim_algo sim_coll_algo(const struct sim_coll *c);   /* as run */
+enum sim_proto sim_coll_proto(const struct sim_coll *c); /* as run */
 double sim_coll_bytes(const struct sim_coll *c);        /* payload bytes moved, bytes */
 void sim_coll_free(struct sim_coll *c);
 

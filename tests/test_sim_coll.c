@@ -78,11 +78,10 @@ static struct runres run(const struct topo *t, enum sim_fidelity fid, enum sim_o
 		sp[g].nranks = n;
 		sp[g].ranks = ranks + g * n;
 		sp[g].hash = rng_hash2(seed, (uint64_t)g);
-		if (algo == SIM_ALGO_AUTO || proto == SIM_PROTO_AUTO)
-			ck_assert_msg(sim_coll_choose(t, &sp[g], &sp[g].algo, &sp[g].proto, &err) == 0,
-				      "%s", err.msg);
+		/* AUTO is resolved by sim_coll_start (NCCL's cost model) */
 		ck_assert_msg(sim_coll_start(&net, t, &sp[g], on_done, &ndone, &cs[g], &err) == 0, "%s",
 			      err.msg);
+		ck_assert(sim_coll_algo(cs[g]) != SIM_ALGO_AUTO && sim_coll_proto(cs[g]) != SIM_PROTO_AUTO);
 	}
 	sim_run(&e, TS_SIMTIME_MAX);
 	ck_assert_int_eq(ndone, G);
@@ -210,6 +209,23 @@ START_TEST(h100_nvswitch_ring_and_nvls)
 		1);
 	bb = busbw_GBps(SIM_OP_ALLREDUCE, 8, TS_GiB, r.time_s);
 	ck_assert_msg(bb > 440, "auto busbw %.1f GB/s: NVLS expected", bb);
+	{
+		/* and the choice itself: NVLS at 1 GiB, a low-latency protocol at 8 KiB */
+		struct ts_error err = TS_ERROR_INIT;
+		struct sim_coll_spec sp;
+		int32_t ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+		enum sim_algo a;
+		enum sim_proto p;
+		sim_coll_spec_init(&sp);
+		sp.nranks = 8;
+		sp.ranks = ranks;
+		sp.size_bytes = TS_GiB;
+		ck_assert_int_eq(sim_coll_choose(&w.t, &sp, &a, &p, &err), 0);
+		ck_assert_int_eq(a, SIM_ALGO_NVLS);
+		sp.size_bytes = 8192;
+		ck_assert_int_eq(sim_coll_choose(&w.t, &sp, &a, &p, &err), 0);
+		ck_assert_int_ne(p, SIM_PROTO_SIMPLE);
+	}
 	world_close(&w);
 }
 END_TEST
