@@ -179,10 +179,14 @@ static void p_dgx_a100_hdr(struct topo_cluster *c)
 	gpu_a100_80(&c->gpu);
 	node_dgx(&c->node, 200, 32); /* ConnectX-6 HDR 200 Gb/s; PCIe Gen4 x16 ~32 GB/s */
 	fat_tree(&c->fabric, 40, 3); /* QM8700: 40 x 200 Gb/s; 3 tiers as in a SuperPOD */
+	/* Rail-optimised like the DGX SuperPOD (hardware.md "Rail-optimised"):
+	 * HCA i of the DGXs under one leaf group all sit on leaf i, so NCCL's
+	 * per-rail rings stay one switch hop apart instead of colliding in ECMP. */
+	c->fabric.rails = true;
 	fabric_ib(&c->fabric, 200);
 	c->nodes = 4;
 	snprintf(c->source, sizeof(c->source),
-		 "hardware.md: A100 SXM4 80GB, DGX A100 (8x HDR 200G), QM8700 40x200G");
+		 "hardware.md: A100 SXM4 80GB, DGX A100 (8x HDR 200G), QM8700 40x200G, rail-optimised");
 }
 
 static void p_dgx_h100_ndr(struct topo_cluster *c)
