@@ -3,6 +3,9 @@
  * of 8 ranks, group g = ranks g, g+2048, ...) allreducing 1 GiB. Prints wall
  * time, peak RSS, events, max-min solves and the simulated busbw.
  *   bench_sim_flow [cluster] [groups] [ranks] [size_bytes] [routing ecmp|spray]
+ *                  [coupled_above]
+ * coupled_above: rings of more ranks run coupled (sim.h; default 64, a
+ * huge value forces step by step, for comparison).
  * Targets (issue 3): under 2 s wall and under 1 GiB memory. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +36,7 @@ int main(int argc, char **argv)
 	int G = argc > 2 ? atoi(argv[2]) : 2048, n = argc > 3 ? atoi(argv[3]) : 8;
 	double size = argc > 4 ? atof(argv[4]) : 1073741824.0;
 	bool spray = argc > 5 && !strcmp(argv[5], "spray");
+	long coupled_above = argc > 6 ? atol(argv[6]) : -1;
 	struct topo_cluster cl;
 	struct topo t;
 	struct ts_error err = TS_ERROR_INIT;
@@ -66,6 +70,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	net.par.spray = spray;
+	if (coupled_above >= 0)
+		net.par.ring_coupled_above = coupled_above > INT32_MAX ? INT32_MAX : (int32_t)coupled_above;
 	for (g = 0; g < G; g++) {
 		for (j = 0; j < n; j++)
 			ranks[(size_t)g * n + j] = g + j * G;
@@ -91,7 +97,8 @@ int main(int argc, char **argv)
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	printf("bench_sim_flow: %s, %d GPUs, %d concurrent ring allreduces of %d ranks, %.0f bytes, "
-	       "routing %s\n", cluster, (int)t.ngpus, G, n, size, spray ? "spray" : "ecmp");
+	       "routing %s, rings of > %d ranks coupled\n", cluster, (int)t.ngpus, G, n, size,
+	       spray ? "spray" : "ecmp", (int)net.par.ring_coupled_above);
 	printf("  done               %d of %d\n", ndone, G);
 	printf("  simulated time     %.3f ms (busbw %.1f GB/s per group)\n", time_to_s(end) * 1e3,
 	       size / time_to_s(end) / 1e9 * 2.0 * (n - 1) / n);

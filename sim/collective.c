@@ -23,6 +23,11 @@
  * paid once at the start. Pipelined chains (tree, ring broadcast) pay
  * alpha on the first chunk of each edge only; later chunks stream.
  *
+ * Large rings at flow fidelity run coupled (sim.h "Coupled rings"): one
+ * flow per channel over all the ring's edges at the slowest edge's rate,
+ * plus the latency chain of a chunk's journey; O(edges) events instead of
+ * O(edges x steps), each a max-min re-solve.
+ *
  * ECMP: each (collective, channel, sender, receiver) connection hashes to
  * one path, fixed for the whole operation (one QP per connection). */
 #include <math.h>
@@ -46,6 +51,12 @@ struct ring {
 	int32_t *path;             /* per position: route to the next, TOPO_MAX_HOPS each */
 	int8_t *hops;              /* per position: route length */
 	simtime_ps *alpha;         /* per position: software latency of its hop, ps */
+	bool coupled;              /* runs as coupled flows (sim.h), not step by step */
+	simtime_ps *elat;          /* coupled: per edge path latency + alpha + message cost, ps */
+	double *xfac;              /* coupled: per edge slowest edge capacity / its own (<= 1) */
+	simtime_ps cstart_ps;      /* coupled: when its flows started, ps */
+	simtime_ps cprop_ps;       /* coupled: largest path latency (one lap) of its flows, ps */
+	int32_t cflow;             /* coupled, one flow: its id in the flow model, else -1 */
 	struct sim_coll *c;        /* owner */
 };
 
@@ -319,6 +330,8 @@ static void ring_release(struct ring *r)
 	free(r->path);
 	free(r->hops);
 	free(r->alpha);
+	free(r->elat);
+	free(r->xfac);
 }
 
 static void plan_release(struct sim_coll *c)
@@ -958,6 +971,33 @@ static void join_part_done(void *ctx, uint64_t arg)
 	cb(cctx, carg);
 }
 
+/* A join of parts transfers that calls cb(ctx, arg) when the last is done;
+ * returns its id for join_part_done, or TS_ENOMEM. */
+static int32_t join_new(struct sim_coll *c, int32_t parts, sim_xfer_done cb, void *ctx,
+			uint64_t arg)
+{
+	int32_t jid;
+	if (c->join_free >= 0) {
+		jid = c->join_free;
+		c->join_free = c->joins[jid].left;
+	} else {
+		if (c->njoins == c->capjoins) {
+			int32_t nc = c->capjoins ? c->capjoins * 2 : 64;
+			struct join *nj = realloc(c->joins, (size_t)nc * sizeof(*nj));
+			if (!nj)
+				return TS_ENOMEM;
+			c->joins = nj;
+			c->capjoins = nc;
+		}
+		jid = c->njoins++;
+	}
+	c->joins[jid].left = parts;
+	c->joins[jid].cb = cb;
+	c->joins[jid].ctx = ctx;
+	c->joins[jid].arg = arg;
+	return jid;
+}
+
 /* Send bytes from GPU a to GPU b: one ECMP path chosen by hash, or, when
  * the network sprays (adaptive routing), equal parts over up to
  * SPRAY_MAX_PATHS of the equal-cost paths (evenly strided). path/hops
@@ -982,24 +1022,9 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 	}
 	if (np > SPRAY_MAX_PATHS)
 		np = SPRAY_MAX_PATHS;
-	if (c->join_free >= 0) {
-		jid = c->join_free;
-		c->join_free = c->joins[jid].left;
-	} else {
-		if (c->njoins == c->capjoins) {
-			int32_t nc = c->capjoins ? c->capjoins * 2 : 64;
-			struct join *nj = realloc(c->joins, (size_t)nc * sizeof(*nj));
-			if (!nj)
-				return TS_ENOMEM;
-			c->joins = nj;
-			c->capjoins = nc;
-		}
-		jid = c->njoins++;
-	}
-	c->joins[jid].left = (int32_t)np;
-	c->joins[jid].cb = cb;
-	c->joins[jid].ctx = ctx;
-	c->joins[jid].arg = arg;
+	jid = join_new(c, (int32_t)np, cb, ctx, arg);
+	if (jid < 0)
+		return jid;
 	for (k = 0; k < np; k++) {
 		/* evenly strided from a per-connection offset, so that different
 		 * connections do not all pick the same sample of paths */
@@ -1063,6 +1088,194 @@ static void ring_try(struct ring *r, int32_t i)
 	}
 }
 
+static void ring_coupled_end_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct ring *r = ctx;
+	r->c->bytes += (double)r->m * r->nsteps * r->step_bytes;
+	finish_phase_item(r->c);
+}
+
+/* The coupled flows have moved the per-edge volume. Their wire time W
+ * gives the ring's mean step transfer time x = W/nsteps on its slowest
+ * edges (xfac 1); a faster edge moves a chunk in x·xfac. Step by step,
+ * each step waits for the latest of (a) the same edge's previous send
+ * (x + path latency + message cost: alpha overlaps the next chunk on the
+ * wire) and (b) the chunk from the previous rank (its transfer + path
+ * latency + alpha): the ring takes the longest chain of nsteps such
+ * waits, which is (a) repeated on one slowest edge or (b) along a chunk's
+ * journey (the maximum cycle mean of the step recurrence). On a uniform
+ * ring this is nsteps·(x + latency + alpha), the closed form. */
+static void ring_coupled_done(void *ctx, uint64_t arg)
+{
+	struct ring *r = ctx;
+	struct sim_engine *e = r->c->net->eng;
+	simtime_ps w = sim_now(e) - r->cstart_ps - r->cprop_ps;
+	/* the network counted each flow once; it carried that volume on
+	 * every one of the m edges */
+	r->c->net->st.bytes_delivered += (double)(r->m - 1) * r->nsteps * r->step_bytes * r->c->wire_factor;
+	double x = (double)(w > 0 ? w : 0) / r->nsteps, lap = 0, win = 0, best, self = 0, tot;
+	int32_t i, q = r->nsteps / r->m, rem = r->nsteps % r->m;
+	for (i = 0; i < r->m; i++) {
+		double v = x * r->xfac[i] + (double)r->elat[i];
+		lap += v;
+		if (i < rem)
+			win += v;
+		if (r->xfac[i] >= 1.0) {
+			double a = (double)r->alpha[i];
+			double st = r->nsteps * (x + (double)r->elat[i] - a) + a;
+			if (st > self)
+				self = st;
+		}
+	}
+	best = win;
+	for (i = 1; i < r->m && rem > 0; i++) {
+		int32_t in = (i + rem - 1) % r->m;
+		win += x * r->xfac[in] + (double)r->elat[in] - x * r->xfac[i - 1] -
+		       (double)r->elat[i - 1];
+		if (win > best)
+			best = win;
+	}
+	tot = q * lap + best;
+	if (self > tot)
+		tot = self;
+	if (r->cstart_ps + (simtime_ps)tot > sim_now(e)) {
+		if (!sim_at(e, r->cstart_ps + (simtime_ps)tot, ring_coupled_end_ev, r, 0) && !r->c->err)
+			r->c->err = TS_ENOMEM;
+		return;
+	}
+	ring_coupled_end_ev(e, r, 0);
+}
+
+/* Right after the coupled flow got its first rate r: an edge with spare
+ * capacity h along its path would move its chunks at up to r + h, so its
+ * step transfer time is x·r/(r + h) (ECMP collisions slow only some edges
+ * of a ring). A snapshot at the start: later changes of other traffic
+ * only move the ring's mean rate. */
+static void ring_probe_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct ring *r = ctx;
+	double rate = r->cflow >= 0 ? simf_rate_Bps(r->c->net, r->cflow) : 0;
+	int32_t i;
+	if (!(rate > 0))
+		return; /* keep the capacity ratios */
+	for (i = 0; i < r->m; i++) {
+		double h = simf_headroom_Bps(r->c->net, r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i]);
+		double f = rate / (rate + h);
+		r->xfac[i] = f >= 1.0 - 1e-6 ? 1.0 : f;
+	}
+}
+
+/* Start ring r coupled (sim.h "Coupled rings"): K flows, each over every
+ * edge of the ring, carrying 1/K of the per-edge volume; K = 1 with ECMP
+ * (each edge on its connection's hashed path, as step by step), and with
+ * spray the largest number of equal-cost paths sampled on an edge (up to
+ * SPRAY_MAX_PATHS): flow k takes, on an edge with np_e sampled paths, path
+ * k·np_e/K of that edge's sample (coll_send's strided sample; an even split
+ * when np_e divides K, as on fat-trees). Paths come from ring_start. The
+ * latencies are added when the flows are done (ring_coupled_done). */
+static int ring_start_coupled(struct sim_coll *c, struct ring *r)
+{
+	const struct topo *t = c->t;
+	struct sim_net *net = c->net;
+	simtime_ps msg_ps = 0;
+	int32_t *np = malloc((size_t)r->m * sizeof(int32_t)), *path = NULL, i, j, k, K = 1;
+	int64_t tot = 0;
+	double bytes = (double)r->nsteps * r->step_bytes * c->wire_factor, cmin = INFINITY;
+	int rc = TS_ENOMEM;
+	r->elat = malloc((size_t)r->m * sizeof(simtime_ps));
+	r->xfac = malloc((size_t)r->m * sizeof(double));
+	if (!np || !r->elat || !r->xfac)
+		goto fail;
+	if (net->par.tcp)
+		msg_ps = time_from_s(net->par.tcp_msg_s); /* per message, as sim_net_send */
+	for (i = 0; i < r->m; i++) {
+		const int32_t *p = r->path + (size_t)i * TOPO_MAX_HOPS;
+		simtime_ps pl = 0;
+		double cap = INFINITY;
+		for (j = 0; j < r->hops[i]; j++) {
+			const struct sim_link *l = &net->links[p[j]];
+			pl += l->lat_ps;
+			if (l->bw_Bps * simn_payload_eff(l) < cap)
+				cap = l->bw_Bps * simn_payload_eff(l);
+		}
+		r->elat[i] = pl + r->alpha[i] + msg_ps;
+		r->xfac[i] = cap; /* capacity for now, a ratio below */
+		if (cap < cmin)
+			cmin = cap;
+		tot += r->hops[i];
+		np[i] = 1;
+		if (net->par.spray) {
+			int64_t cnt = topo_route_count(t, r->gpu[i], r->gpu[(i + 1) % r->m]);
+			np[i] = cnt > SPRAY_MAX_PATHS ? SPRAY_MAX_PATHS : cnt < 1 ? 1 : (int32_t)cnt;
+		}
+		if (np[i] > K)
+			K = np[i];
+	}
+	for (i = 0; i < r->m; i++)
+		r->xfac[i] = r->xfac[i] <= cmin * (1 + 1e-9) ? 1.0 : cmin / r->xfac[i];
+	r->cstart_ps = sim_now(net->eng);
+	r->cprop_ps = 0;
+	path = malloc((size_t)tot * sizeof(int32_t));
+	if (!path)
+		goto fail;
+	{
+		sim_xfer_done cb = ring_coupled_done;
+		void *cctx = r;
+		uint64_t carg = 0;
+		if (K > 1) {
+			int32_t jid = join_new(c, K, ring_coupled_done, r, 0);
+			if (jid < 0)
+				goto fail;
+			cb = join_part_done;
+			cctx = c;
+			carg = (uint64_t)jid;
+		}
+		for (k = 0; k < K; k++) {
+			simtime_ps prop = 0;
+			int32_t w = 0;
+			for (i = 0; i < r->m; i++) {
+				int32_t a = r->gpu[i], b = r->gpu[(i + 1) % r->m], pk[TOPO_MAX_HOPS];
+				const int32_t *p = r->path + (size_t)i * TOPO_MAX_HOPS;
+				int h = r->hops[i];
+				if (np[i] > 1) {
+					/* coll_send's sample, part k*np/K of it */
+					uint64_t hash = rng_hash2(r->hash, (uint64_t)i);
+					int64_t total = topo_route_count(t, a, b);
+					int64_t part = (int64_t)k * np[i] / K;
+					int64_t idx = (int64_t)((rng_hash64(hash) % (uint64_t)total +
+								 (uint64_t)(part * total / np[i])) %
+								(uint64_t)total);
+					h = topo_route_nth(t, a, b, idx, pk);
+					if (h < 0) {
+						rc = h;
+						goto fail;
+					}
+					p = pk;
+				}
+				for (j = 0; j < h; j++) {
+					path[w++] = p[j];
+					prop += net->links[p[j]].lat_ps;
+				}
+			}
+			if (prop > r->cprop_ps)
+				r->cprop_ps = prop;
+			rc = simf_send(net, path, w, bytes / K, 0, cb, cctx, carg, &r->cflow);
+			if (rc)
+				goto fail;
+			net->st.bytes_sent += (double)(r->m - 1) * bytes / K; /* see ring_coupled_done */
+		}
+		if (K > 1)
+			r->cflow = -1;
+		else if (!sim_at(net->eng, sim_now(net->eng), ring_probe_ev, r, 0))
+			goto fail; /* after the solve queued by the flow's start */
+	}
+	rc = 0;
+fail:
+	free(np);
+	free(path);
+	return rc;
+}
+
 static int ring_start(struct sim_coll *c, struct ring *r)
 {
 	int32_t i;
@@ -1083,6 +1296,8 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 		r->hops[i] = (int8_t)h;
 		r->alpha[i] = c->a_ps[hop_class(c->t, a, b)];
 	}
+	if (r->coupled)
+		return ring_start_coupled(c, r);
 	for (i = 0; i < r->m; i++)
 		ring_try(r, i);
 	return c->err;
@@ -1141,8 +1356,11 @@ static void phase_begin(struct sim_coll *c)
 	while (c->cur < c->nph) {
 		ph = &c->ph[c->cur];
 		ph->pending = ph->dag.n;
-		for (i = 0; i < ph->nrings; i++)
-			ph->pending += (int64_t)ph->rings[i].m * ph->rings[i].nsteps;
+		for (i = 0; i < ph->nrings; i++) {
+			struct ring *r = &ph->rings[i];
+			r->coupled = c->net->kind == SIM_FLOW && r->m > c->net->par.ring_coupled_above;
+			ph->pending += r->coupled ? 1 : (int64_t)r->m * r->nsteps;
+		}
 		if (ph->pending > 0)
 			break;
 		c->cur++;

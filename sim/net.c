@@ -13,6 +13,7 @@ void sim_net_params_default(struct sim_net_params *p)
 	p->pfc_bytes = 3 << 18;             /* 3/4 of the buffer: assumption */
 	p->window_pkts = 256;               /* assumption, see sim.h */
 	p->rto_ps = 100 * TS_PS_PER_US;     /* assumption */
+	p->ring_coupled_above = 64;         /* see sim.h: coupled rings */
 }
 
 double sim_nvlink_eff(int sm_arch)
@@ -128,7 +129,7 @@ int sim_net_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	if (n->par.tcp)
 		start_delay_ps += time_from_s(n->par.tcp_msg_s); /* per-message host cost */
 	if (n->kind == SIM_FLOW)
-		return simf_send(n, path, hops, bytes, start_delay_ps, done, ctx, arg);
+		return simf_send(n, path, hops, bytes, start_delay_ps, done, ctx, arg, NULL);
 	if (n->kind == SIM_PACKET)
 		return simp_send(n, path, hops, bytes, start_delay_ps, done, ctx, arg);
 	TS_BUG("sim_net_send on an analytic network");

@@ -47,9 +47,11 @@ struct flow {
 	sim_xfer_done done;            /* callback */
 	void *ctx;                     /* callback context (not owned) */
 	uint64_t arg;                  /* callback argument */
-	int32_t path[TOPO_MAX_HOPS];   /* link ids */
-	int32_t lpos[TOPO_MAX_HOPS];   /* position in each link's flow list */
-	int8_t hops;                   /* path length */
+	int32_t ipath[TOPO_MAX_HOPS];  /* link ids (paths of up to TOPO_MAX_HOPS) */
+	int32_t ilpos[TOPO_MAX_HOPS];  /* position in each link's flow list */
+	int32_t *xpath;                /* longer paths (coupled rings): hops link ids,
+	                                * then hops positions; owned, else NULL */
+	int32_t hops;                  /* path length, links */
 	uint8_t state;                 /* F_* */
 	uint32_t mark;                 /* component epoch */
 	uint32_t fixed;                /* water-filling generation that fixed it */
@@ -59,8 +61,17 @@ struct flow {
 
 struct lflows {
 	int32_t *f;                    /* flow ids on this link */
-	int32_t n, cap;                /* count, allocated */
+	int32_t *h;                    /* for each, the hop of its path that is this link */
+	int32_t n, cap, caph;          /* count, allocated (f, h) */
 };
+
+/* A flow's path and its back-pointers into the links' flow lists. */
+static inline int32_t *fpath(struct flow *f) { return f->xpath ? f->xpath : f->ipath; }
+static inline int32_t *flpos(struct flow *f) { return f->xpath ? f->xpath + f->hops : f->ilpos; }
+static inline const int32_t *cfpath(const struct flow *f)
+{
+	return f->xpath ? f->xpath : f->ipath;
+}
 
 struct hent {
 	double share;                  /* remaining capacity / unfixed flows, bytes/s */
@@ -153,7 +164,12 @@ void simf_release(struct sim_net *n)
 		return;
 	if (s->L)
 		for (i = 0; i < n->nlinks; i++)
+{
 			free(s->L[i].on.f);
+			free(s->L[i].on.h);
+		}
+	for (i = 0; s->fl && i < s->nfl; i++)
+		free(s->fl[i].xpath);
 	free(s->L);
 	free(s->touched);
 	free(s->uf);
@@ -192,6 +208,8 @@ static int32_t flow_alloc(struct sim_flow_state *s)
 
 static void flow_free(struct sim_flow_state *s, int32_t id)
 {
+	free(s->fl[id].xpath);
+	s->fl[id].xpath = NULL;
 	s->fl[id].state = F_FREE;
 	s->fl[id].next_free = s->free_head;
 	s->free_head = id;
@@ -227,22 +245,23 @@ static void activate(struct sim_net *n, int32_t id)
 {
 	struct sim_flow_state *s = n->flow;
 	struct flow *f = &s->fl[id];
-	int h;
+	int32_t *path = fpath(f), *lpos = flpos(f), h;
 	f->state = F_ACTIVE;
 	f->last_ps = n->eng->now;
 	f->rate_Bps = 0;
 	f->fixed = 0;
 	f->ev = 0;
 	for (h = 0; h < f->hops; h++) {
-		struct lflows *lf = &s->L[f->path[h]].on;
-		if (grow_i32(&lf->f, &lf->cap, lf->n + 1)) {
+		struct lflows *lf = &s->L[path[h]].on;
+		if (grow_i32(&lf->f, &lf->cap, lf->n + 1) || grow_i32(&lf->h, &lf->caph, lf->n + 1)) {
 			s->oom = true;
-			f->lpos[h] = -1;
+			lpos[h] = -1;
 			continue;
 		}
-		f->lpos[h] = lf->n;
+		lpos[h] = lf->n;
+		lf->h[lf->n] = h;
 		lf->f[lf->n++] = id;
-		mark_dirty(n, f->path[h]);
+		mark_dirty(n, path[h]);
 	}
 	s->nactive++;
 }
@@ -251,28 +270,25 @@ static void deactivate(struct sim_net *n, int32_t id)
 {
 	struct sim_flow_state *s = n->flow;
 	struct flow *f = &s->fl[id];
-	int h;
+	int32_t *path = fpath(f), *lpos = flpos(f), h;
 	for (h = 0; h < f->hops; h++) {
-		struct lflows *lf = &s->L[f->path[h]].on;
-		int32_t pos = f->lpos[h], moved;
+		struct lflows *lf = &s->L[path[h]].on;
+		int32_t pos = lpos[h], last;
 		if (pos < 0)
 			continue;
-		s->L[f->path[h]].load_Bps -= f->rate_Bps;
+		s->L[path[h]].load_Bps -= f->rate_Bps;
 		if (lf->n == 1)
-			s->L[f->path[h]].load_Bps = 0; /* no drift on an idle link */
-		moved = lf->f[--lf->n];
-		lf->f[pos] = moved;
-		if (moved != id) {
-			/* fix the moved flow's back-pointer for this link */
-			struct flow *g = &s->fl[moved];
-			int k;
-			for (k = 0; k < g->hops; k++)
-				if (g->path[k] == f->path[h] && g->lpos[k] == lf->n) {
-					g->lpos[k] = pos;
-					break;
-				}
+			s->L[path[h]].load_Bps = 0; /* no drift on an idle link */
+		last = --lf->n;
+		if (pos != last) {
+			/* the last entry fills the hole; fix its back-pointer (O(1):
+			 * entries know their hop, even on a path that crosses this
+			 * link several times) */
+			lf->f[pos] = lf->f[last];
+			lf->h[pos] = lf->h[last];
+			flpos(&s->fl[lf->f[pos]])[lf->h[pos]] = pos;
 		}
-		mark_dirty(n, f->path[h]);
+		mark_dirty(n, path[h]);
 	}
 	s->nactive--;
 }
@@ -310,24 +326,35 @@ static void start_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 }
 
 int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
-	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg)
+	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg,
+	      int32_t *id_out)
 {
 	struct sim_flow_state *s = n->flow;
-	int32_t id = flow_alloc(s);
+	int32_t id = flow_alloc(s), *fp;
 	struct flow *f;
 	int h;
 	if (id < 0)
 		return TS_ENOMEM;
 	f = &s->fl[id];
 	memset(f, 0, sizeof(*f));
+	if (hops > TOPO_MAX_HOPS) {
+		f->xpath = malloc((size_t)hops * 2 * sizeof(int32_t));
+		if (!f->xpath) {
+			flow_free(s, id);
+			return TS_ENOMEM;
+		}
+	}
+	if (id_out)
+		*id_out = id;
 	f->bytes = bytes;
 	f->rem_bytes = bytes;
 	f->done = done;
 	f->ctx = ctx;
 	f->arg = arg;
-	f->hops = (int8_t)hops;
+	f->hops = hops;
+	fp = fpath(f);
 	for (h = 0; h < hops; h++) {
-		f->path[h] = path[h];
+		fp[h] = path[h];
 		f->prop_ps += n->links[path[h]].lat_ps;
 	}
 	if (n->par.tcp && n->par.tcp_byte_s > 0)
@@ -469,7 +496,7 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 			f->last_ps = now;
 			f->old_Bps = f->rate_Bps;
 			for (h = 0; h < f->hops; h++) {
-				int32_t k = f->path[h];
+				int32_t k = fpath(f)[h];
 				if (take_link(s, k, ep, false))
 					return TS_ENOMEM;
 				s->L[k].ncomp++;
@@ -484,11 +511,12 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
  * new shares enter the heap once per level (flush_level). */
 static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_t fx)
 {
-	int k;
+	const int32_t *path = fpath(f);
+	int32_t k;
 	f->fixed = fx;
 	f->rate_Bps = r;
 	for (k = 0; k < f->hops; k++) {
-		int32_t l = f->path[k];
+		int32_t l = path[k];
 		s->L[l].rem_Bps -= r;
 		if (s->L[l].rem_Bps < 0)
 			s->L[l].rem_Bps = 0;
@@ -769,7 +797,7 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		TS_ASSERT(f->rate_Bps > 0);
 		if (f->rate_Bps != f->old_Bps)
 			for (k = 0; k < f->hops; k++)
-				s->L[f->path[k]].load_Bps += f->rate_Bps - f->old_Bps;
+				s->L[fpath(f)[k]].load_Bps += f->rate_Bps - f->old_Bps;
 		if (f->ev && f->rate_Bps == f->old_Bps)
 			continue; /* same rate: the pending completion stands */
 		t = e->now + simn_ps_for(f->rem_bytes, f->rate_Bps);
@@ -783,6 +811,25 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 oom:
 	s->oom = true;
 	TS_BUG("out of memory inside the flow model's solver");
+}
+
+double simf_rate_Bps(const struct sim_net *n, int32_t id)
+{
+	const struct flow *f = &n->flow->fl[id];
+	return f->state == F_ACTIVE ? f->rate_Bps : 0;
+}
+
+double simf_headroom_Bps(const struct sim_net *n, const int32_t *path, int hops)
+{
+	const struct sim_flow_state *s = n->flow;
+	double m = INFINITY;
+	int h;
+	for (h = 0; h < hops; h++) {
+		double fr = s->L[path[h]].cap_Bps - s->L[path[h]].load_Bps;
+		if (fr < m)
+			m = fr;
+	}
+	return m < 0 ? 0 : m;
 }
 
 int32_t sim_net_active_flows(const struct sim_net *n)
@@ -821,7 +868,7 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 		if (f->cap_Bps > 0 && f->rate_Bps >= f->cap_Bps * (1 - rel_tol))
 			ok = 1;
 		for (h = 0; h < f->hops && !ok; h++) {
-			int32_t lk = f->path[h], j;
+			int32_t lk = cfpath(f)[h], j;
 			double mx = 0;
 			if (load[lk] < s->L[lk].cap_Bps * (1 - rel_tol))
 				continue;

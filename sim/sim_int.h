@@ -5,11 +5,19 @@
 
 #include "sim/sim.h"
 
-/* Flow model (net_flow.c). */
+/* Flow model (net_flow.c). simf_send takes paths of any length (a coupled
+ * ring's path is all its edges; a link may repeat and then counts once per
+ * crossing); sim_net_send limits paths to TOPO_MAX_HOPS. */
 int simf_init(struct sim_net *n, struct ts_error *err);
 void simf_release(struct sim_net *n);
 int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
-	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
+	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg,
+	      int32_t *id_out);
+/* The current rate of flow id (0 unless it is moving data), and the
+ * smallest unallocated capacity along a path, bytes/s; valid after the
+ * solve of the current instant (an event queued after the flow started). */
+double simf_rate_Bps(const struct sim_net *n, int32_t id);
+double simf_headroom_Bps(const struct sim_net *n, const int32_t *path, int hops);
 
 /* Packet model (net_packet.c). */
 int simp_init(struct sim_net *n, struct ts_error *err);

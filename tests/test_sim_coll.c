@@ -48,10 +48,11 @@ static void on_done(void *ctx, struct sim_coll *c)
 	(void)c;
 }
 
-/* Run G groups (group g = ranks g, g+G, ...) of n ranks at once. */
-static struct runres run(const struct topo *t, enum sim_fidelity fid, enum sim_op op,
-			 enum sim_algo algo, enum sim_proto proto, double size, int G, int n,
-			 bool spray, uint64_t seed)
+/* Run G groups (group g = ranks g, g+G, ...) of n ranks at once; rings of
+ * more than coupled_above ranks run coupled (-1: the default). */
+static struct runres run_ex(const struct topo *t, enum sim_fidelity fid, enum sim_op op,
+			    enum sim_algo algo, enum sim_proto proto, double size, int G, int n,
+			    bool spray, uint64_t seed, int32_t coupled_above)
 {
 	struct sim_engine e;
 	struct sim_net net;
@@ -67,6 +68,8 @@ static struct runres run(const struct topo *t, enum sim_fidelity fid, enum sim_o
 	sim_engine_init(&e);
 	ck_assert_msg(sim_net_init_topo(&net, &e, fid, t, &err) == 0, "%s", err.msg);
 	net.par.spray = spray;
+	if (coupled_above >= 0)
+		net.par.ring_coupled_above = coupled_above;
 	for (g = 0; g < G; g++) {
 		for (j = 0; j < n; j++)
 			ranks[g * n + j] = g + j * G;
@@ -100,6 +103,13 @@ static struct runres run(const struct topo *t, enum sim_fidelity fid, enum sim_o
 	free(cs);
 	free(ranks);
 	return r;
+}
+
+static struct runres run(const struct topo *t, enum sim_fidelity fid, enum sim_op op,
+			 enum sim_algo algo, enum sim_proto proto, double size, int G, int n,
+			 bool spray, uint64_t seed)
+{
+	return run_ex(t, fid, op, algo, proto, size, G, n, spray, seed, -1);
 }
 
 static double busbw_GBps(enum sim_op op, int n, double size, double t_s)
@@ -385,6 +395,63 @@ START_TEST(packet_agrees_with_flow)
 }
 END_TEST
 
+/* Coupled rings (sim.h) against step by step: rings of 16-256 ranks, one
+ * group and several concurrent ones, 1:1 and 2:1 fabrics, one GPU per host
+ * (uniform rings) and eight (NVLink + NET edges), ECMP and spray. */
+static const struct {
+	const char *cluster;
+	int nodes;
+	const char *placement;
+	enum sim_op op;
+	int G, n;
+	bool spray;
+	double size;
+} cpl[] = {
+	{ "h100-roce-leafspine", 16, NULL, SIM_OP_ALLREDUCE, 1, 128, false, 256 * TS_MiB },
+	{ "h100-roce-leafspine", 16, NULL, SIM_OP_ALLREDUCE, 4, 32, false, 256 * TS_MiB },
+	{ "h100-roce-leafspine-2to1", 16, NULL, SIM_OP_ALLREDUCE, 1, 128, false, 256 * TS_MiB },
+	{ "h100-roce-leafspine-2to1", 16, NULL, SIM_OP_ALLREDUCE, 8, 16, false, 256 * TS_MiB },
+	{ "h100-roce-leafspine-2to1", 16, "random", SIM_OP_ALLREDUCE, 4, 32, true, 64 * TS_MiB },
+	{ "h100-roce-leafspine-2to1", 32, NULL, SIM_OP_ALLREDUCE, 1, 256, false, 64 * TS_MiB },
+	{ "h100-roce-leafspine-2to1", 16, NULL, SIM_OP_REDUCESCATTER, 2, 64, false, 256 * TS_MiB },
+	{ "h100-roce-leafspine-2to1", 16, NULL, SIM_OP_ALLGATHER, 4, 32, true, 256 * TS_MiB },
+	{ "fat-tree-k8", 0, NULL, SIM_OP_ALLREDUCE, 1, 128, false, 256 * TS_MiB },
+	{ "fat-tree-k8", 0, NULL, SIM_OP_ALLREDUCE, 8, 16, false, 256 * TS_MiB },
+	{ "fat-tree-k8", 0, NULL, SIM_OP_ALLREDUCE, 2, 64, true, 256 * TS_MiB },
+};
+
+START_TEST(coupled_ring_agrees_with_steps)
+{
+	struct world w;
+	struct runres st, cp;
+	const char *cl = cpl[_i].cluster;
+	if (!strcmp(cl, "fat-tree-k8"))
+		cl = tu_src(3, "examples/clusters/fat-tree-k8.json");
+	world_open(&w, cl, cpl[_i].nodes, cpl[_i].placement, 1);
+	st = run_ex(&w.t, SIM_FLOW, cpl[_i].op, SIM_ALGO_RING, SIM_PROTO_SIMPLE, cpl[_i].size,
+		    cpl[_i].G, cpl[_i].n, cpl[_i].spray, 3, INT32_MAX);
+	cp = run_ex(&w.t, SIM_FLOW, cpl[_i].op, SIM_ALGO_RING, SIM_PROTO_SIMPLE, cpl[_i].size,
+		    cpl[_i].G, cpl[_i].n, cpl[_i].spray, 3, 0);
+	ck_assert_msg(fabs(cp.time_s / st.time_s - 1) < 0.02, "%s %d x %d: coupled %.6g s, steps %.6g s",
+		      cpl[_i].cluster, cpl[_i].G, cpl[_i].n, cp.time_s, st.time_s);
+	/* the same bytes, delivered */
+	ck_assert_double_eq_tol(cp.bytes_sent, st.bytes_sent, 1e-6 * st.bytes_sent);
+	ck_assert_double_eq_tol(cp.bytes_delivered, cp.bytes_sent, 1e-6 * cp.bytes_sent);
+	ck_assert_double_eq_tol(cp.coll_bytes, st.coll_bytes, 1e-6 * st.coll_bytes);
+	world_close(&w);
+}
+END_TEST
+
+/* The default threshold: groups of up to 64 ranks run step by step (their
+ * results unchanged), larger ones coupled. */
+START_TEST(coupled_threshold_default)
+{
+	struct sim_net_params p;
+	sim_net_params_default(&p);
+	ck_assert_int_eq(p.ring_coupled_above, 64);
+}
+END_TEST
+
 /* ---- errors ------------------------------------------------------------------------ */
 
 static const struct {
@@ -450,6 +517,11 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, every_algorithm_conserves_bytes, 0, (int)TS_ARRAY_LEN(combos));
 	tcase_add_test(tc, same_seed_same_result);
 	tcase_add_test(tc, packet_agrees_with_flow);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("coupled");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, coupled_ring_agrees_with_steps, 0, (int)TS_ARRAY_LEN(cpl));
+	tcase_add_test(tc, coupled_threshold_default);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_loop_test(tc, cannot_run_says_why, 0, (int)TS_ARRAY_LEN(bad));
