@@ -1,15 +1,21 @@
 /* engine.c: the discrete-event core.
  *
- * A binary min-heap of pool slots keyed by (time ps, insertion sequence), so
- * equal times fire in insertion order and runs are deterministic (git's
- * prio-queue; htsim's picosecond clock). Events live in a pool that grows
- * by doubling and is reused through a free list (htsim's PacketDB idea):
- * no malloc per event.
+ * A binary min-heap keyed by (time ps, insertion sequence), so equal times
+ * fire in insertion order and runs are deterministic (git's prio-queue;
+ * htsim's picosecond clock). The keys live in the heap entries themselves
+ * (no indirection through the pool while sifting: the pop is the hottest
+ * code of the packet model). Events (handler, context, argument) live in a
+ * pool that grows by doubling and is reused through a free list (htsim's
+ * PacketDB idea): no malloc per event.
  *
- * Invariants: heap[i]'s event has pos == i; a free slot has pos ==
- * SLOT_FREE; a handle is (generation << 32 | slot) and the generation of a
- * slot changes every time it is freed, so stale handles are detected.
- * Cost: schedule and cancel O(log n), fire O(log n). */
+ * Cancellation is lazy: sim_cancel frees the pool slot (its generation
+ * changes) and leaves the heap entry, which is dropped when it reaches the
+ * top (Redis-style delete mark, here the generation). Invariants: a heap
+ * entry is live iff its generation equals its slot's and the slot is in
+ * use; heap[0] is live whenever hlen > 0 (stale tops are dropped at once);
+ * len counts the live entries; a handle is (generation << 32 | slot).
+ * Cost: schedule O(log n), fire O(log n), cancel O(1) plus the later pop
+ * of its entry. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,14 +24,18 @@
 #define SLOT_FREE UINT32_MAX
 
 struct sim_event {
-	simtime_ps t;         /* fire time, ps */
-	uint64_t seq;         /* insertion sequence, count */
-	sim_handler h;        /* handler */
+	sim_handler h;        /* handler, NULL while the slot is free */
 	void *ctx;            /* handler context (not owned) */
 	uint64_t arg;         /* handler argument */
-	uint32_t pos;         /* heap index, or SLOT_FREE (free list link in next) */
 	uint32_t gen;         /* generation of this slot, count */
-	uint32_t next;        /* free list */
+	uint32_t next;        /* free list link (SLOT_FREE at the end) */
+};
+
+struct sim_hent {
+	simtime_ps t;         /* fire time, ps */
+	uint64_t seq;         /* insertion sequence, count */
+	uint32_t slot;        /* pool slot */
+	uint32_t gen;         /* the slot's generation when scheduled */
 };
 
 void sim_engine_init(struct sim_engine *e)
@@ -41,63 +51,71 @@ void sim_engine_release(struct sim_engine *e)
 	sim_engine_init(e);
 }
 
-static inline bool ev_less(const struct sim_event *a, const struct sim_event *b)
+static inline bool h_less(const struct sim_hent *a, const struct sim_hent *b)
 {
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static void heap_up(struct sim_engine *e, uint32_t i)
+static inline bool h_live(const struct sim_engine *e, const struct sim_hent *x)
 {
-	uint32_t s = e->heap[i];
-	while (i > 0) {
-		uint32_t p = (i - 1) / 2;
-		if (!ev_less(&e->ev[s], &e->ev[e->heap[p]]))
-			break;
-		e->heap[i] = e->heap[p];
-		e->ev[e->heap[i]].pos = i;
-		i = p;
-	}
-	e->heap[i] = s;
-	e->ev[s].pos = i;
+	const struct sim_event *v = &e->ev[x->slot];
+	return v->h != NULL && v->gen == x->gen;
 }
 
-static void heap_down(struct sim_engine *e, uint32_t i)
+static void heap_up(struct sim_hent *hp, uint32_t i, struct sim_hent x)
 {
-	uint32_t s = e->heap[i];
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+		if (!h_less(&x, &hp[p]))
+			break;
+		hp[i] = hp[p];
+		i = p;
+	}
+	hp[i] = x;
+}
+
+/* Remove heap[0]. */
+static void heap_pop(struct sim_engine *e)
+{
+	struct sim_hent *hp = e->heap, x;
+	uint32_t n = --e->hlen, i = 0;
+	if (n == 0)
+		return;
+	x = hp[n];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
-		if (c >= e->len)
+		if (c >= n)
 			break;
-		if (c + 1 < e->len && ev_less(&e->ev[e->heap[c + 1]], &e->ev[e->heap[c]]))
+		if (c + 1 < n && h_less(&hp[c + 1], &hp[c]))
 			c++;
-		if (!ev_less(&e->ev[e->heap[c]], &e->ev[s]))
+		if (!h_less(&hp[c], &x))
 			break;
-		e->heap[i] = e->heap[c];
-		e->ev[e->heap[i]].pos = i;
+		hp[i] = hp[c];
 		i = c;
 	}
-	e->heap[i] = s;
-	e->ev[s].pos = i;
+	hp[i] = x;
+}
+
+/* Drop cancelled entries from the top (keeps heap[0] live). */
+static void heap_clean_top(struct sim_engine *e)
+{
+	while (e->hlen > 0 && !h_live(e, &e->heap[0]))
+		heap_pop(e);
 }
 
 static int grow(struct sim_engine *e)
 {
 	uint32_t ncap = e->cap ? e->cap * 2 : 1024, i;
 	struct sim_event *ev;
-	uint32_t *heap;
 	if (ncap <= e->cap || ncap > (1u << 30))
 		return TS_ENOMEM;
 	ev = realloc(e->ev, (size_t)ncap * sizeof(*ev));
 	if (!ev)
 		return TS_ENOMEM;
 	e->ev = ev;
-	heap = realloc(e->heap, (size_t)ncap * sizeof(*heap));
-	if (!heap)
-		return TS_ENOMEM;
-	e->heap = heap;
 	/* New slots go on the free list in index order (deterministic reuse). */
 	for (i = ncap; i-- > e->cap;) {
-		ev[i].pos = SLOT_FREE;
+		ev[i].h = NULL;
 		ev[i].gen = 1;
 		ev[i].next = e->free_head;
 		e->free_head = i;
@@ -106,25 +124,43 @@ static int grow(struct sim_engine *e)
 	return 0;
 }
 
+static int grow_heap(struct sim_engine *e)
+{
+	uint32_t nc = e->hcap ? e->hcap * 2 : 1024;
+	struct sim_hent *hp;
+	if (nc <= e->hcap || nc > (1u << 31))
+		return TS_ENOMEM;
+	hp = realloc(e->heap, (size_t)nc * sizeof(*hp));
+	if (!hp)
+		return TS_ENOMEM;
+	e->heap = hp;
+	e->hcap = nc;
+	return 0;
+}
+
 sim_event_id sim_at(struct sim_engine *e, simtime_ps t, sim_handler h, void *ctx, uint64_t arg)
 {
 	uint32_t s;
 	struct sim_event *v;
+	struct sim_hent x;
 	TS_ASSERT(t >= e->now);
 	TS_ASSERT(h != NULL);
-	if (e->free_head == UINT32_MAX && grow(e))
+	if (e->free_head == SLOT_FREE && grow(e))
+		return 0;
+	if (e->hlen == e->hcap && grow_heap(e))
 		return 0;
 	s = e->free_head;
 	v = &e->ev[s];
 	e->free_head = v->next;
-	v->t = t;
-	v->seq = e->seq++;
 	v->h = h;
 	v->ctx = ctx;
 	v->arg = arg;
-	e->heap[e->len] = s;
-	v->pos = e->len++;
-	heap_up(e, v->pos);
+	x.t = t;
+	x.seq = e->seq++;
+	x.slot = s;
+	x.gen = v->gen;
+	heap_up(e->heap, e->hlen++, x);
+	e->len++;
 	return ((uint64_t)v->gen << 32) | s;
 }
 
@@ -138,38 +174,28 @@ sim_event_id sim_after(struct sim_engine *e, simtime_ps delay, sim_handler h, vo
 static void slot_free(struct sim_engine *e, uint32_t s)
 {
 	struct sim_event *v = &e->ev[s];
-	v->pos = SLOT_FREE;
+	v->h = NULL;
 	v->gen++;
 	if (v->gen == 0)
 		v->gen = 1;
 	v->next = e->free_head;
 	e->free_head = s;
-}
-
-static void heap_remove_at(struct sim_engine *e, uint32_t i)
-{
-	uint32_t last = e->heap[--e->len];
-	if (i == e->len)
-		return;
-	e->heap[i] = last;
-	e->ev[last].pos = i;
-	heap_down(e, i);
-	heap_up(e, e->ev[last].pos);
+	e->len--;
 }
 
 bool sim_cancel(struct sim_engine *e, sim_event_id id)
 {
 	uint32_t s = (uint32_t)(id & 0xffffffffu), gen = (uint32_t)(id >> 32);
-	if (id == 0 || s >= e->cap || e->ev[s].gen != gen || e->ev[s].pos == SLOT_FREE)
+	if (id == 0 || s >= e->cap || e->ev[s].gen != gen || e->ev[s].h == NULL)
 		return false;
-	heap_remove_at(e, e->ev[s].pos);
 	slot_free(e, s);
+	heap_clean_top(e);
 	return true;
 }
 
 simtime_ps sim_next_time(const struct sim_engine *e)
 {
-	return e->len ? e->ev[e->heap[0]].t : TS_SIMTIME_MAX;
+	return e->hlen ? e->heap[0].t : TS_SIMTIME_MAX;
 }
 
 void sim_stop(struct sim_engine *e)
@@ -181,16 +207,20 @@ uint64_t sim_run(struct sim_engine *e, simtime_ps until)
 {
 	uint64_t n = 0;
 	e->stop = false;
-	while (e->len > 0 && !e->stop) {
-		uint32_t s = e->heap[0];
-		struct sim_event v = e->ev[s];
-		if (v.t > until)
+	while (e->hlen > 0 && !e->stop) {
+		struct sim_hent x = e->heap[0];
+		struct sim_event *v = &e->ev[x.slot];
+		sim_handler h = v->h;
+		void *ctx = v->ctx;
+		uint64_t arg = v->arg;
+		if (x.t > until)
 			break;
-		TS_ASSERT(v.t >= e->now); /* time never goes backwards */
-		heap_remove_at(e, 0);
-		slot_free(e, s);
-		e->now = v.t; /* set before the handler runs */
-		v.h(e, v.ctx, v.arg);
+		TS_ASSERT(x.t >= e->now); /* time never goes backwards */
+		heap_pop(e);
+		slot_free(e, x.slot);
+		heap_clean_top(e);
+		e->now = x.t; /* set before the handler runs */
+		h(e, ctx, arg);
 		n++;
 	}
 	e->fired += n;

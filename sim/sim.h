@@ -41,19 +41,22 @@ typedef void (*sim_handler)(struct sim_engine *e, void *ctx, uint64_t arg);
 typedef uint64_t sim_event_id;
 
 struct sim_event;                 /* pooled, private to engine.c */
+struct sim_hent;                  /* heap entry, private to engine.c */
 
 struct sim_engine {
 	simtime_ps now;               /* current simulated time, ps */
 	uint64_t seq;                 /* insertion counter (tie-break), count */
 	struct sim_event *ev;         /* event pool, cap entries */
-	uint32_t *heap;               /* min-heap of pool slots, len entries */
-	uint32_t len, cap;            /* heap entries, pool capacity (count) */
+	struct sim_hent *heap;        /* min-heap, hlen entries (cancelled ones
+	                               * stay until they surface) */
+	uint32_t len, cap;            /* pending events, pool capacity (count) */
+	uint32_t hlen, hcap;          /* heap entries, allocated (count) */
 	uint32_t free_head;           /* first free pool slot, UINT32_MAX if none */
 	uint64_t fired;               /* events handled so far, count */
 	bool stop;                    /* sim_stop was called */
 };
 
-#define SIM_ENGINE_INIT { 0, 0, NULL, NULL, 0, 0, UINT32_MAX, 0, false }
+#define SIM_ENGINE_INIT { 0, 0, NULL, NULL, 0, 0, 0, 0, UINT32_MAX, 0, false }
 
 void sim_engine_init(struct sim_engine *e);
 void sim_engine_release(struct sim_engine *e);
