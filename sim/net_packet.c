@@ -22,7 +22,10 @@
  * first port takes them, so one transfer fills its link.
  * Events: one per packet and hop ("transmitted": the link is free again and
  * the packet joins the next port's queue, usable one link latency later;
- * an idle port sets a wake-up for it), one at the destination, one ACK. */
+ * an idle port sets a wake-up for it), one at the destination, one ACK.
+ * ACKs of a flow come back in order after the same delay, so they wait in
+ * a per-flow FIFO with one engine event for its head: the engine's heap
+ * holds O(flows + ports) entries instead of O(packets in flight). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +74,9 @@ struct pflow {
 	void *ctx;                 /* callback context (not owned) */
 	uint64_t arg;              /* callback argument */
 	int32_t next_free;         /* free list */
+	simtime_ps *ackq;          /* ACK times (FIFO ring, window_pkts entries), owned */
+	int32_t ack_head, ack_n;   /* ring start, entries */
+	bool ack_armed;            /* an ack_ev for the head is queued */
 };
 
 struct sim_pkt_state {
@@ -111,6 +117,8 @@ void simp_release(struct sim_net *n)
 	if (s->ports)
 		for (i = 0; i < n->nlinks; i++)
 			free(s->ports[i].wait);
+	for (i = 0; s->fl && i < s->nfl; i++)
+		free(s->fl[i].ackq);
 	free(s->ports);
 	free(s->pk);
 	free(s->fl);
@@ -330,8 +338,14 @@ static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	struct pflow *f = &s->fl[fi];
 	f->delivered_bytes += s->pk[id].bytes;
 	pkt_free(s, id);
-	if (!sim_after(e, f->prop_ps, ack_ev, n, (uint64_t)fi))
-		s->oom = true;
+	/* the ACK returns one path latency later, in order */
+	TS_ASSERT(f->ack_n < n->par.window_pkts);
+	f->ackq[(f->ack_head + f->ack_n++) % n->par.window_pkts] = e->now + f->prop_ps;
+	if (!f->ack_armed) {
+		f->ack_armed = true;
+		if (!sim_at(e, e->now + f->prop_ps, ack_ev, n, (uint64_t)fi))
+			s->oom = true;
+	}
 	flow_notify(n, fi);
 }
 
@@ -373,6 +387,14 @@ static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	struct sim_pkt_state *s = n->pkt;
 	int32_t fi = (int32_t)arg;
 	struct pflow *f = &s->fl[fi];
+	f->ack_head = (f->ack_head + 1) % n->par.window_pkts;
+	f->ack_n--;
+	f->ack_armed = false;
+	if (f->ack_n > 0) {
+		f->ack_armed = true;
+		if (!sim_at(e, f->ackq[f->ack_head], ack_ev, n, (uint64_t)fi))
+			s->oom = true;
+	}
 	f->inflight--;
 	if (n->par.tcp && f->cwnd < n->par.window_pkts)
 		f->cwnd += 1.0 / f->cwnd; /* additive increase */
@@ -474,9 +496,23 @@ int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 			s->capfl = nc;
 		}
 		fi = s->nfl++;
+		s->fl[fi].ackq = NULL;
 	}
 	f = &s->fl[fi];
-	memset(f, 0, sizeof(*f));
+	{
+		/* a reused slot keeps its ACK ring */
+		simtime_ps *q = f->ackq;
+		memset(f, 0, sizeof(*f));
+		f->ackq = q;
+	}
+	if (!f->ackq) {
+		f->ackq = malloc((size_t)n->par.window_pkts * sizeof(simtime_ps));
+		if (!f->ackq) {
+			f->next_free = s->fl_free; /* the slot goes back */
+			s->fl_free = fi;
+			return TS_ENOMEM;
+		}
+	}
 	f->live = true;
 	f->bytes = bytes;
 	f->done = done;

@@ -95,7 +95,7 @@ struct sim_net_params {
 	double tcp_msg_s;             /* TCP host cost per message, seconds */
 	int64_t buffer_bytes;         /* packet: output queue per port, bytes */
 	int64_t pfc_bytes;            /* packet: pause upstream above this, bytes */
-	int32_t window_pkts;          /* packet: sender window, packets */
+	int32_t window_pkts;          /* packet: sender window, packets (fixed after init) */
 	simtime_ps rto_ps;            /* packet TCP: retransmission timeout, ps */
 	bool spray;                   /* collectives spread each transfer evenly over
 	                               * the equal-cost paths (adaptive routing /
