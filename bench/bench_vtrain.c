@@ -248,6 +248,7 @@ struct ctx {
 	double last_x[NPAR];           /* x of the last residual evaluation */
 	double last_f[MAX_ROWS];    /* its residuals (GSL asks for f, then J at the same x) */
 	bool have_last;             /* last_x/last_f valid, flag */
+	int rounds;                 /* fit rounds (re-anchorings), count */
 	uint64_t predictions;       /* sim_predict calls, count */
 	double predict_wall_s;      /* their wall time, s */
 };
@@ -293,11 +294,11 @@ static int predict_row(struct ctx *cx, struct row *r, const struct sim_compute *
 }
 
 /* ---- fitted parameters --------------------------------------------------------
- * Unconstrained x -> compute-model numbers, so the solver needs no bounds:
- *   x0: gemm_eff_max = logistic(x0)          in (0, 1)
- *   x1: attn_eff     = logistic(x1)          in (0, 1)
- *   x2: hbm_eff      = logistic(x2)          in (0, 1)
- *   x3: launch_s     = 1e-6 exp(x3)          > 0
+ * Unconstrained x -> compute-model numbers in physical ranges (a scaled
+ * logistic), so the solver needs no bounds and a trial step can never ask
+ * the executor for absurd durations:
+ *   x0: gemm_eff_max in (0.2, 1)     x1: attn_eff in (0.02, 1)
+ *   x2: hbm_eff in (0.2, 1)          x3: launch in (0.5, 50) us
  * Everything else (peaks, SMs, tiles, gemm_half_flops, overlap_slowdown,
  * the network) stays as the compute model's defaults and the cluster file
  * say.
@@ -310,32 +311,21 @@ static int predict_row(struct ctx *cx, struct row *r, const struct sim_compute *
  * where C_i = T_full_i(x_k) - T_free_i(x_k) is the exposed communication
  * of row i measured by full predictions at the current anchor x_k. GSL
  * minimises sum r_i^2 over x; then C_i is re-measured at the new x and the
- * fit repeated (at most FIT_OUTER times, until the anchor moves less than
+ * fit repeated (at most --rounds times, until the anchor moves less than
  * 0.5% in every prediction). The errors reported afterwards are those of
  * full predictions. */
 
-#define FIT_OUTER 3
 static const char *const par_names[NPAR] = { "gemm_eff_max", "attn_eff", "hbm_eff", "launch_us" };
 
-static double logistic(double x) { return 1.0 / (1.0 + exp(-x)); }
-static double logit(double p) { return log(p / (1.0 - p)); }
-static double clamp01(double p) { return p < 1e-3 ? 1e-3 : p > 0.999 ? 0.999 : p; }
+static const double par_lo[NPAR] = { 0.2, 0.02, 0.2, 0.5 };
+static const double par_hi[NPAR] = { 1.0, 1.0, 1.0, 50.0 };
 
-static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)
+static double to_par(int i, double x) { return par_lo[i] + (par_hi[i] - par_lo[i]) / (1.0 + exp(-x)); }
+static double to_x(int i, double v)
 {
-	*c = *base;
-	c->gemm_eff_max = logistic(x[0]);
-	c->attn_eff = logistic(x[1]);
-	c->hbm_eff = logistic(x[2]);
-	c->launch_s = 1e-6 * exp(x[3]);
-}
-
-static void compute_to_x(const struct sim_compute *c, double *x)
-{
-	x[0] = logit(clamp01(c->gemm_eff_max));
-	x[1] = logit(clamp01(c->attn_eff));
-	x[2] = logit(clamp01(c->hbm_eff));
-	x[3] = log(c->launch_s > 1e-9 ? c->launch_s * 1e6 : 1e-3);
+	double u = (v - par_lo[i]) / (par_hi[i] - par_lo[i]);
+	u = u < 1e-4 ? 1e-4 : u > 1 - 1e-4 ? 1 - 1e-4 : u;
+	return log(u / (1.0 - u));
 }
 
 static void par_values(const struct sim_compute *c, double *v)
@@ -344,6 +334,23 @@ static void par_values(const struct sim_compute *c, double *v)
 	v[1] = c->attn_eff;
 	v[2] = c->hbm_eff;
 	v[3] = c->launch_s * 1e6;
+}
+
+static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)
+{
+	*c = *base;
+	c->gemm_eff_max = to_par(0, x[0]);
+	c->attn_eff = to_par(1, x[1]);
+	c->hbm_eff = to_par(2, x[2]);
+	c->launch_s = 1e-6 * to_par(3, x[3]);
+}
+
+static void compute_to_x(const struct sim_compute *c, double *x)
+{
+	double v[NPAR];
+	par_values(c, v);
+	for (int i = 0; i < NPAR; i++)
+		x[i] = to_x(i, v[i]);
 }
 
 /* Predictions of the rows in use with compute model c: full (free = false)
@@ -455,7 +462,7 @@ static int fit_inner(struct ctx *cx, struct sim_compute *c, bool verbose)
 	if (!w)
 		return TS_ENOMEM;
 	gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
-	rc = gsl_multifit_nlinear_driver(12, 1e-3, 1e-5, 1e-5, NULL, NULL, &info, w);
+	rc = gsl_multifit_nlinear_driver(10, 1e-3, 1e-4, 1e-5, NULL, NULL, &info, w);
 	if (verbose)
 		fprintf(stderr, "bench_vtrain: fit: %s after %zu iterations (info %d)\n",
 			gsl_strerror(rc), gsl_multifit_nlinear_niter(w), info);
@@ -472,10 +479,11 @@ static int fit(struct ctx *cx, struct sim_compute *c, bool verbose, struct ts_er
 {
 	static double full[MAX_ROWS], prev[MAX_ROWS];
 	int rc;
-	for (int outer = 0; outer < FIT_OUTER; outer++) {
+	for (int outer = 0; outer <= cx->rounds; outer++) {
 		cx->have_last = false; /* the offsets change: old residuals are stale */
-		if ((rc = predict_set(cx, c, false, full, err)) ||
-		    (rc = predict_set(cx, c, true, cx->t_free, err)))
+		/* free first, full last: the rows keep the full predictions */
+		if ((rc = predict_set(cx, c, true, cx->t_free, err)) ||
+		    (rc = predict_set(cx, c, false, full, err)))
 			return rc;
 		double moved = 0;
 		for (int i = 0; i < cx->rs->n; i++) {
@@ -489,7 +497,7 @@ static int fit(struct ctx *cx, struct sim_compute *c, bool verbose, struct ts_er
 		if (verbose && outer > 0)
 			fprintf(stderr, "bench_vtrain: fit: anchor %d moved predictions by up to %.2f%%\n",
 				outer, 100 * moved);
-		if (outer > 0 && moved < 0.005)
+		if ((outer > 0 && moved < 0.005) || outer == cx->rounds)
 			break;
 		if ((rc = fit_inner(cx, c, verbose)))
 			return ts_error_set(err, rc, "the least-squares fit failed");
@@ -513,21 +521,15 @@ struct stats {
 	int n;                         /* rows, count */
 };
 
-static int predict_all(struct ctx *cx, const struct sim_compute *c, const bool *use,
-		       struct stats *s, struct ts_error *err)
+/* Errors of the rows' last predictions (rows in use, or all). */
+static void row_stats(const struct ctx *cx, const bool *use, struct stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->worst = -1;
 	for (int i = 0; i < cx->rs->n; i++) {
-		struct row *r = &cx->rs->r[i];
-		struct sim_prediction out;
+		const struct row *r = &cx->rs->r[i];
 		if (use && !use[i])
 			continue;
-		memset(&out, 0, sizeof(out));
-		int rc = predict_row(cx, r, c, &out, err);
-		sim_prediction_release(&out);
-		if (rc)
-			return rc;
 		double e = fabs(r->pred_s - r->measured_s) / r->measured_s;
 		s->mean_abs += e;
 		s->rms += e * e;
@@ -541,6 +543,23 @@ static int predict_all(struct ctx *cx, const struct sim_compute *c, const bool *
 		s->mean_abs /= s->n;
 		s->rms = sqrt(s->rms / s->n);
 	}
+}
+
+static int predict_all(struct ctx *cx, const struct sim_compute *c, const bool *use,
+		       struct stats *s, struct ts_error *err)
+{
+	for (int i = 0; i < cx->rs->n; i++) {
+		struct row *r = &cx->rs->r[i];
+		struct sim_prediction out;
+		if (use && !use[i])
+			continue;
+		memset(&out, 0, sizeof(out));
+		int rc = predict_row(cx, r, c, &out, err);
+		sim_prediction_release(&out);
+		if (rc)
+			return rc;
+	}
+	row_stats(cx, use, s);
 	return 0;
 }
 
@@ -573,10 +592,12 @@ static void print_params(const char *title, const struct sim_compute *c)
 
 /* Write the fitted calibration as JSON (atomically). */
 static int write_calibration(const char *path, const struct sim_compute *c, const struct stats *s,
-			     const struct stats *cv, int nrows, const char *csv,
+			     const struct stats *cv, int nrows, const char *csv, int rounds,
 			     struct ts_error *err)
 {
-	char buf[4096];
+	char buf[4096], cvtext[32] = "null";
+	if (cv)
+		snprintf(cvtext, sizeof(cvtext), "%.4f", cv->mean_abs);
 	int n = snprintf(
 		buf, sizeof(buf),
 		"{\n"
@@ -597,16 +618,16 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"from the A100 datasheet (compute-model defaults); network from "
 		"a100-vtrain-cluster.json\",\n"
 		"    \"method\": \"residual (T_free(x) + C - T_meas) / T_meas per row, C = exposed "
-		"communication of full sim_predict runs at the anchor, re-anchored up to 3 times\",\n"
+		"communication of full sim_predict runs at the anchor, up to %d rounds\",\n"
 		"    \"rows\": %d,\n"
 		"    \"in_sample_mean_abs_error\": %.4f,\n"
 		"    \"in_sample_max_abs_error\": %.4f,\n"
-		"    \"leave_one_model_out_mean_abs_error\": %.4f\n"
+		"    \"leave_one_model_out_mean_abs_error\": %s\n"
 		"  }\n"
 		"}\n",
 		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->attn_eff, c->launch_s * 1e6,
-		c->overlap_slowdown, c->hbm_eff, csv, nrows, s->mean_abs, s->max_abs,
-		cv ? cv->mean_abs : -1.0);
+		c->overlap_slowdown, c->hbm_eff, csv, rounds, nrows, s->mean_abs, s->max_abs,
+		cvtext);
 	if (n < 0 || n >= (int)sizeof(buf))
 		return ts_error_set(err, TS_EINPUT, "calibration text too long");
 	return fileio_write_atomic(path, buf, (size_t)n, err);
@@ -630,6 +651,9 @@ static void usage(FILE *f)
 		"  --fit             least-squares fit of %d global parameters over all rows\n"
 		"  --cv              leave-one-model-out: fit without each model size, predict it\n"
 		"  --write F         write the fitted calibration JSON to F\n"
+		"  --rounds N        fit rounds: re-measure the exposed communication and refit\n"
+		"                    up to N times (default 2)\n"
+		"  --free-comm       predict with communication made free (the fit's surrogate)\n"
 		"  --no-overlap-dp   DP all-reduce after backward instead of overlapped\n"
 		"  --limit N         only the first N rows (CI)\n",
 		NPAR);
@@ -647,6 +671,7 @@ int main(int argc, char **argv)
 		{ "limit", required_argument, NULL, 'l' },
 		{ "no-overlap-dp", no_argument, NULL, 'O' },
 		{ "free-comm", no_argument, NULL, 'Z' },
+		{ "rounds", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -666,6 +691,7 @@ int main(int argc, char **argv)
 	memset(&cx, 0, sizeof(cx));
 	cx.cluster = src_rel(CLUSTER_REL, cl_buf, sizeof(cl_buf));
 	cx.st.overlap_dp = true;
+	cx.rounds = 2;
 	cx.st.fidelity = SIM_ANALYTIC;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -677,6 +703,7 @@ int main(int argc, char **argv)
 		case 'w': write_path = optarg; break;
 		case 'O': cx.st.overlap_dp = false; break;
 		case 'Z': cx.st.free_comm = true; break;
+		case 'R': cx.rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
 		case 'l': limit = atoi(optarg); break;
 		case 'f':
 			if (!strcmp(optarg, "analytic"))
@@ -764,13 +791,19 @@ int main(int argc, char **argv)
 		cx.use = NULL;
 		cx.nuse = rs.n;
 	}
+	if (do_fit && rs.n <= NPAR) {
+		ts_error_set(&err, TS_EUSAGE, "--fit needs more than %d rows (got %d)", NPAR, rs.n);
+		goto fail;
+	}
 	if (do_fit) {
 		print_params("# start", &c);
 		if (fit(&cx, &c, true, &err))
 			goto fail;
 		print_params("# fitted", &c);
 	}
-	if (predict_all(&cx, &c, NULL, &s, &err))
+	if (do_fit) /* the fit's last round ended with full predictions at c */
+		row_stats(&cx, NULL, &s);
+	else if (predict_all(&cx, &c, NULL, &s, &err))
 		goto fail;
 	print_rows(&cx);
 	printf("# rows %d  mean |err| %.2f%%  max |err| %.2f%% (line %d)  rms %.2f%%%s\n", s.n,
@@ -787,7 +820,7 @@ int main(int argc, char **argv)
 		       now_s() - t0, ru.ru_maxrss / 1024.0);
 	}
 	if (write_path && write_calibration(write_path, &c, &s, have_cv ? &cvs : NULL, s.n, CSV_REL + 6,
-					    &err))
+					    cx.rounds, &err))
 		goto fail;
 	topo_cache_release(&cx.tc);
 	return 0;
