@@ -2,30 +2,7 @@
 # e2e_predict.sh: `trainsim predict` on real files: summary, JSON keys,
 # traces, and bad inputs (one line on stderr; exit 1 infeasible, 2 bad input).
 set -u
-: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
-: "${TS_SOURCE_DIR:?TS_SOURCE_DIR must point at the source tree}"
-EX=$TS_SOURCE_DIR/examples
-TMP=$(mktemp -d /tmp/e2e_predict.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-fail=0 n=0
-check() { # check NAME WANT_STATUS CMD...  (stdout in $TMP/out, stderr in $TMP/err)
-	local name=$1 want=$2; shift 2
-	local st
-	n=$((n + 1))
-	"$@" >"$TMP/out" 2>"$TMP/err"; st=$?
-	if [ "$st" != "$want" ]; then
-		echo "FAIL $name: exit $st, want $want (stderr: $(cat "$TMP/err"))"; fail=$((fail + 1)); return 1
-	fi
-	if [ "$want" != 0 ] && [ "$(wc -l <"$TMP/err")" != 1 ]; then
-		echo "FAIL $name: want one line on stderr, got: $(cat "$TMP/err")"; fail=$((fail + 1)); return 1
-	fi
-	echo "ok   $name"
-}
-expect() { # expect NAME PATTERN FILE
-	n=$((n + 1))
-	if grep -Eq -- "$2" "$3"; then echo "ok   $1"; else
-		echo "FAIL $1: '$2' not in $3: $(head -c 400 "$3")"; fail=$((fail + 1)); fi
-}
+. "$(dirname "$0")/e2e-lib.bash"
 cat >"$TMP/tiny.json" <<'J'
 {"n_embd": 1024, "n_layer": 8, "n_head": 16, "vocab_size": 1000, "n_positions": 2048, "model_type": "gpt2"}
 J
