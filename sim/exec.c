@@ -101,6 +101,11 @@ struct memo {
 	simtime_ps dur;
 };
 
+struct memo_tab {                  /* open addressing, keys are nonzero hashes */
+	struct memo *e;
+	uint32_t cap, len;
+};
+
 struct exec {
 	const struct topo *t;
 	const struct model *m;
@@ -120,8 +125,8 @@ struct exec {
 	int U, nunits, D;          /* positions per unit, units, DP x CP positions */
 	struct launch **rtab;      /* rendezvous hash table */
 	uint32_t rcap;
-	struct memo *memo;         /* open addressing */
-	uint32_t mcap, mlen;
+	struct memo_tab memo;      /* launch durations by op (opts.memo) */
+	struct memo_tab an_memo;   /* analytic: group time by (op, size, ranks), exact */
 	bool use_memo;
 	struct sim_coll **colls;   /* started collectives, freed after the run */
 	int64_t ncolls, capcolls;
@@ -299,40 +304,38 @@ static uint64_t memo_key(const struct exec *x, int32_t role, const struct wl_op 
 			 (uint64_t)op->kind) | 1;
 }
 
-static struct memo *memo_find(struct exec *x, uint64_t key)
+static struct memo *memo_find(struct memo_tab *t, uint64_t key)
 {
-	if (!x->mcap)
+	if (!t->cap)
 		return NULL;
-	for (uint32_t i = (uint32_t)key & (x->mcap - 1);; i = (i + 1) & (x->mcap - 1)) {
-		if (x->memo[i].key == key)
-			return &x->memo[i];
-		if (!x->memo[i].key)
+	for (uint32_t i = (uint32_t)key & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		if (t->e[i].key == key)
+			return &t->e[i];
+		if (!t->e[i].key)
 			return NULL;
 	}
 }
 
-static void memo_put(struct exec *x, uint64_t key, simtime_ps dur)
+/* Remember key -> dur; a failed grow only loses the entry (a cache). */
+static void memo_put(struct memo_tab *t, uint64_t key, simtime_ps dur)
 {
-	if (x->mlen * 2 >= x->mcap) {
-		uint32_t nc = x->mcap ? x->mcap * 2 : 256;
-		struct memo *nm = calloc(nc, sizeof(*nm)), *old = x->memo;
-		uint32_t oc = x->mcap;
-		if (!nm)
+	if (t->len * 2 >= t->cap) {
+		uint32_t nc = t->cap ? t->cap * 2 : 256;
+		struct memo_tab nt = { calloc(nc, sizeof(struct memo)), nc, 0 };
+		if (!nt.e)
 			return;
-		x->memo = nm;
-		x->mcap = nc;
-		x->mlen = 0;
-		for (uint32_t i = 0; i < oc; i++)
-			if (old[i].key)
-				memo_put(x, old[i].key, old[i].dur);
-		free(old);
+		for (uint32_t i = 0; i < t->cap; i++)
+			if (t->e[i].key)
+				memo_put(&nt, t->e[i].key, t->e[i].dur);
+		free(t->e);
+		*t = nt;
 	}
-	for (uint32_t i = (uint32_t)key & (x->mcap - 1);; i = (i + 1) & (x->mcap - 1))
-		if (!x->memo[i].key || x->memo[i].key == key) {
-			if (!x->memo[i].key)
-				x->mlen++;
-			x->memo[i].key = key;
-			x->memo[i].dur = dur;
+	for (uint32_t i = (uint32_t)key & (t->cap - 1);; i = (i + 1) & (t->cap - 1))
+		if (!t->e[i].key || t->e[i].key == key) {
+			if (!t->e[i].key)
+				t->len++;
+			t->e[i].key = key;
+			t->e[i].dur = dur;
 			return;
 		}
 }
@@ -341,8 +344,8 @@ static void launch_done(struct exec *x, struct launch *l)
 {
 	const struct wl_op *op = &x->w->roles[l->role].ops[l->op];
 	simtime_ps now = sim_now(&x->eng);
-	if (l->memo_key && x->use_memo && !memo_find(x, l->memo_key))
-		memo_put(x, l->memo_key, now - l->t_start);
+	if (l->memo_key && x->use_memo && !memo_find(&x->memo, l->memo_key))
+		memo_put(&x->memo, l->memo_key, now - l->t_start);
 	if (op->kind == WL_K_SEND) {
 		/* the receiver's data has arrived */
 		/* instance ids: folded s*K + k, exact s*tp*D + pos*tp + tpi */
@@ -504,11 +507,17 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	return keep_coll(x, c);
 }
 
-/* Analytic duration of one group's collective (alpha-beta on the topology). */
+/* Analytic duration of one group's collective (alpha-beta on the topology).
+ * The result depends only on the op, the size and the ranks, so it is
+ * cached under a hash of exactly those (building the algorithm's transfer
+ * plan for every candidate is what costs). */
 static int analytic_group(struct exec *x, const int32_t *ranks, int n, const struct wl_op *op,
 			  double *sec)
 {
 	struct sim_coll_spec s;
+	struct memo *mm;
+	uint64_t key, sz;
+	int rc;
 	*sec = 0;
 	if (n < 2)
 		return 0;
@@ -518,15 +527,25 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	s.nranks = n;
 	s.ranks = ranks;
 	s.hash = x->o->seed;
+	memcpy(&sz, &s.size_bytes, sizeof(sz));
+	key = rng_hash2((uint64_t)s.op << 32 | (uint64_t)(uint32_t)n, sz);
+	for (int i = 0; i < n; i++)
+		key = rng_hash2(key, (uint64_t)(uint32_t)ranks[i]);
+	key |= 1;
+	if ((mm = memo_find(&x->an_memo, key))) {
+		*sec = time_to_s(mm->dur);
+		return 0;
+	}
 	if (s.op == SIM_OP_ALLTOALL) {
 		s.algo = SIM_ALGO_DIRECT;
 		s.proto = SIM_PROTO_SIMPLE;
-	} else {
-		int rc = sim_coll_choose(x->t, &s, &s.algo, &s.proto, x->errp);
-		if (rc)
-			return rc;
-	}
-	return sim_coll_analytic(x->t, &s, sec, x->errp);
+	} else if ((rc = sim_coll_choose(x->t, &s, &s.algo, &s.proto, x->errp)))
+		return rc;
+	if ((rc = sim_coll_analytic(x->t, &s, sec, x->errp)))
+		return rc;
+	memo_put(&x->an_memo, key, time_from_s(*sec));
+	*sec = time_to_s(time_from_s(*sec)); /* the same value a cache hit returns */
+	return 0;
 }
 
 /* Units (data-parallel blocks) a folded instance's communication covers. */
@@ -549,9 +568,9 @@ static void launch_go(struct exec *x, struct launch *l)
 		x->in[l->waiters[i]].comm_inflight++;
 	if (x->o->free_comm || op->size_bytes <= 0)
 		goto timer;
-	if (x->use_memo || x->o->fidelity == SIM_ANALYTIC) {
+	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC) {
 		l->memo_key = memo_key(x, l->role, op);
-		if ((mm = memo_find(x, l->memo_key))) {
+		if ((mm = memo_find(&x->memo, l->memo_key))) {
 			an = time_to_s(mm->dur);
 			goto timer;
 		}
@@ -1362,7 +1381,8 @@ out:
 		free(x.tl);
 	}
 	free(x.ranks_buf);
-	free(x.memo);
+	free(x.memo.e);
+	free(x.an_memo.e);
 	free(mr);
 	if (rc)
 		sim_prediction_release(out);
