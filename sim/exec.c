@@ -200,6 +200,36 @@ static void set_err(struct exec *x, int rc)
 	sim_stop(&x->eng);
 }
 
+/* Simulated time the executor accepts, s. An op or collective that would
+ * end later comes from absurd sizes (the engine's integer picoseconds
+ * overflow near 1e7 s); it is refused with a message instead. */
+#define EXEC_HORIZON_S 1e6
+
+/* Schedule h after dur seconds, or fail the run when dur is not a finite
+ * time that ends within the horizon. */
+static bool after_s(struct exec *x, double dur, sim_handler h, void *ctx, uint64_t arg,
+		    const char *what)
+{
+	double end = time_to_s(sim_now(&x->eng)) + dur;
+	if (!(dur >= 0) || !(end <= EXEC_HORIZON_S)) {
+		if (!x->err) {
+			x->err = TS_EINPUT;
+			if (x->errp && !x->errp->code)
+				ts_error_set(x->errp, TS_EINPUT,
+					     "'%s' would end at %.3g s of simulated time, beyond the "
+					     "simulator's horizon of %.0e s (absurd sizes?)",
+					     what, end, EXEC_HORIZON_S);
+		}
+		sim_stop(&x->eng);
+		return false;
+	}
+	if (!sim_after(&x->eng, time_from_s(dur), h, ctx, arg)) {
+		set_err(x, TS_ENOMEM);
+		return false;
+	}
+	return true;
+}
+
 /* ---- timeline --------------------------------------------------------------- */
 
 static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t opi,
@@ -290,8 +320,7 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		double j = 1 + rng_gaussian(&x->rng, x->o->jitter);
 		dur *= j < 0.5 ? 0.5 : j;
 	}
-	if (!sim_after(&x->eng, time_from_s(dur), ev_op_end, x, ev_arg(ii, oi)))
-		set_err(x, TS_ENOMEM);
+	after_s(x, dur, ev_op_end, x, ev_arg(ii, oi), op->name);
 }
 
 /* ---- communication ------------------------------------------------------------ */
@@ -543,8 +572,10 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		return rc;
 	if ((rc = sim_coll_analytic(x->t, &s, sec, x->errp)))
 		return rc;
-	memo_put(&x->an_memo, key, time_from_s(*sec));
-	*sec = time_to_s(time_from_s(*sec)); /* the same value a cache hit returns */
+	if (*sec <= EXEC_HORIZON_S) { /* beyond it after_s refuses the run */
+		memo_put(&x->an_memo, key, time_from_s(*sec));
+		*sec = time_to_s(time_from_s(*sec)); /* the same value a cache hit returns */
+	}
 	return 0;
 }
 
@@ -677,8 +708,7 @@ static void launch_go(struct exec *x, struct launch *l)
 	if (l->left > 0)
 		return;
 timer:
-	if (!sim_after(&x->eng, time_from_s(an), ev_launch_done, l, 0))
-		set_err(x, TS_ENOMEM);
+	after_s(x, an, ev_launch_done, l, 0, op->name);
 }
 
 /* Rendezvous: a communication op starts once every instance of its group

@@ -48,6 +48,11 @@ check "unknown fidelity" 2 "$TRAINSIM" predict $SMALL --fidelity quantum
 check "missing model" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr
 check "trace into a missing directory" 2 "$TRAINSIM" predict $SMALL --trace /nonexistent/dir/t.json
 check "tp does not divide heads" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 3
+printf '{"peak_flops": 1e9}\n' >"$TMP/slow_gpu.json"
+check "an op beyond the simulated-time horizon" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
+	--model qwen3-vl-2b --tp 1 --pp 1 --dp 8 --global-batch 8 --seq-len 16000000 --flash-attention \
+	--fidelity analytic --calibration "$TMP/slow_gpu.json"
+expect "names the horizon" "horizon" "$TMP/err"
 
 echo "$((n - fail))/$n passed"
 [ "$fail" = 0 ]
