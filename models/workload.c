@@ -159,6 +159,75 @@ static double mats(const struct model *m)
 	return m->mlp == MODEL_MLP_GELU ? 1 : 2; /* up (+ gate) columns per ffn unit */
 }
 
+/* Attention core of one micro-batch (after the QKV GEMM, before the
+ * output projection), forward or backward.
+ * Flash attention (plan flash_attention): one fused kernel, FLOPs at the
+ * compute model's attention efficiency, reading Q, K, V and writing O once
+ * (backward: twice that traffic).
+ * Otherwise Megatron's core attention: per (micro-batch, head) two batched
+ * GEMMs, scores = Q K^T (sq x sk x d) and context = P V (sq x d x sk),
+ * around a fused scale-mask-softmax and a dropout on the b x heads x sq x sk
+ * scores. Their HBM traffic, in 16-bit elements E of the score tensor
+ * (assumption: each kernel touches each tensor once): softmax reads the
+ * scores and writes the probabilities (2 + 2 B/E); dropout reads them and
+ * writes the dropped copy and a 1-byte mask (5 B/E). Backward: the four
+ * GEMMs dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q; dropout backward
+ * reads the gradient and mask and writes (5 B/E); softmax backward reads
+ * the gradient and the probabilities and writes (6 B/E). FLOPs total the
+ * same 4 b sq sk heads d / tp (twice backward) as the flash path. */
+static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	double tp = p->tp, q = (double)m->heads * m->head_dim, d = m->head_dim;
+	double kv = (double)m->kv_heads * m->head_dim, T = b->T;
+	double sq = (double)p->seq_len / p->cp, sk = p->seq_len;
+	double bh = (double)p->micro_batch * m->heads / tp, E = bh * sq * sk;
+	double attn = 4.0 * sq * sk * q * p->micro_batch / tp;
+	if (p->flash_attention || p->cp > 1) {
+		if (!bwd)
+			cmp_op(b, ph, WL_ATTN, ph == WL_P_RECOMPUTE ? "attention recompute" : "attention",
+			       attn, 2 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
+		else
+			cmp_op(b, ph, WL_ATTN, "attention bwd", 2 * attn,
+			       4 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
+		return;
+	}
+	if (!bwd) {
+		gemm(b, ph, "attn scores bmm", sq, sk, d, bh, 1, WL_V_NONE);
+		cmp_op(b, ph, WL_ELEM, "softmax", 0, 2 * b->wb * E, 0, 0, 0, 0, WL_V_NONE);
+		if (m->dropout)
+			cmp_op(b, ph, WL_ELEM, "attn dropout", 0, (2 * b->wb + 1) * E, 0, 0, 0, 0,
+			       WL_V_NONE);
+		gemm(b, ph, "attn context bmm", sq, d, sk, bh, 1, WL_V_NONE);
+		return;
+	}
+	gemm(b, ph, "attn context dgrad", sq, sk, d, bh, 1, WL_V_NONE);
+	gemm(b, ph, "attn context wgrad", sk, d, sq, bh, 1, WL_V_NONE);
+	if (m->dropout)
+		cmp_op(b, ph, WL_ELEM, "attn dropout bwd", 0, (2 * b->wb + 1) * E, 0, 0, 0, 0,
+		       WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "softmax bwd", 0, 3 * b->wb * E, 0, 0, 0, 0, WL_V_NONE);
+	gemm(b, ph, "attn scores dgrad", sq, d, sk, bh, 1, WL_V_NONE);
+	gemm(b, ph, "attn scores wgrad", sk, d, sq, bh, 1, WL_V_NONE);
+}
+
+/* Residual add after the attention and MLP blocks (Megatron's fused
+ * bias-dropout-add). Assumption, one pass over the tensors it touches:
+ * forward reads the block output and the residual and writes the sum
+ * (3 x 16-bit per element of b s h) plus a 1-byte dropout mask; backward
+ * reads the gradient (and the mask) and writes the masked gradient. */
+static void residual(struct bld *b, enum wl_phase ph, bool bwd)
+{
+	double e = b->T * b->m->hidden, mask = b->m->dropout ? 1 : 0;
+	if (!bwd)
+		cmp_op(b, ph, WL_ELEM, "residual add", 0, (3 * b->wb + mask) * e, 0, 0, 0, 0,
+		       WL_V_NONE);
+	else if (b->m->dropout)
+		cmp_op(b, ph, WL_ELEM, "residual add bwd", 0, (2 * b->wb + mask) * e, 0, 0, 0, 0,
+		       WL_V_NONE);
+}
+
 /* Forward (or full recompute) of decoder layer l. */
 static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 {
@@ -198,11 +267,11 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	if (p->cp > 1) /* ring attention K/V of the other chunks (allgather output) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
 		     false);
-	cmp_op(b, ph, WL_ATTN, "attention", attn, 2 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0,
-	       WL_V_NONE);
+	attn_core(b, ph, false);
 	gemm(b, ph, "proj gemm", T, h, q / tp, 1, scale, WL_V_NONE);
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
+	residual(b, ph, false);
 	if (sp)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act, 0, 0, 0, 0, WL_V_NONE);
@@ -226,6 +295,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	}
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
+	residual(b, ph, false);
 }
 
 /* Backward of decoder layer l: each GEMM twice (data and weight gradient),
@@ -250,8 +320,7 @@ static void layer_bwd(struct bld *b, int l)
 	b->layer = l;
 	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
 	if (p->recompute == PLAN_RC_SELECTIVE)
-		cmp_op(b, WL_P_RECOMPUTE, WL_ATTN, "attention recompute", attn,
-		       2 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
+		attn_core(b, WL_P_RECOMPUTE, false);
 	sumg = T * qkv_n * h + T * h * (q / tp);
 	if (moe) {
 		e_loc = (double)m->experts / p->ep;
@@ -266,6 +335,7 @@ static void layer_bwd(struct bld *b, int l)
 	/* bwd_flops = 2 x fwd: each GEMM appears twice below at the forward scale. */
 	scale = sumg > 0 ? (c.bwd_flops / 2 - attn) / sumg : 1;
 
+	residual(b, ph, true);
 	if (sp)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
 	if (moe) {
@@ -294,6 +364,7 @@ static void layer_bwd(struct bld *b, int l)
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
+	residual(b, ph, true);
 	if (sp)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
 	gemm(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
@@ -301,13 +372,21 @@ static void layer_bwd(struct bld *b, int l)
 	if (p->cp > 1) /* dK/dV travel back around the ring */
 		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1),
 		     "cp dkv exchange", false);
-	cmp_op(b, ph, WL_ATTN, "attention bwd", 2 * attn, 4 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0,
-	       0, WL_V_NONE);
+	attn_core(b, ph, true);
 	gemm(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
 	gemm(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
+}
+
+/* A TP all-reduce of the vision encoder: its size follows the drawn image
+ * load like the encoder's compute (the executor scales WL_V_VISION ops). */
+static void vision_comm(struct bld *b, enum wl_phase ph, double bytes)
+{
+	int32_t id = comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, bytes, "vit tp allreduce", false);
+	if (id >= 0)
+		b->r->ops[id].vary = WL_V_VISION;
 }
 
 /* Vision encoder of one micro-batch (mean load; the executor scales it per
@@ -340,13 +419,13 @@ static void vision(struct bld *b, bool bwd)
 		gemm(b, ph, bwd ? "vit proj bwd" : "vit proj gemm", P, vh, vh / tp, 1, scale * mult,
 		     WL_V_VISION);
 		if (p->tp > 1)
-			comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, 2 * P * vh, "vit tp allreduce", false);
+			vision_comm(b, ph, 2 * P * vh);
 		gemm(b, ph, bwd ? "vit mlp bwd" : "vit mlp up gemm", P, v->ffn / tp, vh, 1,
 		     scale * mult, WL_V_VISION);
 		gemm(b, ph, bwd ? "vit mlp bwd" : "vit mlp down gemm", P, vh, v->ffn / tp, 1,
 		     scale * mult, WL_V_VISION);
 		if (p->tp > 1)
-			comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, 2 * P * vh, "vit tp allreduce", false);
+			vision_comm(b, ph, 2 * P * vh);
 	}
 }
 

@@ -91,6 +91,7 @@ struct launch {                    /* one communication op in flight */
 	int32_t left;              /* transfers/collectives outstanding, count */
 	simtime_ps t_start;        /* ps */
 	uint64_t memo_key;         /* 0 none */
+	double size;               /* payload per rank: the op's, scaled by the drawn load, bytes */
 	struct launch *next;       /* in the rendezvous table / free list */
 	uint64_t rkey;             /* rendezvous key */
 	int32_t need;              /* arrivals needed */
@@ -325,10 +326,10 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 
 /* ---- communication ------------------------------------------------------------ */
 
-static uint64_t memo_key(const struct exec *x, int32_t role, const struct wl_op *op)
+static uint64_t memo_key(const struct exec *x, int32_t role, const struct wl_op *op, double size)
 {
 	uint64_t sz;
-	memcpy(&sz, &op->size_bytes, sizeof(sz));
+	memcpy(&sz, &size, sizeof(sz));
 	return rng_hash2(rng_hash2((uint64_t)role << 16 | (uint64_t)op->dim << 8 | op->coll, sz),
 			 (uint64_t)op->kind) | 1;
 }
@@ -514,10 +515,10 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	if (n < 2)
 		return 0;
 	if (n > FLUID_MIN_RANKS && sop != SIM_OP_ALLTOALL)
-		return fluid_ring(x, l, ranks, n, sop, op->size_bytes);
+		return fluid_ring(x, l, ranks, n, sop, l->size);
 	sim_coll_spec_init(&s);
 	s.op = sop;
-	s.size_bytes = op->size_bytes;
+	s.size_bytes = l->size;
 	s.nranks = n;
 	s.ranks = ranks;
 	s.hash = rng_hash2(x->o->seed, (uint64_t)ranks[0] << 20 ^ (uint64_t)l->op);
@@ -541,7 +542,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
  * cached under a hash of exactly those (building the algorithm's transfer
  * plan for every candidate is what costs). */
 static int analytic_group(struct exec *x, const int32_t *ranks, int n, const struct wl_op *op,
-			  double *sec)
+			  double size, double *sec)
 {
 	struct sim_coll_spec s;
 	struct memo *mm;
@@ -552,7 +553,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		return 0;
 	sim_coll_spec_init(&s);
 	s.op = sim_op_of(op->coll);
-	s.size_bytes = op->size_bytes;
+	s.size_bytes = size;
 	s.nranks = n;
 	s.ranks = ranks;
 	s.hash = x->o->seed;
@@ -597,10 +598,15 @@ static void launch_go(struct exec *x, struct launch *l)
 	l->t_start = sim_now(&x->eng);
 	for (int32_t i = 0; i < l->nwait; i++)
 		x->in[l->waiters[i]].comm_inflight++;
-	if (x->o->free_comm || op->size_bytes <= 0)
+	/* traffic of the vision encoder follows the representative's drawn
+	 * image load, as its compute does (the group is inside it) */
+	l->size = op->size_bytes;
+	if (op->vary == WL_V_VISION && op->micro >= 0)
+		l->size *= in0->vis_f[op->micro];
+	if (x->o->free_comm || l->size <= 0)
 		goto timer;
 	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC) {
-		l->memo_key = memo_key(x, l->role, op);
+		l->memo_key = memo_key(x, l->role, op, l->size);
 		if ((mm = memo_find(&x->memo, l->memo_key))) {
 			an = time_to_s(mm->dur);
 			goto timer;
@@ -636,7 +642,7 @@ static void launch_go(struct exec *x, struct launch *l)
 								    SIM_PROTO_SIMPLE);
 					l->left++;
 					x->nflows++;
-					rc = sim_net_send(&x->net, path, hops, op->size_bytes, time_from_us(lat_us),
+					rc = sim_net_send(&x->net, path, hops, l->size, time_from_us(lat_us),
 							  xfer_done_cb, l, 0);
 					if (rc)
 						l->left--;
@@ -655,13 +661,13 @@ static void launch_go(struct exec *x, struct launch *l)
 					bw = x->t->links[path[h]].bw_Bps;
 				lat += time_to_s(x->t->links[path[h]].lat_ps);
 			}
-			an = hops > 0 ? lat + op->size_bytes / bw : 0;
+			an = hops > 0 ? lat + l->size / bw : 0;
 			goto timer;
 		}
 	} else if (x->o->exact) {
 		n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
 		if (x->o->fidelity == SIM_ANALYTIC) {
-			rc = analytic_group(x, r, n, op, &an);
+			rc = analytic_group(x, r, n, op, l->size, &an);
 			if (!rc)
 				goto timer;
 		} else
@@ -689,7 +695,7 @@ static void launch_go(struct exec *x, struct launch *l)
 				for (int ti = 0; ti < tpn && !rc; ti++) {
 					n = group_ranks(x, dim, ti, pos, l->role, r);
 					if (x->o->fidelity == SIM_ANALYTIC) {
-						rc = analytic_group(x, r, n, op, &an);
+						rc = analytic_group(x, r, n, op, l->size, &an);
 						if (!rc)
 							goto timer;
 					}

@@ -187,6 +187,68 @@ START_TEST(image_variance_slows)
 }
 END_TEST
 
+/* Sum of the durations of the slices named `name` of representative 0 by
+ * micro-batch, into per[micro]. */
+static void slice_sums(const struct sim_prediction *r, const char *name, double *per, int n)
+{
+	for (int i = 0; i < n; i++)
+		per[i] = 0;
+	for (int32_t i = 0; i < r->tl->n; i++) {
+		const struct sim_slice *sl = &r->tl->s[i];
+		if (!strcmp(sl->name, name) && sl->track / WL_NSTREAMS == 0 && sl->micro >= 0 &&
+		    sl->micro < n)
+			per[sl->micro] += sl->t1_s - sl->t0_s;
+	}
+}
+
+START_TEST(vision_tp_traffic_follows_images)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	double g[64], c[64], ratio_g, ratio_c;
+	int lo = -1, hi = -1;
+	load_topo("dgx-h100-ndr", 2);
+	ck_assert_msg(model_load(&model, "qwen3-vl-30b-a3b", &err) == 0, "%s", err.msg);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 2;
+	p.ep = 4;
+	p.global_batch = 32;
+	p.seq_len = 2048;
+	p.images_per_sample.kind = PLAN_DIST_POISSON;
+	p.images_per_sample.mean = 2;
+	p.image_tokens.value = 512;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	run(&p, &o, &r);
+	ck_assert_int_le(r.micro_batches, 64);
+	slice_sums(&r, "vit qkv gemm", g, r.micro_batches);
+	slice_sums(&r, "vit tp allreduce", c, r.micro_batches);
+	for (int i = 0; i < r.micro_batches; i++) {
+		if (g[i] <= 0)
+			continue; /* a micro-batch without images */
+		if (lo < 0 || g[i] < g[lo])
+			lo = i;
+		if (hi < 0 || g[i] > g[hi])
+			hi = i;
+	}
+	ck_assert(lo >= 0 && hi >= 0 && c[lo] > 0);
+	ratio_g = g[hi] / g[lo];
+	ratio_c = c[hi] / c[lo];
+	/* the drawn loads differ between micro-batches, and the encoder's TP
+	 * all-reduces grow with them instead of staying at the mean */
+	ck_assert_msg(ratio_g > 1.2, "vision compute ratio %.3f: no variation drawn", ratio_g);
+	ck_assert_msg(ratio_c > 1 + 0.5 * (ratio_g - 1),
+		      "vision tp all-reduce ratio %.3f does not follow the compute ratio %.3f",
+		      ratio_c, ratio_g);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
 static void dp_plan(struct plan *p)
 {
@@ -399,6 +461,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, folded_exact_dense_16);
 	tcase_add_test(tc, folded_exact_moe_64);
 	tcase_add_test(tc, image_variance_slows);
+	tcase_add_test(tc, vision_tp_traffic_follows_images);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
