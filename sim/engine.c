@@ -1,41 +1,52 @@
 /* engine.c: the discrete-event core.
  *
- * A binary min-heap keyed by (time ps, insertion sequence), so equal times
- * fire in insertion order and runs are deterministic (git's prio-queue;
- * htsim's picosecond clock). The keys live in the heap entries themselves
- * (no indirection through the pool while sifting: the pop is the hottest
- * code of the packet model). Events (handler, context, argument) live in a
- * pool that grows by doubling and is reused through a free list (htsim's
- * PacketDB idea): no malloc per event.
+ * Events fire in (time ps, insertion order): equal times fire in the order
+ * they were scheduled, so runs are deterministic (git's prio-queue contract;
+ * htsim's picosecond clock). The queue is a radix heap (Ahuja, Mehlhorn,
+ * Orlin and Tarjan 1990; the one-level, XOR-bucket form of Mehlhorn and
+ * Sanders, "Algorithms and Data Structures: The Basic Toolbox", §10.5): a
+ * monotone priority queue for integer keys, which a simulator clock is
+ * (nothing is ever scheduled before now).
  *
- * Cancellation is lazy: sim_cancel frees the pool slot (its generation
- * changes) and leaves the heap entry, which is dropped when it reaches the
- * top (Redis-style delete mark, here the generation). Invariants: a heap
- * entry is live iff its generation equals its slot's and the slot is in
- * use; heap[0] is live whenever hlen > 0 (stale tops are dropped at once);
- * len counts the live entries; a handle is (generation << 32 | slot).
- * Cost: schedule O(log n), fire O(log n), cancel O(1) plus the later pop
- * of its entry. */
+ * Invariants:
+ *   - every pending event is in exactly one bucket (bit j of nonempty is set
+ *     iff bucket j holds events; head/tail are meaningful only then): bucket 0 if its time
+ *     equals now, else bucket bitlen(t XOR now) (1..63); so every time in
+ *     bucket j is smaller than every time in bucket j' > j;
+ *   - each bucket is a FIFO list in insertion order. An event enters a
+ *     bucket's tail when scheduled; when bucket 0 runs dry, the lowest
+ *     non-empty bucket i is emptied into the buckets below i relative to its
+ *     minimum time, which becomes now. Those buckets are empty at that
+ *     moment and everything moved is older than anything scheduled later,
+ *     so list order stays insertion order, and bucket 0 (all at time now)
+ *     fires first-in first-out: the (time, insertion sequence) order of a
+ *     heap with a sequence tie-break, without storing sequences;
+ *   - events (handler, context, argument, time, links) live in a pool that
+ *     grows by doubling and is reused through a free list (htsim's PacketDB
+ *     idea): no malloc per event, and no allocation inside sim_run (buckets
+ *     are intrusive doubly linked lists through the pool);
+ *   - a handle is (generation << 32 | slot); a slot's generation changes
+ *     whenever it is freed, so a stale handle never matches.
+ * Cost: schedule O(1); cancel O(1) (unlinked at once, slot freed); an event
+ * is moved at most 63 times between buckets over its life (its bucket index
+ * only decreases), in practice a few times (events are scheduled a few µs
+ * ahead: times differ from now in their ~20 low bits); a redistribution scans
+ * its bucket twice (minimum, then move). sim_next_time and a sim_run that
+ * stops at `until` scan one bucket. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "sim/sim.h"
 
-#define SLOT_FREE UINT32_MAX
+#define SLOT_NONE UINT32_MAX
 
 struct sim_event {
 	sim_handler h;        /* handler, NULL while the slot is free */
 	void *ctx;            /* handler context (not owned) */
 	uint64_t arg;         /* handler argument */
-	uint32_t gen;         /* generation of this slot, count */
-	uint32_t next;        /* free list link (SLOT_FREE at the end) */
-};
-
-struct sim_hent {
 	simtime_ps t;         /* fire time, ps */
-	uint64_t seq;         /* insertion sequence, count */
-	uint32_t slot;        /* pool slot */
-	uint32_t gen;         /* the slot's generation when scheduled */
+	uint32_t next;        /* next in its bucket, or in the free list (SLOT_NONE at the end) */
+	uint32_t prev;        /* previous in its bucket (SLOT_NONE at the head) */
+	uint32_t gen;         /* generation of this slot, count */
 };
 
 void sim_engine_init(struct sim_engine *e)
@@ -47,60 +58,50 @@ void sim_engine_init(struct sim_engine *e)
 void sim_engine_release(struct sim_engine *e)
 {
 	free(e->ev);
-	free(e->heap);
 	sim_engine_init(e);
 }
 
-static inline bool h_less(const struct sim_hent *a, const struct sim_hent *b)
+/* The bucket of time t relative to base (t >= base): 0 when equal, else the
+ * bit length of t XOR base. */
+static inline int bucket_of(simtime_ps t, simtime_ps base)
 {
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+	uint64_t x = (uint64_t)t ^ (uint64_t)base;
+	return x ? 64 - __builtin_clzll(x) : 0;
 }
 
-static inline bool h_live(const struct sim_engine *e, const struct sim_hent *x)
+static inline bool b_empty(const struct sim_engine *e, int j)
 {
-	const struct sim_event *v = &e->ev[x->slot];
-	return v->h != NULL && v->gen == x->gen;
+	return !(e->nonempty & ((uint64_t)1 << j));
 }
 
-static void heap_up(struct sim_hent *hp, uint32_t i, struct sim_hent x)
+static inline void b_append(struct sim_engine *e, int j, uint32_t s)
 {
-	while (i > 0) {
-		uint32_t p = (i - 1) / 2;
-		if (!h_less(&x, &hp[p]))
-			break;
-		hp[i] = hp[p];
-		i = p;
+	struct sim_event *v = &e->ev[s];
+	v->next = SLOT_NONE;
+	if (b_empty(e, j)) {
+		v->prev = SLOT_NONE;
+		e->head[j] = s;
+		e->nonempty |= (uint64_t)1 << j;
+	} else {
+		v->prev = e->tail[j];
+		e->ev[e->tail[j]].next = s;
 	}
-	hp[i] = x;
+	e->tail[j] = s;
 }
 
-/* Remove heap[0]. */
-static void heap_pop(struct sim_engine *e)
+static inline void b_unlink(struct sim_engine *e, int j, uint32_t s)
 {
-	struct sim_hent *hp = e->heap, x;
-	uint32_t n = --e->hlen, i = 0;
-	if (n == 0)
-		return;
-	x = hp[n];
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && h_less(&hp[c + 1], &hp[c]))
-			c++;
-		if (!h_less(&hp[c], &x))
-			break;
-		hp[i] = hp[c];
-		i = c;
-	}
-	hp[i] = x;
-}
-
-/* Drop cancelled entries from the top (keeps heap[0] live). */
-static void heap_clean_top(struct sim_engine *e)
-{
-	while (e->hlen > 0 && !h_live(e, &e->heap[0]))
-		heap_pop(e);
+	struct sim_event *v = &e->ev[s];
+	if (v->prev != SLOT_NONE)
+		e->ev[v->prev].next = v->next;
+	else
+		e->head[j] = v->next;
+	if (v->next != SLOT_NONE)
+		e->ev[v->next].prev = v->prev;
+	else
+		e->tail[j] = v->prev;
+	if (v->prev == SLOT_NONE && v->next == SLOT_NONE)
+		e->nonempty &= ~((uint64_t)1 << j);
 }
 
 static int grow(struct sim_engine *e)
@@ -113,28 +114,15 @@ static int grow(struct sim_engine *e)
 	if (!ev)
 		return TS_ENOMEM;
 	e->ev = ev;
-	/* New slots go on the free list in index order (deterministic reuse). */
+	/* New slots go on the free list in index order (deterministic reuse);
+	 * the list is empty here (every slot was in use). */
 	for (i = ncap; i-- > e->cap;) {
 		ev[i].h = NULL;
 		ev[i].gen = 1;
-		ev[i].next = e->free_head;
-		e->free_head = i;
+		ev[i].next = i + 1 < ncap ? i + 1 : SLOT_NONE;
 	}
+	e->free_head = e->cap;
 	e->cap = ncap;
-	return 0;
-}
-
-static int grow_heap(struct sim_engine *e)
-{
-	uint32_t nc = e->hcap ? e->hcap * 2 : 1024;
-	struct sim_hent *hp;
-	if (nc <= e->hcap || nc > (1u << 31))
-		return TS_ENOMEM;
-	hp = realloc(e->heap, (size_t)nc * sizeof(*hp));
-	if (!hp)
-		return TS_ENOMEM;
-	e->heap = hp;
-	e->hcap = nc;
 	return 0;
 }
 
@@ -142,12 +130,9 @@ sim_event_id sim_at(struct sim_engine *e, simtime_ps t, sim_handler h, void *ctx
 {
 	uint32_t s;
 	struct sim_event *v;
-	struct sim_hent x;
 	TS_ASSERT(t >= e->now);
 	TS_ASSERT(h != NULL);
-	if (e->free_head == SLOT_FREE && grow(e))
-		return 0;
-	if (e->hlen == e->hcap && grow_heap(e))
+	if (e->len == e->cap && grow(e)) /* every slot in use: the free list is empty */
 		return 0;
 	s = e->free_head;
 	v = &e->ev[s];
@@ -155,11 +140,8 @@ sim_event_id sim_at(struct sim_engine *e, simtime_ps t, sim_handler h, void *ctx
 	v->h = h;
 	v->ctx = ctx;
 	v->arg = arg;
-	x.t = t;
-	x.seq = e->seq++;
-	x.slot = s;
-	x.gen = v->gen;
-	heap_up(e->heap, e->hlen++, x);
+	v->t = t;
+	b_append(e, bucket_of(t, e->now), s);
 	e->len++;
 	return ((uint64_t)v->gen << 32) | s;
 }
@@ -188,14 +170,53 @@ bool sim_cancel(struct sim_engine *e, sim_event_id id)
 	uint32_t s = (uint32_t)(id & 0xffffffffu), gen = (uint32_t)(id >> 32);
 	if (id == 0 || s >= e->cap || e->ev[s].gen != gen || e->ev[s].h == NULL)
 		return false;
+	b_unlink(e, bucket_of(e->ev[s].t, e->now), s);
 	slot_free(e, s);
-	heap_clean_top(e);
 	return true;
+}
+
+/* Smallest time in bucket j (non-empty), ps. */
+static simtime_ps bucket_min(const struct sim_engine *e, int j)
+{
+	simtime_ps m = TS_SIMTIME_MAX;
+	uint32_t s;
+	for (s = e->head[j]; s != SLOT_NONE; s = e->ev[s].next)
+		if (e->ev[s].t < m)
+			m = e->ev[s].t;
+	return m;
 }
 
 simtime_ps sim_next_time(const struct sim_engine *e)
 {
-	return e->hlen ? e->heap[0].t : TS_SIMTIME_MAX;
+	uint64_t rest;
+	if (e->len == 0)
+		return TS_SIMTIME_MAX;
+	if (!b_empty(e, 0))
+		return e->now;
+	rest = e->nonempty & ~(uint64_t)1;
+	return bucket_min(e, __builtin_ctzll(rest));
+}
+
+/* Bucket 0 is empty and events are pending: empty the lowest non-empty
+ * bucket into the ones below relative to its minimum, which becomes now.
+ * Returns false, changing nothing, when that minimum is after until. */
+static bool settle(struct sim_engine *e, simtime_ps until)
+{
+	int i = __builtin_ctzll(e->nonempty & ~(uint64_t)1);
+	simtime_ps m = bucket_min(e, i);
+	uint32_t s;
+	if (m > until)
+		return false;
+	TS_ASSERT(m >= e->now); /* time never goes backwards */
+	s = e->head[i];
+	e->nonempty &= ~((uint64_t)1 << i);
+	while (s != SLOT_NONE) {
+		uint32_t nx = e->ev[s].next;
+		b_append(e, bucket_of(e->ev[s].t, m), s);
+		s = nx;
+	}
+	e->now = m; /* set before the handler runs */
+	return true;
 }
 
 void sim_stop(struct sim_engine *e)
@@ -207,19 +228,29 @@ uint64_t sim_run(struct sim_engine *e, simtime_ps until)
 {
 	uint64_t n = 0;
 	e->stop = false;
-	while (e->hlen > 0 && !e->stop) {
-		struct sim_hent x = e->heap[0];
-		struct sim_event *v = &e->ev[x.slot];
-		sim_handler h = v->h;
-		void *ctx = v->ctx;
-		uint64_t arg = v->arg;
-		if (x.t > until)
+	while (e->len > 0 && !e->stop) {
+		uint32_t s;
+		struct sim_event *v;
+		sim_handler h;
+		void *ctx;
+		uint64_t arg;
+		if (b_empty(e, 0)) {
+			if (!settle(e, until))
+				break;
+		} else if (e->now > until) {
 			break;
-		TS_ASSERT(x.t >= e->now); /* time never goes backwards */
-		heap_pop(e);
-		slot_free(e, x.slot);
-		heap_clean_top(e);
-		e->now = x.t; /* set before the handler runs */
+		}
+		s = e->head[0];
+		v = &e->ev[s];
+		h = v->h;
+		ctx = v->ctx;
+		arg = v->arg;
+		e->head[0] = v->next;
+		if (v->next != SLOT_NONE)
+			e->ev[v->next].prev = SLOT_NONE;
+		else
+			e->nonempty &= ~(uint64_t)1;
+		slot_free(e, s);
 		h(e, ctx, arg);
 		n++;
 	}

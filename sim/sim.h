@@ -2,7 +2,7 @@
  * collective algorithms. Never includes hw/.
  *
  * Data flow (in the order of this header):
- *   engine    a heap of events keyed by (integer picoseconds, insertion
+ *   engine    a queue of events ordered by (integer picoseconds, insertion
  *             sequence); handlers take a context pointer; no global state.
  *   network   a model (analytic | flow | packet) over an array of directed
  *             links {capacity, latency, MTU, overhead}; a transfer is a
@@ -41,22 +41,23 @@ typedef void (*sim_handler)(struct sim_engine *e, void *ctx, uint64_t arg);
 typedef uint64_t sim_event_id;
 
 struct sim_event;                 /* pooled, private to engine.c */
-struct sim_hent;                  /* heap entry, private to engine.c */
+
+/* Buckets of the radix queue (engine.c): bit lengths 0..63 of t XOR now. */
+#define SIM_NBUCKETS 64
 
 struct sim_engine {
 	simtime_ps now;               /* current simulated time, ps */
-	uint64_t seq;                 /* insertion counter (tie-break), count */
 	struct sim_event *ev;         /* event pool, cap entries */
-	struct sim_hent *heap;        /* min-heap, hlen entries (cancelled ones
-	                               * stay until they surface) */
 	uint32_t len, cap;            /* pending events, pool capacity (count) */
-	uint32_t hlen, hcap;          /* heap entries, allocated (count) */
-	uint32_t free_head;           /* first free pool slot, UINT32_MAX if none */
+	uint32_t free_head;           /* first free pool slot (valid while len < cap) */
+	uint64_t nonempty;            /* bit j set: bucket j holds events */
+	uint32_t head[SIM_NBUCKETS];  /* first event (pool slot) of bucket j (valid if non-empty) */
+	uint32_t tail[SIM_NBUCKETS];  /* last event of bucket j (valid if non-empty) */
 	uint64_t fired;               /* events handled so far, count */
 	bool stop;                    /* sim_stop was called */
 };
 
-#define SIM_ENGINE_INIT { 0, 0, NULL, NULL, 0, 0, 0, 0, UINT32_MAX, 0, false }
+#define SIM_ENGINE_INIT { 0 }
 
 void sim_engine_init(struct sim_engine *e);
 void sim_engine_release(struct sim_engine *e);

@@ -1,5 +1,6 @@
 /* test_sim_engine.c: the event engine: ordering, ties, cancellation by
- * handle, time monotonicity, determinism. */
+ * handle, time monotonicity, determinism, and the radix queue against a
+ * reference ordering by (time, insertion sequence). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,190 @@ START_TEST(engine_storm_deterministic)
 }
 END_TEST
 
+/* The queue against a reference: a flat list of pending events whose next
+ * is found by a linear scan for the smallest (time, insertion sequence).
+ * Handlers schedule events at delays of 0, a few ps, up to 2^20 ps and up
+ * to 2^40 ps (times cross high bit boundaries, so events move between many
+ * buckets), cancel live and stale handles, and the driver runs in slices
+ * (sim_run with `until`) and schedules between slices at times before the
+ * next pending event, which a monotone queue must accept. */
+struct refev {
+	simtime_ps t;          /* fire time, ps */
+	uint64_t seq;          /* insertion sequence */
+	sim_event_id h;        /* engine handle */
+	bool live;             /* pending in the reference */
+};
+
+struct cmp {
+	struct sim_engine *e;  /* engine under test */
+	struct rng g;          /* seeded */
+	struct refev *ev;      /* every event ever scheduled, by id */
+	int n, cap;            /* events scheduled, allocated */
+	int *pend;             /* ids pending in the reference */
+	int npend;             /* count */
+	uint64_t seq;          /* next insertion sequence */
+	int budget;            /* events still allowed to be created */
+	simtime_ps until;      /* the current slice's limit, ps */
+	int bad;               /* mismatches seen */
+	uint64_t cancels;      /* successful cancels */
+};
+
+static int cmp_next(const struct cmp *c)
+{
+	int k, best = -1;
+	for (k = 0; k < c->npend; k++) {
+		const struct refev *x = &c->ev[c->pend[k]];
+		if (best < 0 || x->t < c->ev[best].t ||
+		    (x->t == c->ev[best].t && x->seq < c->ev[best].seq))
+			best = c->pend[k];
+	}
+	return best;
+}
+
+static void cmp_drop(struct cmp *c, int id)
+{
+	int k;
+	for (k = 0; k < c->npend; k++)
+		if (c->pend[k] == id) {
+			c->pend[k] = c->pend[--c->npend];
+			break;
+		}
+	c->ev[id].live = false;
+}
+
+static simtime_ps cmp_delay(struct rng *g)
+{
+	switch (rng_below(g, 4)) {
+	case 0:
+		return 0;
+	case 1:
+		return (simtime_ps)rng_below(g, 5);
+	case 2:
+		return (simtime_ps)rng_below(g, (uint64_t)1 << 20);
+	default:
+		return (simtime_ps)rng_below(g, (uint64_t)1 << 40);
+	}
+}
+
+static void cmp_h(struct sim_engine *e, void *ctx, uint64_t arg);
+
+static void cmp_schedule(struct cmp *c, simtime_ps t)
+{
+	struct refev *x;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 1024;
+		c->ev = realloc(c->ev, (size_t)c->cap * sizeof(*c->ev));
+		c->pend = realloc(c->pend, (size_t)c->cap * sizeof(*c->pend));
+		ck_assert(c->ev && c->pend);
+	}
+	x = &c->ev[c->n];
+	x->t = t;
+	x->seq = c->seq++;
+	x->live = true;
+	x->h = sim_at(c->e, t, cmp_h, c, (uint64_t)c->n);
+	ck_assert(x->h != 0);
+	c->pend[c->npend++] = c->n++;
+}
+
+/* Cancel a pending event, or any event ever scheduled (mostly stale). */
+static void cmp_cancel_some(struct cmp *c)
+{
+	int id = rng_below(&c->g, 2) && c->npend > 0
+			 ? c->pend[rng_below(&c->g, (uint64_t)c->npend)]
+			 : (int)rng_below(&c->g, (uint64_t)c->n);
+	bool want = c->ev[id].live;
+	if (sim_cancel(c->e, c->ev[id].h) != want)
+		c->bad++;
+	if (want) {
+		cmp_drop(c, id);
+		c->cancels++;
+	}
+}
+
+static void cmp_h(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct cmp *c = ctx;
+	int want = cmp_next(c), k;
+	if (want != (int)arg || c->ev[arg].t != sim_now(e) || sim_now(e) > c->until)
+		c->bad++;
+	cmp_drop(c, (int)arg);
+	/* about 1.5 children per event while fewer than 512 are pending */
+	for (k = (int)rng_below(&c->g, c->npend < 512 ? 4 : 2); k > 0 && c->budget > 0; k--, c->budget--)
+		cmp_schedule(c, sim_now(e) + cmp_delay(&c->g));
+	if (rng_below(&c->g, 3) == 0)
+		cmp_cancel_some(c);
+}
+
+static void cmp_run(uint64_t seed, simtime_ps start)
+{
+	struct sim_engine e;
+	struct cmp c;
+	int k, slices = 0;
+	memset(&c, 0, sizeof(c));
+	ck_assert_int_eq(rng_init(&c.g, seed), 0);
+	sim_engine_init(&e);
+	c.e = &e;
+	c.budget = 30000;
+	/* start near a high bit boundary: the first pops cross it */
+	sim_at(&e, start, rec_h, &(struct rec){ { 0 }, { 0 }, 0 }, 0);
+	ck_assert_uint_eq(sim_run(&e, TS_SIMTIME_MAX), 1);
+	for (k = 0; k < 64; k++)
+		cmp_schedule(&c, sim_now(&e) + cmp_delay(&c.g));
+	while (c.npend > 0) {
+		int nx = cmp_next(&c);
+		uint64_t fired;
+		ck_assert_int_eq(sim_next_time(&e), c.ev[nx].t);
+		/* a quarter of the slices stop before the next event (nothing
+		 * fires, nothing may move), the rest run past it */
+		if (c.ev[nx].t > sim_now(&e) && rng_below(&c.g, 4) == 0)
+			c.until = sim_now(&e) + (simtime_ps)rng_below(&c.g, (uint64_t)(c.ev[nx].t - sim_now(&e)));
+		else
+			c.until = c.ev[nx].t + (simtime_ps)rng_below(&c.g, (uint64_t)1 << 16);
+		fired = sim_run(&e, c.until);
+		ck_assert((fired > 0) == (c.until >= c.ev[nx].t));
+		slices++;
+		ck_assert_int_eq((int)sim_pending(&e), c.npend);
+		nx = cmp_next(&c);
+		ck_assert_int_eq(sim_next_time(&e), nx < 0 ? TS_SIMTIME_MAX : c.ev[nx].t);
+		if (nx >= 0)
+			ck_assert_int_gt(c.ev[nx].t, c.until);
+		/* schedule between now and the next pending event */
+		if (nx >= 0 && c.budget > 0 && rng_below(&c.g, 2) == 0) {
+			simtime_ps gap = c.ev[nx].t - sim_now(&e);
+			cmp_schedule(&c, sim_now(&e) + (simtime_ps)rng_below(&c.g, (uint64_t)gap));
+			c.budget--;
+		}
+		if (nx >= 0 && rng_below(&c.g, 4) == 0)
+			cmp_cancel_some(&c);
+	}
+	ck_assert_int_eq(c.bad, 0);
+	ck_assert_int_eq(c.budget, 0);
+	ck_assert_uint_gt(c.cancels, 1000);
+	ck_assert_int_gt(slices, 100);
+	ck_assert_int_eq((int)sim_pending(&e), 0);
+	ck_assert_int_eq(sim_next_time(&e), TS_SIMTIME_MAX);
+	sim_engine_release(&e);
+	rng_release(&c.g);
+	free(c.ev);
+	free(c.pend);
+}
+
+static const struct {
+	uint64_t seed;
+	simtime_ps start;      /* first event time, ps */
+} cmp_cases[] = {
+	{ 1, 0 },
+	{ 2, ((simtime_ps)1 << 20) - 3 },
+	{ 3, ((simtime_ps)1 << 40) - 1 },
+	{ 4, ((simtime_ps)1 << 61) - 12345 },
+};
+
+START_TEST(engine_matches_reference_order)
+{
+	cmp_run(cmp_cases[_i].seed, cmp_cases[_i].start);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim_engine");
@@ -157,6 +342,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, engine_cancel);
 	tcase_add_test(tc, engine_until_and_stop);
 	tcase_add_test(tc, engine_storm_deterministic);
+	tcase_add_loop_test(tc, engine_matches_reference_order, 0, (int)TS_ARRAY_LEN(cmp_cases));
 	suite_add_tcase(s, tc);
 	return s;
 }
