@@ -794,10 +794,26 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			n_opt = shard ? opt_dense / D + opt_exp / ((double)D / p->ep) : grads_total;
 			if (b.last[WL_S_DP] >= 0)
 				b.pend = b.last[WL_S_DP];
-			/* Adam (assumption): reads weights, gradients and optimizer state,
-			 * writes weights and state; ~10 FLOP per parameter. */
-			cmp_op(&b, WL_P_OPT, WL_OPT, "optimizer step", 10 * n_opt,
-			       n_opt * (wbp + gbp + obp + wbp + obp), 0, 0, 0, 0, WL_V_NONE);
+			if (p->offload == PLAN_OFF_NONE) {
+				/* Adam (assumption): reads weights, gradients and optimizer
+				 * state, writes weights and state; ~10 FLOP per parameter. */
+				cmp_op(&b, WL_P_OPT, WL_OPT, "optimizer step", 10 * n_opt,
+				       n_opt * (wbp + gbp + obp + wbp + obp), 0, 0, 0, 0, WL_V_NONE);
+			} else {
+				/* ZeRO-Offload (Ren et al., ATC'21): the shard's reduced
+				 * gradients go to host memory, DeepSpeed's CPU Adam updates
+				 * the fp32 state there (reads gradients and state, writes
+				 * state and 16-bit weights: memory bound, assumption), and
+				 * the 16-bit weights come back. Not overlapped with the
+				 * next step (DeepSpeed's one-step delayed update is off by
+				 * default). */
+				cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload grads d2h", 0, n_opt * gbp, 0,
+				       0, 0, 0, WL_V_NONE);
+				cmp_op(&b, WL_P_OPT, WL_HOST_OPT, "cpu adam", 0,
+				       n_opt * (gbp + 2 * obp + wbp), 0, 0, 0, 0, WL_V_NONE);
+				cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload params h2d", 0, n_opt * wbp,
+				       0, 0, 0, 0, WL_V_NONE);
+			}
 			if (shard && p->zero < 3 && D > 1 && o->dp_reduce) {
 				comm(&b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, opt_dense * b.wb,
 				     "dp param allgather", false);

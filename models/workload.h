@@ -27,7 +27,7 @@
 enum wl_kind { WL_K_COMPUTE, WL_K_COLL, WL_K_SEND, WL_K_RECV };
 enum wl_stream { WL_S_COMPUTE, WL_S_COMM, WL_S_PP_SEND, WL_S_PP_RECV, WL_S_DP, WL_NSTREAMS };
 /* Same order as sim/compute.h's enum sim_op_class. */
-enum wl_class { WL_GEMM, WL_ATTN, WL_ELEM, WL_OPT };
+enum wl_class { WL_GEMM, WL_ATTN, WL_ELEM, WL_OPT, WL_HOST_COPY, WL_HOST_OPT };
 /* Which group a communication op runs on. EDP: expert data parallel (the
  * ranks holding the same experts); counted as DP in reports. */
 enum wl_dim { WL_D_TP, WL_D_PP, WL_D_DP, WL_D_EP, WL_D_CP, WL_D_EDP, WL_NDIMS };

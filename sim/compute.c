@@ -83,10 +83,27 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	 * processor_usage is 0.15 for NVLink and 0.02 for IB (formulas.md);
 	 * 1.1 (about 1/(1-0.09)) is an assumption between the two. */
 	c->overlap_slowdown = 1.1;
+	/* ZeRO-Offload's CPU optimizer is bound by host memory bandwidth.
+	 * Assumption: about 75 % of one GPU's share of the node's DDR
+	 * bandwidth: DGX A100, 2 x EPYC 7742 with 8 DDR4-3200 channels each
+	 * (409.6 GB/s / 8 GPUs = 51 GB/s) -> 40 GB/s; DGX H100, 2 x Xeon 8480C
+	 * with 8 DDR5-4800 channels each (614 GB/s / 8 = 77 GB/s) -> 60 GB/s
+	 * (NVIDIA DGX user guides; not in reference/). The PCIe copy rate comes
+	 * from the cluster (sim_compute_set_host_link). */
+	c->host_mem_Bps = gpu->sm_arch >= 90 ? 60e9 : 40e9;
+	c->host_link_Bps = 0;
 	snprintf(c->source, sizeof(c->source),
 		 "defaults: %s datasheet peaks (hardware.md), Calculon A100 efficiency tables "
 		 "(formulas.md), assumptions in sim/compute.c",
 		 gpu->name);
+}
+
+void sim_compute_set_host_link(struct sim_compute *c, double pcie_Bps)
+{
+	/* Assumption: pinned-memory cudaMemcpy reaches about 80 % of the PCIe
+	 * per-direction rate (hardware.md: Gen4 x16 ~32 GB/s, Gen5 ~64). */
+	if (c->host_link_Bps <= 0 && pcie_Bps > 0)
+		c->host_link_Bps = 0.8 * pcie_Bps;
 }
 
 /* ---- checks ------------------------------------------------------------------ */
@@ -131,6 +148,10 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 		return bad(err, "vector_flops", "must be at least 1e9 FLOP/s", c->vector_flops);
 	if (!(c->fp32_gemm_ratio >= 1e-3 && c->fp32_gemm_ratio <= 1))
 		return bad(err, "fp32_gemm_ratio", "must be in [0.001, 1]", c->fp32_gemm_ratio);
+	if (!(c->host_link_Bps == 0 || c->host_link_Bps >= 1e6) || !isfinite(c->host_link_Bps))
+		return bad(err, "host_link_bandwidth", "must be at least 1 MB/s", c->host_link_Bps);
+	if (!(c->host_mem_Bps >= 1e6) || !isfinite(c->host_mem_Bps))
+		return bad(err, "host_memory_bandwidth", "must be at least 1 MB/s", c->host_mem_Bps);
 	return 0;
 }
 
@@ -140,7 +161,7 @@ static const char *const calib_keys[] = {
 	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*", "hbm_eff", "hbm_half*",
 	"launch*", "gemm_eff_max", "gemm_half_flops", "attn_eff", "sm_count",
 	"overlap_slowdown", "tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
-	"fit", "comment", NULL
+	"host_link_bandwidth*", "host_memory_bandwidth*", "fit", "comment", NULL
 };
 
 /* Quantity keys and their kinds: jval_check_keys accepts any "name_..." for
@@ -152,6 +173,8 @@ static const struct {
 	{ "hbm_bandwidth", TS_QTY_BANDWIDTH },
 	{ "hbm_half", TS_QTY_SIZE },
 	{ "launch", TS_QTY_TIME },
+	{ "host_link_bandwidth", TS_QTY_BANDWIDTH },
+	{ "host_memory_bandwidth", TS_QTY_BANDWIDTH },
 };
 
 static int check_qty_suffixes(const struct jval *o, struct ts_error *err)
@@ -205,6 +228,25 @@ static int get_int_field(const struct jval *o, const char *key, long long lo, lo
 	return 0;
 }
 
+/* A bandwidth quantity `key` (or a unit-suffixed key) given in o below lo
+ * B/s: error at its position. Absent keys (defaults) are not checked here. */
+static int qty_below(const struct jval *o, const char *key, double v, double lo,
+		     struct ts_error *err)
+{
+	struct jval c2;
+	if (v >= lo)
+		return 0;
+	jval_child(o, key, &c2);
+	for (const char *const *sf = units_suffixes(TS_QTY_BANDWIDTH); !c2.j && *sf; sf++) {
+		char k2[64];
+		snprintf(k2, sizeof(k2), "%s%s", key, *sf);
+		jval_child(o, k2, &c2);
+	}
+	if (!c2.j)
+		return 0;
+	return jval_error(&c2, err, "must be at least 1 MB/s (got %g B/s)", v);
+}
+
 int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct ts_error *err)
 {
 	const char *s = NULL;
@@ -243,18 +285,16 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	    get_int_field(o, "tile_m", 1, 4096, &t.tile_m, err) ||
 	    get_int_field(o, "tile_n", 1, 4096, &t.tile_n, err) ||
 	    get_range(o, "vector_flops", 1e9, 1e18, false, &t.vector_flops, err) ||
-	    get_range(o, "fp32_gemm_ratio", 1e-3, 1, false, &t.fp32_gemm_ratio, err))
+	    get_range(o, "fp32_gemm_ratio", 1e-3, 1, false, &t.fp32_gemm_ratio, err) ||
+	    jval_get_quantity(o, "host_link_bandwidth", TS_QTY_BANDWIDTH, false, false,
+			      &t.host_link_Bps, err) ||
+	    jval_get_quantity(o, "host_memory_bandwidth", TS_QTY_BANDWIDTH, false, false,
+			      &t.host_mem_Bps, err))
 		return TS_EINPUT;
-	if (t.hbm_Bps < 1e6) {
-		struct jval c2;
-		jval_child(o, "hbm_bandwidth", &c2);
-		for (const char *const *sf = units_suffixes(TS_QTY_BANDWIDTH); !c2.j && *sf; sf++) {
-			char k2[64];
-			snprintf(k2, sizeof(k2), "hbm_bandwidth%s", *sf);
-			jval_child(o, k2, &c2);
-		}
-		return jval_error(&c2, err, "must be at least 1 MB/s (got %g B/s)", t.hbm_Bps);
-	}
+	if (qty_below(o, "hbm_bandwidth", t.hbm_Bps, 1e6, err) ||
+	    qty_below(o, "host_link_bandwidth", t.host_link_Bps, 1e6, err) ||
+	    qty_below(o, "host_memory_bandwidth", t.host_mem_Bps, 1e6, err))
+		return TS_EINPUT;
 	if (t.launch_s >= 1) {
 		struct jval c2;
 		jval_child(o, "launch", &c2);
@@ -292,6 +332,10 @@ fail:
 
 /* ---- the model ------------------------------------------------------------------ */
 
+/* GPU<->host rate when neither a calibration nor the cluster set one:
+ * 80 % of PCIe Gen4 x16 (hardware.md: ~32 GB/s per direction). */
+#define HOST_LINK_FALLBACK_BPS (0.8 * 32e9)
+
 const char *sim_op_class_name(enum sim_op_class cls)
 {
 	switch (cls) {
@@ -299,6 +343,8 @@ const char *sim_op_class_name(enum sim_op_class cls)
 	case SIM_OP_ATTN: return "attention";
 	case SIM_OP_ELEMENTWISE: return "elementwise";
 	case SIM_OP_OPTIMIZER: return "optimizer";
+	case SIM_OP_HOST_COPY: return "host copy";
+	case SIM_OP_HOST_OPT: return "host optimizer";
 	case SIM_OP_CLASS_COUNT: break;
 	}
 	return "?";
@@ -429,6 +475,11 @@ double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc 
 		if (flops > 0)
 			t_flop = flops / c->vector_flops;
 		break;
+	case SIM_OP_HOST_COPY: /* PCIe, not HBM, bounds it */
+		return bytes / (c->host_link_Bps > 0 ? c->host_link_Bps : HOST_LINK_FALLBACK_BPS) +
+		       c->launch_s;
+	case SIM_OP_HOST_OPT: /* on the CPU: no kernel launch */
+		return bytes / c->host_mem_Bps;
 	case SIM_OP_CLASS_COUNT:
 		TS_BUG("op class %d", (int)op->cls);
 	}

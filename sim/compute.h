@@ -22,6 +22,8 @@ enum sim_op_class {
 	SIM_OP_ATTN,        /* attention core (scores, softmax, values) */
 	SIM_OP_ELEMENTWISE, /* norms, activations, residual adds, dropout: memory-bound */
 	SIM_OP_OPTIMIZER,   /* optimizer step over parameters: memory-bound */
+	SIM_OP_HOST_COPY,   /* copy between GPU and host memory over PCIe (ZeRO-Offload): bytes */
+	SIM_OP_HOST_OPT,    /* optimizer step on the host CPU (ZeRO-Offload): host memory bytes */
 	SIM_OP_CLASS_COUNT  /* number of classes (named so: sim.h's enum sim_op has SIM_OP_COUNT) */
 };
 
@@ -52,6 +54,8 @@ struct sim_compute {
 	double vector_flops;    /* non-tensor-core FP16 peak for element-wise math, FLOP/s */
 	double hbm_half_bytes;  /* transfer size at which HBM efficiency is half of hbm_eff, bytes */
 	double fp32_gemm_ratio; /* fp32 (TF32) GEMM peak / BF16 peak, dimensionless */
+	double host_link_Bps;   /* achieved GPU<->host copy rate per direction, bytes/s (0: from the node's PCIe) */
+	double host_mem_Bps;    /* host memory bandwidth one GPU's CPU optimizer gets, bytes/s */
 };
 
 /* Defaults for a GPU from the cluster's GPU spec (peak, HBM, SMs by
@@ -70,6 +74,9 @@ double sim_compute_gemm_eff(const struct sim_compute *c, int64_t m, int64_t n, i
  * (grouped/batched GEMM, e.g. MoE experts or attention heads). */
 double sim_compute_gemm_eff_batched(const struct sim_compute *c, int64_t m, int64_t n, int64_t k,
 				    int64_t batch);
+/* Fill host_link_Bps from the node's PCIe rate per direction when no
+ * calibration set it (pinned copies at an assumed 80 % of the link). */
+void sim_compute_set_host_link(struct sim_compute *c, double pcie_Bps);
 /* Refuse impossible numbers (efficiency outside (0,1], non-positive peak...);
  * the message names the field. Called by sim_compute_load. */
 int sim_compute_check(const struct sim_compute *c, struct ts_error *err);

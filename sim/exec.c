@@ -1309,6 +1309,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		x.comp = *o->compute;
 	else
 		sim_compute_init(&x.comp, &t->cl.gpu);
+	sim_compute_set_host_link(&x.comp, t->cl.node.pcie_Bps);
 	x.use_memo = o->memo > 0;
 	x.ranks_buf = malloc((size_t)need * sizeof(int32_t));
 	mr = malloc(sizeof(*mr));

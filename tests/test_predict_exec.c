@@ -249,6 +249,66 @@ START_TEST(vision_tp_traffic_follows_images)
 }
 END_TEST
 
+/* Time of the slices named `name` on representative 0, s. */
+static double slice_time(const struct sim_prediction *r, const char *name)
+{
+	double t = 0;
+	for (int32_t i = 0; i < r->tl->n; i++)
+		if (!strcmp(r->tl->s[i].name, name) && r->tl->s[i].track / WL_NSTREAMS == 0)
+			t += r->tl->s[i].t1_s - r->tl->s[i].t0_s;
+	return t;
+}
+
+/* ZeRO-Offload: the optimizer leaves the GPU; its time is the shard's bytes
+ * over PCIe (both ways) and over host memory, as the compute model says. */
+START_TEST(zero_offload_costs_host_time)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	struct model_params mp;
+	struct sim_compute c;
+	double n, link, want_copy, want_adam, got_copy, got_adam, wb, gb, ob;
+	load_topo("dgx-h100-ndr", 1);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.zero = 3;
+	p.global_batch = 8;
+	p.seq_len = 512;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 8);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	run(&p, &o, &a);
+	p.offload = PLAN_OFF_OPTIMIZER;
+	run(&p, &o, &b);
+	model_count_params(&model, &mp);
+	sim_compute_init(&c, &topo.cl.gpu);
+	link = 0.8 * topo.cl.node.pcie_Bps;
+	memory_bytes_per_param(&p, &wb, &gb, &ob); /* weights, gradients, Adam state */
+	ck_assert(wb == 2 && ob == 12);
+	n = (double)mp.sum_total / p.dp;
+	want_copy = n * gb / link + n * wb / link + 2 * c.launch_s;
+	want_adam = n * (gb + 2 * ob + wb) / c.host_mem_Bps;
+	got_copy = slice_time(&b, "offload grads d2h") + slice_time(&b, "offload params h2d");
+	got_adam = slice_time(&b, "cpu adam");
+	ck_assert_msg(fabs(got_copy / want_copy - 1) < 0.01, "copies %.6g s, want %.6g", got_copy,
+		      want_copy);
+	ck_assert_msg(fabs(got_adam / want_adam - 1) < 0.01, "cpu adam %.6g s, want %.6g", got_adam,
+		      want_adam);
+	ck_assert_double_eq(slice_time(&b, "optimizer step"), 0);
+	/* the step grows by the host time less the GPU optimizer it replaces */
+	ck_assert_msg(fabs((b.iteration_time_s - a.iteration_time_s) -
+			   (want_copy + want_adam - slice_time(&a, "optimizer step"))) <
+			      0.01 * (want_copy + want_adam),
+		      "offload adds %.6g s, want %.6g", b.iteration_time_s - a.iteration_time_s,
+		      want_copy + want_adam - slice_time(&a, "optimizer step"));
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
 static void dp_plan(struct plan *p)
 {
@@ -462,6 +522,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, folded_exact_moe_64);
 	tcase_add_test(tc, image_variance_slows);
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
+	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);

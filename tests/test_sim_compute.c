@@ -290,6 +290,8 @@ static const struct {
 	{ "[1, 2]\n", "object" },
 	{ "{\n  \"gemm_eff_max\": 0.8,\n", "malformed JSON" },
 	{ "{\n  \"tile_m\": 0\n}\n", "tile_m" },
+	{ "{\n  \"host_memory_bandwidth\": \"0.5MB/s\"\n}\n", "host_memory_bandwidth" },
+	{ "{\n  \"host_link_bandwidth_furlongs\": 3\n}\n", "host_link_bandwidth" },
 };
 
 START_TEST(load_bad_file)
