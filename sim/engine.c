@@ -21,7 +21,7 @@
  *     so list order stays insertion order, and bucket 0 (all at time now)
  *     fires first-in first-out: the (time, insertion sequence) order of a
  *     heap with a sequence tie-break, without storing sequences;
- *   - events (handler, context, argument, time, links) live in a pool that
+ *   - events (handler, context, argument; time and links apart) live in a pool that
  *     grows by doubling and is reused through a free list (htsim's PacketDB
  *     idea): no malloc per event, and no allocation inside sim_run (buckets
  *     are intrusive doubly linked lists through the pool);
@@ -29,10 +29,10 @@
  *     whenever it is freed, so a stale handle never matches.
  * Cost: schedule O(1); cancel O(1) (unlinked at once, slot freed); an event
  * is moved at most 63 times between buckets over its life (its bucket index
- * only decreases), in practice a few times (events are scheduled a few µs
- * ahead: times differ from now in their ~20 low bits); a redistribution scans
- * its bucket twice (minimum, then move). sim_next_time and a sim_run that
- * stops at `until` scan one bucket. */
+ * only decreases), in practice one or two times (events are scheduled a
+ * few µs ahead: times differ from now in their ~20 low bits); each bucket
+ * keeps its minimum, so a redistribution is one pass over its list (two
+ * when a cancel took the minimum out). */
 #include <stdlib.h>
 
 #include "sim/sim.h"
@@ -43,10 +43,15 @@ struct sim_event {
 	sim_handler h;        /* handler, NULL while the slot is free */
 	void *ctx;            /* handler context (not owned) */
 	uint64_t arg;         /* handler argument */
+	uint32_t gen;         /* generation of this slot, count */
+};
+
+/* The queue side of a pool slot, apart from the payload so that walking a
+ * bucket touches 16 bytes per event. */
+struct sim_qlink {
 	simtime_ps t;         /* fire time, ps */
 	uint32_t next;        /* next in its bucket, or in the free list (SLOT_NONE at the end) */
 	uint32_t prev;        /* previous in its bucket (SLOT_NONE at the head) */
-	uint32_t gen;         /* generation of this slot, count */
 };
 
 void sim_engine_init(struct sim_engine *e)
@@ -58,6 +63,7 @@ void sim_engine_init(struct sim_engine *e)
 void sim_engine_release(struct sim_engine *e)
 {
 	free(e->ev);
+	free(e->lk);
 	sim_engine_init(e);
 }
 
@@ -76,50 +82,61 @@ static inline bool b_empty(const struct sim_engine *e, int j)
 
 static inline void b_append(struct sim_engine *e, int j, uint32_t s)
 {
-	struct sim_event *v = &e->ev[s];
+	struct sim_qlink *v = &e->lk[s];
 	v->next = SLOT_NONE;
 	if (b_empty(e, j)) {
 		v->prev = SLOT_NONE;
 		e->head[j] = s;
+		e->bmin[j] = v->t;
 		e->nonempty |= (uint64_t)1 << j;
 	} else {
 		v->prev = e->tail[j];
-		e->ev[e->tail[j]].next = s;
+		e->lk[e->tail[j]].next = s;
+		if (v->t < e->bmin[j])
+			e->bmin[j] = v->t;
 	}
 	e->tail[j] = s;
 }
 
 static inline void b_unlink(struct sim_engine *e, int j, uint32_t s)
 {
-	struct sim_event *v = &e->ev[s];
+	struct sim_qlink *v = &e->lk[s];
 	if (v->prev != SLOT_NONE)
-		e->ev[v->prev].next = v->next;
+		e->lk[v->prev].next = v->next;
 	else
 		e->head[j] = v->next;
 	if (v->next != SLOT_NONE)
-		e->ev[v->next].prev = v->prev;
+		e->lk[v->next].prev = v->prev;
 	else
 		e->tail[j] = v->prev;
-	if (v->prev == SLOT_NONE && v->next == SLOT_NONE)
+	if (v->prev == SLOT_NONE && v->next == SLOT_NONE) {
 		e->nonempty &= ~((uint64_t)1 << j);
+		e->bmin_stale &= ~((uint64_t)1 << j);
+	} else if (v->t == e->bmin[j])
+		e->bmin_stale |= (uint64_t)1 << j; /* recomputed when needed */
 }
 
 static int grow(struct sim_engine *e)
 {
 	uint32_t ncap = e->cap ? e->cap * 2 : 1024, i;
 	struct sim_event *ev;
+	struct sim_qlink *lk;
 	if (ncap <= e->cap || ncap > (1u << 30))
 		return TS_ENOMEM;
 	ev = realloc(e->ev, (size_t)ncap * sizeof(*ev));
 	if (!ev)
 		return TS_ENOMEM;
-	e->ev = ev;
+	e->ev = ev;   /* larger than cap until lk follows: harmless */
+	lk = realloc(e->lk, (size_t)ncap * sizeof(*lk));
+	if (!lk)
+		return TS_ENOMEM;
+	e->lk = lk;
 	/* New slots go on the free list in index order (deterministic reuse);
 	 * the list is empty here (every slot was in use). */
 	for (i = ncap; i-- > e->cap;) {
 		ev[i].h = NULL;
 		ev[i].gen = 1;
-		ev[i].next = i + 1 < ncap ? i + 1 : SLOT_NONE;
+		lk[i].next = i + 1 < ncap ? i + 1 : SLOT_NONE;
 	}
 	e->free_head = e->cap;
 	e->cap = ncap;
@@ -136,11 +153,11 @@ sim_event_id sim_at(struct sim_engine *e, simtime_ps t, sim_handler h, void *ctx
 		return 0;
 	s = e->free_head;
 	v = &e->ev[s];
-	e->free_head = v->next;
+	e->free_head = e->lk[s].next;
 	v->h = h;
 	v->ctx = ctx;
 	v->arg = arg;
-	v->t = t;
+	e->lk[s].t = t;
 	b_append(e, bucket_of(t, e->now), s);
 	e->len++;
 	return ((uint64_t)v->gen << 32) | s;
@@ -160,7 +177,7 @@ static void slot_free(struct sim_engine *e, uint32_t s)
 	v->gen++;
 	if (v->gen == 0)
 		v->gen = 1;
-	v->next = e->free_head;
+	e->lk[s].next = e->free_head;
 	e->free_head = s;
 	e->len--;
 }
@@ -170,19 +187,22 @@ bool sim_cancel(struct sim_engine *e, sim_event_id id)
 	uint32_t s = (uint32_t)(id & 0xffffffffu), gen = (uint32_t)(id >> 32);
 	if (id == 0 || s >= e->cap || e->ev[s].gen != gen || e->ev[s].h == NULL)
 		return false;
-	b_unlink(e, bucket_of(e->ev[s].t, e->now), s);
+	b_unlink(e, bucket_of(e->lk[s].t, e->now), s);
 	slot_free(e, s);
 	return true;
 }
 
-/* Smallest time in bucket j (non-empty), ps. */
+/* Smallest time in bucket j (non-empty), ps: kept on append, rescanned
+ * after a cancel took the minimum out. */
 static simtime_ps bucket_min(const struct sim_engine *e, int j)
 {
 	simtime_ps m = TS_SIMTIME_MAX;
 	uint32_t s;
-	for (s = e->head[j]; s != SLOT_NONE; s = e->ev[s].next)
-		if (e->ev[s].t < m)
-			m = e->ev[s].t;
+	if (!(e->bmin_stale & ((uint64_t)1 << j)))
+		return e->bmin[j];
+	for (s = e->head[j]; s != SLOT_NONE; s = e->lk[s].next)
+		if (e->lk[s].t < m)
+			m = e->lk[s].t;
 	return m;
 }
 
@@ -210,11 +230,13 @@ static bool settle(struct sim_engine *e, simtime_ps until)
 	TS_ASSERT(m >= e->now); /* time never goes backwards */
 	s = e->head[i];
 	e->nonempty &= ~((uint64_t)1 << i);
+	e->bmin_stale &= ~((uint64_t)1 << i);
 	while (s != SLOT_NONE) {
-		uint32_t nx = e->ev[s].next;
-		b_append(e, bucket_of(e->ev[s].t, m), s);
+		uint32_t nx = e->lk[s].next;
+		b_append(e, bucket_of(e->lk[s].t, m), s);
 		s = nx;
 	}
+	TS_ASSERT(!b_empty(e, 0)); /* m was an event's time */
 	e->now = m; /* set before the handler runs */
 	return true;
 }
@@ -245,9 +267,9 @@ uint64_t sim_run(struct sim_engine *e, simtime_ps until)
 		h = v->h;
 		ctx = v->ctx;
 		arg = v->arg;
-		e->head[0] = v->next;
-		if (v->next != SLOT_NONE)
-			e->ev[v->next].prev = SLOT_NONE;
+		e->head[0] = e->lk[s].next;
+		if (e->head[0] != SLOT_NONE)
+			e->lk[e->head[0]].prev = SLOT_NONE;
 		else
 			e->nonempty &= ~(uint64_t)1;
 		slot_free(e, s);

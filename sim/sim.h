@@ -41,6 +41,7 @@ typedef void (*sim_handler)(struct sim_engine *e, void *ctx, uint64_t arg);
 typedef uint64_t sim_event_id;
 
 struct sim_event;                 /* pooled, private to engine.c */
+struct sim_qlink;                 /* a pool slot's queue links, private to engine.c */
 
 /* Buckets of the radix queue (engine.c): bit lengths 0..63 of t XOR now. */
 #define SIM_NBUCKETS 64
@@ -48,11 +49,15 @@ struct sim_event;                 /* pooled, private to engine.c */
 struct sim_engine {
 	simtime_ps now;               /* current simulated time, ps */
 	struct sim_event *ev;         /* event pool, cap entries */
+	struct sim_qlink *lk;         /* time and bucket links of each pool slot, cap entries */
 	uint32_t len, cap;            /* pending events, pool capacity (count) */
 	uint32_t free_head;           /* first free pool slot (valid while len < cap) */
 	uint64_t nonempty;            /* bit j set: bucket j holds events */
 	uint32_t head[SIM_NBUCKETS];  /* first event (pool slot) of bucket j (valid if non-empty) */
 	uint32_t tail[SIM_NBUCKETS];  /* last event of bucket j (valid if non-empty) */
+	simtime_ps bmin[SIM_NBUCKETS];/* smallest time in bucket j, ps (valid if non-empty
+	                               * and bit j of bmin_stale is clear) */
+	uint64_t bmin_stale;          /* bit j set: a cancel removed bucket j's minimum */
 	uint64_t fired;               /* events handled so far, count */
 	bool stop;                    /* sim_stop was called */
 };
