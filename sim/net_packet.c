@@ -20,12 +20,23 @@
  *
  * Senders keep window_pkts packets in flight and inject as fast as their
  * first port takes them, so one transfer fills its link.
+ *
  * Events: one per packet and hop ("transmitted": the link is free again and
- * the packet joins the next port's queue, usable one link latency later;
- * an idle port sets a wake-up for it), one at the destination, one ACK.
- * ACKs of a flow come back in order after the same delay, so they wait in
- * a per-flow FIFO with one engine event for its head: the engine's heap
- * holds O(flows + ports) entries instead of O(packets in flight). */
+ * the packet joins the next port's queue, usable one link latency later).
+ * A port that is idle when a packet joins it needs a second event, a
+ * wake-up when the packet has arrived, only where a decision waits for that
+ * moment: under RDMA, reserving room at the following port. Where there is
+ * none to take (TCP, or the packet's last hop) the port's transmission is
+ * certain (FIFO, idle, nothing can overtake the head) and its "transmitted"
+ * event is scheduled at once for arrival + serialisation. The destination
+ * needs no event of its own: arrival is the last "transmitted" plus the
+ * link latency, known then; only the packet that completes a transfer
+ * schedules its arrival (done() fires then). ACKs return one path latency
+ * after arrival, in order, into a per-flow FIFO of times that is read
+ * lazily (every use of the window first retires the ACKs due by now); an
+ * engine event for the head is armed only while the window is what stops
+ * the sender, or to free a finished flow's slot after its last ACK. The
+ * engine holds O(flows + ports) events, not O(packets in flight). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +59,11 @@ struct pkt {
 struct port {
 	int32_t qhead, qtail;      /* FIFO of packets (ids), -1 when empty */
 	int64_t occ_bytes;         /* queued + reserved + being sent, wire bytes */
-	bool busy;                 /* serialising a packet */
+	bool busy;                 /* serialising a packet, or committed to (see port_kick) */
 	bool paused;               /* waiting for room downstream */
 	bool wake_pending;         /* a wake-up for a packet still on the wire is queued */
+	int32_t ser_wire;          /* wire bytes of the last serialisation computed, bytes */
+	simtime_ps ser_ps;         /* its time at this link's rate, ps (a cache) */
 	int32_t *wait;             /* ports (>=0) and senders (~flow) waiting for room here */
 	int32_t nwait, capwait;    /* count, allocated */
 };
@@ -58,7 +71,7 @@ struct port {
 struct pflow {
 	double bytes;              /* payload, bytes */
 	double queued_bytes;       /* payload cut into packets so far, bytes */
-	double delivered_bytes;    /* payload arrived, bytes */
+	double delivered_bytes;    /* payload through its last hop (arrived or on the last wire), bytes */
 	double retx_bytes;         /* payload waiting to be sent again, bytes */
 	double cwnd;               /* window, packets */
 	int32_t inflight;          /* packets sent and not yet acknowledged */
@@ -74,9 +87,11 @@ struct pflow {
 	void *ctx;                 /* callback context (not owned) */
 	uint64_t arg;              /* callback argument */
 	int32_t next_free;         /* free list */
-	simtime_ps *ackq;          /* ACK times (FIFO ring, window_pkts entries), owned */
+	simtime_ps *ackq;          /* ACK times not yet retired (FIFO ring, window_pkts entries), owned */
 	int32_t ack_head, ack_n;   /* ring start, entries */
-	bool ack_armed;            /* an ack_ev for the head is queued */
+	bool ack_armed;            /* an ack_ev is queued */
+	bool pump_on_ack;          /* the next ACK may let the sender go on: the last pump
+	                            * stopped on the window, or a drop gave it data again */
 };
 
 struct sim_pkt_state {
@@ -223,30 +238,46 @@ static void wake_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void retx_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 
+/* Serialisation time of wire bytes w on link l, ps (cached per port: most
+ * packets are full MTU). */
+static inline simtime_ps ser_time(struct sim_net *n, struct port *p, int32_t l, int64_t w)
+{
+	if (p->ser_wire != w) {
+		p->ser_wire = (int32_t)w;
+		p->ser_ps = simn_ps_for((double)w, n->links[l].bw_Bps);
+	}
+	return p->ser_ps;
+}
+
+/* Start the head of port l's queue if the port is free. A head still on
+ * the incoming wire (ready later) is started now for its ready time when
+ * nothing can change the outcome (no room to reserve downstream: TCP or its
+ * last hop; the port is idle and FIFO, so nothing overtakes it); otherwise a
+ * wake-up is set for its ready time. */
 static void port_kick(struct sim_net *n, int32_t l)
 {
 	struct sim_pkt_state *s = n->pkt;
 	struct port *p = &s->ports[l];
 	struct pkt *k;
 	struct pflow *f;
-	const struct sim_link *lk = &n->links[l];
+	simtime_ps start;
 	if (p->busy || p->paused || p->qhead < 0)
 		return;
 	k = &s->pk[p->qhead];
-	if (k->ready_ps > n->eng->now) {
-		/* the head packet is still on the incoming wire */
-		if (!p->wake_pending) {
-			p->wake_pending = true;
-			if (!sim_at(n->eng, k->ready_ps, wake_ev, n, (uint64_t)l))
-				s->oom = true;
-		}
-		return;
-	}
 	f = &s->fl[k->flow];
+	start = n->eng->now;
 	if (!n->par.tcp && k->hop + 1 < f->hops) {
-		/* lossless: reserve room downstream or pause */
+		/* lossless: reserve room downstream or pause, when the packet is there */
 		int32_t nl = f->path[k->hop + 1];
 		struct port *np = &s->ports[nl];
+		if (k->ready_ps > start) {
+			if (!p->wake_pending) {
+				p->wake_pending = true;
+				if (!sim_at(n->eng, k->ready_ps, wake_ev, n, (uint64_t)l))
+					s->oom = true;
+			}
+			return;
+		}
 		if (np->occ_bytes >= n->par.pfc_bytes) {
 			p->paused = true;
 			n->st.pauses++;
@@ -254,10 +285,12 @@ static void port_kick(struct sim_net *n, int32_t l)
 			return;
 		}
 		np->occ_bytes += wire_bytes(&n->links[nl], k->bytes);
+	} else if (k->ready_ps > start) {
+		start = k->ready_ps;
 	}
 	p->busy = true;
-	if (!sim_after(n->eng, simn_ps_for((double)wire_bytes(lk, k->bytes), lk->bw_Bps), tx_done_ev,
-		       n, (uint64_t)l))
+	if (!sim_at(n->eng, start + ser_time(n, p, l, wire_bytes(&n->links[l], k->bytes)), tx_done_ev,
+		    n, (uint64_t)l))
 		s->oom = true;
 }
 
@@ -269,34 +302,38 @@ static void wake_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 }
 
 static void forward(struct sim_net *n, int32_t id, simtime_ps ready_ps);
+static void last_hop(struct sim_net *n, int32_t id, simtime_ps arrive_ps);
 
 static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
 	struct sim_pkt_state *s = n->pkt;
-	int32_t l = (int32_t)arg, id;
+	int32_t l = (int32_t)arg, id, fi;
 	struct port *p = &s->ports[l];
+	struct pkt *k;
 	id = p->qhead;
-	p->qhead = s->pk[id].next;
+	k = &s->pk[id];
+	fi = k->flow;
+	p->qhead = k->next;
 	if (p->qhead < 0)
 		p->qtail = -1;
 	p->busy = false;
-	p->occ_bytes -= wire_bytes(&n->links[l], s->pk[id].bytes);
-	if (s->pk[id].hop == 0) {
+	p->occ_bytes -= wire_bytes(&n->links[l], k->bytes);
+	n->st.pkt_hops++;
+	if (k->hop == 0) {
 		/* the sender's NIC serves its connections round-robin: a flow
 		 * refills its share of the first queue as its packets leave */
-		int32_t fi = s->pk[id].flow;
 		s->fl[fi].q0--;
 		if (!s->fl[fi].waiting)
 			flow_pump(n, fi);
+		k = &s->pk[id]; /* the pump may have grown the packet pool */
 	}
-	n->st.pkt_hops++;
-	if (s->pk[id].hop + 1 < s->fl[s->pk[id].flow].hops) {
+	if (k->hop + 1 < s->fl[fi].hops) {
 		/* straight into the next port's queue, usable after the link
 		 * latency: no event unless that port is idle (one event per hop) */
 		forward(n, id, e->now + n->links[l].lat_ps);
-	} else if (!sim_after(e, n->links[l].lat_ps, arrive_ev, n, (uint64_t)id)) {
-		s->oom = true;
+	} else {
+		last_hop(n, id, e->now + n->links[l].lat_ps);
 	}
 	if (p->nwait > 0 && p->occ_bytes < (n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes))
 		wake(n, l);
@@ -329,24 +366,65 @@ static void flow_gc(struct sim_net *n, int32_t fi)
 	s->fl_free = fi;
 }
 
-/* The last hop: the packet has arrived at its destination. */
+/* Retire the ACKs of flow f due by now, in order: each returns a window
+ * slot and, under TCP, grows the window (additive increase). */
+static void acks_due(struct sim_net *n, struct pflow *f)
+{
+	simtime_ps now = n->eng->now;
+	while (f->ack_n > 0 && f->ackq[f->ack_head] <= now) {
+		f->ack_head = f->ack_head + 1 == n->par.window_pkts ? 0 : f->ack_head + 1;
+		f->ack_n--;
+		f->inflight--;
+		if (n->par.tcp && f->cwnd < n->par.window_pkts)
+			f->cwnd += 1.0 / f->cwnd;
+	}
+}
+
+/* Queue an ack_ev at time t unless one is queued. */
+static void ack_arm(struct sim_net *n, int32_t fi, simtime_ps t)
+{
+	struct pflow *f = &n->pkt->fl[fi];
+	if (f->ack_armed)
+		return;
+	f->ack_armed = true;
+	if (!sim_at(n->eng, t, ack_ev, n, (uint64_t)fi))
+		n->pkt->oom = true;
+}
+
+/* A finished flow frees its slot after its last ACK. */
+static void flow_finish(struct sim_net *n, int32_t fi)
+{
+	struct pflow *f = &n->pkt->fl[fi];
+	acks_due(n, f);
+	if (f->ack_n > 0)
+		ack_arm(n, fi, f->ackq[(f->ack_head + f->ack_n - 1) % n->par.window_pkts]);
+	else
+		flow_gc(n, fi);
+}
+
+/* The packet that completes a transfer has arrived. */
 static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
+	flow_notify(n, (int32_t)arg);
+	flow_finish(n, (int32_t)arg);
+}
+
+/* Packet id left its last link; it arrives at arrive_ps. Its ACK comes
+ * back one path latency later, in order behind the flow's earlier ones. */
+static void last_hop(struct sim_net *n, int32_t id, simtime_ps arrive_ps)
+{
 	struct sim_pkt_state *s = n->pkt;
-	int32_t id = (int32_t)arg, fi = s->pk[id].flow;
+	int32_t fi = s->pk[id].flow;
 	struct pflow *f = &s->fl[fi];
 	f->delivered_bytes += s->pk[id].bytes;
 	pkt_free(s, id);
-	/* the ACK returns one path latency later, in order */
-	TS_ASSERT(f->ack_n < n->par.window_pkts);
-	f->ackq[(f->ack_head + f->ack_n++) % n->par.window_pkts] = e->now + f->prop_ps;
-	if (!f->ack_armed) {
-		f->ack_armed = true;
-		if (!sim_at(e, e->now + f->prop_ps, ack_ev, n, (uint64_t)fi))
-			s->oom = true;
-	}
-	flow_notify(n, fi);
+	TS_ASSERT(f->ack_n < n->par.window_pkts && f->ack_n < f->inflight);
+	f->ackq[(f->ack_head + f->ack_n++) % n->par.window_pkts] = arrive_ps + f->prop_ps;
+	if (f->pump_on_ack)
+		ack_arm(n, fi, f->ackq[f->ack_head]);
+	if (f->delivered_bytes >= f->bytes && !sim_at(n->eng, arrive_ps, arrive_ev, n, (uint64_t)fi))
+		s->oom = true;
 }
 
 /* Packet id leaves its port for the next one on its path, where it is
@@ -369,6 +447,13 @@ static void forward(struct sim_net *n, int32_t id, simtime_ps ready_ps)
 			/* drop-tail: the sender learns after a timeout */
 			n->st.drops++;
 			f->retx_bytes += k->bytes;
+			/* data to send again: the sender may go on at its next ACK
+			 * (or earlier, when its first queue drains); the ACKs due
+			 * by now have come back already */
+			acks_due(n, f);
+			f->pump_on_ack = true;
+			if (f->ack_n > 0)
+				ack_arm(n, k->flow, f->ackq[f->ack_head]);
 			if (!sim_at(n->eng, ready_ps + n->par.rto_ps, retx_ev, n, (uint64_t)k->flow))
 				s->oom = true;
 			pkt_free(s, id);
@@ -384,22 +469,11 @@ static void forward(struct sim_net *n, int32_t id, simtime_ps ready_ps)
 static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
-	struct sim_pkt_state *s = n->pkt;
 	int32_t fi = (int32_t)arg;
-	struct pflow *f = &s->fl[fi];
-	f->ack_head = (f->ack_head + 1) % n->par.window_pkts;
-	f->ack_n--;
+	struct pflow *f = &n->pkt->fl[fi];
 	f->ack_armed = false;
-	if (f->ack_n > 0) {
-		f->ack_armed = true;
-		if (!sim_at(e, f->ackq[f->ack_head], ack_ev, n, (uint64_t)fi))
-			s->oom = true;
-	}
-	f->inflight--;
-	if (n->par.tcp && f->cwnd < n->par.window_pkts)
-		f->cwnd += 1.0 / f->cwnd; /* additive increase */
 	if (f->notified)
-		flow_gc(n, fi);
+		flow_finish(n, fi);
 	else
 		flow_pump(n, fi);
 }
@@ -407,9 +481,10 @@ static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 static void retx_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
-	struct sim_pkt_state *s = n->pkt;
-	struct pflow *f = &s->fl[arg];
-	/* the lost packet's window slot is given back; halve (multiplicative decrease) */
+	struct pflow *f = &n->pkt->fl[arg];
+	/* ACKs due first (time order); then the lost packet's window slot is
+	 * given back and the window halves (multiplicative decrease) */
+	acks_due(n, f);
 	f->inflight--;
 	f->cwnd = f->cwnd / 2 < 1 ? 1 : f->cwnd / 2;
 	flow_pump(n, (int32_t)arg);
@@ -424,11 +499,19 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 	int64_t limit = n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes;
 	if (f->waiting)
 		return;
-	while (f->inflight < (int32_t)f->cwnd && f->q0 < SENDER_QUEUE_PKTS &&
-	       (f->retx_bytes > 0 || f->queued_bytes < f->bytes)) {
+	acks_due(n, f);
+	f->pump_on_ack = false;
+	while (f->q0 < SENDER_QUEUE_PKTS && (f->retx_bytes > 0 || f->queued_bytes < f->bytes)) {
 		struct port *p = &s->ports[l0];
 		int32_t id, b;
 		double left;
+		if (f->inflight >= (int32_t)f->cwnd) {
+			/* the window stops the sender: wake it with the next ACK */
+			f->pump_on_ack = true;
+			if (f->ack_n > 0)
+				ack_arm(n, fi, f->ackq[f->ack_head]);
+			return;
+		}
 		if (p->occ_bytes >= limit) {
 			f->waiting = true;
 			add_waiter(s, l0, ~fi);
