@@ -486,6 +486,42 @@ static void layer_params_rank(const struct model *m, const struct plan *p, int l
 	*expert = (double)ex / ((double)p->ep * p->tp);
 }
 
+/* Tied input and output embeddings on the first and last stage (pp > 1):
+ * their gradients are summed across the two stages before the optimizer
+ * (Megatron's _allreduce_embedding_grads, DeepSpeed's tied-module
+ * reduction). An all-reduce of two ranks is, byte for byte, both sending
+ * their whole gradient to the other (ring: S/2 twice each way), so it is
+ * a send and a receive on the pipeline streams; the optimizer waits for
+ * the receive. Counted as data-parallel (gradient) communication. */
+static void emb_exchange(struct bld *b, int peer, double bytes, int32_t *recv_id)
+{
+	struct wl_op op;
+	int32_t id;
+	memset(&op, 0, sizeof(op));
+	op.kind = WL_K_SEND;
+	op.stream = WL_S_PP_SEND;
+	op.dim = WL_D_DP;
+	op.coll = WL_C_P2P;
+	op.phase = WL_P_DP;
+	op.name = "embedding grad send";
+	op.size_bytes = bytes;
+	op.peer_stage = peer;
+	op.peer_op = -1;
+	emit(b, &op, b->last[WL_S_COMPUTE], b->last[WL_S_DP]);
+	memset(&op, 0, sizeof(op));
+	op.kind = WL_K_RECV;
+	op.stream = WL_S_PP_RECV;
+	op.dim = WL_D_DP;
+	op.coll = WL_C_P2P;
+	op.phase = WL_P_DP;
+	op.name = "embedding grad recv";
+	op.peer_stage = peer;
+	op.peer_op = -1;
+	id = emit(b, &op, -1, -1);
+	*recv_id = id;
+	b->pend2 = id;
+}
+
 /* ZeRO-3: gather the parameters of layer l (dense over DP, experts over EDP). */
 static int32_t z3_gather(struct bld *b, int l)
 {
@@ -576,6 +612,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	int mm = plan_microbatches(p), V = P * v, rc = 0;
 	struct task *tasks = NULL;
 	int32_t *recv_of = NULL; /* [dir][vstage][micro] -> op index in the receiving role */
+	int32_t emb_recv[2] = { -1, -1 }; /* tied-embedding receive of stage 0, of stage P-1 */
 	struct bld b;
 	double h = m->hidden;
 
@@ -766,6 +803,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		b.layer = -1;
 		dp_flush(&b, false, true);
 		dp_flush(&b, true, true);
+		if (P > 1 && m->tie_embeddings && (s == 0 || s == P - 1))
+			emb_exchange(&b, s == 0 ? P - 1 : 0, (double)m->vocab * h / p->tp * b.gb,
+				     &emb_recv[s == 0 ? 0 : 1]);
 		/* optimizer step over this rank's shard after every reduction */
 		for (int l0 = 0; l0 < v; l0++) {
 			int first, nl;
@@ -836,6 +876,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			int vs, to, dir;
 			if (op->kind != WL_K_SEND)
 				continue;
+			if (op->phase == WL_P_DP) { /* tied-embedding exchange */
+				op->peer_op = emb_recv[op->peer_stage == 0 ? 0 : 1];
+				continue;
+			}
 			vs = op->chunk * P + s;
 			dir = op->phase == WL_P_BWD;
 			to = dir ? vs - 1 : vs + 1;

@@ -1015,7 +1015,10 @@ static void breakdown(const struct exec *x, const struct inst *in, simtime_ps en
 	}
 	if (end > prev_end && last_comm >= 0) {
 		const struct wl_op *bo = &r->ops[last_comm];
-		simtime_ps dur = in->t1[last_comm] - in->t0[last_comm], gap = end - prev_end;
+		/* a receive's own time is its transfer, not the wait for the sender */
+		simtime_ps dur = bo->kind == WL_K_RECV ? in->xfer[last_comm]
+						       : in->t1[last_comm] - in->t0[last_comm];
+		simtime_ps gap = end - prev_end;
 		exposed[kind_of(bo->dim)] += time_to_s(dur < gap ? dur : gap);
 	}
 }

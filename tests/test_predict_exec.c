@@ -309,6 +309,50 @@ START_TEST(zero_offload_costs_host_time)
 }
 END_TEST
 
+/* Tied embeddings on pp > 1: the first and last stage exchange their
+ * embedding gradients (V h / tp in the gradient type) before the optimizer,
+ * here over one 400G NIC per rank between the two nodes. */
+START_TEST(tied_embedding_grads_exchanged)
+{
+	static const char *big_vocab = "{\"n_embd\": 1024, \"n_layer\": 8, \"n_head\": 16, "
+				       "\"vocab_size\": 100000, \"n_positions\": 2048, "
+				       "\"model_type\": \"gpt2\", \"tie_word_embeddings\": %s}";
+	char text[256];
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	double wb, gb, ob, bytes, want, got;
+	load_topo("dgx-h100-ndr", 2);
+	snprintf(text, sizeof(text), big_vocab, "true");
+	load_model_json(text);
+	plan_init(&p);
+	p.pp = 2;
+	p.global_batch = 16;
+	p.seq_len = 512;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 8);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	run(&p, &o, &r);
+	memory_bytes_per_param(&p, &wb, &gb, &ob);
+	bytes = 100000.0 * 1024 * gb;
+	want = bytes / topo.cl.node.nic_Bps;
+	got = slice_time(&r, "embedding grad send");
+	/* payload efficiency (MTU headers) and latency make it a little slower */
+	ck_assert_msg(got > want && got < 1.1 * want, "exchange %.6g s, want about %.6g s", got, want);
+	ck_assert_double_gt(r.comm_bytes[SIM_COMM_DP], 0);
+	sim_prediction_release(&r);
+	/* untied: no exchange */
+	snprintf(text, sizeof(text), big_vocab, "false");
+	load_model_json(text);
+	resolve(&p);
+	run(&p, &o, &r);
+	ck_assert_double_eq(slice_time(&r, "embedding grad send"), 0);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
 static void dp_plan(struct plan *p)
 {
@@ -523,6 +567,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, image_variance_slows);
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
 	tcase_add_test(tc, zero_offload_costs_host_time);
+	tcase_add_test(tc, tied_embedding_grads_exchanged);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
