@@ -25,3 +25,18 @@ expect() { # expect NAME PATTERN FILE: grep -E must match
 	if grep -Eq -- "$2" "$3"; then echo "ok   $1"; else
 		echo "FAIL $1: '$2' not in $3: $(head -c 400 "$3")"; fail=$((fail + 1)); fi
 }
+ok() { echo "ok   $1"; n=$((n + 1)); }
+bad() { echo "FAIL $1"; n=$((n + 1)); fail=$((fail + 1)); }
+# expect_err NAME REGEX CMD...: exit 2, exactly one stderr line matching REGEX,
+# nothing on stdout (SHOW=1 prints the message).
+expect_err() {
+	local name=$1 re=$2; shift 2
+	local st
+	"$@" >"$TMP/out" 2>"$TMP/err"; st=$?
+	if [ "$st" != 2 ]; then bad "$name: exit $st, want 2 ($(cat "$TMP/err"))"; return; fi
+	if [ "$(wc -l <"$TMP/err")" != 1 ]; then bad "$name: want one line on stderr, got: $(cat "$TMP/err")"; return; fi
+	[ -n "${SHOW:-}" ] && cat "$TMP/err"
+	if ! grep -Eq -- "$re" "$TMP/err"; then bad "$name: stderr '$(cat "$TMP/err")' does not match '$re'"; return; fi
+	if [ -s "$TMP/out" ]; then bad "$name: wrote to stdout"; return; fi
+	ok "$name"
+}

@@ -3,24 +3,8 @@
 # --json keys, determinism, every fidelity, and every class of bad input
 # (exit 2, one line on stderr that says what and why, nothing on stdout).
 set -u
-: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
-tmp=$(mktemp -d /tmp/e2e_collective.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-
-expect_err() {
-	local name=$1 re=$2; shift 2
-	local st
-	"$@" >"$tmp/out" 2>"$tmp/err"; st=$?
-	if [ "$st" != 2 ]; then bad "$name: exit $st, want 2 ($(cat "$tmp/err"))"; return; fi
-	if [ "$(wc -l <"$tmp/err")" != 1 ]; then bad "$name: want one line on stderr, got: $(cat "$tmp/err")"; return; fi
-	if ! grep -Eq -- "$re" "$tmp/err"; then bad "$name: stderr '$(cat "$tmp/err")' does not match '$re'"; return; fi
-	if [ -s "$tmp/out" ]; then bad "$name: wrote to stdout"; return; fi
-	ok "$name"
-}
+. "$(dirname "$0")/e2e-lib.bash"
+tmp=$TMP
 
 C=(collective --cluster dgx-h100-ndr --nodes 1)
 
@@ -133,5 +117,5 @@ printf '{"preset": "dgx-h100-ndr", "nodes": "two"}\n' >"$tmp/badc.json"
 expect_err "bad cluster file" "badc\\.json:[0-9]+:[0-9]+: nodes" "$TRAINSIM" collective --cluster "$tmp/badc.json" --op allreduce -b 1M
 expect_err "bad routing" "unknown routing 'ospf'" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M --routing ospf
 
-echo "e2e_collective: $pass passed, $fail failed"
+echo "e2e_collective: $((n - fail)) passed, $fail failed"
 [ "$fail" = 0 ]

@@ -3,28 +3,8 @@
 # keys, --dot, and every class of bad input (exit 2, one line on stderr that
 # names file:line:column and the JSON path).
 set -u
-: "${TRAINSIM:?TRAINSIM must point at the trainsim binary}"
-: "${TS_SOURCE_DIR:?TS_SOURCE_DIR must point at the source tree}"
-tmp=$(mktemp -d /tmp/e2e_topo.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-
-# expect_err NAME REGEX CMD...: exit 2, exactly one stderr line matching REGEX,
-# nothing on stdout.
-expect_err() {
-	local name=$1 re=$2; shift 2
-	local st
-	"$@" >"$tmp/out" 2>"$tmp/err"; st=$?
-	if [ "$st" != 2 ]; then bad "$name: exit $st, want 2 ($(cat "$tmp/err"))"; return; fi
-	if [ "$(wc -l <"$tmp/err")" != 1 ]; then bad "$name: want one line on stderr, got: $(cat "$tmp/err")"; return; fi
-	[ -n "${SHOW:-}" ] && cat "$tmp/err"
-	if ! grep -Eq -- "$re" "$tmp/err"; then bad "$name: stderr '$(cat "$tmp/err")' does not match '$re'"; return; fi
-	if [ -s "$tmp/out" ]; then bad "$name: wrote to stdout"; return; fi
-	ok "$name"
-}
+. "$(dirname "$0")/e2e-lib.bash"
+tmp=$TMP
 # bad_file NAME PATH_REGEX JSON: the message names file:line:col and the JSON path
 bad_file() {
 	local name=$1 re=$2 json=$3
@@ -133,5 +113,5 @@ expect_err "explicit NIC not cabled" "unconnected\\.json:[0-9]+:[0-9]+: fabric\\
 expect_err "file --nodes too many" "dgx-h100-ndr-32\\.json:[0-9]+:[0-9]+: nodes: more nodes than the fabric holds.*--nodes 999" \
 	"$TRAINSIM" topo --cluster "$TS_SOURCE_DIR/examples/clusters/dgx-h100-ndr-32.json" --nodes 999
 
-echo "e2e_topo: $pass passed, $fail failed"
+echo "e2e_topo: $((n - fail)) passed, $fail failed"
 [ "$fail" = 0 ]
