@@ -48,16 +48,24 @@
  * (assumption: per-QP round robin at packet granularity). */
 #define SENDER_QUEUE_PKTS 4
 
+/* A packet lives by value in the queue of the port it waits at or crosses,
+ * and moves to the next port's queue when transmitted: a port reads its
+ * queue in order, 4 packets to a cache line, instead of chasing a pool. */
 struct pkt {
-	int32_t flow;              /* owning transfer */
-	int32_t bytes;             /* payload, bytes */
-	int32_t next;              /* next packet in a port queue, -1 */
-	int8_t hop;                /* index of the link it is queued on / crossing */
 	simtime_ps ready_ps;       /* when it has fully arrived at its current port, ps */
+	uint32_t fh;               /* owning transfer (low 24 bits), hop index (high 8) */
+	int32_t bytes;             /* payload, bytes */
 };
 
+/* Transfers a packet model may hold at once (24 bits of struct pkt.fh). */
+#define MAX_FLOWS (1 << 24)
+
+static inline int32_t pkt_flow(const struct pkt *k) { return (int32_t)(k->fh & 0xffffffu); }
+static inline int32_t pkt_hop(const struct pkt *k) { return (int32_t)(k->fh >> 24); }
+
 struct port {
-	int32_t qhead, qtail;      /* FIFO of packets (ids), -1 when empty */
+	struct pkt *q;             /* FIFO ring of packets, qcap entries (a power of two), owned */
+	uint32_t qhead, qlen, qcap;/* first entry, entries, allocated */
 	int64_t occ_bytes;         /* queued + reserved + being sent, wire bytes */
 	bool busy;                 /* serialising a packet, or committed to (see port_kick) */
 	bool paused;               /* waiting for room downstream */
@@ -96,8 +104,6 @@ struct pflow {
 
 struct sim_pkt_state {
 	struct port *ports;        /* one per link */
-	struct pkt *pk;            /* packet pool */
-	int32_t npk, cappk, pk_free;/* used, allocated, free list */
 	struct pflow *fl;          /* transfer pool */
 	int32_t nfl, capfl, fl_free;/* used, allocated, free list */
 	bool oom;                  /* an allocation failed inside an event */
@@ -106,17 +112,13 @@ struct sim_pkt_state {
 int simp_init(struct sim_net *n, struct ts_error *err)
 {
 	struct sim_pkt_state *s = calloc(1, sizeof(*s));
-	int32_t i;
 	if (!s)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the packet model");
 	n->pkt = s;
-	s->pk_free = -1;
 	s->fl_free = -1;
 	s->ports = calloc((size_t)(n->nlinks ? n->nlinks : 1), sizeof(*s->ports));
 	if (!s->ports)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the packet model");
-	for (i = 0; i < n->nlinks; i++)
-		s->ports[i].qhead = s->ports[i].qtail = -1;
 	if (n->par.buffer_bytes <= 0 || n->par.pfc_bytes <= 0 || n->par.window_pkts <= 0)
 		return ts_error_set(err, TS_EINPUT, "packet model: buffer, pause threshold and "
 				    "window must be positive");
@@ -130,40 +132,51 @@ void simp_release(struct sim_net *n)
 	if (!s)
 		return;
 	if (s->ports)
-		for (i = 0; i < n->nlinks; i++)
+		for (i = 0; i < n->nlinks; i++) {
 			free(s->ports[i].wait);
+			free(s->ports[i].q);
+		}
 	for (i = 0; s->fl && i < s->nfl; i++)
 		free(s->fl[i].ackq);
 	free(s->ports);
-	free(s->pk);
 	free(s->fl);
 	free(s);
 	n->pkt = NULL;
 }
 
-static int32_t pkt_alloc(struct sim_pkt_state *s)
+/* Append packet k to port l's queue (the ring doubles when full; on
+ * failure the packet is lost and s->oom set). */
+static void enqueue(struct sim_pkt_state *s, int32_t l, const struct pkt *k)
 {
-	int32_t id;
-	if (s->pk_free >= 0) {
-		id = s->pk_free;
-		s->pk_free = s->pk[id].next;
-		return id;
+	struct port *p = &s->ports[l];
+	if (p->qlen == p->qcap) {
+		uint32_t nc = p->qcap ? 2 * p->qcap : 16, i;
+		struct pkt *q;
+		if (nc <= p->qcap || !(q = malloc((size_t)nc * sizeof(*q)))) {
+			s->oom = true;
+			return;
+		}
+		for (i = 0; i < p->qlen; i++)
+			q[i] = p->q[(p->qhead + i) & (p->qcap - 1)];
+		free(p->q);
+		p->q = q;
+		p->qhead = 0;
+		p->qcap = nc;
 	}
-	if (s->npk == s->cappk) {
-		int32_t nc = s->cappk ? s->cappk * 2 : 4096;
-		struct pkt *p = realloc(s->pk, (size_t)nc * sizeof(*p));
-		if (!p)
-			return -1;
-		s->pk = p;
-		s->cappk = nc;
-	}
-	return s->npk++;
+	p->q[(p->qhead + p->qlen++) & (p->qcap - 1)] = *k;
 }
 
-static void pkt_free(struct sim_pkt_state *s, int32_t id)
+static inline struct pkt *q_head(struct port *p)
 {
-	s->pk[id].next = s->pk_free;
-	s->pk_free = id;
+	return &p->q[p->qhead];
+}
+
+static inline struct pkt q_pop(struct port *p)
+{
+	struct pkt k = p->q[p->qhead];
+	p->qhead = (p->qhead + 1) & (p->qcap - 1);
+	p->qlen--;
+	return k;
 }
 
 static inline int64_t wire_bytes(const struct sim_link *l, int32_t payload)
@@ -221,17 +234,6 @@ static void wake(struct sim_net *n, int32_t l)
 		free(w);
 }
 
-static void enqueue(struct sim_pkt_state *s, int32_t l, int32_t id)
-{
-	struct port *p = &s->ports[l];
-	s->pk[id].next = -1;
-	if (p->qtail >= 0)
-		s->pk[p->qtail].next = id;
-	else
-		p->qhead = id;
-	p->qtail = id;
-}
-
 static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void wake_ev(struct sim_engine *e, void *ctx, uint64_t arg);
@@ -261,14 +263,14 @@ static void port_kick(struct sim_net *n, int32_t l)
 	struct pkt *k;
 	struct pflow *f;
 	simtime_ps start;
-	if (p->busy || p->paused || p->qhead < 0)
+	if (p->busy || p->paused || p->qlen == 0)
 		return;
-	k = &s->pk[p->qhead];
-	f = &s->fl[k->flow];
+	k = q_head(p);
+	f = &s->fl[pkt_flow(k)];
 	start = n->eng->now;
-	if (!n->par.tcp && k->hop + 1 < f->hops) {
+	if (!n->par.tcp && pkt_hop(k) + 1 < f->hops) {
 		/* lossless: reserve room downstream or pause, when the packet is there */
-		int32_t nl = f->path[k->hop + 1];
+		int32_t nl = f->path[pkt_hop(k) + 1];
 		struct port *np = &s->ports[nl];
 		if (k->ready_ps > start) {
 			if (!p->wake_pending) {
@@ -301,39 +303,33 @@ static void wake_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	port_kick(n, (int32_t)arg);
 }
 
-static void forward(struct sim_net *n, int32_t id, simtime_ps ready_ps);
-static void last_hop(struct sim_net *n, int32_t id, simtime_ps arrive_ps);
+static void forward(struct sim_net *n, struct pkt *k, simtime_ps ready_ps);
+static void last_hop(struct sim_net *n, const struct pkt *k, simtime_ps arrive_ps);
 
 static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
 	struct sim_pkt_state *s = n->pkt;
-	int32_t l = (int32_t)arg, id, fi;
+	int32_t l = (int32_t)arg, fi;
 	struct port *p = &s->ports[l];
-	struct pkt *k;
-	id = p->qhead;
-	k = &s->pk[id];
-	fi = k->flow;
-	p->qhead = k->next;
-	if (p->qhead < 0)
-		p->qtail = -1;
+	struct pkt k = q_pop(p);
+	fi = pkt_flow(&k);
 	p->busy = false;
-	p->occ_bytes -= wire_bytes(&n->links[l], k->bytes);
+	p->occ_bytes -= wire_bytes(&n->links[l], k.bytes);
 	n->st.pkt_hops++;
-	if (k->hop == 0) {
+	if (pkt_hop(&k) == 0) {
 		/* the sender's NIC serves its connections round-robin: a flow
 		 * refills its share of the first queue as its packets leave */
 		s->fl[fi].q0--;
 		if (!s->fl[fi].waiting)
 			flow_pump(n, fi);
-		k = &s->pk[id]; /* the pump may have grown the packet pool */
 	}
-	if (k->hop + 1 < s->fl[fi].hops) {
+	if (pkt_hop(&k) + 1 < s->fl[fi].hops) {
 		/* straight into the next port's queue, usable after the link
 		 * latency: no event unless that port is idle (one event per hop) */
-		forward(n, id, e->now + n->links[l].lat_ps);
+		forward(n, &k, e->now + n->links[l].lat_ps);
 	} else {
-		last_hop(n, id, e->now + n->links[l].lat_ps);
+		last_hop(n, &k, e->now + n->links[l].lat_ps);
 	}
 	if (p->nwait > 0 && p->occ_bytes < (n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes))
 		wake(n, l);
@@ -410,15 +406,14 @@ static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	flow_finish(n, (int32_t)arg);
 }
 
-/* Packet id left its last link; it arrives at arrive_ps. Its ACK comes
+/* Packet k left its last link; it arrives at arrive_ps. Its ACK comes
  * back one path latency later, in order behind the flow's earlier ones. */
-static void last_hop(struct sim_net *n, int32_t id, simtime_ps arrive_ps)
+static void last_hop(struct sim_net *n, const struct pkt *k, simtime_ps arrive_ps)
 {
 	struct sim_pkt_state *s = n->pkt;
-	int32_t fi = s->pk[id].flow;
+	int32_t fi = pkt_flow(k);
 	struct pflow *f = &s->fl[fi];
-	f->delivered_bytes += s->pk[id].bytes;
-	pkt_free(s, id);
+	f->delivered_bytes += k->bytes;
 	TS_ASSERT(f->ack_n < n->par.window_pkts && f->ack_n < f->inflight);
 	f->ackq[(f->ack_head + f->ack_n++) % n->par.window_pkts] = arrive_ps + f->prop_ps;
 	if (f->pump_on_ack)
@@ -427,19 +422,19 @@ static void last_hop(struct sim_net *n, int32_t id, simtime_ps arrive_ps)
 		s->oom = true;
 }
 
-/* Packet id leaves its port for the next one on its path, where it is
+/* Packet k leaves its port for the next one on its path, where it is
  * usable from ready_ps (after the link latency). */
-static void forward(struct sim_net *n, int32_t id, simtime_ps ready_ps)
+static void forward(struct sim_net *n, struct pkt *k, simtime_ps ready_ps)
 {
 	struct sim_pkt_state *s = n->pkt;
-	struct pkt *k = &s->pk[id];
-	struct pflow *f = &s->fl[k->flow];
+	int32_t fi = pkt_flow(k);
+	struct pflow *f = &s->fl[fi];
 	int32_t l;
 	struct port *p;
 	int64_t w;
-	k->hop++;
+	k->fh += 1u << 24; /* next hop */
 	k->ready_ps = ready_ps;
-	l = f->path[k->hop];
+	l = f->path[pkt_hop(k)];
 	p = &s->ports[l];
 	w = wire_bytes(&n->links[l], k->bytes);
 	if (n->par.tcp) {
@@ -453,16 +448,15 @@ static void forward(struct sim_net *n, int32_t id, simtime_ps ready_ps)
 			acks_due(n, f);
 			f->pump_on_ack = true;
 			if (f->ack_n > 0)
-				ack_arm(n, k->flow, f->ackq[f->ack_head]);
-			if (!sim_at(n->eng, ready_ps + n->par.rto_ps, retx_ev, n, (uint64_t)k->flow))
+				ack_arm(n, fi, f->ackq[f->ack_head]);
+			if (!sim_at(n->eng, ready_ps + n->par.rto_ps, retx_ev, n, (uint64_t)fi))
 				s->oom = true;
-			pkt_free(s, id);
 			return;
 		}
 		p->occ_bytes += w;
 	}
 	/* RDMA: room was reserved by the upstream port */
-	enqueue(s, l, id);
+	enqueue(s, l, k);
 	port_kick(n, l);
 }
 
@@ -503,7 +497,8 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 	f->pump_on_ack = false;
 	while (f->q0 < SENDER_QUEUE_PKTS && (f->retx_bytes > 0 || f->queued_bytes < f->bytes)) {
 		struct port *p = &s->ports[l0];
-		int32_t id, b;
+		struct pkt k;
+		int32_t b;
 		double left;
 		if (f->inflight >= (int32_t)f->cwnd) {
 			/* the window stops the sender: wake it with the next ACK */
@@ -528,20 +523,13 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 			b = left < f->mtu ? (int32_t)ceil(left) : f->mtu;
 			f->queued_bytes += b;
 		}
-		id = pkt_alloc(s);
-		if (id < 0) {
-			s->oom = true;
-			return;
-		}
-		f = &s->fl[fi];
-		s->pk[id].flow = fi;
-		s->pk[id].bytes = b;
-		s->pk[id].hop = 0;
-		s->pk[id].ready_ps = n->eng->now;
+		k.ready_ps = n->eng->now;
+		k.fh = (uint32_t)fi; /* hop 0 */
+		k.bytes = b;
 		p->occ_bytes += wire_bytes(&n->links[l0], b);
 		f->inflight++;
 		f->q0++;
-		enqueue(s, l0, id);
+		enqueue(s, l0, &k);
 		port_kick(n, l0);
 	}
 }
@@ -570,6 +558,8 @@ int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		fi = s->fl_free;
 		s->fl_free = s->fl[fi].next_free;
 	} else {
+		if (s->nfl == MAX_FLOWS)
+			return TS_ENOMEM;
 		if (s->nfl == s->capfl) {
 			int32_t nc = s->capfl ? s->capfl * 2 : 256;
 			struct pflow *p = realloc(s->fl, (size_t)nc * sizeof(*p));
