@@ -241,6 +241,18 @@ static bool settle(struct sim_engine *e, simtime_ps until)
 	return true;
 }
 
+bool sim_peek_next(const struct sim_engine *e, sim_handler h, uint64_t *arg)
+{
+	const struct sim_event *v;
+	if (b_empty(e, 0))
+		return false;
+	v = &e->ev[e->head[0]];
+	if (v->h != h)
+		return false;
+	*arg = v->arg;
+	return true;
+}
+
 void sim_stop(struct sim_engine *e)
 {
 	e->stop = true;

@@ -312,7 +312,16 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	struct sim_pkt_state *s = n->pkt;
 	int32_t l = (int32_t)arg, fi;
 	struct port *p = &s->ports[l];
-	struct pkt k = q_pop(p);
+	struct pkt k;
+	uint64_t na;
+	if (sim_peek_next(e, tx_done_ev, &na)) {
+		/* the next event is another port's transmit end, due now: start
+		 * fetching its port and head packet (cache misses dominate) */
+		const struct port *pn = &s->ports[na];
+		__builtin_prefetch(pn);
+		__builtin_prefetch(&pn->q[pn->qhead]);
+	}
+	k = q_pop(p);
 	fi = pkt_flow(&k);
 	p->busy = false;
 	p->occ_bytes -= wire_bytes(&n->links[l], k.bytes);

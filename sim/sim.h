@@ -82,6 +82,11 @@ static inline simtime_ps sim_now(const struct sim_engine *e) { return e->now; }
 static inline uint32_t sim_pending(const struct sim_engine *e) { return e->len; }
 /* Time of the next pending event, TS_SIMTIME_MAX when none. */
 simtime_ps sim_next_time(const struct sim_engine *e);
+/* For prefetching only (a handler warming what the next one will touch):
+ * when the event to fire after the current one is already known (due now,
+ * scheduled before it) and its handler is h, store its argument in *arg and
+ * return true; else false. O(1). */
+bool sim_peek_next(const struct sim_engine *e, sim_handler h, uint64_t *arg);
 
 /* ---- network ------------------------------------------------------------- */
 
