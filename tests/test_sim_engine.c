@@ -334,6 +334,52 @@ START_TEST(engine_matches_reference_order)
 }
 END_TEST
 
+/* sim_peek_next names the event that fires next only when it is due now
+ * and runs the given handler. */
+struct peek {
+	int n;                 /* handled */
+	int seen[8];           /* per handled event: peeked argument + 1, or 0 */
+};
+
+static void peek_h(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct peek *p = ctx;
+	uint64_t a = 99;
+	ck_assert_int_lt(p->n, 8);
+	p->seen[p->n++] = sim_peek_next(e, peek_h, &a) ? (int)a + 1 : 0;
+	if (!p->seen[p->n - 1])
+		ck_assert_uint_eq(a, 99); /* untouched when false */
+	(void)arg;
+}
+
+static void peek_h2(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	peek_h(e, ctx, arg);
+}
+
+START_TEST(engine_peek_next)
+{
+	struct sim_engine e;
+	struct peek p = { 0, { 0 } };
+	uint64_t a;
+	sim_engine_init(&e);
+	ck_assert(!sim_peek_next(&e, peek_h, &a));
+	sim_at(&e, 10, peek_h, &p, 1);
+	sim_at(&e, 10, peek_h, &p, 2);  /* due with 1: seen from 1 */
+	sim_at(&e, 10, peek_h2, &p, 3); /* another handler: not seen from 2 */
+	sim_at(&e, 20, peek_h, &p, 4);  /* not due at 10: not seen from 3 */
+	sim_at(&e, 20, peek_h, &p, 5);  /* due with 4 */
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(p.n, 5);
+	ck_assert_int_eq(p.seen[0], 3);
+	ck_assert_int_eq(p.seen[1], 0);
+	ck_assert_int_eq(p.seen[2], 0);
+	ck_assert_int_eq(p.seen[3], 6);
+	ck_assert_int_eq(p.seen[4], 0);
+	sim_engine_release(&e);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim_engine");
@@ -343,6 +389,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, engine_until_and_stop);
 	tcase_add_test(tc, engine_storm_deterministic);
 	tcase_add_loop_test(tc, engine_matches_reference_order, 0, (int)TS_ARRAY_LEN(cmp_cases));
+	tcase_add_test(tc, engine_peek_next);
 	suite_add_tcase(s, tc);
 	return s;
 }
