@@ -486,6 +486,26 @@ static void layer_params_rank(const struct model *m, const struct plan *p, int l
 	*expert = (double)ex / ((double)p->ep * p->tp);
 }
 
+/* A point-to-point op: a send (on the PP send stream, after d1/d2) or a
+ * receive (PP receive stream) from/to stage `peer`; the workload connects
+ * each send to its receive at the end. */
+static int32_t p2p(struct bld *b, enum wl_kind kind, enum wl_dim dim, enum wl_phase ph,
+		   const char *name, double bytes, int peer, int32_t d1, int32_t d2)
+{
+	struct wl_op op;
+	memset(&op, 0, sizeof(op));
+	op.kind = (uint8_t)kind;
+	op.stream = kind == WL_K_SEND ? WL_S_PP_SEND : WL_S_PP_RECV;
+	op.dim = (uint8_t)dim;
+	op.coll = WL_C_P2P;
+	op.phase = (uint8_t)ph;
+	op.name = name;
+	op.size_bytes = bytes;
+	op.peer_stage = peer;
+	op.peer_op = -1;
+	return emit(b, &op, d1, d2);
+}
+
 /* Tied input and output embeddings on the first and last stage (pp > 1):
  * their gradients are summed across the two stages before the optimizer
  * (Megatron's _allreduce_embedding_grads, DeepSpeed's tied-module
@@ -495,31 +515,10 @@ static void layer_params_rank(const struct model *m, const struct plan *p, int l
  * the receive. Counted as data-parallel (gradient) communication. */
 static void emb_exchange(struct bld *b, int peer, double bytes, int32_t *recv_id)
 {
-	struct wl_op op;
-	int32_t id;
-	memset(&op, 0, sizeof(op));
-	op.kind = WL_K_SEND;
-	op.stream = WL_S_PP_SEND;
-	op.dim = WL_D_DP;
-	op.coll = WL_C_P2P;
-	op.phase = WL_P_DP;
-	op.name = "embedding grad send";
-	op.size_bytes = bytes;
-	op.peer_stage = peer;
-	op.peer_op = -1;
-	emit(b, &op, b->last[WL_S_COMPUTE], b->last[WL_S_DP]);
-	memset(&op, 0, sizeof(op));
-	op.kind = WL_K_RECV;
-	op.stream = WL_S_PP_RECV;
-	op.dim = WL_D_DP;
-	op.coll = WL_C_P2P;
-	op.phase = WL_P_DP;
-	op.name = "embedding grad recv";
-	op.peer_stage = peer;
-	op.peer_op = -1;
-	id = emit(b, &op, -1, -1);
-	*recv_id = id;
-	b->pend2 = id;
+	p2p(b, WL_K_SEND, WL_D_DP, WL_P_DP, "embedding grad send", bytes, peer,
+	    b->last[WL_S_COMPUTE], b->last[WL_S_DP]);
+	*recv_id = p2p(b, WL_K_RECV, WL_D_DP, WL_P_DP, "embedding grad recv", 0, peer, -1, -1);
+	b->pend2 = *recv_id;
 }
 
 /* ZeRO-3: gather the parameters of layer l (dense over DP, experts over EDP). */
@@ -677,18 +676,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			chunk_layers(p, m, s, tk->chunk, v, &first, &nl);
 			/* input from the neighbouring stage */
 			if ((!tk->bwd && !first_vs) || (tk->bwd && !last_vs)) {
-				struct wl_op op;
-				int32_t id;
-				memset(&op, 0, sizeof(op));
-				op.kind = WL_K_RECV;
-				op.stream = WL_S_PP_RECV;
-				op.dim = WL_D_PP;
-				op.coll = WL_C_P2P;
-				op.phase = tk->bwd ? WL_P_BWD : WL_P_FWD;
-				op.name = tk->bwd ? "pp recv grad" : "pp recv act";
-				op.peer_stage = ((tk->bwd ? vs + 1 : vs - 1) % P + P) % P;
-				op.peer_op = -1;
-				id = emit(&b, &op, -1, -1);
+				int32_t id = p2p(&b, WL_K_RECV, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
+						 tk->bwd ? "pp recv grad" : "pp recv act", 0,
+						 ((tk->bwd ? vs + 1 : vs - 1) % P + P) % P, -1, -1);
 				if (id >= 0) {
 					recv_of[((size_t)tk->bwd * V + vs) * mm + tk->micro] = id;
 					b.pend = id;
@@ -778,21 +768,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 			/* output to the neighbouring stage */
 			if ((!tk->bwd && !last_vs) || (tk->bwd && !first_vs)) {
-				struct wl_op op;
 				int32_t id;
-				memset(&op, 0, sizeof(op));
-				op.kind = WL_K_SEND;
-				op.stream = WL_S_PP_SEND;
-				op.dim = WL_D_PP;
-				op.coll = WL_C_P2P;
-				op.phase = tk->bwd ? WL_P_BWD : WL_P_FWD;
-				op.name = tk->bwd ? "pp send grad" : "pp send act";
-				/* Megatron SC'21 §3.5: bsh per micro-batch (bsh/t with SP scatter). */
-				op.size_bytes = 2 * b.T * h / (p->sp ? p->tp : 1);
-				op.peer_stage = ((tk->bwd ? vs - 1 : vs + 1) % P + P) % P;
-				op.peer_op = -1;
 				b.layer = -1;
-				id = emit(&b, &op, b.last[WL_S_COMPUTE], -1);
+				/* Megatron SC'21 §3.5: bsh per micro-batch (bsh/t with SP scatter). */
+				id = p2p(&b, WL_K_SEND, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
+					 tk->bwd ? "pp send grad" : "pp send act",
+					 2 * b.T * h / (p->sp ? p->tp : 1),
+					 ((tk->bwd ? vs - 1 : vs + 1) % P + P) % P, b.last[WL_S_COMPUTE], -1);
 				if (id >= 0 && !p->overlap_pp)
 					b.pend = id;
 			}

@@ -66,8 +66,9 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	 * Multiplication Background User's Guide" (tile quantisation section). */
 	c->tile_m = 256;
 	c->tile_n = 128;
-	/* Attention core (scores, softmax, context as batched GEMMs with
-	 * k = head_dim): assumption 0.5 of peak until calibrated. */
+	/* Fused (flash) attention kernel, FLOPs at this fraction of peak:
+	 * assumption 0.5 until calibrated. Non-flash attention is built from
+	 * batched GEMMs and element-wise ops instead (models/workload.c). */
 	c->attn_eff = 0.5;
 	/* Non-tensor-core math: Calculon's A100 vector.float16 is 78 TFLOP/s,
 	 * 1/4 of the 312 matrix peak (formulas.md); the same 1/4 ratio is an
