@@ -28,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_multifit_nlinear.h>
@@ -249,6 +251,8 @@ struct ctx {
 	double last_f[MAX_ROWS];    /* its residuals (GSL asks for f, then J at the same x) */
 	bool have_last;             /* last_x/last_f valid, flag */
 	int rounds;                 /* fit rounds (re-anchorings), count */
+	double huber;               /* Huber loss threshold on relative error, 0 = least squares */
+	int jobs;                   /* processes predicting rows in parallel, count */
 	uint64_t predictions;       /* sim_predict calls, count */
 	double predict_wall_s;      /* their wall time, s */
 };
@@ -297,11 +301,11 @@ static int predict_row(struct ctx *cx, struct row *r, const struct sim_compute *
  * Unconstrained x -> compute-model numbers in physical ranges (a scaled
  * logistic), so the solver needs no bounds and a trial step can never ask
  * the executor for absurd durations:
- *   x0: gemm_eff_max in (0.2, 1)     x1: attn_eff in (0.02, 1)
+ *   x0: gemm_eff_max in (0.2, 1)     x1: gemm_half_flops in (1e6, 1e11)
  *   x2: hbm_eff in (0.2, 1)          x3: launch in (0.5, 50) us
- * Everything else (peaks, SMs, tiles, gemm_half_flops, overlap_slowdown,
- * the network) stays as the compute model's defaults and the cluster file
- * say.
+ * (gemm_half_flops on a log scale). Everything else (peaks, SMs, tiles,
+ * attn_eff, which only flash attention uses, overlap_slowdown, the network)
+ * stays as the compute model's defaults and the cluster file say.
  *
  * How the fit runs through sim_predict at an affordable cost: a full
  * prediction of a 512-GPU row takes seconds (the collectives), while one
@@ -315,15 +319,26 @@ static int predict_row(struct ctx *cx, struct row *r, const struct sim_compute *
  * 0.5% in every prediction). The errors reported afterwards are those of
  * full predictions. */
 
-static const char *const par_names[NPAR] = { "gemm_eff_max", "attn_eff", "hbm_eff", "launch_us" };
+static const char *const par_names[NPAR] = { "gemm_eff_max", "gemm_half_flops", "hbm_eff",
+					      "launch_us" };
 
-static const double par_lo[NPAR] = { 0.2, 0.02, 0.2, 0.5 };
-static const double par_hi[NPAR] = { 1.0, 1.0, 1.0, 50.0 };
+/* bounds; gemm_half_flops is mapped on a log scale (par_log) */
+static const double par_lo[NPAR] = { 0.2, 1e6, 0.2, 0.5 };
+static const double par_hi[NPAR] = { 1.0, 1e11, 1.0, 50.0 };
+static const bool par_log[NPAR] = { false, true, false, false };
 
-static double to_par(int i, double x) { return par_lo[i] + (par_hi[i] - par_lo[i]) / (1.0 + exp(-x)); }
+static double to_par(int i, double x)
+{
+	double lo = par_log[i] ? log(par_lo[i]) : par_lo[i];
+	double hi = par_log[i] ? log(par_hi[i]) : par_hi[i];
+	double v = lo + (hi - lo) / (1.0 + exp(-x));
+	return par_log[i] ? exp(v) : v;
+}
 static double to_x(int i, double v)
 {
-	double u = (v - par_lo[i]) / (par_hi[i] - par_lo[i]);
+	double lo = par_log[i] ? log(par_lo[i]) : par_lo[i];
+	double hi = par_log[i] ? log(par_hi[i]) : par_hi[i];
+	double u = ((par_log[i] ? log(v) : v) - lo) / (hi - lo);
 	u = u < 1e-4 ? 1e-4 : u > 1 - 1e-4 ? 1 - 1e-4 : u;
 	return log(u / (1.0 - u));
 }
@@ -331,7 +346,7 @@ static double to_x(int i, double v)
 static void par_values(const struct sim_compute *c, double *v)
 {
 	v[0] = c->gemm_eff_max;
-	v[1] = c->attn_eff;
+	v[1] = c->gemm_half_flops;
 	v[2] = c->hbm_eff;
 	v[3] = c->launch_s * 1e6;
 }
@@ -340,7 +355,7 @@ static void x_to_compute(const double *x, const struct sim_compute *base, struct
 {
 	*c = *base;
 	c->gemm_eff_max = to_par(0, x[0]);
-	c->attn_eff = to_par(1, x[1]);
+	c->gemm_half_flops = to_par(1, x[1]);
 	c->hbm_eff = to_par(2, x[2]);
 	c->launch_s = 1e-6 * to_par(3, x[3]);
 }
@@ -353,24 +368,112 @@ static void compute_to_x(const struct sim_compute *c, double *x)
 		x[i] = to_x(i, v[i]);
 }
 
+/* One row's result as a child process sends it back. */
+struct row_msg {
+	int32_t i, rc;             /* row index, predict_row's status */
+	double pred_s, wall_s;     /* prediction, its host time, s */
+	struct sim_breakdown bd;
+	char msg[sizeof(((struct ts_error *)0)->msg)];
+};
+
+/* Predict the rows in use (all when use is NULL) with compute model c into
+ * the rows (pred_s, bd). With cx->jobs > 1 the rows are dealt round-robin
+ * to that many forked processes, each sending its results back through a
+ * pipe; every prediction is independent and seeded, so the results are the
+ * same for any number of jobs. */
+static int predict_rows(struct ctx *cx, const struct sim_compute *c, const bool *use,
+			struct ts_error *err)
+{
+	int jobs = cx->jobs > 1 ? cx->jobs : 1, rc = 0;
+	int fds[64];
+	pid_t pids[64];
+	if (jobs > 64)
+		jobs = 64;
+	/* topologies first, so children inherit them instead of building them */
+	for (int i = 0; i < cx->rs->n; i++)
+		if ((!use || use[i]) && !get_topo(&cx->tc, cx->cluster, cx->rs->r[i].gpus / cx->gpn, err))
+			return err->code ? err->code : TS_EINPUT;
+	if (jobs == 1) {
+		for (int i = 0; i < cx->rs->n && !rc; i++) {
+			struct sim_prediction out;
+			if (use && !use[i])
+				continue;
+			memset(&out, 0, sizeof(out));
+			rc = predict_row(cx, &cx->rs->r[i], c, &out, err);
+			sim_prediction_release(&out);
+		}
+		return rc;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	for (int k = 0; k < jobs; k++) {
+		int pfd[2];
+		if (pipe(pfd))
+			return ts_error_set(err, TS_EIO, "pipe: %s", strerror(errno));
+		pids[k] = fork();
+		if (pids[k] < 0)
+			return ts_error_set(err, TS_EIO, "fork: %s", strerror(errno));
+		if (pids[k] == 0) {
+			close(pfd[0]);
+			for (int i = k; i < cx->rs->n; i += jobs) {
+				struct row_msg m;
+				struct sim_prediction out;
+				struct ts_error e = TS_ERROR_INIT;
+				if (use && !use[i])
+					continue;
+				memset(&m, 0, sizeof(m));
+				memset(&out, 0, sizeof(out));
+				double t0 = now_s();
+				m.i = i;
+				m.rc = predict_row(cx, &cx->rs->r[i], c, &out, &e);
+				m.wall_s = now_s() - t0;
+				m.pred_s = cx->rs->r[i].pred_s;
+				m.bd = cx->rs->r[i].bd;
+				snprintf(m.msg, sizeof(m.msg), "%s", e.msg);
+				sim_prediction_release(&out);
+				if (write(pfd[1], &m, sizeof(m)) != (ssize_t)sizeof(m) || m.rc)
+					_exit(1);
+			}
+			_exit(0);
+		}
+		close(pfd[1]);
+		fds[k] = pfd[0];
+	}
+	for (int k = 0; k < jobs; k++) {
+		struct row_msg m;
+		while (read(fds[k], &m, sizeof(m)) == (ssize_t)sizeof(m)) {
+			cx->predictions++;
+			cx->predict_wall_s += m.wall_s;
+			if (m.rc && !rc)
+				rc = ts_error_set(err, m.rc, "%s", m.msg);
+			if (m.i >= 0 && m.i < cx->rs->n) {
+				cx->rs->r[m.i].pred_s = m.pred_s;
+				cx->rs->r[m.i].bd = m.bd;
+			}
+		}
+		close(fds[k]);
+	}
+	for (int k = 0; k < jobs; k++) {
+		int st = 0;
+		waitpid(pids[k], &st, 0);
+		if (!rc && (!WIFEXITED(st) || WEXITSTATUS(st)))
+			rc = ts_error_set(err, TS_EIO, "a prediction process failed");
+	}
+	return rc;
+}
+
 /* Predictions of the rows in use with compute model c: full (free = false)
  * or with free communication; stored in out[i] (all rows indexed). */
 static int predict_set(struct ctx *cx, const struct sim_compute *c, bool free_comm, double *out,
 		       struct ts_error *err)
 {
 	bool saved = cx->st.free_comm;
-	int rc = 0;
+	int rc;
 	cx->st.free_comm = free_comm;
-	for (int i = 0; i < cx->rs->n && !rc; i++) {
-		struct row *r = &cx->rs->r[i];
-		struct sim_prediction pr;
-		if (cx->use && !cx->use[i])
-			continue;
-		memset(&pr, 0, sizeof(pr));
-		rc = predict_row(cx, r, c, &pr, err);
-		sim_prediction_release(&pr);
-		out[i] = r->pred_s;
-	}
+	rc = predict_rows(cx, c, cx->use, err);
+	for (int i = 0; i < cx->rs->n && !rc; i++)
+		if (!cx->use || cx->use[i])
+			out[i] = cx->rs->r[i].pred_s;
 	cx->st.free_comm = saved;
 	return rc;
 }
@@ -395,7 +498,14 @@ static int residuals(const gsl_vector *xv, void *data, gsl_vector *f)
 		const struct row *r = &cx->rs->r[i];
 		if (cx->use && !cx->use[i])
 			continue;
-		gsl_vector_set(f, k++, (cx->t_free[i] + cx->c_comm[i] - r->measured_s) / r->measured_s);
+		double e = (cx->t_free[i] + cx->c_comm[i] - r->measured_s) / r->measured_s;
+		/* Huber: quadratic within +-delta, linear beyond (f^2 = rho(e)), so
+		 * the fit minimises about the mean absolute error the bench reports
+		 * and a few anomalous rows do not pull it as squares would */
+		double d = cx->huber;
+		if (d > 0 && fabs(e) > d)
+			e = copysign(sqrt(2 * d * fabs(e) - d * d), e);
+		gsl_vector_set(f, k++, e);
 	}
 	memcpy(cx->last_x, x, sizeof(x));
 	for (size_t i = 0; i < k; i++)
@@ -548,17 +658,9 @@ static void row_stats(const struct ctx *cx, const bool *use, struct stats *s)
 static int predict_all(struct ctx *cx, const struct sim_compute *c, const bool *use,
 		       struct stats *s, struct ts_error *err)
 {
-	for (int i = 0; i < cx->rs->n; i++) {
-		struct row *r = &cx->rs->r[i];
-		struct sim_prediction out;
-		if (use && !use[i])
-			continue;
-		memset(&out, 0, sizeof(out));
-		int rc = predict_row(cx, r, c, &out, err);
-		sim_prediction_release(&out);
-		if (rc)
-			return rc;
-	}
+	int rc = predict_rows(cx, c, use, err);
+	if (rc)
+		return rc;
 	row_stats(cx, use, s);
 	return 0;
 }
@@ -593,11 +695,15 @@ static void print_params(const char *title, const struct sim_compute *c)
 /* Write the fitted calibration as JSON (atomically). */
 static int write_calibration(const char *path, const struct sim_compute *c, const struct stats *s,
 			     const struct stats *cv, int nrows, const char *csv, int rounds,
-			     struct ts_error *err)
+			     double huber, struct ts_error *err)
 {
-	char buf[4096], cvtext[32] = "null";
+	char buf[4096], cvtext[32] = "null", loss[64];
 	if (cv)
 		snprintf(cvtext, sizeof(cvtext), "%.4f", cv->mean_abs);
+	if (huber > 0)
+		snprintf(loss, sizeof(loss), "Huber, delta %g", huber);
+	else
+		snprintf(loss, sizeof(loss), "least squares");
 	int n = snprintf(
 		buf, sizeof(buf),
 		"{\n"
@@ -607,27 +713,28 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"iterations of the vTrain set\",\n"
 		"  \"gemm_eff_max\": %.6g,\n"
 		"  \"gemm_half_flops\": %.6g,\n"
-		"  \"attn_eff\": %.6g,\n"
 		"  \"launch_us\": %.6g,\n"
-		"  \"overlap_slowdown\": %.6g,\n"
 		"  \"hbm_eff\": %.6g,\n"
 		"  \"fit\": {\n"
 		"    \"data\": \"%s\",\n"
-		"    \"parameters\": [\"gemm_eff_max\", \"attn_eff\", \"hbm_eff\", \"launch_us\"],\n"
-		"    \"fixed\": \"gemm_half_flops, overlap_slowdown, tile 256x128, sm_count 108, peaks "
-		"from the A100 datasheet (compute-model defaults); network from "
-		"a100-vtrain-cluster.json\",\n"
-		"    \"method\": \"residual (T_free(x) + C - T_meas) / T_meas per row, C = exposed "
-		"communication of full sim_predict runs at the anchor, up to %d rounds\",\n"
+		"    \"cluster\": \"examples/calibration/a100-vtrain-cluster.json, fidelity analytic\",\n"
+		"    \"parameters\": [\"gemm_eff_max\", \"gemm_half_flops\", \"hbm_eff\", "
+		"\"launch_us\"],\n"
+		"    \"fixed\": \"attn_eff (flash attention only; this set has none), overlap_slowdown, "
+		"tile 256x128, sm_count 108, peaks from the A100 datasheet (compute-model "
+		"defaults); network from the cluster file\",\n"
+		"    \"method\": \"relative error (T_free(x) + C - T_meas) / T_meas per row, C = "
+		"exposed communication of full sim_predict runs at the anchor, up to %d rounds; "
+		"loss %s\",\n"
 		"    \"rows\": %d,\n"
 		"    \"in_sample_mean_abs_error\": %.4f,\n"
 		"    \"in_sample_max_abs_error\": %.4f,\n"
+		"    \"in_sample_rms_error\": %.4f,\n"
 		"    \"leave_one_model_out_mean_abs_error\": %s\n"
 		"  }\n"
 		"}\n",
-		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->attn_eff, c->launch_s * 1e6,
-		c->overlap_slowdown, c->hbm_eff, csv, rounds, nrows, s->mean_abs, s->max_abs,
-		cvtext);
+		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6, c->hbm_eff, csv,
+		rounds, loss, nrows, s->mean_abs, s->max_abs, s->rms, cvtext);
 	if (n < 0 || n >= (int)sizeof(buf))
 		return ts_error_set(err, TS_EINPUT, "calibration text too long");
 	return fileio_write_atomic(path, buf, (size_t)n, err);
@@ -651,11 +758,13 @@ static void usage(FILE *f)
 		"  --fit             least-squares fit of %d global parameters over all rows\n"
 		"  --cv              leave-one-model-out: fit without each model size, predict it\n"
 		"  --write F         write the fitted calibration JSON to F\n"
+		"  --loss L          fit loss on relative errors: huber (default, delta 2%%) or l2\n"
 		"  --rounds N        fit rounds: re-measure the exposed communication and refit\n"
 		"                    up to N times (default 2)\n"
 		"  --free-comm       predict with communication made free (the fit's surrogate)\n"
 		"  --no-overlap-dp   DP all-reduce after backward instead of overlapped\n"
-		"  --limit N         only the first N rows (CI)\n",
+		"  --limit N         only the first N rows (CI)\n"
+		"  --jobs N          processes predicting rows in parallel (default: CPUs)\n",
 		NPAR);
 }
 
@@ -672,6 +781,8 @@ int main(int argc, char **argv)
 		{ "no-overlap-dp", no_argument, NULL, 'O' },
 		{ "free-comm", no_argument, NULL, 'Z' },
 		{ "rounds", required_argument, NULL, 'R' },
+		{ "loss", required_argument, NULL, 'L' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -692,6 +803,8 @@ int main(int argc, char **argv)
 	cx.cluster = src_rel(CLUSTER_REL, cl_buf, sizeof(cl_buf));
 	cx.st.overlap_dp = true;
 	cx.rounds = 2;
+	cx.huber = 0.02;
+	cx.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	cx.st.fidelity = SIM_ANALYTIC;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -705,6 +818,17 @@ int main(int argc, char **argv)
 		case 'Z': cx.st.free_comm = true; break;
 		case 'R': cx.rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
 		case 'l': limit = atoi(optarg); break;
+		case 'j': cx.jobs = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+		case 'L':
+			if (!strcmp(optarg, "l2"))
+				cx.huber = 0;
+			else if (!strcmp(optarg, "huber"))
+				cx.huber = 0.02;
+			else {
+				fprintf(stderr, "bench_vtrain: --loss: 'huber' or 'l2' (got '%s')\n", optarg);
+				return 2;
+			}
+			break;
 		case 'f':
 			if (!strcmp(optarg, "analytic"))
 				cx.st.fidelity = SIM_ANALYTIC;
@@ -820,7 +944,7 @@ int main(int argc, char **argv)
 		       now_s() - t0, ru.ru_maxrss / 1024.0);
 	}
 	if (write_path && write_calibration(write_path, &c, &s, have_cv ? &cvs : NULL, s.n, CSV_REL + 6,
-					    cx.rounds, &err))
+					    cx.rounds, cx.huber, &err))
 		goto fail;
 	topo_cache_release(&cx.tc);
 	return 0;
