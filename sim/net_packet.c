@@ -77,20 +77,21 @@ struct port {
 };
 
 struct pflow {
+	/* what every hop reads first, together */
+	int8_t hops;               /* path length */
+	bool waiting;              /* on a port's wait list */
+	bool live;                 /* slot in use */
+	bool notified;             /* done() has been called */
+	int32_t q0;                /* packets waiting in the first port's queue */
+	int32_t path[TOPO_MAX_HOPS];/* link ids */
 	double bytes;              /* payload, bytes */
 	double queued_bytes;       /* payload cut into packets so far, bytes */
 	double delivered_bytes;    /* payload through its last hop (arrived or on the last wire), bytes */
 	double retx_bytes;         /* payload waiting to be sent again, bytes */
 	double cwnd;               /* window, packets */
 	int32_t inflight;          /* packets sent and not yet acknowledged */
-	int32_t q0;                /* packets waiting in the first port's queue */
 	int32_t mtu;               /* path MTU, bytes */
 	simtime_ps prop_ps;        /* path latency (ACK delay), ps */
-	int32_t path[TOPO_MAX_HOPS];/* link ids */
-	int8_t hops;               /* path length */
-	bool waiting;              /* on a port's wait list */
-	bool live;                 /* slot in use */
-	bool notified;             /* done() has been called */
 	sim_xfer_done done;        /* callback */
 	void *ctx;                 /* callback context (not owned) */
 	uint64_t arg;              /* callback argument */
