@@ -49,7 +49,7 @@
 #define CALIB_REL "../examples/calibration/a100-vtrain.json"
 #define MAX_ROWS 1024
 #define VOCAB 50257 /* GPT-2 vocabulary (measured/README.md) */
-#define NPAR 4      /* fitted parameters (see "fitted parameters" below) */
+#define NPAR 5      /* fitted parameters (see "fitted parameters" below) */
 
 struct row {
 	int line;              /* line in the CSV, for messages */
@@ -303,7 +303,8 @@ static int predict_row(struct ctx *cx, struct row *r, const struct sim_compute *
  * the executor for absurd durations:
  *   x0: gemm_eff_max in (0.2, 1)     x1: gemm_half_flops in (1e6, 1e11)
  *   x2: hbm_eff in (0.2, 1)          x3: launch in (0.5, 50) us
- * (gemm_half_flops on a log scale). Everything else (peaks, SMs, tiles,
+ *   x4: dispatch in (1, 1000) us (host time per op, overlapped with the GPU)
+ * (gemm_half_flops and dispatch on a log scale). Everything else (peaks, SMs, tiles,
  * attn_eff, which only flash attention uses, overlap_slowdown, the network)
  * stays as the compute model's defaults and the cluster file say.
  *
@@ -320,12 +321,12 @@ static int predict_row(struct ctx *cx, struct row *r, const struct sim_compute *
  * full predictions. */
 
 static const char *const par_names[NPAR] = { "gemm_eff_max", "gemm_half_flops", "hbm_eff",
-					      "launch_us" };
+					      "launch_us", "dispatch_us" };
 
-/* bounds; gemm_half_flops is mapped on a log scale (par_log) */
-static const double par_lo[NPAR] = { 0.2, 1e6, 0.2, 0.5 };
-static const double par_hi[NPAR] = { 1.0, 1e11, 1.0, 50.0 };
-static const bool par_log[NPAR] = { false, true, false, false };
+/* bounds; gemm_half_flops and dispatch_us are mapped on a log scale */
+static const double par_lo[NPAR] = { 0.2, 1e6, 0.2, 0.5, 1 };
+static const double par_hi[NPAR] = { 1.0, 1e11, 1.0, 50.0, 1000 };
+static const bool par_log[NPAR] = { false, true, false, false, true };
 
 static double to_par(int i, double x)
 {
@@ -349,6 +350,7 @@ static void par_values(const struct sim_compute *c, double *v)
 	v[1] = c->gemm_half_flops;
 	v[2] = c->hbm_eff;
 	v[3] = c->launch_s * 1e6;
+	v[4] = c->dispatch_s > 0 ? c->dispatch_s * 1e6 : 100; /* start: 100 us when unset */
 }
 
 static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)
@@ -358,6 +360,7 @@ static void x_to_compute(const double *x, const struct sim_compute *base, struct
 	c->gemm_half_flops = to_par(1, x[1]);
 	c->hbm_eff = to_par(2, x[2]);
 	c->launch_s = 1e-6 * to_par(3, x[3]);
+	c->dispatch_s = 1e-6 * to_par(4, x[4]);
 }
 
 static void compute_to_x(const struct sim_compute *c, double *x)
@@ -714,12 +717,13 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"  \"gemm_eff_max\": %.6g,\n"
 		"  \"gemm_half_flops\": %.6g,\n"
 		"  \"launch_us\": %.6g,\n"
+		"  \"dispatch_us\": %.6g,\n"
 		"  \"hbm_eff\": %.6g,\n"
 		"  \"fit\": {\n"
 		"    \"data\": \"%s\",\n"
 		"    \"cluster\": \"examples/calibration/a100-vtrain-cluster.json, fidelity analytic\",\n"
 		"    \"parameters\": [\"gemm_eff_max\", \"gemm_half_flops\", \"hbm_eff\", "
-		"\"launch_us\"],\n"
+		"\"launch_us\", \"dispatch_us\"],\n"
 		"    \"fixed\": \"attn_eff (flash attention only; this set has none), overlap_slowdown, "
 		"tile 256x128, sm_count 108, peaks from the A100 datasheet (compute-model "
 		"defaults); network from the cluster file\",\n"
@@ -733,7 +737,8 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"    \"leave_one_model_out_mean_abs_error\": %s\n"
 		"  }\n"
 		"}\n",
-		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6, c->hbm_eff, csv,
+		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6,
+		c->dispatch_s * 1e6, c->hbm_eff, csv,
 		rounds, loss, nrows, s->mean_abs, s->max_abs, s->rms, cvtext);
 	if (n < 0 || n >= (int)sizeof(buf))
 		return ts_error_set(err, TS_EINPUT, "calibration text too long");

@@ -93,6 +93,9 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	 * from the cluster (sim_compute_set_host_link). */
 	c->host_mem_Bps = gpu->sm_arch >= 90 ? 60e9 : 40e9;
 	c->host_link_Bps = 0;
+	/* Host dispatch per op (the executor overlaps it with the GPU): 0 until
+	 * calibrated, i.e. the host is never the bottleneck. */
+	c->dispatch_s = 0;
 	snprintf(c->source, sizeof(c->source),
 		 "defaults: %s datasheet peaks (hardware.md), Calculon A100 efficiency tables "
 		 "(formulas.md), assumptions in sim/compute.c",
@@ -151,6 +154,8 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 		return bad(err, "fp32_gemm_ratio", "must be in [0.001, 1]", c->fp32_gemm_ratio);
 	if (!(c->host_link_Bps == 0 || c->host_link_Bps >= 1e6) || !isfinite(c->host_link_Bps))
 		return bad(err, "host_link_bandwidth", "must be at least 1 MB/s", c->host_link_Bps);
+	if (!(c->dispatch_s >= 0 && c->dispatch_s < 1))
+		return bad(err, "dispatch", "must be in [0, 1 s)", c->dispatch_s);
 	if (!(c->host_mem_Bps >= 1e6) || !isfinite(c->host_mem_Bps))
 		return bad(err, "host_memory_bandwidth", "must be at least 1 MB/s", c->host_mem_Bps);
 	return 0;
@@ -162,7 +167,7 @@ static const char *const calib_keys[] = {
 	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*", "hbm_eff", "hbm_half*",
 	"launch*", "gemm_eff_max", "gemm_half_flops", "attn_eff", "sm_count",
 	"overlap_slowdown", "tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
-	"host_link_bandwidth*", "host_memory_bandwidth*", "fit", "comment", NULL
+	"host_link_bandwidth*", "host_memory_bandwidth*", "dispatch*", "fit", "comment", NULL
 };
 
 /* Quantity keys and their kinds: jval_check_keys accepts any "name_..." for
@@ -176,6 +181,7 @@ static const struct {
 	{ "launch", TS_QTY_TIME },
 	{ "host_link_bandwidth", TS_QTY_BANDWIDTH },
 	{ "host_memory_bandwidth", TS_QTY_BANDWIDTH },
+	{ "dispatch", TS_QTY_TIME },
 };
 
 static int check_qty_suffixes(const struct jval *o, struct ts_error *err)
@@ -290,12 +296,20 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	    jval_get_quantity(o, "host_link_bandwidth", TS_QTY_BANDWIDTH, false, false,
 			      &t.host_link_Bps, err) ||
 	    jval_get_quantity(o, "host_memory_bandwidth", TS_QTY_BANDWIDTH, false, false,
-			      &t.host_mem_Bps, err))
+			      &t.host_mem_Bps, err) ||
+	    jval_get_quantity(o, "dispatch", TS_QTY_TIME, false, true, &t.dispatch_s, err))
 		return TS_EINPUT;
 	if (qty_below(o, "hbm_bandwidth", t.hbm_Bps, 1e6, err) ||
 	    qty_below(o, "host_link_bandwidth", t.host_link_Bps, 1e6, err) ||
 	    qty_below(o, "host_memory_bandwidth", t.host_mem_Bps, 1e6, err))
 		return TS_EINPUT;
+	if (t.dispatch_s >= 1) {
+		struct jval c2;
+		jval_child(o, "dispatch", &c2);
+		if (!c2.j)
+			jval_child(o, "dispatch_us", &c2);
+		return jval_error(&c2, err, "must be under 1 s (got %g s)", t.dispatch_s);
+	}
 	if (t.launch_s >= 1) {
 		struct jval c2;
 		jval_child(o, "launch", &c2);

@@ -56,6 +56,7 @@ struct sim_compute {
 	double fp32_gemm_ratio; /* fp32 (TF32) GEMM peak / BF16 peak, dimensionless */
 	double host_link_Bps;   /* achieved GPU<->host copy rate per direction, bytes/s (0: from the node's PCIe) */
 	double host_mem_Bps;    /* host memory bandwidth one GPU's CPU optimizer gets, bytes/s */
+	double dispatch_s;      /* host time to issue one op (framework + launch), s; overlaps the GPU */
 };
 
 /* Defaults for a GPU from the cluster's GPU spec (peak, HBM, SMs by

@@ -81,6 +81,7 @@ struct inst {
 	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2) */
 	int32_t comm_inflight;     /* communication ops running, count */
 	double *vis_f, *exp_f;     /* per micro-batch load factors, dimensionless */
+	simtime_ps cpu_ps;         /* host thread: when it finished dispatching the last op, ps */
 };
 
 struct launch {                    /* one communication op in flight */
@@ -312,6 +313,29 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 	if (op->cls == WL_GEMM && d.m < 1)
 		d.m = 1;
 	dur = (d.flops > 0 || d.bytes > 0) ? sim_compute_time_s(&x->comp, &d) : 0;
+	/* Host dispatch (compute model's dispatch_s): the host thread issues
+	 * the stream's ops in order, dispatch_s each (framework and launch
+	 * time on the CPU), and runs ahead of the GPU except where it blocks
+	 * (pipeline receives, which Megatron and DeepSpeed wait for on the
+	 * host, and a CPU optimizer). An op starts when its inputs are ready
+	 * and it has been dispatched, so streams of small ops are host-bound
+	 * while large ops hide the dispatch. launch_s (inside the op's time) is
+	 * the GPU-side per-kernel cost. */
+	if (dur > 0 && op->cls != WL_HOST_OPT && x->comp.dispatch_s > 0) {
+		simtime_ps now = sim_now(&x->eng), disp = in->cpu_ps + time_from_s(x->comp.dispatch_s);
+		const struct wl_op *ops = x->w->roles[in->role].ops;
+		for (int k = 0; k < op->ndeps; k++)
+			if (ops[op->deps[k]].kind == WL_K_RECV && in->t1[op->deps[k]] > disp)
+				disp = in->t1[op->deps[k]];
+		if (disp > now)
+			dur += time_to_s(disp - now);
+		in->cpu_ps = disp;
+	} else if (dur > 0 && x->comp.dispatch_s > 0) { /* on the host thread itself */
+		simtime_ps now = sim_now(&x->eng);
+		if (in->cpu_ps > now)
+			dur += time_to_s(in->cpu_ps - now);
+		in->cpu_ps = now + time_from_s(dur);
+	}
 	if (in->comm_inflight > 0 && !x->o->free_comm) {
 		double sl = x->o->overlap_slowdown > 0 ? x->o->overlap_slowdown : x->comp.overlap_slowdown;
 		if (sl > 1)
@@ -856,6 +880,7 @@ static int inst_alloc(struct exec *x, struct inst *in, int role, int mm)
 		in->ndeps[i] = (int16_t)x->w->roles[role].ops[i].ndeps;
 		in->t0[i] = in->t1[i] = -1;
 	}
+	in->cpu_ps = 0;
 	return 0;
 }
 

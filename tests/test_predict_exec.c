@@ -353,6 +353,49 @@ START_TEST(tied_embedding_grads_exchanged)
 }
 END_TEST
 
+/* Host dispatch: the host issues every op of the compute stream in turn
+ * while the GPU runs; a dispatch time far above the ops' GPU time makes the
+ * iteration host-bound (about ops x dispatch), a small one hides behind the
+ * GPU (no change). */
+START_TEST(host_dispatch_bounds_small_ops)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b, c;
+	struct sim_compute comp;
+	int nops = 0;
+	load_topo("dgx-h100-ndr", 1);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.global_batch = 8;
+	p.seq_len = 512;
+	resolve(&p);
+	sim_compute_init(&comp, &topo.cl.gpu);
+	sim_predict_opts_init(&o);
+	o.compute = &comp;
+	o.timeline = true;
+	run(&p, &o, &a);
+	for (int32_t i = 0; i < a.tl->n; i++)
+		nops += a.tl->s[i].track == WL_S_COMPUTE; /* rep 0's compute stream */
+	comp.dispatch_s = 1e-3;
+	run(&p, &o, &b);
+	comp.dispatch_s = 1e-7;
+	run(&p, &o, &c);
+	ck_assert_int_gt(nops, 50);
+	ck_assert_msg(b.iteration_time_s >= nops * 1e-3 &&
+			      b.iteration_time_s <= nops * 1e-3 + a.iteration_time_s,
+		      "host-bound %.6f s for %d ops of 1 ms (GPU-bound %.6f s)", b.iteration_time_s,
+		      nops, a.iteration_time_s);
+	ck_assert_msg(fabs(c.iteration_time_s / a.iteration_time_s - 1) < 0.01,
+		      "0.1 us dispatch changed %.6f s to %.6f s", a.iteration_time_s,
+		      c.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	sim_prediction_release(&c);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
 static void dp_plan(struct plan *p)
 {
@@ -568,6 +611,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
+	tcase_add_test(tc, host_dispatch_bounds_small_ops);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);

@@ -292,6 +292,7 @@ static const struct {
 	{ "{\n  \"tile_m\": 0\n}\n", "tile_m" },
 	{ "{\n  \"host_memory_bandwidth\": \"0.5MB/s\"\n}\n", "host_memory_bandwidth" },
 	{ "{\n  \"host_link_bandwidth_furlongs\": 3\n}\n", "host_link_bandwidth" },
+	{ "{\n  \"dispatch\": \"2s\"\n}\n", "dispatch" },
 };
 
 START_TEST(load_bad_file)
