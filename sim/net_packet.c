@@ -66,14 +66,21 @@ static inline int32_t pkt_hop(const struct pkt *k) { return (int32_t)(k->fh >> 2
 struct port {
 	struct pkt *q;             /* FIFO ring of packets, qcap entries (a power of two), owned */
 	uint32_t qhead, qlen, qcap;/* first entry, entries, allocated */
+	int32_t overhead_bytes;    /* the link's per-packet header, bytes (a copy: one line per hop) */
 	int64_t occ_bytes;         /* queued + reserved + being sent, wire bytes */
+	simtime_ps lat_ps;         /* the link's latency, ps (a copy) */
+	simtime_ps ser_ps;         /* serialisation time of ser_wire bytes at the link's rate, ps (a cache) */
+	int32_t ser_wire;          /* wire bytes of the last serialisation computed, bytes */
+	int32_t nwait;             /* ports and senders waiting for room here (see struct portw) */
 	bool busy;                 /* serialising a packet, or committed to (see port_kick) */
 	bool paused;               /* waiting for room downstream */
 	bool wake_pending;         /* a wake-up for a packet still on the wire is queued */
-	int32_t ser_wire;          /* wire bytes of the last serialisation computed, bytes */
-	simtime_ps ser_ps;         /* its time at this link's rate, ps (a cache) */
-	int32_t *wait;             /* ports (>=0) and senders (~flow) waiting for room here */
-	int32_t nwait, capwait;    /* count, allocated */
+};
+
+/* A port's wait list, apart from the hot fields. */
+struct portw {
+	int32_t *wait;             /* ports (>=0) and senders (~flow) waiting for room, owned */
+	int32_t capwait;           /* allocated */
 };
 
 struct pflow {
@@ -105,6 +112,7 @@ struct pflow {
 
 struct sim_pkt_state {
 	struct port *ports;        /* one per link */
+	struct portw *pw;          /* their wait lists */
 	struct pflow *fl;          /* transfer pool */
 	int32_t nfl, capfl, fl_free;/* used, allocated, free list */
 	bool oom;                  /* an allocation failed inside an event */
@@ -113,13 +121,19 @@ struct sim_pkt_state {
 int simp_init(struct sim_net *n, struct ts_error *err)
 {
 	struct sim_pkt_state *s = calloc(1, sizeof(*s));
+	int32_t i;
 	if (!s)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the packet model");
 	n->pkt = s;
 	s->fl_free = -1;
 	s->ports = calloc((size_t)(n->nlinks ? n->nlinks : 1), sizeof(*s->ports));
-	if (!s->ports)
+	s->pw = calloc((size_t)(n->nlinks ? n->nlinks : 1), sizeof(*s->pw));
+	if (!s->ports || !s->pw)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the packet model");
+	for (i = 0; i < n->nlinks; i++) {
+		s->ports[i].overhead_bytes = n->links[i].overhead_bytes;
+		s->ports[i].lat_ps = n->links[i].lat_ps;
+	}
 	if (n->par.buffer_bytes <= 0 || n->par.pfc_bytes <= 0 || n->par.window_pkts <= 0)
 		return ts_error_set(err, TS_EINPUT, "packet model: buffer, pause threshold and "
 				    "window must be positive");
@@ -134,9 +148,11 @@ void simp_release(struct sim_net *n)
 		return;
 	if (s->ports)
 		for (i = 0; i < n->nlinks; i++) {
-			free(s->ports[i].wait);
 			free(s->ports[i].q);
+			if (s->pw)
+				free(s->pw[i].wait);
 		}
+	free(s->pw);
 	for (i = 0; s->fl && i < s->nfl; i++)
 		free(s->fl[i].ackq);
 	free(s->ports);
@@ -180,9 +196,9 @@ static inline struct pkt q_pop(struct port *p)
 	return k;
 }
 
-static inline int64_t wire_bytes(const struct sim_link *l, int32_t payload)
+static inline int64_t wire_bytes(const struct port *p, int32_t payload)
 {
-	return (int64_t)payload + l->overhead_bytes;
+	return (int64_t)payload + p->overhead_bytes;
 }
 
 static void port_kick(struct sim_net *n, int32_t l);
@@ -191,17 +207,18 @@ static void flow_pump(struct sim_net *n, int32_t f);
 static void add_waiter(struct sim_pkt_state *s, int32_t l, int32_t who)
 {
 	struct port *p = &s->ports[l];
-	if (p->nwait == p->capwait) {
-		int32_t nc = p->capwait ? p->capwait * 2 : 8;
-		int32_t *w = realloc(p->wait, (size_t)nc * sizeof(*w));
+	struct portw *pw = &s->pw[l];
+	if (p->nwait == pw->capwait) {
+		int32_t nc = pw->capwait ? pw->capwait * 2 : 8;
+		int32_t *w = realloc(pw->wait, (size_t)nc * sizeof(*w));
 		if (!w) {
 			s->oom = true;
 			return;
 		}
-		p->wait = w;
-		p->capwait = nc;
+		pw->wait = w;
+		pw->capwait = nc;
 	}
-	p->wait[p->nwait++] = who;
+	pw->wait[p->nwait++] = who;
 }
 
 /* Room appeared at port l: retry everyone waiting on it, in arrival order. */
@@ -220,7 +237,7 @@ static void wake(struct sim_net *n, int32_t l)
 			return;
 		}
 	}
-	memcpy(w, p->wait, (size_t)cnt * sizeof(*w));
+	memcpy(w, s->pw[l].wait, (size_t)cnt * sizeof(*w));
 	p->nwait = 0;
 	for (k = 0; k < cnt; k++) {
 		if (w[k] >= 0) {
@@ -287,12 +304,12 @@ static void port_kick(struct sim_net *n, int32_t l)
 			add_waiter(s, nl, l);
 			return;
 		}
-		np->occ_bytes += wire_bytes(&n->links[nl], k->bytes);
+		np->occ_bytes += wire_bytes(np, k->bytes);
 	} else if (k->ready_ps > start) {
 		start = k->ready_ps;
 	}
 	p->busy = true;
-	if (!sim_at(n->eng, start + ser_time(n, p, l, wire_bytes(&n->links[l], k->bytes)), tx_done_ev,
+	if (!sim_at(n->eng, start + ser_time(n, p, l, wire_bytes(p, k->bytes)), tx_done_ev,
 		    n, (uint64_t)l))
 		s->oom = true;
 }
@@ -325,7 +342,7 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	k = q_pop(p);
 	fi = pkt_flow(&k);
 	p->busy = false;
-	p->occ_bytes -= wire_bytes(&n->links[l], k.bytes);
+	p->occ_bytes -= wire_bytes(p, k.bytes);
 	n->st.pkt_hops++;
 	if (pkt_hop(&k) == 0) {
 		/* the sender's NIC serves its connections round-robin: a flow
@@ -337,9 +354,9 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	if (pkt_hop(&k) + 1 < s->fl[fi].hops) {
 		/* straight into the next port's queue, usable after the link
 		 * latency: no event unless that port is idle (one event per hop) */
-		forward(n, &k, e->now + n->links[l].lat_ps);
+		forward(n, &k, e->now + p->lat_ps);
 	} else {
-		last_hop(n, &k, e->now + n->links[l].lat_ps);
+		last_hop(n, &k, e->now + p->lat_ps);
 	}
 	if (p->nwait > 0 && p->occ_bytes < (n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes))
 		wake(n, l);
@@ -446,7 +463,7 @@ static void forward(struct sim_net *n, struct pkt *k, simtime_ps ready_ps)
 	k->ready_ps = ready_ps;
 	l = f->path[pkt_hop(k)];
 	p = &s->ports[l];
-	w = wire_bytes(&n->links[l], k->bytes);
+	w = wire_bytes(p, k->bytes);
 	if (n->par.tcp) {
 		if (p->occ_bytes + w > n->par.buffer_bytes) {
 			/* drop-tail: the sender learns after a timeout */
@@ -536,7 +553,7 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 		k.ready_ps = n->eng->now;
 		k.fh = (uint32_t)fi; /* hop 0 */
 		k.bytes = b;
-		p->occ_bytes += wire_bytes(&n->links[l0], b);
+		p->occ_bytes += wire_bytes(p, b);
 		f->inflight++;
 		f->q0++;
 		enqueue(s, l0, &k);
