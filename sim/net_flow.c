@@ -22,11 +22,26 @@
  * component's flows there, that link joins fully and the part is solved
  * again, so every flow keeps a bottleneck (exact max-min).
  * Completion events are cancelled and reinserted (by handle) only for
- * flows whose rate changed.
+ * flows whose rate changed. Shortcuts that give the same rates: a flow
+ * that starts alone on every link of its path gets the smallest capacity
+ * there at once (nothing else to re-rate), and a link that a flow leaves
+ * empty is not marked dirty (nobody to re-rate through it).
+ *
+ * Memory layout (the model is bound by cache misses on large fabrics: a
+ * 16k-GPU fat-tree has 197k links and millions of flows pass through):
+ * each link's persistent state is one 64-byte line that holds its
+ * capacity, load, latency and its first two flow entries (longer lists
+ * move to the heap); a solve keeps its working values per link in a dense
+ * array (struct qlk) indexed by the link's place in the solve; a flow keeps
+ * what the solver reads in its first cache line, then its path as (link,
+ * position in that link's list) pairs. Flows that start at the same
+ * instant after the same delay share one start event (a batch).
  *
  * Invariants: a flow is on the per-link lists of its path exactly while it
  * is ACTIVE; rem_bytes is exact at time last_ps; the solve event is pending
- * iff ndirty > 0 or the flag solve_pending is set. */
+ * iff ndirty > 0 or the flag solve_pending is set; load_Bps of a link is
+ * the sum of the rates of the flows on it (each crossing counted) up to
+ * rounding. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,93 +50,128 @@
 
 enum { F_FREE, F_WAIT, F_ACTIVE, F_ARRIVING };
 
+struct fhop {
+	int32_t link;                  /* link id */
+	int32_t pos;                   /* its index in that link's flow list while ACTIVE
+	                                * (-1: not listed, after a failed allocation) */
+};
+
 struct flow {
-	double bytes;                  /* payload, bytes */
-	double rem_bytes;              /* not yet sent at last_ps, bytes */
-	double rate_Bps;               /* current rate, bytes/s */
+	/* first cache line: what the solver reads */
+	_Alignas(64) double rate_Bps;  /* current rate, bytes/s */
 	double old_Bps;                /* rate before the current solve, bytes/s */
+	double rem_bytes;              /* not yet sent at last_ps, bytes */
 	double cap_Bps;                /* own rate limit (TCP host copy), 0 = none */
 	simtime_ps last_ps;            /* when rem_bytes was exact, ps */
-	simtime_ps prop_ps;            /* path latency, ps */
-	sim_event_id ev;               /* pending event of this flow */
-	sim_xfer_done done;            /* callback */
-	void *ctx;                     /* callback context (not owned) */
-	uint64_t arg;                  /* callback argument */
-	int32_t ipath[TOPO_MAX_HOPS];  /* link ids (paths of up to TOPO_MAX_HOPS) */
-	int32_t ilpos[TOPO_MAX_HOPS];  /* position in each link's flow list */
-	int32_t *xpath;                /* longer paths (coupled rings): hops link ids,
-	                                * then hops positions; owned, else NULL */
-	int32_t hops;                  /* path length, links */
-	uint8_t state;                 /* F_* */
+	sim_event_id ev;               /* pending send-complete or delivery event (0: none) */
 	uint32_t mark;                 /* component epoch */
 	uint32_t fixed;                /* water-filling generation that fixed it */
 	int32_t loc;                   /* index in the current solve's flow list */
-	int32_t next_free;             /* free list */
+	int32_t hops;                  /* path length, links */
+	/* second line on */
+	struct fhop *xp;               /* the path when longer than TOPO_MAX_HOPS
+	                                * (coupled rings), owned; else NULL */
+	uint8_t state;                 /* F_* */
+	int32_t next;                  /* free list, or the next flow of its start batch */
+	struct fhop ip[TOPO_MAX_HOPS]; /* the path (up to TOPO_MAX_HOPS links) */
+	/* cold: at the start and the end only */
+	double bytes;                  /* payload, bytes */
+	simtime_ps prop_ps;            /* path latency, ps (set when it starts moving) */
+	sim_xfer_done done;            /* callback */
+	void *ctx;                     /* callback context (not owned) */
+	uint64_t arg;                  /* callback argument */
 };
 
-struct lflows {
-	int32_t *f;                    /* flow ids on this link */
-	int32_t *h;                    /* for each, the hop of its path that is this link */
-	int32_t n, cap, caph;          /* count, allocated (f, h) */
-};
+/* A flow's path. */
+static inline struct fhop *fhops(struct flow *f) { return f->xp ? f->xp : f->ip; }
+static inline const struct fhop *cfhops(const struct flow *f) { return f->xp ? f->xp : f->ip; }
 
-/* A flow's path and its back-pointers into the links' flow lists. */
-static inline int32_t *fpath(struct flow *f) { return f->xpath ? f->xpath : f->ipath; }
-static inline int32_t *flpos(struct flow *f) { return f->xpath ? f->xpath + f->hops : f->ilpos; }
-static inline const int32_t *cfpath(const struct flow *f)
+/* Warm a flow's first lines (scalars, the start of its path) before use. */
+static inline void prefetch_flow(const struct flow *f)
 {
-	return f->xpath ? f->xpath : f->ipath;
+	__builtin_prefetch(f, 1);
+	__builtin_prefetch((const char *)f + 64, 1);
+	__builtin_prefetch((const char *)f + 128, 1);
 }
+
+struct lent {
+	int32_t f;                     /* flow id */
+	int32_t h;                     /* the hop of its path that is this link */
+};
+
+#define LINL 2 /* flow entries kept inside a link's line */
+
+/* A link's persistent state: one cache line. */
+struct lstate {
+	double cap_Bps;                /* usable capacity, bytes/s */
+	double load_Bps;               /* sum of its flows' rates, bytes/s */
+	simtime_ps lat_ps;             /* latency, ps */
+	struct lent *on;               /* active flows: inl, or owned when ncap > LINL */
+	int32_t n, ncap;               /* entries in on, allocated (count) */
+	uint32_t lmark;                /* solve epoch that took it */
+	int32_t loc;                   /* its index in that solve's link array */
+	struct lent inl[LINL];         /* the first entries */
+};
+
+/* A link's working values during one solve (dense: the water-filling
+ * loops touch these, not the fabric-wide link array). */
+struct qlk {
+	double cap_Bps;                /* usable capacity, bytes/s */
+	double load_Bps;               /* load before the solve, bytes/s */
+	double csum_Bps;               /* component flows' old rates (per crossing), bytes/s */
+	double rem_Bps;                /* unallocated capacity, bytes/s */
+	double fsum_Bps;               /* rates fixed on it in this fill (per crossing), bytes/s */
+	int32_t link;                  /* link id */
+	int32_t ncomp;                 /* component flows on it (per crossing), count */
+	int32_t nunf;                  /* of those, not yet fixed, count */
+	uint32_t ver;                  /* heap entry version */
+	uint32_t touch;                /* filling level that last changed it */
+	bool full;                     /* joined with all its flows */
+};
 
 struct hent {
 	double share;                  /* remaining capacity / unfixed flows, bytes/s */
-	int32_t link;                  /* link id */
+	int32_t link;                  /* link id (ties: the lower first) */
+	int32_t loc;                   /* its index in the solve's link array */
 	uint32_t ver;                  /* link version when pushed */
 };
 
-/* Everything the solver keeps per link, together (one or two cache lines
- * per link visited instead of one per array). */
-struct lstate {
-	double cap_Bps;                /* usable capacity, bytes/s */
-	double rem_Bps;                /* scratch: unallocated capacity, bytes/s */
-	double load_Bps;               /* sum of its flows' rates, bytes/s */
-	double csum_Bps;               /* scratch: component flows' old rates, bytes/s */
-	int32_t nunf;                  /* scratch: unfixed flows */
-	int32_t ncomp;                 /* scratch: component flows on it */
-	uint32_t lver;                 /* heap entry version */
-	uint32_t lmark;                /* component epoch */
-	uint32_t lfull;                /* epoch it joined with all its flows */
-	uint32_t ltouch;               /* filling level that last changed it */
-	struct lflows on;              /* active flows */
-};
-
 struct sim_flow_state {
-	struct lstate *L;              /* per link */
-	struct flow *fl;               /* flow pool */
+	struct lstate *L;              /* per link, 64-byte aligned */
+	struct flow *fl;               /* flow pool, 64-byte aligned */
 	int32_t nfl, capfl, free_head; /* used slots, allocated, free list */
 	int32_t nactive;               /* ACTIVE flows, count */
-	int32_t *touched;              /* links changed in the current level */
+	simtime_ps bt;                 /* start time of the open start batch, ps */
+	int32_t bhead, btail;          /* its first and last flow, -1 when none is open */
+	struct qlk *Q;                 /* the solve's links (component and boundary) */
+	int32_t nql, capQ;             /* count, allocated */
+	int32_t *qflows;               /* the solve's flows */
+	int32_t nqf, capqf;            /* count, allocated */
+	int32_t *qfull;                /* links (Q index) whose flows are to join */
+	int32_t nqfull, capqfull;      /* count, allocated */
+	int32_t *touched;              /* links (Q index) changed in the current level */
 	int32_t ntouched, captouched;  /* count, allocated */
 	uint32_t level;                /* filling level counter */
-	bool scan;                     /* small solve: find the bottleneck by scanning, no heap */
+	bool scan;                     /* small fill: find the bottleneck by scanning, no heap */
+	int32_t *act;                  /* scanning: links (Q index) with unfixed flows */
+	int32_t capact;                /* allocated */
 	int32_t *uf;                   /* union-find over the solve's flows */
 	int32_t *lgrp;                 /* per solve link: a flow (loc) on it, then its group */
 	int32_t *cnt;                  /* per group: counting-sort offsets */
-	int32_t *sflows, *slinks;      /* flows and links sorted by group */
+	int32_t *sflows, *slinks;      /* flows (ids) and links (Q index) sorted by group */
 	int32_t capuf, caplg, capcnt, capsf, capsl; /* allocated */
 	int32_t *dirty;                /* links changed since the last solve */
 	int32_t ndirty, capdirty;      /* count, allocated */
-	uint32_t epoch;                /* BFS epoch, count */
+	uint32_t epoch;                /* solve epoch, count */
 	bool solve_pending;            /* a solve event is queued */
-	int32_t *qlinks, *qflows;      /* component links (full + boundary), flows */
-	int32_t nql, nqf, capql, capqf;/* counts, allocated */
-	int32_t *qfull;                /* component links whose flows all joined */
-	int32_t nqfull, capqfull;      /* count, allocated */
 	uint32_t fixgen;               /* water-filling generation, count */
 	struct hent *heap;             /* water-filling heap */
 	int32_t nheap, capheap;        /* entries, allocated */
 	bool oom;                      /* an allocation failed inside an event */
 };
+
+_Static_assert(sizeof(struct lstate) == 64, "a link's state is one cache line");
+_Static_assert(sizeof(struct flow) % 64 == 0, "flows start on cache lines");
 
 static int grow_i32(int32_t **a, int32_t *cap, int32_t need)
 {
@@ -140,6 +190,25 @@ static int grow_i32(int32_t **a, int32_t *cap, int32_t need)
 	return 0;
 }
 
+/* Room for one more entry on link l's list. */
+static int lgrow(struct lstate *l)
+{
+	int32_t nc = l->ncap * 2;
+	struct lent *p;
+	if (l->on == l->inl) {
+		p = malloc((size_t)nc * sizeof(*p));
+		if (p)
+			memcpy(p, l->inl, sizeof(l->inl));
+	} else {
+		p = realloc(l->on, (size_t)nc * sizeof(*p));
+	}
+	if (!p)
+		return TS_ENOMEM;
+	l->on = p;
+	l->ncap = nc;
+	return 0;
+}
+
 int simf_init(struct sim_net *n, struct ts_error *err)
 {
 	struct sim_flow_state *s = calloc(1, sizeof(*s));
@@ -148,11 +217,19 @@ int simf_init(struct sim_net *n, struct ts_error *err)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the flow model");
 	n->flow = s;
 	s->free_head = -1;
-	s->L = calloc((size_t)L, sizeof(*s->L));
+	s->bhead = s->btail = -1;
+	s->L = aligned_alloc(64, (size_t)L * sizeof(*s->L));
 	if (!s->L)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the flow model");
-	for (i = 0; i < n->nlinks; i++)
+	memset(s->L, 0, (size_t)L * sizeof(*s->L));
+	for (i = 0; i < L; i++) {
+		s->L[i].on = s->L[i].inl;
+		s->L[i].ncap = LINL;
+	}
+	for (i = 0; i < n->nlinks; i++) {
 		s->L[i].cap_Bps = n->links[i].bw_Bps * simn_payload_eff(&n->links[i]);
+		s->L[i].lat_ps = n->links[i].lat_ps;
+	}
 	return 0;
 }
 
@@ -162,25 +239,23 @@ void simf_release(struct sim_net *n)
 	int32_t i;
 	if (!s)
 		return;
-	if (s->L)
-		for (i = 0; i < n->nlinks; i++)
-{
-			free(s->L[i].on.f);
-			free(s->L[i].on.h);
-		}
+	for (i = 0; s->L && i < n->nlinks; i++)
+		if (s->L[i].on != s->L[i].inl)
+			free(s->L[i].on);
 	for (i = 0; s->fl && i < s->nfl; i++)
-		free(s->fl[i].xpath);
+		free(s->fl[i].xp);
 	free(s->L);
+	free(s->Q);
+	free(s->qflows);
+	free(s->qfull);
 	free(s->touched);
+	free(s->act);
 	free(s->uf);
 	free(s->lgrp);
 	free(s->cnt);
 	free(s->sflows);
 	free(s->slinks);
-	free(s->qfull);
 	free(s->dirty);
-	free(s->qlinks);
-	free(s->qflows);
 	free(s->heap);
 	free(s->fl);
 	free(s);
@@ -192,14 +267,17 @@ static int32_t flow_alloc(struct sim_flow_state *s)
 	int32_t id;
 	if (s->free_head >= 0) {
 		id = s->free_head;
-		s->free_head = s->fl[id].next_free;
+		s->free_head = s->fl[id].next;
 		return id;
 	}
 	if (s->nfl == s->capfl) {
 		int32_t nc = s->capfl ? s->capfl * 2 : 256;
-		struct flow *p = realloc(s->fl, (size_t)nc * sizeof(*p));
+		struct flow *p = aligned_alloc(64, (size_t)nc * sizeof(*p));
 		if (!p)
 			return -1;
+		if (s->nfl)
+			memcpy(p, s->fl, (size_t)s->nfl * sizeof(*p));
+		free(s->fl);
 		s->fl = p;
 		s->capfl = nc;
 	}
@@ -208,16 +286,17 @@ static int32_t flow_alloc(struct sim_flow_state *s)
 
 static void flow_free(struct sim_flow_state *s, int32_t id)
 {
-	free(s->fl[id].xpath);
-	s->fl[id].xpath = NULL;
+	free(s->fl[id].xp);
+	s->fl[id].xp = NULL;
 	s->fl[id].state = F_FREE;
-	s->fl[id].next_free = s->free_head;
+	s->fl[id].next = s->free_head;
 	s->free_head = id;
 }
 
-static void mark_dirty(struct sim_net *n, int32_t l);
 static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 
+/* Queue the solve of the current instant (once), after the events
+ * already queued for it. */
 static void queue_solve(struct sim_net *n)
 {
 	struct sim_flow_state *s = n->flow;
@@ -233,7 +312,7 @@ static void queue_solve(struct sim_net *n)
 static void mark_dirty(struct sim_net *n, int32_t l)
 {
 	struct sim_flow_state *s = n->flow;
-	if (grow_i32(&s->dirty, &s->capdirty, s->ndirty + 1)) {
+	if (s->ndirty == s->capdirty && grow_i32(&s->dirty, &s->capdirty, s->ndirty + 1)) {
 		s->oom = true;
 		return;
 	}
@@ -241,54 +320,95 @@ static void mark_dirty(struct sim_net *n, int32_t l)
 	queue_solve(n);
 }
 
+static void sent_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+
 static void activate(struct sim_net *n, int32_t id)
 {
 	struct sim_flow_state *s = n->flow;
 	struct flow *f = &s->fl[id];
-	int32_t *path = fpath(f), *lpos = flpos(f), h;
+	struct fhop *hp = fhops(f);
+	simtime_ps prop = 0;
+	double r = INFINITY;
+	bool alone = true;
+	int32_t h;
 	f->state = F_ACTIVE;
 	f->last_ps = n->eng->now;
 	f->rate_Bps = 0;
 	f->fixed = 0;
 	f->ev = 0;
+	for (h = 0; h < f->hops; h++)
+		__builtin_prefetch(&s->L[hp[h].link], 1); /* the misses overlap */
 	for (h = 0; h < f->hops; h++) {
-		struct lflows *lf = &s->L[path[h]].on;
-		if (grow_i32(&lf->f, &lf->cap, lf->n + 1) || grow_i32(&lf->h, &lf->caph, lf->n + 1)) {
+		struct lstate *l = &s->L[hp[h].link];
+		prop += l->lat_ps;
+		if (l->n == l->ncap && lgrow(l)) {
 			s->oom = true;
-			lpos[h] = -1;
+			hp[h].pos = -1;
+			alone = false;
 			continue;
 		}
-		lpos[h] = lf->n;
-		lf->h[lf->n] = h;
-		lf->f[lf->n++] = id;
-		mark_dirty(n, path[h]);
+		hp[h].pos = l->n;
+		l->on[l->n].f = id;
+		l->on[l->n].h = h;
+		l->n++;
+		alone = alone && l->n == 1;
+		if (l->cap_Bps < r)
+			r = l->cap_Bps;
 	}
+	f->prop_ps = prop;
 	s->nactive++;
+	if (alone) {
+		/* Alone on every link of its path (none crossed twice): its
+		 * max-min rate is the smallest capacity there, or its own cap,
+		 * and no other flow's rate changes: nothing to solve. The
+		 * instant's solve is still queued, so that an event queued
+		 * after this start sees the rates after every start of the
+		 * instant (sim_int.h, simf_rate_Bps); one that reaches this
+		 * flow gives it the same rate. */
+		if (f->cap_Bps > 0 && f->cap_Bps < r)
+			r = f->cap_Bps;
+		f->rate_Bps = f->old_Bps = r;
+		for (h = 0; h < f->hops; h++)
+			s->L[hp[h].link].load_Bps = r;
+		f->ev = sim_at(n->eng, n->eng->now + simn_ps_for(f->rem_bytes, r), sent_ev, n,
+			       (uint64_t)id);
+		if (!f->ev)
+			s->oom = true;
+		queue_solve(n);
+		return;
+	}
+	for (h = 0; h < f->hops; h++)
+		if (hp[h].pos >= 0)
+			mark_dirty(n, hp[h].link);
 }
 
 static void deactivate(struct sim_net *n, int32_t id)
 {
 	struct sim_flow_state *s = n->flow;
 	struct flow *f = &s->fl[id];
-	int32_t *path = fpath(f), *lpos = flpos(f), h;
+	const struct fhop *hp = fhops(f);
+	int32_t h;
+	for (h = 0; h < f->hops; h++)
+		__builtin_prefetch(&s->L[hp[h].link], 1);
 	for (h = 0; h < f->hops; h++) {
-		struct lflows *lf = &s->L[path[h]].on;
-		int32_t pos = lpos[h], last;
+		struct lstate *l = &s->L[hp[h].link];
+		int32_t pos = hp[h].pos, last;
 		if (pos < 0)
 			continue;
-		s->L[path[h]].load_Bps -= f->rate_Bps;
-		if (lf->n == 1)
-			s->L[path[h]].load_Bps = 0; /* no drift on an idle link */
-		last = --lf->n;
+		l->load_Bps -= f->rate_Bps;
+		if (l->n == 1)
+			l->load_Bps = 0; /* no drift on an idle link */
+		last = --l->n;
 		if (pos != last) {
 			/* the last entry fills the hole; fix its back-pointer (O(1):
 			 * entries know their hop, even on a path that crosses this
 			 * link several times) */
-			lf->f[pos] = lf->f[last];
-			lf->h[pos] = lf->h[last];
-			flpos(&s->fl[lf->f[pos]])[lf->h[pos]] = pos;
+			struct lent m = l->on[last];
+			l->on[pos] = m;
+			fhops(&s->fl[m.f])[m.h].pos = pos;
 		}
-		mark_dirty(n, path[h]);
+		if (l->n > 0)
+			mark_dirty(n, hp[h].link); /* an idle link re-rates nobody */
 	}
 	s->nactive--;
 }
@@ -301,6 +421,7 @@ static void deliver_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	sim_xfer_done done = f->done;
 	void *dctx = f->ctx;
 	uint64_t darg = f->arg;
+	(void)e;
 	n->st.bytes_delivered += f->bytes;
 	n->st.xfers_done++;
 	flow_free(s, (int32_t)arg);
@@ -312,6 +433,9 @@ static void sent_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
 	struct flow *f = &n->flow->fl[arg];
+	uint64_t nx;
+	if (sim_peek_next(e, sent_ev, &nx))
+		prefetch_flow(&n->flow->fl[nx]); /* flows often end together */
 	f->rem_bytes = 0;
 	deactivate(n, (int32_t)arg);
 	f->state = F_ARRIVING;
@@ -320,9 +444,22 @@ static void sent_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		n->flow->oom = true;
 }
 
+/* A start batch: arg is its first flow; the flows are linked by next. */
 static void start_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
-	activate(ctx, (int32_t)arg);
+	struct sim_net *n = ctx;
+	struct sim_flow_state *s = n->flow;
+	int32_t id = (int32_t)arg;
+	(void)e;
+	if (s->bhead == id)
+		s->bhead = s->btail = -1; /* closed: later sends start a new batch */
+	while (id >= 0) {
+		int32_t nx = s->fl[id].next;
+		if (nx >= 0)
+			prefetch_flow(&s->fl[nx]);
+		activate(n, id);
+		id = nx;
+	}
 }
 
 int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
@@ -330,32 +467,42 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	      int32_t *id_out)
 {
 	struct sim_flow_state *s = n->flow;
-	int32_t id = flow_alloc(s), *fp;
+	int32_t id = flow_alloc(s);
 	struct flow *f;
+	struct fhop *hp;
+	simtime_ps t;
 	int h;
 	if (id < 0)
 		return TS_ENOMEM;
 	f = &s->fl[id];
-	memset(f, 0, sizeof(*f));
+	f->xp = NULL;
 	if (hops > TOPO_MAX_HOPS) {
-		f->xpath = malloc((size_t)hops * 2 * sizeof(int32_t));
-		if (!f->xpath) {
+		f->xp = malloc((size_t)hops * sizeof(*f->xp));
+		if (!f->xp) {
 			flow_free(s, id);
 			return TS_ENOMEM;
 		}
 	}
 	if (id_out)
 		*id_out = id;
-	f->bytes = bytes;
+	f->rate_Bps = f->old_Bps = 0;
 	f->rem_bytes = bytes;
+	f->cap_Bps = 0;
+	f->last_ps = 0;
+	f->ev = 0;
+	f->mark = f->fixed = 0;
+	f->loc = 0;
+	f->hops = hops;
+	f->next = -1;
+	f->bytes = bytes;
+	f->prop_ps = 0;
 	f->done = done;
 	f->ctx = ctx;
 	f->arg = arg;
-	f->hops = hops;
-	fp = fpath(f);
+	hp = fhops(f);
 	for (h = 0; h < hops; h++) {
-		fp[h] = path[h];
-		f->prop_ps += n->links[path[h]].lat_ps;
+		hp[h].link = path[h];
+		hp[h].pos = -1;
 	}
 	if (n->par.tcp && n->par.tcp_byte_s > 0)
 		f->cap_Bps = 1.0 / n->par.tcp_byte_s; /* host copy cost per byte */
@@ -369,8 +516,22 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	}
 	f->state = F_WAIT;
 	if (start_delay_ps > 0) {
-		f->ev = sim_after(n->eng, start_delay_ps, start_ev, n, (uint64_t)id);
-		return f->ev ? 0 : TS_ENOMEM;
+		/* Join the open batch when it starts at the same time (the
+		 * transfers of one collective step do): one event for all. The
+		 * flows activate in the order they were sent, at the place of
+		 * the batch's first; activation only queues the instant's solve,
+		 * which runs after all of them either way. */
+		t = n->eng->now + start_delay_ps;
+		if (s->bhead >= 0 && s->bt == t) {
+			s->fl[s->btail].next = id;
+			s->btail = id;
+			return 0;
+		}
+		if (!sim_at(n->eng, t, start_ev, n, (uint64_t)id))
+			return TS_ENOMEM;
+		s->bt = t;
+		s->bhead = s->btail = id;
+		return 0;
 	}
 	activate(n, id);
 	return s->oom ? TS_ENOMEM : 0;
@@ -378,9 +539,14 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 
 /* ---- water-filling ------------------------------------------------------- */
 
-static void hpush(struct sim_flow_state *s, double share, int32_t link)
+static bool hless(double sa, int32_t la, double sb, int32_t lb)
 {
-	int32_t i;
+	return sa < sb || (sa == sb && la < lb);
+}
+
+static void hpush(struct sim_flow_state *s, double share, int32_t j)
+{
+	int32_t i, link = s->Q[j].link;
 	if (s->nheap == s->capheap) {
 		int32_t nc = s->capheap ? s->capheap * 2 : 256;
 		struct hent *p = realloc(s->heap, (size_t)nc * sizeof(*p));
@@ -394,14 +560,15 @@ static void hpush(struct sim_flow_state *s, double share, int32_t link)
 	i = s->nheap++;
 	while (i > 0) {
 		int32_t p = (i - 1) / 2;
-		if (s->heap[p].share < share || (s->heap[p].share == share && s->heap[p].link <= link))
+		if (!hless(share, link, s->heap[p].share, s->heap[p].link))
 			break;
 		s->heap[i] = s->heap[p];
 		i = p;
 	}
 	s->heap[i].share = share;
 	s->heap[i].link = link;
-	s->heap[i].ver = s->L[link].lver;
+	s->heap[i].loc = j;
+	s->heap[i].ver = s->Q[j].ver;
 }
 
 static struct hent hpop(struct sim_flow_state *s)
@@ -413,11 +580,9 @@ static struct hent hpop(struct sim_flow_state *s)
 		if (c >= s->nheap)
 			break;
 		if (c + 1 < s->nheap &&
-		    (s->heap[c + 1].share < s->heap[c].share ||
-		     (s->heap[c + 1].share == s->heap[c].share && s->heap[c + 1].link < s->heap[c].link)))
+		    hless(s->heap[c + 1].share, s->heap[c + 1].link, s->heap[c].share, s->heap[c].link))
 			c++;
-		if (last.share < s->heap[c].share ||
-		    (last.share == s->heap[c].share && last.link <= s->heap[c].link))
+		if (!hless(s->heap[c].share, s->heap[c].link, last.share, last.link))
 			break;
 		s->heap[i] = s->heap[c];
 		i = c;
@@ -427,41 +592,58 @@ static struct hent hpop(struct sim_flow_state *s)
 	return top;
 }
 
-static bool saturated(const struct sim_flow_state *s, int32_t l)
+/* Add link l to the solve; returns its index in Q, or -1 when memory ran
+ * out. full (a dirty link, or one found to need it): all its flows join.
+ * A saturated link: the flows bottlenecked on it (the fastest there) join;
+ * slower ones are bottlenecked elsewhere and keep their rates unless the
+ * check after filling says otherwise. Any other link is a boundary: its
+ * flows keep their rates (an unsaturated link couples nobody). */
+static int32_t take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full)
 {
-	return s->L[l].load_Bps >= s->L[l].cap_Bps * (1 - 1e-7);
-}
-
-/* Add link l to the solve. full (a dirty link, or one found to need it):
- * all its flows join. A saturated link: the flows bottlenecked on it (the
- * fastest there) join; slower ones are bottlenecked elsewhere and keep
- * their rates unless the check after filling says otherwise. Any other
- * link is a boundary: its flows keep their rates (an unsaturated link
- * couples nobody). */
-static int take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full)
-{
-	if (s->L[l].lmark == ep && (s->L[l].lfull == ep || !full))
-		return 0;
-	if (s->L[l].lmark != ep) {
-		s->L[l].lmark = ep;
-		s->L[l].ncomp = 0;
-		s->L[l].csum_Bps = 0;
-		if (grow_i32(&s->qlinks, &s->capql, s->nql + 1))
-			return TS_ENOMEM;
-		s->qlinks[s->nql++] = l;
-		if (!full && saturated(s, l)) {
+	struct lstate *ls = &s->L[l];
+	struct qlk *q;
+	int32_t j;
+	if (ls->lmark == ep) {
+		j = ls->loc;
+		if (!full || s->Q[j].full)
+			return j;
+	} else {
+		if (s->nql == s->capQ) {
+			int32_t nc = s->capQ ? s->capQ * 2 : 256;
+			struct qlk *p = realloc(s->Q, (size_t)nc * sizeof(*p));
+			if (!p)
+				return -1;
+			s->Q = p;
+			s->capQ = nc;
+		}
+		j = s->nql++;
+		ls->lmark = ep;
+		ls->loc = j;
+		q = &s->Q[j];
+		q->cap_Bps = ls->cap_Bps;
+		q->load_Bps = ls->load_Bps;
+		q->csum_Bps = 0;
+		q->rem_Bps = q->cap_Bps;
+		q->fsum_Bps = 0;
+		q->link = l;
+		q->ncomp = q->nunf = 0;
+		q->ver = 0;
+		q->touch = 0;
+		q->full = false;
+		if (!full && ls->load_Bps >= ls->cap_Bps * (1 - 1e-7)) {
+			/* saturated: partial (full stays false) */
 			if (grow_i32(&s->qfull, &s->capqfull, s->nqfull + 1))
-				return TS_ENOMEM;
-			s->qfull[s->nqfull++] = l; /* partial: lfull stays != ep */
+				return -1;
+			s->qfull[s->nqfull++] = j;
 		}
 	}
 	if (full) {
-		s->L[l].lfull = ep;
+		s->Q[j].full = true;
 		if (grow_i32(&s->qfull, &s->capqfull, s->nqfull + 1))
-			return TS_ENOMEM;
-		s->qfull[s->nqfull++] = l;
+			return -1;
+		s->qfull[s->nqfull++] = j;
 	}
-	return 0;
+	return j;
 }
 
 /* Grow the component: the flows of full and saturated links (see
@@ -469,38 +651,43 @@ static int take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full
 static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps now)
 {
 	for (; *qi < s->nqfull; (*qi)++) {
-		int32_t l = s->qfull[*qi];
-		struct lflows *lf = &s->L[l].on;
-		bool all = s->L[l].lfull == ep;
+		int32_t jl = s->qfull[*qi];
+		const struct lstate *ls = &s->L[s->Q[jl].link];
+		bool all = s->Q[jl].full;
 		double mx = 0;
 		int32_t i;
 		if (!all)
-			for (i = 0; i < lf->n; i++)
-				if (s->fl[lf->f[i]].rate_Bps > mx)
-					mx = s->fl[lf->f[i]].rate_Bps;
-		for (i = 0; i < lf->n; i++) {
-			struct flow *f = &s->fl[lf->f[i]];
+			for (i = 0; i < ls->n; i++)
+				if (s->fl[ls->on[i].f].rate_Bps > mx)
+					mx = s->fl[ls->on[i].f].rate_Bps;
+		for (i = 0; i < ls->n; i++) {
+			int32_t id = ls->on[i].f;
+			struct flow *f = &s->fl[id];
+			const struct fhop *hp;
 			int h;
 			if (f->mark == ep)
 				continue;
 			if (!all && f->rate_Bps < mx * (1 - 1e-9))
 				continue; /* bottlenecked elsewhere */
 			f->mark = ep;
-			if (grow_i32(&s->qflows, &s->capqf, s->nqf + 1))
+			if (s->nqf == s->capqf && grow_i32(&s->qflows, &s->capqf, s->nqf + 1))
 				return TS_ENOMEM;
-			s->qflows[s->nqf++] = lf->f[i];
+			s->qflows[s->nqf++] = id;
 			/* bring remaining bytes up to now at the old rate */
 			f->rem_bytes -= f->rate_Bps * time_to_s(now - f->last_ps);
 			if (f->rem_bytes < 0)
 				f->rem_bytes = 0;
 			f->last_ps = now;
 			f->old_Bps = f->rate_Bps;
+			hp = cfhops(f);
+			for (h = 0; h < f->hops; h++)
+				__builtin_prefetch(&s->L[hp[h].link], 1);
 			for (h = 0; h < f->hops; h++) {
-				int32_t k = fpath(f)[h];
-				if (take_link(s, k, ep, false))
+				int32_t j = take_link(s, hp[h].link, ep, false);
+				if (j < 0)
 					return TS_ENOMEM;
-				s->L[k].ncomp++;
-				s->L[k].csum_Bps += f->old_Bps;
+				s->Q[j].ncomp++;
+				s->Q[j].csum_Bps += f->old_Bps;
 			}
 		}
 	}
@@ -511,24 +698,27 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
  * new shares enter the heap once per level (flush_level). */
 static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_t fx)
 {
-	const int32_t *path = fpath(f);
+	const struct fhop *hp = cfhops(f);
 	int32_t k;
 	f->fixed = fx;
 	f->rate_Bps = r;
 	for (k = 0; k < f->hops; k++) {
-		int32_t l = path[k];
-		s->L[l].rem_Bps -= r;
-		if (s->L[l].rem_Bps < 0)
-			s->L[l].rem_Bps = 0;
-		s->L[l].nunf--;
-		s->L[l].lver++;
-		if (s->L[l].ltouch != s->level) {
-			s->L[l].ltouch = s->level;
-			if (grow_i32(&s->touched, &s->captouched, s->ntouched + 1)) {
+		int32_t j = s->L[hp[k].link].loc;
+		struct qlk *q = &s->Q[j];
+		q->rem_Bps -= r;
+		if (q->rem_Bps < 0)
+			q->rem_Bps = 0;
+		q->fsum_Bps += r;
+		q->nunf--;
+		q->ver++;
+		if (!s->scan && q->touch != s->level) {
+			q->touch = s->level;
+			if (s->ntouched == s->captouched &&
+			    grow_i32(&s->touched, &s->captouched, s->ntouched + 1)) {
 				s->oom = true;
 				continue;
 			}
-			s->touched[s->ntouched++] = l;
+			s->touched[s->ntouched++] = j;
 		}
 	}
 }
@@ -536,84 +726,101 @@ static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_
 static void flush_level(struct sim_flow_state *s)
 {
 	int32_t i;
-	for (i = 0; s->scan ? 0 : i < s->ntouched; i++) {
-		int32_t l = s->touched[i];
-		s->L[l].lver++;
-		if (s->L[l].nunf > 0)
-			hpush(s, s->L[l].rem_Bps / s->L[l].nunf, l);
+	for (i = 0; i < s->ntouched; i++) { /* none when scanning */
+		struct qlk *q = &s->Q[s->touched[i]];
+		q->ver++;
+		if (q->nunf > 0)
+			hpush(s, q->rem_Bps / q->nunf, s->touched[i]);
 	}
 	s->ntouched = 0;
 	s->level++;
 }
 
-/* Progressive filling over the component on residual capacities: links
+/* Progressive filling over the links ql (Q indices; NULL: all nql from 0)
+ * and flows qf of one part of the solve, on residual capacities: links
  * lose what flows outside the component use; repeatedly the link with the
  * smallest fair share is saturated and its unfixed flows fixed at that
  * share; a flow's own cap (TCP host copy) acts as a private link. */
-static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
+static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const int32_t *ql,
+		       int32_t nql, const int32_t *qf, int32_t nqf)
 {
-	int32_t qi, i, ncapped = 0;
+	int32_t qi, i, ncapped = 0, nact = 0;
 	s->nheap = 0;
 	s->ntouched = 0;
 	s->level++;
-	/* Small solves: a linear scan per level (at most one level per flow)
-	 * beats heap upkeep. */
-	s->scan = (int64_t)s->nql * s->nqf <= 65536;
-	for (qi = 0; qi < s->nql; qi++) {
-		int32_t l = s->qlinks[qi];
+	/* Small fills: a linear scan per level (at most one level per flow)
+	 * over the links that still have unfixed flows beats heap upkeep. */
+	s->scan = (int64_t)nql * nqf <= 65536;
+	if (s->scan && grow_i32(&s->act, &s->capact, nql)) {
+		s->oom = true;
+		return;
+	}
+	for (qi = 0; qi < nql; qi++) {
+		int32_t j = ql ? ql[qi] : qi;
+		struct qlk *q = &s->Q[j];
 		/* flows outside the component keep their rates */
-		double bg = s->L[l].load_Bps - s->L[l].csum_Bps;
+		double bg = q->load_Bps - q->csum_Bps;
 		if (bg < 0)
 			bg = 0;
-		s->L[l].nunf = s->L[l].ncomp;
-		s->L[l].rem_Bps = s->L[l].cap_Bps - bg;
-		if (s->L[l].rem_Bps < 0)
-			s->L[l].rem_Bps = 0;
-		s->L[l].lver++;
-		if (s->L[l].nunf > 0 && !s->scan)
-			hpush(s, s->L[l].rem_Bps / s->L[l].nunf, l);
+		q->nunf = q->ncomp;
+		q->rem_Bps = q->cap_Bps - bg;
+		if (q->rem_Bps < 0)
+			q->rem_Bps = 0;
+		q->fsum_Bps = 0;
+		q->ver++;
+		if (q->nunf <= 0)
+			continue;
+		if (s->scan)
+			s->act[nact++] = j;
+		else
+			hpush(s, q->rem_Bps / q->nunf, j);
 	}
-	for (i = 0; i < s->nqf; i++)
-		if (s->fl[s->qflows[i]].cap_Bps > 0)
+	for (i = 0; i < nqf; i++)
+		if (s->fl[qf[i]].cap_Bps > 0)
 			ncapped++;
 	for (;;) {
 		double mincap = INFINITY;
+		struct hent h = { 0, 0, 0, 0 };
+		bool have = false;
 		if (ncapped > 0)
-			for (i = 0; i < s->nqf; i++) {
-				const struct flow *f = &s->fl[s->qflows[i]];
+			for (i = 0; i < nqf; i++) {
+				const struct flow *f = &s->fl[qf[i]];
 				if (f->fixed != fx && f->cap_Bps > 0 && f->cap_Bps < mincap)
 					mincap = f->cap_Bps;
 			}
 		if (s->scan) {
-			/* the smallest share, ties to the lower link id (the heap's order) */
-			s->nheap = 0;
-			for (qi = 0; qi < s->nql; qi++) {
-				int32_t l = s->qlinks[qi];
+			/* the smallest share, ties to the lower link id (the heap's
+			 * order); links left without unfixed flows drop out */
+			for (qi = 0; qi < nact;) {
+				int32_t j = s->act[qi];
+				const struct qlk *q = &s->Q[j];
 				double sh;
-				if (s->L[l].nunf <= 0)
+				if (q->nunf <= 0) {
+					s->act[qi] = s->act[--nact];
 					continue;
-				sh = s->L[l].rem_Bps / s->L[l].nunf;
-				if (s->nheap == 0 || sh < s->heap[0].share ||
-				    (sh == s->heap[0].share && l < s->heap[0].link)) {
-					if (s->capheap == 0) {
-						hpush(s, sh, l); /* allocates the first slot */
-						continue;
-					}
-					s->heap[0].share = sh;
-					s->heap[0].link = l;
-					s->heap[0].ver = s->L[l].lver;
-					s->nheap = 1;
 				}
+				sh = q->rem_Bps / q->nunf;
+				if (!have || hless(sh, q->link, h.share, h.link)) {
+					h.share = sh;
+					h.link = q->link;
+					h.loc = j;
+					have = true;
+				}
+				qi++;
 			}
 		} else {
-			while (s->nheap > 0 && s->heap[0].ver != s->L[s->heap[0].link].lver)
+			while (s->nheap > 0 && s->heap[0].ver != s->Q[s->heap[0].loc].ver)
 				(void)hpop(s);
+			have = s->nheap > 0;
+			if (have)
+				h = s->heap[0];
 		}
-		if (s->nheap > 0 && s->heap[0].share <= mincap) {
-			struct hent h = hpop(s);
-			struct lflows *lf = &s->L[h.link].on;
-			for (i = 0; i < lf->n; i++) {
-				struct flow *f = &s->fl[lf->f[i]];
+		if (have && h.share <= mincap) {
+			const struct lstate *ls = &s->L[h.link];
+			if (!s->scan)
+				(void)hpop(s);
+			for (i = 0; i < ls->n; i++) {
+				struct flow *f = &s->fl[ls->on[i].f];
 				if (f->mark != ep || f->fixed == fx)
 					continue;
 				if (f->cap_Bps > 0)
@@ -622,8 +829,8 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 			}
 			flush_level(s);
 		} else if (ncapped > 0 && mincap < INFINITY) {
-			for (i = 0; i < s->nqf; i++) {
-				struct flow *f = &s->fl[s->qflows[i]];
+			for (i = 0; i < nqf; i++) {
+				struct flow *f = &s->fl[qf[i]];
 				if (f->fixed == fx || !(f->cap_Bps > 0) || f->cap_Bps > mincap)
 					continue;
 				ncapped--;
@@ -654,10 +861,10 @@ static int32_t uf_find(int32_t *uf, int32_t x)
 static void fill_parts(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 {
 	int32_t nf = s->nqf, nl = s->nql, i, j, g;
-	int32_t *qf = s->qflows, *ql = s->qlinks, *lend;
+	int32_t *qf = s->qflows, *lend;
 	int32_t f0 = 0, l0 = 0;
 	if (nf < 64) {
-		water_fill(s, ep, fx);
+		water_fill(s, ep, fx, NULL, nl, qf, nf);
 		return;
 	}
 	if (grow_i32(&s->uf, &s->capuf, 2 * nf + 1) || grow_i32(&s->lgrp, &s->caplg, nl) ||
@@ -671,10 +878,10 @@ static void fill_parts(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 		s->fl[qf[i]].loc = i;
 	}
 	for (i = 0; i < nl; i++) {
-		const struct lflows *lf = &s->L[ql[i]].on;
+		const struct lstate *ls = &s->L[s->Q[i].link];
 		int32_t first = -1;
-		for (j = 0; j < lf->n; j++) {
-			const struct flow *f = &s->fl[lf->f[j]];
+		for (j = 0; j < ls->n; j++) {
+			const struct flow *f = &s->fl[ls->on[j].f];
 			int32_t a, b;
 			if (f->mark != ep)
 				continue;
@@ -710,23 +917,15 @@ static void fill_parts(struct sim_flow_state *s, uint32_t ep, uint32_t fx)
 		lend[i + 1] += lend[i];
 	for (i = 0; i < nl; i++)
 		if (s->lgrp[i] >= 0)
-			s->slinks[lend[s->lgrp[i]]++] = ql[i];
+			s->slinks[lend[s->lgrp[i]]++] = i;
 	for (g = 0; g < nf && !s->oom; g++) {
 		int32_t f1 = s->cnt[g], l1 = lend[g];
 		if (f1 == f0)
 			continue;
-		s->qflows = s->sflows + f0;
-		s->nqf = f1 - f0;
-		s->qlinks = s->slinks + l0;
-		s->nql = l1 - l0;
-		water_fill(s, ep, fx);
+		water_fill(s, ep, fx, s->slinks + l0, l1 - l0, s->sflows + f0, f1 - f0);
 		f0 = f1;
 		l0 = l1;
 	}
-	s->qflows = qf;
-	s->nqf = nf;
-	s->qlinks = ql;
-	s->nql = nl;
 }
 
 static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
@@ -736,6 +935,7 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	int32_t qi = 0, i, d;
 	uint32_t ep, fx;
 	bool again;
+	(void)arg;
 	s->solve_pending = false;
 	if (s->ndirty == 0)
 		return;
@@ -745,7 +945,7 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	/* 1. the component: dirty links, their flows, and onward through
 	 * saturated links only */
 	for (d = 0; d < s->ndirty; d++)
-		if (take_link(s, s->dirty[d], ep, true))
+		if (take_link(s, s->dirty[d], ep, true) < 0)
 			goto oom;
 	s->ndirty = 0;
 	do {
@@ -763,13 +963,14 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		 * and solve again */
 		again = false;
 		for (i = 0; i < s->nql; i++) {
-			int32_t l = s->qlinks[i], j;
-			struct lflows *lf = &s->L[l].on;
+			const struct lstate *ls;
 			double mx = 0, outmax = 0;
-			if (s->L[l].lfull == ep || s->L[l].rem_Bps > s->L[l].cap_Bps * 1e-7)
+			int32_t j;
+			if (s->Q[i].full || s->Q[i].rem_Bps > s->Q[i].cap_Bps * 1e-7)
 				continue;
-			for (j = 0; j < lf->n; j++) {
-				const struct flow *f = &s->fl[lf->f[j]];
+			ls = &s->L[s->Q[i].link];
+			for (j = 0; j < ls->n; j++) {
+				const struct flow *f = &s->fl[ls->on[j].f];
 				if (f->mark == ep) {
 					if (f->rate_Bps > mx)
 						mx = f->rate_Bps;
@@ -778,7 +979,7 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 				}
 			}
 			if (outmax > mx * (1 + 1e-9)) {
-				if (take_link(s, l, ep, true))
+				if (take_link(s, s->Q[i].link, ep, true) < 0)
 					goto oom;
 				again = true;
 			}
@@ -788,16 +989,21 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	n->st.solve_links += (uint64_t)s->nql;
 	if ((uint64_t)s->nqf > n->st.solve_max_flows)
 		n->st.solve_max_flows = (uint64_t)s->nqf;
-	/* 4. commit: link loads, and completions whose time changed */
+	/* 4. commit: link loads (outside flows' load + the rates fixed on
+	 * it), and completions whose time changed */
+	for (i = 0; i < s->nql; i++) {
+		const struct qlk *q = &s->Q[i];
+		double bg;
+		if (q->ncomp == 0)
+			continue;
+		bg = q->load_Bps - q->csum_Bps;
+		s->L[q->link].load_Bps = (bg > 0 ? bg : 0) + q->fsum_Bps;
+	}
 	for (i = 0; i < s->nqf; i++) {
 		int32_t id = s->qflows[i];
 		struct flow *f = &s->fl[id];
 		simtime_ps t;
-		int k;
 		TS_ASSERT(f->rate_Bps > 0);
-		if (f->rate_Bps != f->old_Bps)
-			for (k = 0; k < f->hops; k++)
-				s->L[fpath(f)[k]].load_Bps += f->rate_Bps - f->old_Bps;
 		if (f->ev && f->rate_Bps == f->old_Bps)
 			continue; /* same rate: the pending completion stands */
 		t = e->now + simn_ps_for(f->rem_bytes, f->rate_Bps);
@@ -850,8 +1056,8 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 	if (!load)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	for (l = 0; l < n->nlinks; l++)
-		for (i = 0; i < s->L[l].on.n; i++)
-			load[l] += s->fl[s->L[l].on.f[i]].rate_Bps;
+		for (i = 0; i < s->L[l].n; i++)
+			load[l] += s->fl[s->L[l].on[i].f].rate_Bps;
 	for (l = 0; l < n->nlinks; l++)
 		if (load[l] > s->L[l].cap_Bps * (1 + rel_tol)) {
 			ts_error_set(err, TS_EINPUT, "link %d over capacity: %.6g > %.6g B/s", (int)l,
@@ -868,13 +1074,13 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 		if (f->cap_Bps > 0 && f->rate_Bps >= f->cap_Bps * (1 - rel_tol))
 			ok = 1;
 		for (h = 0; h < f->hops && !ok; h++) {
-			int32_t lk = cfpath(f)[h], j;
+			int32_t lk = cfhops(f)[h].link, j;
 			double mx = 0;
 			if (load[lk] < s->L[lk].cap_Bps * (1 - rel_tol))
 				continue;
-			for (j = 0; j < s->L[lk].on.n; j++)
-				if (s->fl[s->L[lk].on.f[j]].rate_Bps > mx)
-					mx = s->fl[s->L[lk].on.f[j]].rate_Bps;
+			for (j = 0; j < s->L[lk].n; j++)
+				if (s->fl[s->L[lk].on[j].f].rate_Bps > mx)
+					mx = s->fl[s->L[lk].on[j].f].rate_Bps;
 			if (f->rate_Bps >= mx * (1 - rel_tol))
 				ok = 1;
 		}

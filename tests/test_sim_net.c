@@ -196,6 +196,233 @@ START_TEST(flow_random_invariants)
 }
 END_TEST
 
+/* Many flows on one link (its list outgrows the link's own line), sent in
+ * a shuffled order with one start delay (one start batch): the link is
+ * shared equally, so sorted by size S_1 < ... < S_N the k-th ends at
+ * t_k = t_(k-1) + (S_k - S_(k-1)) (N - k + 1) / B after the start. Ends
+ * in size order remove entries from the middle of the list. */
+START_TEST(flow_many_on_one_link)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[3] = { mk(1 * GBps, 0, 0, 0), mk(8 * GBps, 0, 0, 0), mk(8 * GBps, 0, 0, 0) };
+	struct done_rec r;
+	struct rng g;
+	int order[40], i, N = 40;
+	const double S = 1e5, B = 1 * GBps;
+	double want = 0;
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(rng_init(&g, 7), 0);
+	for (i = 0; i < N; i++)
+		order[i] = i;
+	for (i = N - 1; i > 0; i--) {
+		int j = (int)rng_below(&g, (uint64_t)i + 1), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 3, NULL, &err), 0);
+	for (i = 0; i < N; i++) {
+		/* flow k has size (k + 1) S; odd ones also cross the fast links */
+		int k = order[i];
+		int32_t p[3] = { 0, 1, 2 };
+		ck_assert_int_eq(sim_net_send(&n, p, k % 2 ? 3 : 1, (k + 1) * S, time_from_us(1), on_done,
+					      &r, (uint64_t)k), 0);
+	}
+	while (sim_pending(&e) > 0) {
+		sim_run(&e, sim_next_time(&e));
+		if (sim_net_active_flows(&n) > 0)
+			ck_assert_msg(sim_net_check_maxmin(&n, 1e-9, &err) == 0, "%s", err.msg);
+	}
+	ck_assert_int_eq(r.n, N);
+	for (i = 0; i < N; i++) {
+		want += S * (N - i) / B; /* (S_k - S_(k-1)) = S for every k */
+		ck_assert_int_le(llabs(r.t[i] - (time_from_us(1) + time_from_s(want))), 2 + i);
+	}
+	ck_assert_double_eq(n.st.bytes_sent, n.st.bytes_delivered);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+	rng_release(&g);
+}
+END_TEST
+
+/* An event queued after a flow started sees the rates after every start
+ * of that instant (the flow model queues its solve when a flow starts). */
+static struct sim_net *g_chk;
+
+static void check_rates_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	(void)e;
+	(void)ctx;
+	(void)arg;
+	ck_assert_msg(sim_net_check_maxmin(g_chk, 1e-9, &err) == 0, "%s", err.msg);
+}
+
+/* A flow alone on its path gets its rate at once; one that starts later in
+ * the same instant on a shared link re-rates it (sent in both orders): A
+ * on L0 (1 GB/s) + L1 (1.5), B on L1 + L2 (1): 0.75 each; an event queued
+ * between the two sends sees those rates. Then at the instant C (alone on
+ * L0) ends, D starts on L0 + L2 (both orders): D gets 1 GB/s. */
+START_TEST(flow_alone_then_shared)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[3] = { mk(1 * GBps, 0, 0, 0), mk(1.5 * GBps, 0, 0, 0), mk(1 * GBps, 0, 0, 0) };
+	int32_t pa[2] = { 0, 1 }, pb[2] = { 1, 2 }, pc[1] = { 0 }, pd[2] = { 0, 2 };
+	struct done_rec r;
+	bool rev = _i;
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 3, NULL, &err), 0);
+	/* A and B at t = 0 */
+	g_chk = &n;
+	ck_assert_int_eq(sim_net_send(&n, rev ? pb : pa, 2, 1e6, 0, on_done, &r, rev ? 1 : 0), 0);
+	ck_assert_uint_ne(sim_at(&e, 0, check_rates_ev, NULL, 0), 0);
+	ck_assert_int_eq(sim_net_send(&n, rev ? pa : pb, 2, 1e6, 0, on_done, &r, rev ? 0 : 1), 0);
+	sim_run(&e, 0);
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_le(llabs(r.t[0] - time_from_s(1e6 / 0.75e9)), 2);
+	ck_assert_int_le(llabs(r.t[1] - time_from_s(1e6 / 0.75e9)), 2);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+	/* C from t0 for 1 ms on L0; D sent at t0 with a 1 ms delay */
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 3, NULL, &err), 0);
+	if (rev)
+		ck_assert_int_eq(sim_net_send(&n, pd, 2, 1e6, time_from_us(1000), on_done, &r, 3), 0);
+	ck_assert_int_eq(sim_net_send(&n, pc, 1, 1e6, 0, on_done, &r, 2), 0);
+	if (!rev)
+		ck_assert_int_eq(sim_net_send(&n, pd, 2, 1e6, time_from_us(1000), on_done, &r, 3), 0);
+	while (sim_pending(&e) > 0) {
+		sim_run(&e, sim_next_time(&e));
+		if (sim_net_active_flows(&n) > 0)
+			ck_assert_msg(sim_net_check_maxmin(&n, 1e-9, &err) == 0, "%s", err.msg);
+	}
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_le(llabs(r.t[2] - time_from_us(1000)), 2);
+	ck_assert_int_le(llabs(r.t[3] - time_from_us(2000)), 2);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
+/* Start batches keep every flow's own start time: at t = 0, A (1 µs
+ * delay), B (2 µs), C (1 µs); at t = 1 µs, D (1 µs: B's start time) and E
+ * (3 µs); each alone on its link, done at start + 1 MB / 1 GB/s. */
+static struct sim_net *g_net;
+
+static void send_later(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	int32_t p3[1] = { 3 }, p4[1] = { 4 };
+	(void)e;
+	(void)arg;
+	ck_assert_int_eq(sim_net_send(g_net, p3, 1, 1e6, time_from_us(1), on_done, ctx, 3), 0);
+	ck_assert_int_eq(sim_net_send(g_net, p4, 1, 1e6, time_from_us(3), on_done, ctx, 4), 0);
+}
+
+START_TEST(flow_start_batches)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[5];
+	int32_t p[3][1] = { { 0 }, { 1 }, { 2 } };
+	static const double start_us[5] = { 1, 2, 1, 2, 4 };
+	struct done_rec r;
+	int i;
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 5; i++)
+		l[i] = mk(1 * GBps, 0, 0, 0);
+	sim_engine_init(&e);
+	g_eng = &e;
+	g_net = &n;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 5, NULL, &err), 0);
+	ck_assert_int_eq(sim_net_send(&n, p[0], 1, 1e6, time_from_us(1), on_done, &r, 0), 0);
+	ck_assert_int_eq(sim_net_send(&n, p[1], 1, 1e6, time_from_us(2), on_done, &r, 1), 0);
+	ck_assert_int_eq(sim_net_send(&n, p[2], 1, 1e6, time_from_us(1), on_done, &r, 2), 0);
+	ck_assert_uint_ne(sim_at(&e, time_from_us(1), send_later, &r, 0), 0);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(r.n, 5);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(r.t[i], time_from_us(start_us[i] + 1000));
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
+/* Random flows sent in rounds at several instants, with start delays from
+ * a small set (so that start batches form, also from different send
+ * instants for the same start time) and paths that may cross a link
+ * twice; check feasibility and fairness after every instant. */
+struct rounds {
+	struct sim_net *n;
+	struct rng *g;
+	struct done_rec *r;
+	int left;                      /* flows still to send, count */
+};
+
+static void send_round(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct rounds *rd = ctx;
+	int k = 1 + (int)rng_below(rd->g, 12);
+	(void)arg;
+	for (; k > 0 && rd->left > 0; k--, rd->left--) {
+		int32_t p[6];
+		int h, hops = 1 + (int)rng_below(rd->g, 6);
+		for (h = 0; h < hops; h++)
+			p[h] = (int32_t)rng_below(rd->g, 12); /* repeats allowed */
+		ck_assert_int_eq(sim_net_send(rd->n, p, hops, 1e3 + (double)rng_below(rd->g, 200000),
+					      time_from_us((double)rng_below(rd->g, 4)), on_done, rd->r,
+					      (uint64_t)rd->left % 256), 0);
+	}
+	if (rd->left > 0)
+		ck_assert_uint_ne(sim_after(e, time_from_us((double)rng_below(rd->g, 3)), send_round, rd, 0), 0);
+}
+
+START_TEST(flow_random_batches)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[12];
+	struct rng g;
+	struct done_rec r;
+	struct rounds rd;
+	int i, nf = 300;
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(rng_init(&g, 1000 + (uint64_t)_i), 0);
+	for (i = 0; i < 12; i++)
+		l[i] = mk((1 + (double)rng_below(&g, 4)) * GBps, (double)rng_below(&g, 300), 0, 0);
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 12, NULL, &err), 0);
+	rd.n = &n;
+	rd.g = &g;
+	rd.r = &r;
+	rd.left = nf;
+	ck_assert_uint_ne(sim_at(&e, 0, send_round, &rd, 0), 0);
+	while (sim_pending(&e) > 0) {
+		sim_run(&e, sim_next_time(&e));
+		if (sim_net_active_flows(&n) > 0)
+			ck_assert_msg(sim_net_check_maxmin(&n, 1e-6, &err) == 0, "%s", err.msg);
+	}
+	ck_assert_int_eq(n.st.xfers_done, (uint64_t)nf);
+	ck_assert_int_eq(sim_net_active_flows(&n), 0);
+	ck_assert_double_eq_tol(n.st.bytes_sent, n.st.bytes_delivered, 1e-6);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+	rng_release(&g);
+}
+END_TEST
+
 START_TEST(flow_mtu_efficiency)
 {
 	/* capacity × mtu/(mtu+overhead): 1000 B of payload per 1100 B on wire */
@@ -341,6 +568,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, flow_share_then_speed_up);
 	tcase_add_loop_test(tc, flow_maxmin_table, 0, (int)TS_ARRAY_LEN(mm_cases));
 	tcase_add_loop_test(tc, flow_random_invariants, 0, 3);
+	tcase_add_test(tc, flow_many_on_one_link);
+	tcase_add_test(tc, flow_start_batches);
+	tcase_add_loop_test(tc, flow_alone_then_shared, 0, 2);
+	tcase_add_loop_test(tc, flow_random_batches, 0, 4);
 	tcase_add_test(tc, flow_mtu_efficiency);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("packet");
