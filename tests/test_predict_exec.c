@@ -155,22 +155,29 @@ END_TEST
 
 /* ---- variation and optimisations --------------------------------------------------- */
 
+/* Qwen3-VL-30B-A3B on 2 nodes: TP 2, PP 2, EP 4, sequences of 2048 with
+ * 512-token images; the caller sets the image count and resolves. */
+static void vl_plan(struct plan *p, int global_batch)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 2);
+	ck_assert_msg(model_load(&model, "qwen3-vl-30b-a3b", &err) == 0, "%s", err.msg);
+	plan_init(p);
+	p->tp = 2;
+	p->pp = 2;
+	p->ep = 4;
+	p->global_batch = global_batch;
+	p->seq_len = 2048;
+	p->image_tokens.value = 512;
+}
+
 START_TEST(image_variance_slows)
 {
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction a, b;
-	struct ts_error err = TS_ERROR_INIT;
-	load_topo("dgx-h100-ndr", 2);
-	ck_assert_msg(model_load(&model, "qwen3-vl-30b-a3b", &err) == 0, "%s", err.msg);
-	plan_init(&p);
-	p.tp = 2;
-	p.pp = 2;
-	p.ep = 4;
-	p.global_batch = 16;
-	p.seq_len = 2048;
+	vl_plan(&p, 16);
 	p.images_per_sample.value = 2;
-	p.image_tokens.value = 512;
 	resolve(&p);
 	sim_predict_opts_init(&o);
 	run(&p, &o, &a);
@@ -206,20 +213,11 @@ START_TEST(vision_tp_traffic_follows_images)
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction r;
-	struct ts_error err = TS_ERROR_INIT;
 	double g[64], c[64], ratio_g, ratio_c;
 	int lo = -1, hi = -1;
-	load_topo("dgx-h100-ndr", 2);
-	ck_assert_msg(model_load(&model, "qwen3-vl-30b-a3b", &err) == 0, "%s", err.msg);
-	plan_init(&p);
-	p.tp = 2;
-	p.pp = 2;
-	p.ep = 4;
-	p.global_batch = 32;
-	p.seq_len = 2048;
+	vl_plan(&p, 32);
 	p.images_per_sample.kind = PLAN_DIST_POISSON;
 	p.images_per_sample.mean = 2;
-	p.image_tokens.value = 512;
 	resolve(&p);
 	sim_predict_opts_init(&o);
 	o.timeline = true;
@@ -249,6 +247,18 @@ START_TEST(vision_tp_traffic_follows_images)
 }
 END_TEST
 
+/* A small model on dgx-h100-ndr with `nodes` nodes: plan defaults with
+ * sequences of 512, options with a timeline. */
+static void setup_small(struct plan *p, struct sim_predict_opts *o, int nodes, const char *text)
+{
+	load_topo("dgx-h100-ndr", nodes);
+	load_model_json(text);
+	plan_init(p);
+	p->seq_len = 512;
+	sim_predict_opts_init(o);
+	o->timeline = true;
+}
+
 /* Time of the slices named `name` on representative 0, s. */
 static double slice_time(const struct sim_prediction *r, const char *name)
 {
@@ -269,16 +279,11 @@ START_TEST(zero_offload_costs_host_time)
 	struct model_params mp;
 	struct sim_compute c;
 	double n, link, want_copy, want_adam, got_copy, got_adam, wb, gb, ob;
-	load_topo("dgx-h100-ndr", 1);
-	load_model_json(small_model);
-	plan_init(&p);
+	setup_small(&p, &o, 1, small_model);
 	p.zero = 3;
 	p.global_batch = 8;
-	p.seq_len = 512;
 	resolve(&p);
 	ck_assert_int_eq(p.dp, 8);
-	sim_predict_opts_init(&o);
-	o.timeline = true;
 	run(&p, &o, &a);
 	p.offload = PLAN_OFF_OPTIMIZER;
 	run(&p, &o, &b);
@@ -322,17 +327,12 @@ START_TEST(tied_embedding_grads_exchanged)
 	struct sim_predict_opts o;
 	struct sim_prediction r;
 	double wb, gb, ob, bytes, want, got;
-	load_topo("dgx-h100-ndr", 2);
 	snprintf(text, sizeof(text), big_vocab, "true");
-	load_model_json(text);
-	plan_init(&p);
+	setup_small(&p, &o, 2, text);
 	p.pp = 2;
 	p.global_batch = 16;
-	p.seq_len = 512;
 	resolve(&p);
 	ck_assert_int_eq(p.dp, 8);
-	sim_predict_opts_init(&o);
-	o.timeline = true;
 	run(&p, &o, &r);
 	memory_bytes_per_param(&p, &wb, &gb, &ob);
 	bytes = 100000.0 * 1024 * gb;
@@ -364,16 +364,11 @@ START_TEST(host_dispatch_bounds_small_ops)
 	struct sim_prediction a, b, c;
 	struct sim_compute comp;
 	int nops = 0;
-	load_topo("dgx-h100-ndr", 1);
-	load_model_json(small_model);
-	plan_init(&p);
+	setup_small(&p, &o, 1, small_model);
 	p.global_batch = 8;
-	p.seq_len = 512;
 	resolve(&p);
 	sim_compute_init(&comp, &topo.cl.gpu);
-	sim_predict_opts_init(&o);
 	o.compute = &comp;
-	o.timeline = true;
 	run(&p, &o, &a);
 	for (int32_t i = 0; i < a.tl->n; i++)
 		nops += a.tl->s[i].track == WL_S_COMPUTE; /* rep 0's compute stream */
