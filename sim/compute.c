@@ -235,23 +235,38 @@ static int get_int_field(const struct jval *o, const char *key, long long lo, lo
 	return 0;
 }
 
-/* A bandwidth quantity `key` (or a unit-suffixed key) given in o below lo
- * B/s: error at its position. Absent keys (defaults) are not checked here. */
+/* The node of quantity `key` in o, given plain or with a unit suffix of
+ * its kind; c->j is NULL when absent. */
+static void qty_node(const struct jval *o, const char *key, enum ts_qty kind, struct jval *c)
+{
+	jval_child(o, key, c);
+	for (const char *const *sf = units_suffixes(kind); !c->j && *sf; sf++) {
+		char k2[64];
+		snprintf(k2, sizeof(k2), "%s%s", key, *sf);
+		jval_child(o, k2, c);
+	}
+}
+
+/* A bandwidth quantity given in o below lo B/s: error at its position.
+ * Absent keys (defaults) are not checked here. */
 static int qty_below(const struct jval *o, const char *key, double v, double lo,
 		     struct ts_error *err)
 {
-	struct jval c2;
+	struct jval c;
 	if (v >= lo)
 		return 0;
-	jval_child(o, key, &c2);
-	for (const char *const *sf = units_suffixes(TS_QTY_BANDWIDTH); !c2.j && *sf; sf++) {
-		char k2[64];
-		snprintf(k2, sizeof(k2), "%s%s", key, *sf);
-		jval_child(o, k2, &c2);
-	}
-	if (!c2.j)
+	qty_node(o, key, TS_QTY_BANDWIDTH, &c);
+	return c.j ? jval_error(&c, err, "must be at least 1 MB/s (got %g B/s)", v) : 0;
+}
+
+/* A time quantity given in o of 1 s or more: error at its position. */
+static int time_too_long(const struct jval *o, const char *key, double v, struct ts_error *err)
+{
+	struct jval c;
+	if (v < 1)
 		return 0;
-	return jval_error(&c2, err, "must be at least 1 MB/s (got %g B/s)", v);
+	qty_node(o, key, TS_QTY_TIME, &c);
+	return c.j ? jval_error(&c, err, "must be under 1 s (got %g s)", v) : 0;
 }
 
 int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct ts_error *err)
@@ -303,20 +318,9 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	    qty_below(o, "host_link_bandwidth", t.host_link_Bps, 1e6, err) ||
 	    qty_below(o, "host_memory_bandwidth", t.host_mem_Bps, 1e6, err))
 		return TS_EINPUT;
-	if (t.dispatch_s >= 1) {
-		struct jval c2;
-		jval_child(o, "dispatch", &c2);
-		if (!c2.j)
-			jval_child(o, "dispatch_us", &c2);
-		return jval_error(&c2, err, "must be under 1 s (got %g s)", t.dispatch_s);
-	}
-	if (t.launch_s >= 1) {
-		struct jval c2;
-		jval_child(o, "launch", &c2);
-		if (!c2.j)
-			jval_child(o, "launch_us", &c2);
-		return jval_error(&c2, err, "must be under 1 s (got %g s)", t.launch_s);
-	}
+	if (time_too_long(o, "dispatch", t.dispatch_s, err) ||
+	    time_too_long(o, "launch", t.launch_s, err))
+		return TS_EINPUT;
 	if (sim_compute_check(&t, err))
 		return TS_EINPUT;
 	*c = t;

@@ -999,6 +999,13 @@ static int gcd(int a, int b)
 
 /* ---- breakdown ---------------------------------------------------------------------- */
 
+/* Time communication op i of an instance itself took: a receive's is its
+ * transfer, not the wait for its sender; others run from start to end. */
+static simtime_ps comm_own_time(const struct inst *in, const struct wl_op *op, int32_t i)
+{
+	return op->kind == WL_K_RECV ? in->xfer[i] : in->t1[i] - in->t0[i];
+}
+
 static void breakdown(const struct exec *x, const struct inst *in, simtime_ps end, double *bd_comp,
 		      double *bd_opt, double *exposed)
 {
@@ -1026,7 +1033,7 @@ static void breakdown(const struct exec *x, const struct inst *in, simtime_ps en
 			}
 			if (best >= 0) {
 				const struct wl_op *bo = &r->ops[best];
-				simtime_ps dur = bo->kind == WL_K_RECV ? in->xfer[best] : in->t1[best] - in->t0[best];
+				simtime_ps dur = comm_own_time(in, bo, best);
 				simtime_ps e = dur < gap ? dur : gap;
 				if (e > 0)
 					exposed[kind_of(bo->dim)] += time_to_s(e);
@@ -1040,10 +1047,7 @@ static void breakdown(const struct exec *x, const struct inst *in, simtime_ps en
 	}
 	if (end > prev_end && last_comm >= 0) {
 		const struct wl_op *bo = &r->ops[last_comm];
-		/* a receive's own time is its transfer, not the wait for the sender */
-		simtime_ps dur = bo->kind == WL_K_RECV ? in->xfer[last_comm]
-						       : in->t1[last_comm] - in->t0[last_comm];
-		simtime_ps gap = end - prev_end;
+		simtime_ps dur = comm_own_time(in, bo, last_comm), gap = end - prev_end;
 		exposed[kind_of(bo->dim)] += time_to_s(dur < gap ? dur : gap);
 	}
 }
