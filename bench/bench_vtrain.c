@@ -193,6 +193,7 @@ static int row_plan(const struct row *r, const struct model *m, const struct set
 	p->bucket_bytes = 25.0 * 1024 * 1024; /* PyTorch DDP bucket_cap_mb default 25 */
 	p->overlap_dp = st->overlap_dp;
 	p->overlap_tp = false;
+	p->overlap_tp_grad = true; /* Megatron-DeepSpeed default: async_tensor_model_parallel_allreduce */
 	p->overlap_pp = false;
 	return plan_resolve(p, m, r->gpus, err);
 }

@@ -169,6 +169,8 @@ struct plan {
 	enum plan_dtype grad_dtype;    /* gradient accumulation dtype */
 	enum plan_dtype grad_reduce_dtype; /* dtype on the wire for DP reduction */
 	bool overlap_dp, overlap_tp, overlap_pp; /* communication overlap, flags */
+	bool overlap_tp_grad;          /* backward input-gradient TP all-reduce runs during the
+	                                * weight-gradient GEMM (Megatron async_tensor_model_parallel_allreduce), flag */
 	double bucket_bytes;           /* DP gradient bucket, bytes */
 	enum plan_offload offload;     /* what ZeRO-Offload moves to host memory */
 	enum plan_compress compression;/* gradient compression */

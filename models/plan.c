@@ -194,7 +194,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
 		"layers_per_stage", "flash_attention", "capacity_factor", NULL
 	};
-	static const char *const ov_keys[] = { "dp", "tp", "pp", NULL };
+	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", NULL };
 	static const char *const cmp_keys[] = { "type", "ratio", "error_feedback", NULL };
 	static const char *const sync_keys[] = { "mode", "interval", "staleness", NULL };
 	struct jval r = jdoc_root(d), c;
@@ -246,7 +246,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		if (jval_check_keys(&c, ov_keys, err) ||
 		    jval_get_bool(&c, "dp", false, &p->overlap_dp, err) ||
 		    jval_get_bool(&c, "tp", false, &p->overlap_tp, err) ||
-		    jval_get_bool(&c, "pp", false, &p->overlap_pp, err))
+		    jval_get_bool(&c, "pp", false, &p->overlap_pp, err) ||
+		    jval_get_bool(&c, "tp_grad", false, &p->overlap_tp_grad, err))
 			return TS_EINPUT;
 	}
 	if (jval_child(&r, "bucket_mb", &c)) {

@@ -313,6 +313,11 @@ static void layer_bwd(struct bld *b, int l)
 	double qkv_n = (q + 2 * kv) / tp, e_loc = 0, me = 0;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	const enum wl_phase ph = WL_P_BWD;
+	/* Megatron's async input-gradient all-reduce (not with sequence
+	 * parallelism, whose reduce-scatter it replaces): issued after the dgrad
+	 * GEMM of a column-parallel layer (QKV, MLP up), it runs while the
+	 * weight-gradient GEMM computes; the next op waits for it. */
+	bool awg = p->tp > 1 && !sp && !ov && p->overlap_tp_grad;
 
 	if (p->recompute == PLAN_RC_FULL)
 		layer_fwd(b, l, WL_P_RECOMPUTE);
@@ -359,9 +364,11 @@ static void layer_bwd(struct bld *b, int l)
 		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * T * ffn_t * b->wb, 0, 0,
 		       0, 0, WL_V_NONE);
 		gemm(b, ph, "mlp up dgrad", T, h, mats(m) * ffn_t, 1, scale, WL_V_NONE);
+		if (awg)
+			comm(b, ph, WL_D_TP, tpc, act, "tp allreduce", true);
 		gemm(b, ph, "mlp up wgrad", h, mats(m) * ffn_t, T, 1, scale, WL_V_NONE);
 	}
-	if (p->tp > 1)
+	if (p->tp > 1 && !(awg && !moe))
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
 	residual(b, ph, true);
@@ -374,8 +381,10 @@ static void layer_bwd(struct bld *b, int l)
 		     "cp dkv exchange", false);
 	attn_core(b, ph, true);
 	gemm(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
+	if (awg)
+		comm(b, ph, WL_D_TP, tpc, act, "tp allreduce", true);
 	gemm(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
-	if (p->tp > 1)
+	if (p->tp > 1 && !awg)
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
 }

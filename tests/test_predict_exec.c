@@ -391,6 +391,64 @@ START_TEST(host_dispatch_bounds_small_ops)
 }
 END_TEST
 
+/* Slices named `name` on representative 0, count. */
+static int slice_count(const struct sim_prediction *r, const char *name)
+{
+	int n = 0;
+	for (int32_t i = 0; i < r->tl->n; i++)
+		n += !strcmp(r->tl->s[i].name, name) && r->tl->s[i].track / WL_NSTREAMS == 0;
+	return n;
+}
+
+/* Megatron's async TP gradient all-reduce (overlap.tp_grad): the input
+ * gradient of QKV and MLP-up is all-reduced while their weight-gradient
+ * GEMM runs, so each backward layer saves min(all-reduce, wgrad) twice;
+ * the forward all-reduces stay blocking. Contention is set to 1 so the
+ * saving is exactly that sum. */
+START_TEST(tp_grad_overlap_hides_wgrad)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	double ar, want = 0, got;
+	static const char *const wg[] = { "mlp up wgrad", "qkv wgrad" };
+	int nar;
+	setup_small(&p, &o, 1, eq_model);
+	o.overlap_slowdown = 1;
+	p.tp = 8;
+	p.global_batch = 4;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 1);
+	run(&p, &o, &a);
+	nar = slice_count(&a, "tp allreduce");
+	ck_assert_int_eq(nar, 4 * model.layers * p.global_batch); /* 2 fwd + 2 bwd per layer */
+	ar = slice_time(&a, "tp allreduce") / nar;
+	for (int k = 0; k < 2; k++) {
+		int n = slice_count(&a, wg[k]);
+		ck_assert_int_eq(n, model.layers * p.global_batch);
+		want += n * fmin(ar, slice_time(&a, wg[k]) / n);
+	}
+	p.overlap_tp_grad = true;
+	run(&p, &o, &b);
+	got = a.iteration_time_s - b.iteration_time_s;
+	ck_assert_msg(want > 0.01 * a.iteration_time_s && fabs(got / want - 1) < 0.01,
+		      "saving %.6g s, want %.6g s (iteration %.6g s)", got, want, a.iteration_time_s);
+	ck_assert_double_lt(b.bd.exposed_comm_s[SIM_COMM_TP], a.bd.exposed_comm_s[SIM_COMM_TP]);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	/* sequence parallelism keeps its reduce-scatters blocking: no change */
+	p.sp = true;
+	p.overlap_tp_grad = false;
+	run(&p, &o, &a);
+	p.overlap_tp_grad = true;
+	run(&p, &o, &b);
+	ck_assert_double_eq(a.iteration_time_s, b.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
 static void dp_plan(struct plan *p)
 {
@@ -607,6 +665,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
 	tcase_add_test(tc, host_dispatch_bounds_small_ops);
+	tcase_add_test(tc, tp_grad_overlap_hides_wgrad);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
