@@ -540,9 +540,16 @@ static int32_t z3_gather(struct bld *b, int l)
 	layer_params_rank(b->m, p, l, &d, &e);
 	b->layer = l;
 	id = comm(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, "zero3 param allgather", false);
-	if (e > 0 && p->dp * p->cp / p->ep > 1)
+	/* ZeRO-Infinity (offload: params): the rank's shard lives in host
+	 * memory and is copied to the GPU before each gather. */
+	if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
+		b->r->ops[id].bytes = d * b->wb / (p->dp * p->cp);
+	if (e > 0 && p->dp * p->cp / p->ep > 1) {
 		id = comm(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, "zero3 expert allgather",
 			  false);
+		if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
+			b->r->ops[id].bytes = e * b->wb / (p->dp * p->cp / p->ep);
+	}
 	b->pend = saved;
 	b->pend_later = saved2;
 	return id;

@@ -50,7 +50,8 @@ struct wl_op {
 	int32_t micro;             /* micro-batch, -1 for per-iteration ops */
 	int32_t deps[WL_MAX_DEPS]; /* earlier ops of the same role that must end first */
 	double flops;              /* compute: FLOP */
-	double bytes;              /* compute: HBM bytes */
+	double bytes;              /* compute: HBM bytes; collective: bytes first copied from host
+	                            * memory to the GPU (ZeRO-Infinity parameter fetch) */
 	int64_t m, n, k, batch;    /* GEMM shape, elements; batch: GEMMs of that shape, count */
 	double size_bytes;         /* communication: nccl-tests size (P2P: payload), bytes */
 	int32_t peer_stage;        /* SEND/RECV: the other stage, index */

@@ -806,11 +806,24 @@ static void comm_arrive(struct exec *x, int32_t ii, int32_t oi)
 	}
 }
 
+static void ev_comm_arrive(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	(void)e;
+	comm_arrive(ctx, (int32_t)(arg >> 32), (int32_t)(arg & 0xffffffffu));
+}
+
 static void op_ready(struct exec *x, int32_t ii, int32_t oi)
 {
 	struct inst *in = &x->in[ii];
 	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
 	in->t0[oi] = sim_now(&x->eng);
+	/* a gather of host-resident parameters: the host-to-GPU copy of the
+	 * rank's shard first (PCIe, the compute model's host link rate) */
+	if (op->kind == WL_K_COLL && op->bytes > 0 && x->comp.host_link_Bps > 0) {
+		after_s(x, op->bytes / x->comp.host_link_Bps, ev_comm_arrive, x, ev_arg(ii, oi),
+			op->name);
+		return;
+	}
 	switch (op->kind) {
 	case WL_K_COMPUTE: compute_start(x, ii, oi); break;
 	case WL_K_RECV:

@@ -269,6 +269,15 @@ static double slice_time(const struct sim_prediction *r, const char *name)
 	return t;
 }
 
+/* Slices named `name` on representative 0, count. */
+static int slice_count(const struct sim_prediction *r, const char *name)
+{
+	int n = 0;
+	for (int32_t i = 0; i < r->tl->n; i++)
+		n += !strcmp(r->tl->s[i].name, name) && r->tl->s[i].track / WL_NSTREAMS == 0;
+	return n;
+}
+
 /* ZeRO-Offload: the optimizer leaves the GPU; its time is the shard's bytes
  * over PCIe (both ways) and over host memory, as the compute model says. */
 START_TEST(zero_offload_costs_host_time)
@@ -308,6 +317,36 @@ START_TEST(zero_offload_costs_host_time)
 			      0.01 * (want_copy + want_adam),
 		      "offload adds %.6g s, want %.6g", b.iteration_time_s - a.iteration_time_s,
 		      want_copy + want_adam - slice_time(&a, "optimizer step"));
+	/* ZeRO-Infinity: each layer gather first copies the rank's shard of the
+	 * layer's 16-bit weights from host memory, so every gather takes the
+	 * copy plus the bare collective (the shortest gather without offload;
+	 * the others also waited for replicas, which the copy now covers). */
+	{
+		struct sim_prediction c3;
+		const char *g = "zero3 param allgather";
+		int ng = slice_count(&b, g);
+		int64_t lt, la, le;
+		double fetch, bmin = 1e30, cmin = 1e30, cmax = 0;
+		model_layer_params(&model, 0, &lt, &la, &le);
+		fetch = (double)lt * wb / p.dp / link;
+		p.offload = PLAN_OFF_PARAMS;
+		run(&p, &o, &c3);
+		ck_assert_int_eq(slice_count(&c3, g), ng);
+		ck_assert_int_eq(ng, 2 * model.layers); /* forward and backward of one micro-batch */
+		for (int32_t i = 0; i < b.tl->n; i++)
+			if (!strcmp(b.tl->s[i].name, g) && b.tl->s[i].track / WL_NSTREAMS == 0)
+				bmin = fmin(bmin, b.tl->s[i].t1_s - b.tl->s[i].t0_s);
+		for (int32_t i = 0; i < c3.tl->n; i++)
+			if (!strcmp(c3.tl->s[i].name, g) && c3.tl->s[i].track / WL_NSTREAMS == 0) {
+				cmin = fmin(cmin, c3.tl->s[i].t1_s - c3.tl->s[i].t0_s);
+				cmax = fmax(cmax, c3.tl->s[i].t1_s - c3.tl->s[i].t0_s);
+			}
+		ck_assert_msg(fabs(cmin - bmin - fetch) < 0.01 * fetch &&
+				      fabs(cmax - bmin - fetch) < 0.01 * fetch,
+			      "gathers %.6g..%.6g s, want %.6g + %.6g s fetch", cmin, cmax, bmin, fetch);
+		ck_assert_double_gt(c3.iteration_time_s, b.iteration_time_s);
+		sim_prediction_release(&c3);
+	}
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	topo_release(&topo);
@@ -391,14 +430,6 @@ START_TEST(host_dispatch_bounds_small_ops)
 }
 END_TEST
 
-/* Slices named `name` on representative 0, count. */
-static int slice_count(const struct sim_prediction *r, const char *name)
-{
-	int n = 0;
-	for (int32_t i = 0; i < r->tl->n; i++)
-		n += !strcmp(r->tl->s[i].name, name) && r->tl->s[i].track / WL_NSTREAMS == 0;
-	return n;
-}
 
 /* Megatron's async TP gradient all-reduce (overlap.tp_grad): the input
  * gradient of QKV and MLP-up is all-reduced while their weight-gradient
