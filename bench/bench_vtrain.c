@@ -746,10 +746,75 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 	return fileio_write_atomic(path, buf, (size_t)n, err);
 }
 
+/* ---- audit of the measured data --------------------------------------------
+ * Model-free check of the rows against each other. With 1F1B an iteration is
+ * about (m + p - 1) micro-batch steps of one stage, so
+ *   c = T / ((m + p - 1) x micro) x tp x pp
+ * is the GPU time per sample of the model's layers, corrected for the
+ * pipeline fill (m = global / (micro x dp)). For one model, more tensor
+ * parallelism only adds cost (smaller GEMMs per GPU, more TP traffic), so c
+ * should not fall as tp grows. Rows whose c is over 5 % above the median c
+ * of a larger tp of the same model contradict that; no single set of
+ * hardware numbers can fit them and the rest. */
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double row_cost(const struct row *r)
+{
+	int m = r->global_batch / (r->micro * r->dp);
+	return r->measured_s * 1e3 / ((double)(m + r->pp - 1) * r->micro) * r->tp * r->pp;
+}
+
+static void audit(const struct rows *rs)
+{
+	static const int tps[] = { 1, 2, 4, 8, 16 };
+	enum { NT = 5 };
+	double med[8][NT];
+	int flagged = 0;
+	printf("# audit: c = T / ((m + p - 1) x micro) x tp x pp, GPU-ms per sample (measured only)\n");
+	printf("model    tp  rows    min_c    med_c    max_c\n");
+	for (int g = 0; g < rs->ngroups; g++)
+		for (int k = 0; k < NT; k++) {
+			double v[MAX_ROWS];
+			int n = 0;
+			for (int i = 0; i < rs->n; i++)
+				if (rs->r[i].group == g && rs->r[i].tp == tps[k])
+					v[n++] = row_cost(&rs->r[i]);
+			med[g][k] = 0;
+			if (!n)
+				continue;
+			qsort(v, (size_t)n, sizeof(v[0]), cmp_dbl);
+			med[g][k] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+			printf("%5.1fB %4d %5d %8.0f %8.0f %8.0f\n", rs->group_b[g], tps[k], n, v[0],
+			       med[g][k], v[n - 1]);
+		}
+	printf("# rows costing > 5 %% more than the median of a larger tp of the same model:\n");
+	for (int i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
+		double c = row_cost(r), worst = 0;
+		int wtp = 0;
+		for (int k = 0; k < NT; k++)
+			if (tps[k] > r->tp && med[r->group][k] > 0 && c > 1.05 * med[r->group][k] &&
+			    c / med[r->group][k] > worst) {
+				worst = c / med[r->group][k];
+				wtp = tps[k];
+			}
+		if (wtp) {
+			printf("line %3d %5.1fB tp %d pp %2d dp %2d mb %2d: c %.0f = %.2f x median at tp %d\n",
+			       r->line, r->params_b, r->tp, r->pp, r->dp, r->micro, c, worst, wtp);
+			flagged++;
+		}
+	}
+	printf("# %d of %d rows flagged\n", flagged, rs->n);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bench_vtrain [--fit] [--cv] [--calibration FILE|none] [--cluster FILE]\n"
+		"usage: bench_vtrain [--fit] [--cv] [--audit] [--calibration FILE|none] [--cluster FILE]\n"
 		"                    [--fidelity analytic|flow] [--no-overlap-dp] [--limit N]\n"
 		"                    [--write FILE] [CSV]\n"
 		"Predicts every row of the vTrain A100 set through sim_predict and prints\n"
@@ -770,7 +835,8 @@ static void usage(FILE *f)
 		"  --free-comm       predict with communication made free (the fit's surrogate)\n"
 		"  --no-overlap-dp   DP all-reduce after backward instead of overlapped\n"
 		"  --limit N         only the first N rows (CI)\n"
-		"  --jobs N          processes predicting rows in parallel (default: CPUs)\n",
+		"  --jobs N          processes predicting rows in parallel (default: CPUs)\n"
+		"  --audit           model-free consistency check of the measured rows only\n",
 		NPAR);
 }
 
@@ -789,6 +855,7 @@ int main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'R' },
 		{ "loss", required_argument, NULL, 'L' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "audit", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -796,7 +863,7 @@ int main(int argc, char **argv)
 	const char *csv = src_rel(CSV_REL, csv_buf, sizeof(csv_buf));
 	const char *calib = src_rel(CALIB_REL, cal_buf, sizeof(cal_buf));
 	const char *write_path = NULL;
-	bool do_fit = false, do_cv = false;
+	bool do_fit = false, do_cv = false, do_audit = false;
 	int limit = 0, ch, rc = 0;
 	struct ts_error err = TS_ERROR_INIT;
 	static struct rows rs;
@@ -845,6 +912,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'A': do_audit = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -856,6 +924,10 @@ int main(int argc, char **argv)
 	if (limit > 0 && limit < rs.n)
 		rs.n = limit;
 	cx.rs = &rs;
+	if (do_audit) {
+		audit(&rs);
+		return 0;
+	}
 
 	/* the compute model: defaults for the cluster's GPU, then the calibration */
 	{
