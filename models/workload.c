@@ -368,7 +368,7 @@ static void layer_bwd(struct bld *b, int l)
 			comm(b, ph, WL_D_TP, tpc, act, "tp allreduce", true);
 		gemm(b, ph, "mlp up wgrad", h, mats(m) * ffn_t, T, 1, scale, WL_V_NONE);
 	}
-	if (p->tp > 1 && !(awg && !moe))
+	if (p->tp > 1 && (moe || !awg)) /* experts: their all-reduce stays after the block */
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
 	residual(b, ph, true);

@@ -259,23 +259,37 @@ static void setup_small(struct plan *p, struct sim_predict_opts *o, int nodes, c
 	o->timeline = true;
 }
 
-/* Time of the slices named `name` on representative 0, s. */
-static double slice_time(const struct sim_prediction *r, const char *name)
+/* The slices named `name` on representative 0: count, total, shortest and
+ * longest duration (s). */
+struct slice_stats {
+	int n;
+	double sum, min, max;
+};
+
+static struct slice_stats slices(const struct sim_prediction *r, const char *name)
 {
-	double t = 0;
-	for (int32_t i = 0; i < r->tl->n; i++)
-		if (!strcmp(r->tl->s[i].name, name) && r->tl->s[i].track / WL_NSTREAMS == 0)
-			t += r->tl->s[i].t1_s - r->tl->s[i].t0_s;
-	return t;
+	struct slice_stats st = { 0, 0, INFINITY, 0 };
+	for (int32_t i = 0; i < r->tl->n; i++) {
+		const struct sim_slice *sl = &r->tl->s[i];
+		double d = sl->t1_s - sl->t0_s;
+		if (strcmp(sl->name, name) || sl->track / WL_NSTREAMS != 0)
+			continue;
+		st.n++;
+		st.sum += d;
+		st.min = fmin(st.min, d);
+		st.max = fmax(st.max, d);
+	}
+	return st;
 }
 
-/* Slices named `name` on representative 0, count. */
+static double slice_time(const struct sim_prediction *r, const char *name)
+{
+	return slices(r, name).sum;
+}
+
 static int slice_count(const struct sim_prediction *r, const char *name)
 {
-	int n = 0;
-	for (int32_t i = 0; i < r->tl->n; i++)
-		n += !strcmp(r->tl->s[i].name, name) && r->tl->s[i].track / WL_NSTREAMS == 0;
-	return n;
+	return slices(r, name).n;
 }
 
 /* ZeRO-Offload: the optimizer leaves the GPU; its time is the shard's bytes
@@ -324,26 +338,20 @@ START_TEST(zero_offload_costs_host_time)
 	{
 		struct sim_prediction c3;
 		const char *g = "zero3 param allgather";
-		int ng = slice_count(&b, g);
 		int64_t lt, la, le;
-		double fetch, bmin = 1e30, cmin = 1e30, cmax = 0;
+		struct slice_stats sb = slices(&b, g), sc;
+		double fetch;
 		model_layer_params(&model, 0, &lt, &la, &le);
 		fetch = (double)lt * wb / p.dp / link;
 		p.offload = PLAN_OFF_PARAMS;
 		run(&p, &o, &c3);
-		ck_assert_int_eq(slice_count(&c3, g), ng);
-		ck_assert_int_eq(ng, 2 * model.layers); /* forward and backward of one micro-batch */
-		for (int32_t i = 0; i < b.tl->n; i++)
-			if (!strcmp(b.tl->s[i].name, g) && b.tl->s[i].track / WL_NSTREAMS == 0)
-				bmin = fmin(bmin, b.tl->s[i].t1_s - b.tl->s[i].t0_s);
-		for (int32_t i = 0; i < c3.tl->n; i++)
-			if (!strcmp(c3.tl->s[i].name, g) && c3.tl->s[i].track / WL_NSTREAMS == 0) {
-				cmin = fmin(cmin, c3.tl->s[i].t1_s - c3.tl->s[i].t0_s);
-				cmax = fmax(cmax, c3.tl->s[i].t1_s - c3.tl->s[i].t0_s);
-			}
-		ck_assert_msg(fabs(cmin - bmin - fetch) < 0.01 * fetch &&
-				      fabs(cmax - bmin - fetch) < 0.01 * fetch,
-			      "gathers %.6g..%.6g s, want %.6g + %.6g s fetch", cmin, cmax, bmin, fetch);
+		sc = slices(&c3, g);
+		ck_assert_int_eq(sc.n, sb.n);
+		ck_assert_int_eq(sb.n, 2 * model.layers); /* forward and backward of one micro-batch */
+		ck_assert_msg(fabs(sc.min - sb.min - fetch) < 0.01 * fetch &&
+				      fabs(sc.max - sb.min - fetch) < 0.01 * fetch,
+			      "gathers %.6g..%.6g s, want %.6g + %.6g s fetch", sc.min, sc.max, sb.min,
+			      fetch);
 		ck_assert_double_gt(c3.iteration_time_s, b.iteration_time_s);
 		sim_prediction_release(&c3);
 	}
