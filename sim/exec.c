@@ -604,6 +604,150 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	return 0;
 }
 
+/* Whether the group of `dim` holding position pos has pos as its first
+ * member, so each group is counted once when positions are walked. */
+static bool group_lead(const struct exec *x, int dim, int pos)
+{
+	switch (dim) {
+	case WL_D_TP: return true;
+	case WL_D_CP: return pos % x->p->cp == 0;
+	case WL_D_EP: return pos % x->p->ep == 0;
+	case WL_D_DP: return pos == 0;
+	default: return pos < x->p->ep; /* WL_D_EDP */
+	}
+}
+
+/* Analytic duration of a collective run by every group of `dim` in the
+ * stage at once (as they are in the iteration: the eight DP groups of a
+ * tp-8 stage share their nodes' NICs). The per-link loads of all groups add
+ * up (sim_coll_analytic_groups), so the bottleneck is the most loaded link
+ * of the whole set, as the flow model finds it. Groups that stay inside one
+ * host use private NVLink ports: one stands for all. The set depends only
+ * on (dim, stage), so the time is cached under (op, size, dim, stage). */
+static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage, int tpi,
+			       int pos, double size, double *sec)
+{
+	int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp, ng = 0, nr = 0, rc;
+	struct sim_coll_spec *s = NULL;
+	int32_t *r = NULL;
+	struct memo *mm;
+	uint64_t key, sz;
+	*sec = 0;
+	if (x->local[dim]) {
+		int n = group_ranks(x, dim, tpi, pos, stage, x->ranks_buf);
+		return analytic_group(x, x->ranks_buf, n, op, size, sec);
+	}
+	memcpy(&sz, &size, sizeof(sz));
+	key = rng_hash2(0x616e616c79746963ULL ^ ((uint64_t)op->coll << 40 | (uint64_t)dim << 32 |
+						  (uint64_t)(uint32_t)stage),
+			sz) | 1;
+	if ((mm = memo_find(&x->an_memo, key))) {
+		*sec = time_to_s(mm->dur);
+		return 0;
+	}
+	/* every rank of the stage is in exactly one group of dim */
+	r = malloc((size_t)x->p->tp * (size_t)x->D * sizeof(*r));
+	s = malloc((size_t)x->p->tp * (size_t)x->D * sizeof(*s));
+	if (!r || !s) {
+		rc = ts_error_set(x->errp, TS_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int q = 0; q < x->D; q++) {
+		if (!group_lead(x, dim, q))
+			continue;
+		for (int ti = 0; ti < tpn; ti++) {
+			int n = group_ranks(x, dim, ti, q, stage, r + nr);
+			if (n < 2)
+				continue;
+			sim_coll_spec_init(&s[ng]);
+			s[ng].op = sim_op_of(op->coll);
+			s[ng].size_bytes = size;
+			s[ng].nranks = n;
+			s[ng].ranks = r + nr;
+			s[ng].hash = x->o->seed;
+			nr += n;
+			ng++;
+		}
+	}
+	rc = 0;
+	if (ng == 0)
+		goto out;
+	/* NCCL picks per communicator; the groups are alike, so the first's choice */
+	if (s[0].op == SIM_OP_ALLTOALL) {
+		s[0].algo = SIM_ALGO_DIRECT;
+		s[0].proto = SIM_PROTO_SIMPLE;
+	} else if ((rc = sim_coll_choose(x->t, &s[0], &s[0].algo, &s[0].proto, x->errp))) {
+		goto out;
+	}
+	for (int g = 1; g < ng; g++) {
+		s[g].algo = s[0].algo;
+		s[g].proto = s[0].proto;
+	}
+	if ((rc = sim_coll_analytic_groups(x->t, s, ng, false, sec, x->errp)))
+		goto out;
+	if (*sec <= EXEC_HORIZON_S) {
+		memo_put(&x->an_memo, key, time_from_s(*sec));
+		*sec = time_to_s(time_from_s(*sec));
+	}
+out:
+	free(r);
+	free(s);
+	return rc;
+}
+
+/* Analytic duration of a stage-to-stage send that every rank of the stage
+ * makes at once (1F1B moves all tp x dp activation slices together): bytes
+ * add up on each link of each sender's route, and the time is the longest
+ * route's latency plus the most loaded link's bytes over its bandwidth.
+ * Cached under (stage, peer, size). */
+static int analytic_sends(struct exec *x, int stage, int peer, double size, double *sec)
+{
+	const struct topo *t = x->t;
+	double *load, lat = 0, bw = 0;
+	struct memo *mm;
+	uint64_t key, sz;
+	*sec = 0;
+	memcpy(&sz, &size, sizeof(sz));
+	key = rng_hash2(0x73656e6473ULL ^ ((uint64_t)(uint32_t)stage << 32 | (uint64_t)(uint32_t)peer),
+			sz) | 1;
+	if ((mm = memo_find(&x->an_memo, key))) {
+		*sec = time_to_s(mm->dur);
+		return 0;
+	}
+	load = calloc((size_t)t->nlinks, sizeof(*load));
+	if (!load)
+		return ts_error_set(x->errp, TS_ENOMEM, "out of memory");
+	for (int q = 0; q < x->D; q++)
+		for (int ti = 0; ti < x->p->tp; ti++) {
+			int32_t a = gpu_of(x, rank_of(x, ti, q, stage));
+			int32_t b = gpu_of(x, rank_of(x, ti, q, peer));
+			int32_t path[TOPO_MAX_HOPS];
+			int hops = topo_route(t, a, b, rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b),
+					      path);
+			double pl = 0;
+			if (hops < 0) {
+				free(load);
+				return ts_error_set(x->errp, hops, "no route from GPU %d to GPU %d", a, b);
+			}
+			for (int h = 0; h < hops; h++) {
+				load[path[h]] += size;
+				pl += time_to_s(t->links[path[h]].lat_ps);
+			}
+			if (pl > lat)
+				lat = pl;
+		}
+	for (int32_t i = 0; i < t->nlinks; i++)
+		if (load[i] > 0 && load[i] / t->links[i].bw_Bps > bw)
+			bw = load[i] / t->links[i].bw_Bps;
+	free(load);
+	*sec = lat + bw;
+	if (*sec <= EXEC_HORIZON_S) {
+		memo_put(&x->an_memo, key, time_from_s(*sec));
+		*sec = time_to_s(time_from_s(*sec));
+	}
+	return 0;
+}
+
 /* Units (data-parallel blocks) a folded instance's communication covers. */
 static bool unit_covered(const struct exec *x, int32_t k, int u)
 {
@@ -674,28 +818,23 @@ static void launch_go(struct exec *x, struct launch *l)
 			}
 		}
 		if (x->o->fidelity == SIM_ANALYTIC) {
-			/* one hop's alpha-beta: the slowest link on the path */
-			int32_t a = gpu_of(x, rank_of(x, in0->tpi, in0->pos, l->role));
-			int32_t b = gpu_of(x, rank_of(x, in0->tpi, in0->pos, op->peer_stage));
-			int32_t path[TOPO_MAX_HOPS];
-			int hops = topo_route(x->t, a, b, x->o->seed, path);
-			double bw = INFINITY, lat = 0;
-			for (int h = 0; h < hops; h++) {
-				if (x->t->links[path[h]].bw_Bps < bw)
-					bw = x->t->links[path[h]].bw_Bps;
-				lat += time_to_s(x->t->links[path[h]].lat_ps);
-			}
-			an = hops > 0 ? lat + l->size / bw : 0;
-			goto timer;
-		}
-	} else if (x->o->exact) {
-		n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
-		if (x->o->fidelity == SIM_ANALYTIC) {
-			rc = analytic_group(x, r, n, op, l->size, &an);
+			rc = analytic_sends(x, l->role, op->peer_stage, l->size, &an);
 			if (!rc)
 				goto timer;
-		} else
+		}
+	} else if (x->o->exact) {
+		if (x->o->fidelity == SIM_ANALYTIC) {
+			rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, &an);
+			if (!rc)
+				goto timer;
+		} else {
+			n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
 			rc = start_group(x, l, r, n, op);
+		}
+	} else if (x->o->fidelity == SIM_ANALYTIC) {
+		rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, &an);
+		if (!rc)
+			goto timer;
 	} else {
 		/* folded: every group of this dim the arriving instances stand for */
 		int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp;
@@ -706,23 +845,10 @@ static void launch_go(struct exec *x, struct launch *l)
 				continue;
 			for (int pos = u * x->U; pos < (u + 1) * x->U && !rc; pos++) {
 				/* the group's first member, so each group starts once */
-				int lead;
-				switch (dim) {
-				case WL_D_TP: lead = 1; break;
-				case WL_D_CP: lead = pos % x->p->cp == 0; break;
-				case WL_D_EP: lead = pos % x->p->ep == 0; break;
-				case WL_D_DP: lead = pos == 0; break;
-				default: lead = pos < x->p->ep; break;
-				}
-				if (!lead)
+				if (!group_lead(x, dim, pos))
 					continue;
 				for (int ti = 0; ti < tpn && !rc; ti++) {
 					n = group_ranks(x, dim, ti, pos, l->role, r);
-					if (x->o->fidelity == SIM_ANALYTIC) {
-						rc = analytic_group(x, r, n, op, l->size, &an);
-						if (!rc)
-							goto timer;
-					}
 					if (x->local[dim] && !first)
 						continue;
 					first = false;

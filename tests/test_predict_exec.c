@@ -488,6 +488,87 @@ START_TEST(tp_grad_overlap_hides_wgrad)
 }
 END_TEST
 
+/* Two nodes of 8 GPUs whose 4 NICs each serve two GPUs (a DGX A100 with
+ * half its HCAs, as the vTrain cluster file assumes). */
+static void load_shared_nic_topo(void)
+{
+	load_topo(tu_tmpfile(0, ".json",
+			     "{\"name\": \"a100-4nic\", \"preset\": \"dgx-a100-hdr\", \"nodes\": 2, "
+			     "\"node\": {\"nics\": 4, \"nic_bandwidth\": \"200Gb/s\"}, "
+			     "\"fabric\": {\"type\": \"switch\", \"switch_ports\": 0, "
+			     "\"link_bandwidth\": \"200Gb/s\"}}"),
+		  2);
+}
+
+/* The analytic network counts every group of a collective at once: the
+ * eight DP groups of a tp-8 stage (one GPU per node each) share the four
+ * NICs two by two, so a DP all-reduce takes twice what one group alone
+ * would, as the flow model finds it; likewise the pipeline sends of the
+ * eight tp ranks. */
+START_TEST(analytic_counts_concurrent_groups)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, f;
+	struct slice_stats sa, sf;
+	struct model_params mp;
+	double lone, want;
+	load_shared_nic_topo();
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 8;
+	p.seq_len = 512;
+	p.global_batch = 4;
+	p.bucket_bytes = 1e12; /* one all-reduce of all gradients */
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 2);
+	ck_assert(!p.overlap_dp);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &a);
+	o.fidelity = SIM_FLOW;
+	run(&p, &o, &f);
+	sa = slices(&a, "dp grad reduce");
+	sf = slices(&f, "dp grad reduce");
+	ck_assert_int_eq(sa.n, 1);
+	ck_assert_int_eq(sf.n, 1);
+	/* a 2-rank ring all-reduce sends S per GPU (fp32 gradients of a tp
+	 * shard); two GPUs per NIC */
+	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_FP32);
+	model_count_params(&model, &mp);
+	lone = (double)mp.sum_total / p.tp * 4 / topo.cl.node.nic_Bps;
+	ck_assert_msg(sa.sum > 1.9 * lone && sa.sum < 2.3 * lone,
+		      "analytic DP all-reduce %.6g s, one group alone %.6g s", sa.sum, lone);
+	ck_assert_msg(fabs(sa.sum / sf.sum - 1) < 0.05, "analytic %.6g s vs flow %.6g s", sa.sum,
+		      sf.sum);
+	sim_prediction_release(&a);
+	sim_prediction_release(&f);
+	/* two stages, one per node: eight activation sends over four NICs */
+	p.pp = 2;
+	p.dp = 0;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 1);
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &a);
+	o.fidelity = SIM_FLOW;
+	run(&p, &o, &f);
+	sa = slices(&a, "pp send act");
+	sf = slices(&f, "pp send act");
+	want = 2 * (2.0 * p.micro_batch * p.seq_len * model.hidden) / topo.cl.node.nic_Bps;
+	ck_assert_int_gt(sa.n, 0);
+	/* payload efficiency (MTU headers) and latency: a little slower; one
+	 * GPU per NIC would take half */
+	ck_assert_msg(sa.max > want && sa.max < 1.2 * want, "analytic send %.6g s, want about %.6g s",
+		      sa.max, want);
+	ck_assert_msg(sf.max > want && sf.max < 1.2 * want, "flow send %.6g s, want about %.6g s",
+		      sf.max, want);
+	sim_prediction_release(&a);
+	sim_prediction_release(&f);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
 static void dp_plan(struct plan *p)
 {
@@ -705,6 +786,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
 	tcase_add_test(tc, host_dispatch_bounds_small_ops);
 	tcase_add_test(tc, tp_grad_overlap_hides_wgrad);
+	tcase_add_test(tc, analytic_counts_concurrent_groups);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
