@@ -151,12 +151,15 @@ enum plan_field {
 	PF_TP, PF_PP, PF_DP, PF_EP, PF_CP, PF_SP, PF_MICRO, PF_GLOBAL, PF_SEQ, PF_SCHED,
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
-	PF_CAPACITY, PF_COUNT
+	PF_CAPACITY, PF_PP_SG, PF_COUNT
 };
 
 struct plan {
 	int tp, pp, dp, ep, cp;        /* parallel degrees, count (dp 0 = derive) */
 	bool sp;                       /* Megatron sequence parallelism, flag */
+	bool pp_scatter_gather;        /* stage-boundary tensors split over the tp ranks and
+	                                * all-gathered on arrival (Megatron SC'21 §3.5,
+	                                * DeepSpeed's pipeline engine), flag */
 	int micro_batch;               /* sequences per micro-batch per replica, count */
 	int global_batch;              /* sequences per iteration (0 = dp x micro x pp), count */
 	int seq_len;                   /* tokens per sequence (image tokens included), tokens */

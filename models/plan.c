@@ -192,7 +192,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"global_batch", "seq_len", "schedule", "virtual_stages", "recompute", "zero",
 		"distributed_optimizer", "precision", "grad_dtype", "grad_reduce_dtype", "overlap",
 		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
-		"layers_per_stage", "flash_attention", "capacity_factor", NULL
+		"layers_per_stage", "flash_attention", "capacity_factor", "pp_scatter_gather", NULL
 	};
 	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", NULL };
 	static const char *const cmp_keys[] = { "type", "ratio", "error_feedback", NULL };
@@ -216,7 +216,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	    get_int_field(p, &r, "zero", PF_ZERO, 0, 3, &p->zero, err) ||
 	    get_bool_field(p, &r, "distributed_optimizer", PF_DISTOPT, &p->distributed_optimizer,
 			   err) ||
-	    get_bool_field(p, &r, "flash_attention", PF_FLASH, &p->flash_attention, err))
+	    get_bool_field(p, &r, "flash_attention", PF_FLASH, &p->flash_attention, err) ||
+	    get_bool_field(p, &r, "pp_scatter_gather", PF_PP_SG, &p->pp_scatter_gather, err))
 		return TS_EINPUT;
 	e = (int)p->schedule;
 	if (get_enum_field(p, &r, "schedule", PF_SCHED, sched_names, &e, err))

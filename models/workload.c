@@ -515,6 +515,28 @@ static int32_t p2p(struct bld *b, enum wl_kind kind, enum wl_dim dim, enum wl_ph
 	return emit(b, &op, d1, d2);
 }
 
+/* Scatter-gather of a stage-boundary tensor (Megatron SC'21 §3.5; DeepSpeed's
+ * pipeline engine partitions its sends over the model-parallel group the
+ * same way, PartitionedTensor.full()): each tp rank sent bsh/t, and the
+ * receiving stage all-gathers the bsh tensor over its tp group (NVLink)
+ * before computing on it. Returns the gather's id. */
+static int32_t pp_gather(struct bld *b, enum wl_phase ph, double bytes, int32_t recv)
+{
+	struct wl_op op;
+	int32_t id;
+	memset(&op, 0, sizeof(op));
+	op.kind = WL_K_COLL;
+	op.stream = WL_S_COMM;
+	op.dim = WL_D_TP;
+	op.coll = WL_C_ALLGATHER;
+	op.phase = (uint8_t)ph;
+	op.size_bytes = bytes;
+	op.name = "pp allgather";
+	op.peer_stage = op.peer_op = -1;
+	id = emit(b, &op, b->last[WL_S_COMPUTE], recv);
+	return id < 0 ? recv : id;
+}
+
 /* Tied input and output embeddings on the first and last stage (pp > 1):
  * their gradients are summed across the two stages before the optimizer
  * (Megatron's _allreduce_embedding_grads, DeepSpeed's tied-module
@@ -630,6 +652,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	int32_t emb_recv[2] = { -1, -1 }; /* tied-embedding receive of stage 0, of stage P-1 */
 	struct bld b;
 	double h = m->hidden;
+	/* with sequence parallelism the tensor is already split over tp */
+	bool sg = p->pp_scatter_gather && p->tp > 1 && !p->sp;
 
 	memset(w, 0, sizeof(*w));
 	if (mm < 1 || P < 1 || p->tp < 1 || p->cp < 1 || p->ep < 1 || p->dp < 1)
@@ -698,6 +722,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				if (id >= 0) {
 					recv_of[((size_t)tk->bwd * V + vs) * mm + tk->micro] = id;
 					b.pend = id;
+					if (sg)
+						b.pend = pp_gather(&b, tk->bwd ? WL_P_BWD : WL_P_FWD,
+								   2 * b.T * h, id);
 				}
 			}
 			if (!tk->bwd) {
@@ -786,10 +813,12 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			if ((!tk->bwd && !last_vs) || (tk->bwd && !first_vs)) {
 				int32_t id;
 				b.layer = -1;
-				/* Megatron SC'21 §3.5: bsh per micro-batch (bsh/t with SP scatter). */
+				/* Megatron SC'21 §3.5: bsh per micro-batch, bsh/t when
+				 * split over the tp ranks (sequence parallelism or the
+				 * scatter-gather optimisation) */
 				id = p2p(&b, WL_K_SEND, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
 					 tk->bwd ? "pp send grad" : "pp send act",
-					 2 * b.T * h / (p->sp ? p->tp : 1),
+					 2 * b.T * h / (p->sp || sg ? p->tp : 1),
 					 ((tk->bwd ? vs - 1 : vs + 1) % P + P) % P, b.last[WL_S_COMPUTE], -1);
 				if (id >= 0 && !p->overlap_pp)
 					b.pend = id;

@@ -569,6 +569,56 @@ START_TEST(analytic_counts_concurrent_groups)
 }
 END_TEST
 
+/* Pipeline scatter-gather (Megatron SC'21 §3.5): each tp rank sends bsh/t
+ * across the stage boundary and the receiver all-gathers bsh over NVLink,
+ * once per received tensor; with sequence parallelism nothing changes (the
+ * tensor is already split). */
+START_TEST(pp_scatter_gather_splits_sends)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	struct slice_stats sa, sb;
+	load_shared_nic_topo();
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = 2;
+	p.seq_len = 2048;
+	p.micro_batch = 4; /* 16 MiB per send: bandwidth-bound */
+	p.global_batch = 16;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	run(&p, &o, &a);
+	p.pp_scatter_gather = true;
+	run(&p, &o, &b);
+	sa = slices(&a, "pp send act");
+	sb = slices(&b, "pp send act");
+	ck_assert_int_eq(sa.n, plan_microbatches(&p));
+	ck_assert_int_eq(sb.n, sa.n);
+	/* bandwidth-bound: an eighth of the bytes, an eighth of the time, plus latency */
+	ck_assert_msg(sb.max < sa.max / 8 * 1.2 && sb.max > sa.max / 8,
+		      "split send %.6g s vs whole %.6g s", sb.max, sa.max);
+	ck_assert_int_eq(slice_count(&a, "pp allgather"), 0);
+	/* stage 0's tracks come first: it receives each gradient and gathers it */
+	ck_assert_int_eq(slice_count(&b, "pp recv grad"), plan_microbatches(&p));
+	ck_assert_int_eq(slice_count(&b, "pp allgather"), plan_microbatches(&p));
+	ck_assert_double_lt(b.iteration_time_s, a.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	p.sp = true;
+	p.pp_scatter_gather = false;
+	run(&p, &o, &a);
+	p.pp_scatter_gather = true;
+	run(&p, &o, &b);
+	ck_assert_double_eq(a.iteration_time_s, b.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
 static void dp_plan(struct plan *p)
 {
@@ -787,6 +837,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, host_dispatch_bounds_small_ops);
 	tcase_add_test(tc, tp_grad_overlap_hides_wgrad);
 	tcase_add_test(tc, analytic_counts_concurrent_groups);
+	tcase_add_test(tc, pp_scatter_gather_splits_sends);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
