@@ -10,7 +10,13 @@
  * Settings the data's README says to assume (reference/measured/README.md):
  * GPT-2 vocabulary 50257, full activation recompute, 1F1B, DDP gradient
  * buckets, 8 A100 per node, 150 GB/s NVLink, 800 Gb/s per node; sequence
- * 2048, fp16, gelu MLP of 4h, biases, learned positions.
+ * 2048, fp16, gelu MLP of 4h, biases, learned positions. What Megatron-
+ * DeepSpeed's engine does on top (its defaults, ZeRO stage 0): the gradient
+ * all-reduce runs after the last micro-batch's backward (DeepSpeedEngine.
+ * allreduce_gradients, the pipeline engine's ReduceGrads step), not during
+ * it (--overlap-dp models DDP's overlap instead); the pipeline engine splits
+ * stage-boundary tensors over the tp ranks; Megatron's async input-gradient
+ * all-reduce is on.
  *
  *   bench_vtrain [options] [CSV]
  *
@@ -170,7 +176,7 @@ static int row_model(const struct row *r, struct model *m, struct ts_error *err)
 }
 
 struct settings {
-	bool overlap_dp;            /* DDP buckets overlap the last backward, flag */
+	bool overlap_dp;            /* DP buckets overlap the last backward, flag */
 	bool free_comm;             /* communication takes no time (surrogate), flag */
 	enum sim_fidelity fidelity; /* network model */
 };
@@ -190,11 +196,17 @@ static int row_plan(const struct row *r, const struct model *m, const struct set
 	p->precision = PLAN_DT_FP16;
 	p->grad_dtype = PLAN_DT_FP16;
 	p->grad_reduce_dtype = PLAN_DT_FP16; /* assumption: DDP all-reduces fp16 grads */
-	p->bucket_bytes = 25.0 * 1024 * 1024; /* PyTorch DDP bucket_cap_mb default 25 */
+	/* PyTorch DDP's bucket_cap_mb default 25 when overlapped; after backward
+	 * DeepSpeed reduces 5e8-element buffers (MEMORY_OPT_ALLREDUCE_SIZE) of
+	 * fp16 gradients */
+	p->bucket_bytes = st->overlap_dp ? 25.0 * 1024 * 1024 : 5e8 * 2;
 	p->overlap_dp = st->overlap_dp;
 	p->overlap_tp = false;
 	p->overlap_tp_grad = true; /* Megatron-DeepSpeed default: async_tensor_model_parallel_allreduce */
 	p->overlap_pp = false;
+	/* DeepSpeed's pipeline engine partitions each stage-boundary tensor over
+	 * the tp ranks and all-gathers it on arrival (is_pipe_partitioned) */
+	p->pp_scatter_gather = true;
 	return plan_resolve(p, m, r->gpus, err);
 }
 
@@ -699,7 +711,7 @@ static void print_params(const char *title, const struct sim_compute *c)
 /* Write the fitted calibration as JSON (atomically). */
 static int write_calibration(const char *path, const struct sim_compute *c, const struct stats *s,
 			     const struct stats *cv, int nrows, const char *csv, int rounds,
-			     double huber, struct ts_error *err)
+			     double huber, bool overlap_dp, struct ts_error *err)
 {
 	char buf[4096], cvtext[32] = "null", loss[64];
 	if (cv)
@@ -723,6 +735,8 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"  \"fit\": {\n"
 		"    \"data\": \"%s\",\n"
 		"    \"cluster\": \"examples/calibration/a100-vtrain-cluster.json, fidelity analytic\",\n"
+		"    \"workload\": \"bench_vtrain's settings: full recompute, 1F1B, fp16, async TP "
+		"input-gradient all-reduce, pipeline scatter-gather, DP all-reduce %s\",\n"
 		"    \"parameters\": [\"gemm_eff_max\", \"gemm_half_flops\", \"hbm_eff\", "
 		"\"launch_us\", \"dispatch_us\"],\n"
 		"    \"fixed\": \"attn_eff (flash attention only; this set has none), overlap_slowdown, "
@@ -740,7 +754,7 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"}\n",
 		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6,
 		c->dispatch_s * 1e6, c->hbm_eff, csv,
-		rounds, loss, nrows, s->mean_abs, s->max_abs, s->rms, cvtext);
+		overlap_dp ? "overlapped with backward (--overlap-dp)" : "after backward", rounds, loss, nrows, s->mean_abs, s->max_abs, s->rms, cvtext);
 	if (n < 0 || n >= (int)sizeof(buf))
 		return ts_error_set(err, TS_EINPUT, "calibration text too long");
 	return fileio_write_atomic(path, buf, (size_t)n, err);
@@ -815,7 +829,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bench_vtrain [--fit] [--cv] [--audit] [--calibration FILE|none] [--cluster FILE]\n"
-		"                    [--fidelity analytic|flow] [--no-overlap-dp] [--limit N]\n"
+		"                    [--fidelity analytic|flow] [--overlap-dp] [--limit N]\n"
 		"                    [--write FILE] [CSV]\n"
 		"Predicts every row of the vTrain A100 set through sim_predict and prints\n"
 		"predicted vs measured iteration time and the mean and max absolute error.\n"
@@ -833,7 +847,8 @@ static void usage(FILE *f)
 		"  --rounds N        fit rounds: re-measure the exposed communication and refit\n"
 		"                    up to N times (default 2)\n"
 		"  --free-comm       predict with communication made free (the fit's surrogate)\n"
-		"  --no-overlap-dp   DP all-reduce after backward instead of overlapped\n"
+		"  --overlap-dp      DP all-reduce buckets overlapped with the last backward\n"
+		"                    (PyTorch DDP) instead of after it (DeepSpeed's engine)\n"
 		"  --limit N         only the first N rows (CI)\n"
 		"  --jobs N          processes predicting rows in parallel (default: CPUs)\n"
 		"  --audit           model-free consistency check of the measured rows only\n",
@@ -850,7 +865,7 @@ int main(int argc, char **argv)
 		{ "fidelity", required_argument, NULL, 'f' },
 		{ "write", required_argument, NULL, 'w' },
 		{ "limit", required_argument, NULL, 'l' },
-		{ "no-overlap-dp", no_argument, NULL, 'O' },
+		{ "overlap-dp", no_argument, NULL, 'O' },
 		{ "free-comm", no_argument, NULL, 'Z' },
 		{ "rounds", required_argument, NULL, 'R' },
 		{ "loss", required_argument, NULL, 'L' },
@@ -874,7 +889,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress is visible when piped */
 	memset(&cx, 0, sizeof(cx));
 	cx.cluster = src_rel(CLUSTER_REL, cl_buf, sizeof(cl_buf));
-	cx.st.overlap_dp = true;
+	cx.st.overlap_dp = false;
 	cx.rounds = 2;
 	cx.huber = 0.02;
 	cx.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -887,7 +902,7 @@ int main(int argc, char **argv)
 		case 'c': calib = optarg; break;
 		case 'k': cx.cluster = optarg; break;
 		case 'w': write_path = optarg; break;
-		case 'O': cx.st.overlap_dp = false; break;
+		case 'O': cx.st.overlap_dp = true; break;
 		case 'Z': cx.st.free_comm = true; break;
 		case 'R': cx.rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
 		case 'l': limit = atoi(optarg); break;
@@ -944,9 +959,11 @@ int main(int argc, char **argv)
 
 	printf("# vTrain A100 set: %s (%d rows)\n# cluster: %s\n# calibration: %s\n", csv, rs.n,
 	       cx.cluster, strcmp(calib, "none") ? calib : "none (compute-model defaults)");
-	printf("# settings: GPT-2 vocab %d, full recompute, 1F1B, fp16, DDP buckets 25 MiB %s, "
-	       "fidelity %s\n",
-	       VOCAB, cx.st.overlap_dp ? "overlapped with backward" : "after backward",
+	printf("# settings: GPT-2 vocab %d, full recompute, 1F1B, fp16, async TP input-gradient "
+	       "all-reduce, pipeline scatter-gather, DP all-reduce %s, fidelity %s\n",
+	       VOCAB,
+	       cx.st.overlap_dp ? "in 25 MiB buckets overlapped with the last backward (DDP)"
+				: "in 5e8-element buffers after backward (DeepSpeed)",
 	       cx.st.fidelity == SIM_ANALYTIC ? "analytic" : "flow");
 
 	struct sim_compute c = cx.base;
@@ -1022,7 +1039,7 @@ int main(int argc, char **argv)
 		       now_s() - t0, ru.ru_maxrss / 1024.0);
 	}
 	if (write_path && write_calibration(write_path, &c, &s, have_cv ? &cvs : NULL, s.n, CSV_REL + 6,
-					    cx.rounds, cx.huber, &err))
+					    cx.rounds, cx.huber, cx.st.overlap_dp, &err))
 		goto fail;
 	topo_cache_release(&cx.tc);
 	return 0;
