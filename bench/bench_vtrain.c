@@ -195,7 +195,7 @@ static int row_plan(const struct row *r, const struct model *m, const struct set
 	p->recompute = PLAN_RC_FULL;
 	p->precision = PLAN_DT_FP16;
 	p->grad_dtype = PLAN_DT_FP16;
-	p->grad_reduce_dtype = PLAN_DT_FP16; /* assumption: DDP all-reduces fp16 grads */
+	p->grad_reduce_dtype = PLAN_DT_FP16; /* fp16 gradients on the wire (no fp32 upcast) */
 	/* PyTorch DDP's bucket_cap_mb default 25 when overlapped; after backward
 	 * DeepSpeed reduces 5e8-element buffers (MEMORY_OPT_ALLREDUCE_SIZE) of
 	 * fp16 gradients */
@@ -754,7 +754,8 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"}\n",
 		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6,
 		c->dispatch_s * 1e6, c->hbm_eff, csv,
-		overlap_dp ? "overlapped with backward (--overlap-dp)" : "after backward", rounds, loss, nrows, s->mean_abs, s->max_abs, s->rms, cvtext);
+		overlap_dp ? "overlapped with backward (--overlap-dp)" : "after backward", rounds,
+		loss, nrows, s->mean_abs, s->max_abs, s->rms, cvtext);
 	if (n < 0 || n >= (int)sizeof(buf))
 		return ts_error_set(err, TS_EINPUT, "calibration text too long");
 	return fileio_write_atomic(path, buf, (size_t)n, err);
