@@ -40,6 +40,8 @@
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <gsl/gsl_vector.h>
 
 #include "common/error.h"
@@ -771,12 +773,6 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
  * should not fall as tp grows. Rows whose c is over 5 % above the median c
  * of a larger tp of the same model contradict that; no single set of
  * hardware numbers can fit them and the rest. */
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double row_cost(const struct row *r)
 {
 	int m = r->global_batch / (r->micro * r->dp);
@@ -787,7 +783,7 @@ static void audit(const struct rows *rs)
 {
 	static const int tps[] = { 1, 2, 4, 8, 16 };
 	enum { NT = 5 };
-	double med[8][NT];
+	double med[TS_ARRAY_LEN(rs->group_b)][NT];
 	int flagged = 0;
 	printf("# audit: c = T / ((m + p - 1) x micro) x tp x pp, GPU-ms per sample (measured only)\n");
 	printf("model    tp  rows    min_c    med_c    max_c\n");
@@ -801,8 +797,8 @@ static void audit(const struct rows *rs)
 			med[g][k] = 0;
 			if (!n)
 				continue;
-			qsort(v, (size_t)n, sizeof(v[0]), cmp_dbl);
-			med[g][k] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+			gsl_sort(v, 1, (size_t)n);
+			med[g][k] = gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
 			printf("%5.1fB %4d %5d %8.0f %8.0f %8.0f\n", rs->group_b[g], tps[k], n, v[0],
 			       med[g][k], v[n - 1]);
 		}

@@ -128,13 +128,11 @@ static int32_t gemm(struct bld *b, enum wl_phase ph, const char *name, double m,
 	return cmp_op(b, ph, WL_GEMM, name, flops, bytes, m, n, k, batch, vary);
 }
 
-/* A communication op; blocking: the next compute op waits for it; else
- * (overlapped) the compute op after next does. */
-static int32_t comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
-		    double size, const char *name, bool overlap)
+/* A collective after the last compute op and `after` (another op, or -1). */
+static int32_t coll_op(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
+		       double size, const char *name, int32_t after)
 {
 	struct wl_op op;
-	int32_t id;
 	if (size <= 0)
 		return -1;
 	memset(&op, 0, sizeof(op));
@@ -146,7 +144,17 @@ static int32_t comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_co
 	op.size_bytes = size;
 	op.name = name;
 	op.peer_stage = op.peer_op = -1;
-	id = emit(b, &op, b->last[WL_S_COMPUTE], -1);
+	return emit(b, &op, b->last[WL_S_COMPUTE], after);
+}
+
+/* A communication op; blocking: the next compute op waits for it; else
+ * (overlapped) the compute op after next does. */
+static int32_t comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
+		    double size, const char *name, bool overlap)
+{
+	int32_t id = coll_op(b, ph, dim, coll, size, name, -1);
+	if (id < 0)
+		return id;
 	if (overlap)
 		b->pend_later = id;
 	else
@@ -515,28 +523,6 @@ static int32_t p2p(struct bld *b, enum wl_kind kind, enum wl_dim dim, enum wl_ph
 	return emit(b, &op, d1, d2);
 }
 
-/* Scatter-gather of a stage-boundary tensor (Megatron SC'21 §3.5; DeepSpeed's
- * pipeline engine partitions its sends over the model-parallel group the
- * same way, PartitionedTensor.full()): each tp rank sent bsh/t, and the
- * receiving stage all-gathers the bsh tensor over its tp group (NVLink)
- * before computing on it. Returns the gather's id. */
-static int32_t pp_gather(struct bld *b, enum wl_phase ph, double bytes, int32_t recv)
-{
-	struct wl_op op;
-	int32_t id;
-	memset(&op, 0, sizeof(op));
-	op.kind = WL_K_COLL;
-	op.stream = WL_S_COMM;
-	op.dim = WL_D_TP;
-	op.coll = WL_C_ALLGATHER;
-	op.phase = (uint8_t)ph;
-	op.size_bytes = bytes;
-	op.name = "pp allgather";
-	op.peer_stage = op.peer_op = -1;
-	id = emit(b, &op, b->last[WL_S_COMPUTE], recv);
-	return id < 0 ? recv : id;
-}
-
 /* Tied input and output embeddings on the first and last stage (pp > 1):
  * their gradients are summed across the two stages before the optimizer
  * (Megatron's _allreduce_embedding_grads, DeepSpeed's tied-module
@@ -722,9 +708,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				if (id >= 0) {
 					recv_of[((size_t)tk->bwd * V + vs) * mm + tk->micro] = id;
 					b.pend = id;
+					/* scatter-gather (Megatron SC'21 §3.5; DeepSpeed's
+					 * PartitionedTensor.full()): each tp rank received
+					 * bsh/t; the stage all-gathers bsh over NVLink
+					 * before computing on it */
 					if (sg)
-						b.pend = pp_gather(&b, tk->bwd ? WL_P_BWD : WL_P_FWD,
-								   2 * b.T * h, id);
+						b.pend = coll_op(&b, tk->bwd ? WL_P_BWD : WL_P_FWD, WL_D_TP,
+								 WL_C_ALLGATHER, 2 * b.T * h, "pp allgather", id);
 				}
 			}
 			if (!tk->bwd) {

@@ -561,6 +561,17 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	return keep_coll(x, c);
 }
 
+/* Cache an analytic duration under key; *sec becomes the value a cache hit
+ * returns (rounded to the engine's time unit). Beyond the horizon nothing is
+ * kept: after_s refuses the run. */
+static void an_keep(struct exec *x, uint64_t key, double *sec)
+{
+	if (*sec <= EXEC_HORIZON_S) {
+		memo_put(&x->an_memo, key, time_from_s(*sec));
+		*sec = time_to_s(time_from_s(*sec));
+	}
+}
+
 /* Analytic duration of one group's collective (alpha-beta on the topology).
  * The result depends only on the op, the size and the ranks, so it is
  * cached under a hash of exactly those (building the algorithm's transfer
@@ -597,10 +608,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		return rc;
 	if ((rc = sim_coll_analytic(x->t, &s, sec, x->errp)))
 		return rc;
-	if (*sec <= EXEC_HORIZON_S) { /* beyond it after_s refuses the run */
-		memo_put(&x->an_memo, key, time_from_s(*sec));
-		*sec = time_to_s(time_from_s(*sec)); /* the same value a cache hit returns */
-	}
+	an_keep(x, key, sec);
 	return 0;
 }
 
@@ -685,10 +693,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	}
 	if ((rc = sim_coll_analytic_groups(x->t, s, ng, false, sec, x->errp)))
 		goto out;
-	if (*sec <= EXEC_HORIZON_S) {
-		memo_put(&x->an_memo, key, time_from_s(*sec));
-		*sec = time_to_s(time_from_s(*sec));
-	}
+	an_keep(x, key, sec);
 out:
 	free(r);
 	free(s);
@@ -741,10 +746,7 @@ static int analytic_sends(struct exec *x, int stage, int peer, double size, doub
 			bw = load[i] / t->links[i].bw_Bps;
 	free(load);
 	*sec = lat + bw;
-	if (*sec <= EXEC_HORIZON_S) {
-		memo_put(&x->an_memo, key, time_from_s(*sec));
-		*sec = time_to_s(time_from_s(*sec));
-	}
+	an_keep(x, key, sec);
 	return 0;
 }
 
@@ -822,19 +824,14 @@ static void launch_go(struct exec *x, struct launch *l)
 			if (!rc)
 				goto timer;
 		}
-	} else if (x->o->exact) {
-		if (x->o->fidelity == SIM_ANALYTIC) {
-			rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, &an);
-			if (!rc)
-				goto timer;
-		} else {
-			n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
-			rc = start_group(x, l, r, n, op);
-		}
 	} else if (x->o->fidelity == SIM_ANALYTIC) {
+		/* folded or exact alike: every group of the stage at once */
 		rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, &an);
 		if (!rc)
 			goto timer;
+	} else if (x->o->exact) {
+		n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
+		rc = start_group(x, l, r, n, op);
 	} else {
 		/* folded: every group of this dim the arriving instances stand for */
 		int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp;

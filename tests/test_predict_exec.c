@@ -438,7 +438,6 @@ START_TEST(host_dispatch_bounds_small_ops)
 }
 END_TEST
 
-
 /* With sequence parallelism the plan flag `flag` (a field of p) changes
  * nothing: the iteration takes the same time with it off and on. */
 static void same_with_sp(struct plan *p, struct sim_predict_opts *o, bool *flag)
@@ -497,8 +496,9 @@ START_TEST(tp_grad_overlap_hides_wgrad)
 END_TEST
 
 /* Two nodes of 8 GPUs whose 4 NICs each serve two GPUs (a DGX A100 with
- * half its HCAs, as the vTrain cluster file assumes). */
-static void load_shared_nic_topo(void)
+ * half its HCAs, as the vTrain cluster file assumes), the small model, and
+ * a tp-8 plan with the defaults otherwise. */
+static void setup_shared_nic(struct plan *p)
 {
 	load_topo(tu_tmpfile(0, ".json",
 			     "{\"name\": \"a100-4nic\", \"preset\": \"dgx-a100-hdr\", \"nodes\": 2, "
@@ -506,6 +506,19 @@ static void load_shared_nic_topo(void)
 			     "\"fabric\": {\"type\": \"switch\", \"switch_ports\": 0, "
 			     "\"link_bandwidth\": \"200Gb/s\"}}"),
 		  2);
+	load_model_json(small_model);
+	plan_init(p);
+	p->tp = 8;
+}
+
+/* The plan under the analytic network into a, under the flow network into f. */
+static void run_analytic_flow(const struct plan *p, struct sim_predict_opts *o,
+			      struct sim_prediction *a, struct sim_prediction *f)
+{
+	o->fidelity = SIM_ANALYTIC;
+	run(p, o, a);
+	o->fidelity = SIM_FLOW;
+	run(p, o, f);
 }
 
 /* The analytic network counts every group of a collective at once: the
@@ -521,10 +534,7 @@ START_TEST(analytic_counts_concurrent_groups)
 	struct slice_stats sa, sf;
 	struct model_params mp;
 	double lone, want;
-	load_shared_nic_topo();
-	load_model_json(small_model);
-	plan_init(&p);
-	p.tp = 8;
+	setup_shared_nic(&p);
 	p.seq_len = 512;
 	p.global_batch = 4;
 	p.bucket_bytes = 1e12; /* one all-reduce of all gradients */
@@ -533,10 +543,7 @@ START_TEST(analytic_counts_concurrent_groups)
 	ck_assert(!p.overlap_dp);
 	sim_predict_opts_init(&o);
 	o.timeline = true;
-	o.fidelity = SIM_ANALYTIC;
-	run(&p, &o, &a);
-	o.fidelity = SIM_FLOW;
-	run(&p, &o, &f);
+	run_analytic_flow(&p, &o, &a, &f);
 	sa = slices(&a, "dp grad reduce");
 	sf = slices(&f, "dp grad reduce");
 	ck_assert_int_eq(sa.n, 1);
@@ -557,10 +564,7 @@ START_TEST(analytic_counts_concurrent_groups)
 	p.dp = 0;
 	resolve(&p);
 	ck_assert_int_eq(p.dp, 1);
-	o.fidelity = SIM_ANALYTIC;
-	run(&p, &o, &a);
-	o.fidelity = SIM_FLOW;
-	run(&p, &o, &f);
+	run_analytic_flow(&p, &o, &a, &f);
 	sa = slices(&a, "pp send act");
 	sf = slices(&f, "pp send act");
 	want = 2 * (2.0 * p.micro_batch * p.seq_len * model.hidden) / topo.cl.node.nic_Bps;
@@ -587,10 +591,7 @@ START_TEST(pp_scatter_gather_splits_sends)
 	struct sim_predict_opts o;
 	struct sim_prediction a, b;
 	struct slice_stats sa, sb;
-	load_shared_nic_topo();
-	load_model_json(small_model);
-	plan_init(&p);
-	p.tp = 8;
+	setup_shared_nic(&p);
 	p.pp = 2;
 	p.seq_len = 2048;
 	p.micro_batch = 4; /* 16 MiB per send: bandwidth-bound */
