@@ -209,6 +209,9 @@ static int row_plan(const struct row *r, const struct model *m, const struct set
 	/* DeepSpeed's pipeline engine partitions each stage-boundary tensor over
 	 * the tp ranks and all-gathers it on arrival (is_pipe_partitioned) */
 	p->pp_scatter_gather = true;
+	/* DeepSpeed's engine leaves micro-batch gradient accumulation to
+	 * PyTorch autograd (an add per parameter tensor) */
+	p->grad_accum_fusion = false;
 	return plan_resolve(p, m, r->gpus, err);
 }
 
@@ -738,7 +741,8 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"    \"data\": \"%s\",\n"
 		"    \"cluster\": \"examples/calibration/a100-vtrain-cluster.json, fidelity analytic\",\n"
 		"    \"workload\": \"bench_vtrain's settings: full recompute, 1F1B, fp16, async TP "
-		"input-gradient all-reduce, pipeline scatter-gather, DP all-reduce %s\",\n"
+		"input-gradient all-reduce, pipeline scatter-gather, unfused gradient accumulation, "
+		"DP all-reduce %s\",\n"
 		"    \"parameters\": [\"gemm_eff_max\", \"gemm_half_flops\", \"hbm_eff\", "
 		"\"launch_us\", \"dispatch_us\"],\n"
 		"    \"fixed\": \"attn_eff (flash attention only; this set has none), overlap_slowdown, "
@@ -957,7 +961,8 @@ int main(int argc, char **argv)
 	printf("# vTrain A100 set: %s (%d rows)\n# cluster: %s\n# calibration: %s\n", csv, rs.n,
 	       cx.cluster, strcmp(calib, "none") ? calib : "none (compute-model defaults)");
 	printf("# settings: GPT-2 vocab %d, full recompute, 1F1B, fp16, async TP input-gradient "
-	       "all-reduce, pipeline scatter-gather, DP all-reduce %s, fidelity %s\n",
+	       "all-reduce, pipeline scatter-gather, unfused gradient accumulation, DP all-reduce "
+	       "%s, fidelity %s\n",
 	       VOCAB,
 	       cx.st.overlap_dp ? "in 25 MiB buckets overlapped with the last backward (DDP)"
 				: "in 5e8-element buffers after backward (DeepSpeed)",

@@ -151,7 +151,7 @@ enum plan_field {
 	PF_TP, PF_PP, PF_DP, PF_EP, PF_CP, PF_SP, PF_MICRO, PF_GLOBAL, PF_SEQ, PF_SCHED,
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
-	PF_CAPACITY, PF_PP_SG, PF_COUNT
+	PF_CAPACITY, PF_PP_SG, PF_GA_FUSION, PF_COUNT
 };
 
 struct plan {
@@ -174,6 +174,11 @@ struct plan {
 	bool overlap_dp, overlap_tp, overlap_pp; /* communication overlap, flags */
 	bool overlap_tp_grad;          /* backward input-gradient TP all-reduce runs during the
 	                                * weight-gradient GEMM (Megatron async_tensor_model_parallel_allreduce), flag */
+	bool grad_accum_fusion;        /* micro-batch gradients accumulate inside the weight-
+	                                * gradient GEMM (Megatron gradient_accumulation_fusion);
+	                                * false: one add kernel per parameter tensor per
+	                                * micro-batch after the first (PyTorch autograd's
+	                                * AccumulateGrad, as under DeepSpeed's engine), flag */
 	double bucket_bytes;           /* DP gradient bucket, bytes */
 	enum plan_offload offload;     /* what ZeRO-Offload moves to host memory */
 	enum plan_compress compression;/* gradient compression */

@@ -51,6 +51,7 @@ void plan_init(struct plan *p)
 	p->compression_ratio = 1;
 	p->sync_interval = 1;
 	p->capacity_factor = 1.0;            /* Megatron moe_expert_capacity_factor: none = 1 */
+	p->grad_accum_fusion = true;         /* Megatron's gradient_accumulation_fusion default */
 	p->images_per_sample.kind = PLAN_DIST_FIXED;
 	p->images_per_sample.value = -1;     /* -1: 1 image for vision models, else 0 */
 	p->image_tokens.kind = PLAN_DIST_FIXED;
@@ -192,7 +193,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"global_batch", "seq_len", "schedule", "virtual_stages", "recompute", "zero",
 		"distributed_optimizer", "precision", "grad_dtype", "grad_reduce_dtype", "overlap",
 		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
-		"layers_per_stage", "flash_attention", "capacity_factor", "pp_scatter_gather", NULL
+		"layers_per_stage", "flash_attention", "capacity_factor", "pp_scatter_gather",
+		"grad_accum_fusion", NULL
 	};
 	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", NULL };
 	static const char *const cmp_keys[] = { "type", "ratio", "error_feedback", NULL };
@@ -217,7 +219,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	    get_bool_field(p, &r, "distributed_optimizer", PF_DISTOPT, &p->distributed_optimizer,
 			   err) ||
 	    get_bool_field(p, &r, "flash_attention", PF_FLASH, &p->flash_attention, err) ||
-	    get_bool_field(p, &r, "pp_scatter_gather", PF_PP_SG, &p->pp_scatter_gather, err))
+	    get_bool_field(p, &r, "pp_scatter_gather", PF_PP_SG, &p->pp_scatter_gather, err) ||
+	    get_bool_field(p, &r, "grad_accum_fusion", PF_GA_FUSION, &p->grad_accum_fusion, err))
 		return TS_EINPUT;
 	e = (int)p->schedule;
 	if (get_enum_field(p, &r, "schedule", PF_SCHED, sched_names, &e, err))

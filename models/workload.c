@@ -27,6 +27,7 @@ struct bld {
 	int32_t micro, chunk, layer; /* current context */
 	double T;                  /* tokens per micro-batch per rank (b s / cp) */
 	double wb, gb;             /* parameter and gradient-on-wire bytes per element */
+	double ga;                 /* accumulated-gradient bytes per element */
 	double bucket_dense, bucket_exp; /* bytes pending in the current DP buckets */
 	int nrc;                   /* return code */
 };
@@ -234,6 +235,38 @@ static void residual(struct bld *b, enum wl_phase ph, bool bwd)
 	else if (b->m->dropout)
 		cmp_op(b, ph, WL_ELEM, "residual add bwd", 0, (2 * b->wb + mask) * e, 0, 0, 0, 0,
 		       WL_V_NONE);
+}
+
+/* Gradient accumulation without fusion (plan grad_accum_fusion false):
+ * PyTorch autograd's AccumulateGrad adds each parameter's new gradient
+ * into the accumulated one for every micro-batch after the first, one
+ * kernel per parameter tensor (assumption: one pass reading both and
+ * writing the sum, 2 x accumulated + 1 x new-gradient bytes per element;
+ * tensors of a layer priced at their mean size). Megatron's fused
+ * accumulation happens inside the weight-gradient GEMM: nothing here. */
+static void grad_accum(struct bld *b, const char *name, double elems, int tensors)
+{
+	if (b->p->grad_accum_fusion || b->micro <= 0 || !(elems > 0) || tensors < 1)
+		return;
+	double per = elems / tensors * (2 * b->ga + b->wb);
+	for (int i = 0; i < tensors; i++)
+		cmp_op(b, WL_P_BWD, WL_ELEM, name, 0, per, 0, 0, 0, 0, WL_V_NONE);
+}
+
+/* Parameter tensors of decoder layer l as Megatron holds them: two norms
+ * (weight, + bias for LayerNorm), fused QKV and the output projection
+ * (+ biases; + q_norm/k_norm), MLP fc1 (gate and up fused) and fc2
+ * (+ biases), or a router and the grouped experts' fc1 and fc2. */
+static int layer_tensors(const struct model *m, int l)
+{
+	int n = 2 * (m->norm == MODEL_NORM_LAYER ? 2 : 1) + 2;
+	if (m->bias || m->attn_bias)
+		n += 2;
+	if (m->qk_norm)
+		n += 2;
+	if (m->experts > 0 && m->moe_layer[l])
+		return n + 3;
+	return n + 2 + (m->bias ? 2 : 0);
 }
 
 /* Forward (or full recompute) of decoder layer l. */
@@ -670,6 +703,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	b.o = o;
 	b.T = (double)p->micro_batch * p->seq_len / p->cp;
 	b.wb = dt_bytes(p->precision);
+	b.ga = dt_bytes(p->grad_dtype);
 	b.gb = p->compression == PLAN_CMP_FP16 || p->compression == PLAN_CMP_BF16 ?
 		       2 : dt_bytes(p->grad_reduce_dtype);
 	w->tokens_per_micro = (int)b.T;
@@ -760,6 +794,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					if (p->tp > 1)
 						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLREDUCE, 2 * b.T * h,
 						     "lm head tp allreduce", false);
+					/* the head's own weight, or the last stage's copy of a
+					 * tied one (one stage: it shares the embedding's) */
+					if (!m->tie_embeddings || P > 1)
+						grad_accum(&b, "lm head grad accumulate",
+							   (double)m->vocab * h / p->tp, 1);
 					if (last_bwd && !m->tie_embeddings) {
 						b.bucket_dense += (double)m->vocab * h / p->tp;
 						if (p->overlap_dp)
@@ -774,8 +813,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					g_next = p->zero >= 3 && l - 1 >= first ? z3_gather(&b, l - 1) : -1;
 					b.pend2 = g_cur;
 					layer_bwd(&b, l);
+					layer_params_rank(m, p, l, &d, &e);
+					grad_accum(&b, "grad accumulate", d + e, layer_tensors(m, l));
 					if (last_bwd) {
-						layer_params_rank(m, p, l, &d, &e);
 						b.bucket_dense += d;
 						b.bucket_exp += e;
 						if (p->overlap_dp) {
@@ -788,7 +828,15 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					b.layer = -1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * 2 * b.T * h, 0,
 					       0, 0, 0, WL_V_NONE);
+					grad_accum(&b, "embedding grad accumulate",
+						   (double)(m->vocab + m->max_pos) * h / p->tp,
+						   m->max_pos > 0 ? 2 : 1);
 					vision(&b, true);
+					/* encoder blocks: 12 tensors each (two LayerNorms,
+					 * qkv, proj, fc1, fc2 with biases) */
+					grad_accum(&b, "vit grad accumulate",
+						   (double)model_vision_params(m) / p->tp,
+						   m->has_vision ? 12 * m->vit.depth + 6 : 0);
 					if (last_bwd) {
 						b.bucket_dense += ((double)m->vocab * h +
 								   (double)m->max_pos * h +

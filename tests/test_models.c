@@ -573,6 +573,7 @@ static const struct {
 	{ "llama3-8b", "{\"overlap\": {\"tp_grad\": \"yes\"}}", 8, "tp_grad" },
 	{ "llama3-8b", "{\"overlap\": {\"tp_grads\": true}}", 8, "unknown field 'tp_grads'" },
 	{ "llama3-8b", "{\"pp_scatter_gather\": 1}", 8, "pp_scatter_gather" },
+	{ "llama3-8b", "{\"grad_accum_fusion\": \"no\"}", 8, "grad_accum_fusion" },
 	{ "llama3-8b", "{\"images_per_sample\": 2}", 8, "without a vision encoder" },
 	{ "qwen3-vl-8b", "{\"images_per_sample\": {\"dist\": \"gamma\", \"mean\": 2}}", 8, "dist" },
 	{ "gpt3-175b", "{\"seq_len\": 4096, \"tp\": 8}", 8, "exceeds the 2048 learned" },

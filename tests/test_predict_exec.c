@@ -621,6 +621,60 @@ START_TEST(pp_scatter_gather_splits_sends)
 }
 END_TEST
 
+/* Unfused gradient accumulation (grad_accum_fusion false, PyTorch autograd
+ * under DeepSpeed): every micro-batch after the first adds one kernel per
+ * parameter tensor of each layer (GPT-2: two LayerNorms, QKV, projection,
+ * fc1, fc2, all with biases: 12), reading the accumulated and the new
+ * gradient and writing the sum; with one stage and no communication the
+ * iteration grows by exactly their time. Fused (the default) adds none. */
+START_TEST(unfused_grad_accumulation_adds_per_tensor)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	struct sim_compute c;
+	struct sim_op_desc d;
+	struct slice_stats sb;
+	int64_t lt, la, le;
+	const int tensors = 12;
+	load_topo("dgx-h100-ndr", 1);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.seq_len = 512;
+	p.global_batch = 32; /* eight replicas, four micro-batches each */
+	resolve(&p);
+	ck_assert_int_eq(plan_microbatches(&p), 4);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	run(&p, &o, &a);
+	ck_assert_int_eq(slice_count(&a, "grad accumulate"), 0);
+	p.grad_accum_fusion = false;
+	run(&p, &o, &b);
+	sb = slices(&b, "grad accumulate");
+	ck_assert_int_eq(sb.n, (plan_microbatches(&p) - 1) * model.layers * tensors);
+	/* one op: a twelfth of the layer's parameters, fp32 accumulated (read,
+	 * write) plus the bf16 new gradient (read) */
+	sim_compute_init(&c, &topo.cl.gpu);
+	model_layer_params(&model, 0, &lt, &la, &le);
+	memset(&d, 0, sizeof(d));
+	d.cls = SIM_OP_ELEMENTWISE;
+	d.bytes = (double)lt / tensors * (2 * 4 + 2);
+	d.dtype_bytes = 2;
+	double one = sim_compute_time_s(&c, &d);
+	ck_assert_msg(fabs(sb.min - one) < 1e-9 && fabs(sb.max - one) < 1e-9,
+		      "accumulate ops %.6g..%.6g s, want %.6g s", sb.min, sb.max, one);
+	/* plus the embedding's (word and position tables) after each micro-batch */
+	sb.sum += slice_time(&b, "embedding grad accumulate");
+	ck_assert_int_eq(slice_count(&b, "embedding grad accumulate"), 2 * (plan_microbatches(&p) - 1));
+	ck_assert_msg(fabs(b.iteration_time_s - a.iteration_time_s - sb.sum) < 1e-6 * sb.sum,
+		      "iteration grew by %.6g s, accumulation ops took %.6g s",
+		      b.iteration_time_s - a.iteration_time_s, sb.sum);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A DP-bound plan: small dense model, 16 replicas over 2 nodes, no overlap. */
 static void dp_plan(struct plan *p)
 {
@@ -840,6 +894,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tp_grad_overlap_hides_wgrad);
 	tcase_add_test(tc, analytic_counts_concurrent_groups);
 	tcase_add_test(tc, pp_scatter_gather_splits_sends);
+	tcase_add_test(tc, unfused_grad_accumulation_adds_per_tensor);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
