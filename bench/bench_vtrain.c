@@ -177,6 +177,11 @@ static int row_model(const struct row *r, struct model *m, struct ts_error *err)
 	return rc;
 }
 
+/* What row_plan sets, for the output header and the calibration file. */
+#define SETTINGS_TEXT                                                                      \
+	"full recompute, 1F1B, fp16, async TP input-gradient all-reduce, pipeline "         \
+	"scatter-gather, unfused gradient accumulation, DP all-reduce "
+
 struct settings {
 	bool overlap_dp;            /* DP buckets overlap the last backward, flag */
 	bool free_comm;             /* communication takes no time (surrogate), flag */
@@ -740,9 +745,7 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		"  \"fit\": {\n"
 		"    \"data\": \"%s\",\n"
 		"    \"cluster\": \"examples/calibration/a100-vtrain-cluster.json, fidelity analytic\",\n"
-		"    \"workload\": \"bench_vtrain's settings: full recompute, 1F1B, fp16, async TP "
-		"input-gradient all-reduce, pipeline scatter-gather, unfused gradient accumulation, "
-		"DP all-reduce %s\",\n"
+		"    \"workload\": \"bench_vtrain's settings: " SETTINGS_TEXT "%s\",\n"
 		"    \"parameters\": [\"gemm_eff_max\", \"gemm_half_flops\", \"hbm_eff\", "
 		"\"launch_us\", \"dispatch_us\"],\n"
 		"    \"fixed\": \"attn_eff (flash attention only; this set has none), overlap_slowdown, "
@@ -960,9 +963,7 @@ int main(int argc, char **argv)
 
 	printf("# vTrain A100 set: %s (%d rows)\n# cluster: %s\n# calibration: %s\n", csv, rs.n,
 	       cx.cluster, strcmp(calib, "none") ? calib : "none (compute-model defaults)");
-	printf("# settings: GPT-2 vocab %d, full recompute, 1F1B, fp16, async TP input-gradient "
-	       "all-reduce, pipeline scatter-gather, unfused gradient accumulation, DP all-reduce "
-	       "%s, fidelity %s\n",
+	printf("# settings: GPT-2 vocab %d, " SETTINGS_TEXT "%s, fidelity %s\n",
 	       VOCAB,
 	       cx.st.overlap_dp ? "in 25 MiB buckets overlapped with the last backward (DDP)"
 				: "in 5e8-element buffers after backward (DeepSpeed)",

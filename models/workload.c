@@ -833,7 +833,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						   m->max_pos > 0 ? 2 : 1);
 					vision(&b, true);
 					/* encoder blocks: 12 tensors each (two LayerNorms,
-					 * qkv, proj, fc1, fc2 with biases) */
+					 * qkv, proj, fc1, fc2 with biases); 6 more for the
+					 * patch embedding, positions and merger (assumption) */
 					grad_accum(&b, "vit grad accumulate",
 						   (double)model_vision_params(m) / p->tp,
 						   m->has_vision ? 12 * m->vit.depth + 6 : 0);
