@@ -158,7 +158,8 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		       exact ? " (exact)" : "");
 		table_print(&t, stdout);
 		table_release(&t);
-		printf("\nbreakdown of stage %d; %d representative ranks, %lld ops, %llu events, "
+		printf("\nbreakdown along the critical path (compute: stage %d); %d representative "
+		       "ranks, %lld ops, %llu events, "
 		       "%.2f s wall\n",
 		       r->critical_stage, r->instances, (long long)r->ops,
 		       (unsigned long long)r->events, r->wall_s);

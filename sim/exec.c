@@ -77,7 +77,8 @@ struct inst {
 	int32_t tpi;               /* exact: TP index; folded: 0 */
 	int16_t *ndeps;            /* per op: unfinished dependencies */
 	simtime_ps *t0, *t1;       /* per op: start and end, ps (-1 before) */
-	simtime_ps *xfer;          /* per RECV op: duration of the matching transfer, ps */
+	simtime_ps *xfer;          /* per RECV op: duration of the matching transfer; per
+	                            * COLL/SEND op: when it launched (all members there), ps */
 	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2) */
 	int32_t comm_inflight;     /* communication ops running, count */
 	double *vis_f, *exp_f;     /* per micro-batch load factors, dimensionless */
@@ -766,8 +767,10 @@ static void launch_go(struct exec *x, struct launch *l)
 	int rc = 0, n;
 	double an = 0;
 	l->t_start = sim_now(&x->eng);
-	for (int32_t i = 0; i < l->nwait; i++)
+	for (int32_t i = 0; i < l->nwait; i++) {
 		x->in[l->waiters[i]].comm_inflight++;
+		x->in[l->waiters[i]].xfer[l->op] = l->t_start;
+	}
 	/* traffic of the vision encoder follows the representative's drawn
 	 * image load, as its compute does (the group is inside it) */
 	l->size = op->size_bytes;
@@ -1133,58 +1136,262 @@ static int gcd(int a, int b)
 	return a;
 }
 
-/* ---- breakdown ---------------------------------------------------------------------- */
+/* ---- breakdown ----------------------------------------------------------------------
+ * The critical path: from the op that ends the iteration, back through
+ * whichever dependency ended last (inside an instance: the op's deps, which
+ * include stream order; across instances: the sender of a receive that
+ * waited for its data, the member of a collective that arrived last). Each
+ * segment of the path is compute, optimizer or one kind of communication,
+ * and the segments add up to the iteration time. Compute is reported as the
+ * busiest stage's own compute (what the stage must do); the path's compute
+ * beyond it is pipeline fill and drain, the bubble. */
 
-/* Time communication op i of an instance itself took: a receive's is its
- * transfer, not the wait for its sender; others run from start to end. */
-static simtime_ps comm_own_time(const struct inst *in, const struct wl_op *op, int32_t i)
+struct path_sum {
+	double comp_s, opt_s, idle_s;          /* compute, optimizer, unexplained wait, s */
+	double comm_s[SIM_COMM_COUNT];         /* communication by kind, s */
+};
+
+/* recv_src[s][i]: the SEND op of stage peer_stage that feeds RECV op i of
+ * stage s (-1 none). */
+static int build_recv_src(const struct exec *x, int32_t ***out)
 {
-	return op->kind == WL_K_RECV ? in->xfer[i] : in->t1[i] - in->t0[i];
+	int P = x->w->nroles;
+	int32_t **src = calloc((size_t)P, sizeof(*src));
+	if (!src)
+		return TS_ENOMEM;
+	*out = src;
+	for (int s = 0; s < P; s++) {
+		int32_t n = x->w->roles[s].nops;
+		src[s] = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+		if (!src[s])
+			return TS_ENOMEM;
+		for (int32_t i = 0; i < n; i++)
+			src[s][i] = -1;
+	}
+	for (int s = 0; s < P; s++)
+		for (int32_t i = 0; i < x->w->roles[s].nops; i++) {
+			const struct wl_op *op = &x->w->roles[s].ops[i];
+			if (op->kind == WL_K_SEND)
+				src[op->peer_stage][op->peer_op] = i;
+		}
+	return 0;
 }
 
-static void breakdown(const struct exec *x, const struct inst *in, simtime_ps end, double *bd_comp,
-		      double *bd_opt, double *exposed)
+static void free_recv_src(const struct exec *x, int32_t **src)
+{
+	if (!src)
+		return;
+	for (int s = 0; s < x->w->nroles; s++)
+		free(src[s]);
+	free(src);
+}
+
+/* When an instance's compute stream is busy: its compute ops as disjoint
+ * intervals sorted by start, with prefix sums of their lengths. */
+struct busy_iv {
+	int32_t n;                 /* intervals, count */
+	simtime_ps *a, *b;         /* starts, ends, ps */
+	double *cum;               /* cum[i]: total length of intervals 0..i-1, s */
+};
+
+static int cmp_iv(const void *p, const void *q)
+{
+	const simtime_ps *x = p, *y = q;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static int busy_build(const struct exec *x, const struct inst *in, struct busy_iv *bv)
 {
 	const struct wl_role *r = &x->w->roles[in->role];
-	simtime_ps prev_end = 0;
-	int32_t last_comm = -1;
-	for (int k = 0; k < SIM_COMM_COUNT; k++)
-		exposed[k] = 0;
-	*bd_comp = *bd_opt = 0;
-	for (int32_t i = 0; i < r->nops; i++) {
-		const struct wl_op *op = &r->ops[i];
-		simtime_ps gap;
-		if (op->kind != WL_K_COMPUTE) {
-			last_comm = i;
+	simtime_ps *iv = malloc((size_t)(r->nops ? r->nops : 1) * 2 * sizeof(simtime_ps));
+	int32_t n = 0, m = 0;
+	bool sorted = true;
+	if (!iv)
+		return TS_ENOMEM;
+	for (int32_t i = 0; i < r->nops; i++)
+		if (r->ops[i].kind == WL_K_COMPUTE && in->t1[i] > in->t0[i]) {
+			iv[2 * n] = in->t0[i];
+			iv[2 * n + 1] = in->t1[i];
+			sorted = sorted && (n == 0 || iv[2 * n] >= iv[2 * n - 2]);
+			n++;
+		}
+	if (!sorted) /* one compute stream in schedule order is already sorted */
+		qsort(iv, (size_t)n, 2 * sizeof(simtime_ps), cmp_iv);
+	bv->a = malloc((size_t)(n ? n : 1) * sizeof(simtime_ps));
+	bv->b = malloc((size_t)(n ? n : 1) * sizeof(simtime_ps));
+	bv->cum = malloc((size_t)(n + 1) * sizeof(double));
+	if (!bv->a || !bv->b || !bv->cum) {
+		free(iv);
+		return TS_ENOMEM;
+	}
+	for (int32_t i = 0; i < n; i++) {
+		if (m > 0 && iv[2 * i] <= bv->b[m - 1]) {
+			if (iv[2 * i + 1] > bv->b[m - 1])
+				bv->b[m - 1] = iv[2 * i + 1];
 			continue;
 		}
-		gap = in->t0[i] - prev_end;
-		if (gap > 0) {
-			/* the communication dependency that ended last explains the wait */
-			int32_t best = -1;
-			for (int d = 0; d < op->ndeps; d++) {
-				int32_t di = op->deps[d];
-				if (r->ops[di].kind != WL_K_COMPUTE && (best < 0 || in->t1[di] > in->t1[best]))
-					best = di;
+		bv->a[m] = iv[2 * i];
+		bv->b[m] = iv[2 * i + 1];
+		m++;
+	}
+	bv->n = m;
+	bv->cum[0] = 0;
+	for (int32_t i = 0; i < m; i++)
+		bv->cum[i + 1] = bv->cum[i] + time_to_s(bv->b[i] - bv->a[i]);
+	free(iv);
+	return 0;
+}
+
+/* Time within [t0, t1] the compute stream was busy, s. */
+static double busy_within(const struct busy_iv *bv, simtime_ps t0, simtime_ps t1)
+{
+	int32_t lo = 0, hi = bv->n, first, last;
+	double s;
+	if (t1 <= t0)
+		return 0;
+	while (lo < hi) { /* first interval ending after t0 */
+		int32_t mid = (lo + hi) / 2;
+		if (bv->b[mid] <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	hi = bv->n;
+	while (lo < hi) { /* first interval starting at or after t1 */
+		int32_t mid = (lo + hi) / 2;
+		if (bv->a[mid] < t1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	last = lo - 1;
+	if (last < first)
+		return 0;
+	s = bv->cum[last + 1] - bv->cum[first];
+	if (bv->a[first] < t0)
+		s -= time_to_s(t0 - bv->a[first]);
+	if (bv->b[last] > t1)
+		s -= time_to_s(bv->b[last] - t1);
+	return s;
+}
+
+struct walk {
+	const struct exec *x;
+	struct busy_iv *bv;        /* per instance, built when the path first needs it */
+	struct path_sum *ps;
+};
+
+/* A communication segment [t0, t1] of kind k on the path, seen by instance
+ * w that waits for it: exposed while w's compute stream is idle; the rest
+ * overlaps w's own compute. */
+static int walk_comm(struct walk *wk, int32_t w, simtime_ps t0, simtime_ps t1, enum sim_comm_kind k)
+{
+	struct busy_iv *bv = &wk->bv[w];
+	double busy;
+	int rc;
+	if (t1 <= t0)
+		return 0;
+	if (!bv->cum && (rc = busy_build(wk->x, &wk->x->in[w], bv)))
+		return rc;
+	busy = busy_within(bv, t0, t1);
+	wk->ps->comp_s += busy;
+	wk->ps->comm_s[k] += time_to_s(t1 - t0) - busy;
+	return 0;
+}
+
+/* Walk the critical path back from op (ii, oi), which ends at the
+ * iteration's end. */
+static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct path_sum *ps)
+{
+	int32_t **src = NULL, per = x->ninst / x->w->nroles, waiter = -1;
+	struct walk wk = { x, calloc((size_t)x->ninst, sizeof(struct busy_iv)), ps };
+	int rc = wk.bv ? build_recv_src(x, &src) : TS_ENOMEM;
+	int64_t steps = 0, max_steps = 1;
+	for (int32_t i = 0; i < x->ninst; i++)
+		max_steps += x->w->roles[x->in[i].role].nops;
+	memset(ps, 0, sizeof(*ps));
+	while (!rc) {
+		if (++steps > max_steps) { /* each step goes to an op that ended no later */
+			rc = ts_error_set(x->errp, TS_EINPUT, "internal error: the critical path walk did not end");
+			break;
+		}
+		const struct inst *in = &x->in[ii];
+		const struct wl_role *r = &x->w->roles[in->role];
+		const struct wl_op *op = &r->ops[oi];
+		simtime_ps t = in->t0[oi];
+		int32_t pred = -1, w = waiter >= 0 ? waiter : ii;
+		waiter = -1;
+		if (op->kind == WL_K_COMPUTE) {
+			if (op->phase == WL_P_OPT)
+				ps->opt_s += time_to_s(in->t1[oi] - in->t0[oi]);
+			else
+				ps->comp_s += time_to_s(in->t1[oi] - in->t0[oi]);
+		} else if (op->kind == WL_K_RECV) {
+			int32_t so = src[in->role][oi];
+			if (in->t1[oi] > in->t0[oi] && so >= 0) {
+				/* waited for the data: the path goes through the sender,
+				 * and the receiver is the one waiting */
+				waiter = ii;
+				ii = op->peer_stage * per + ii % per;
+				oi = so;
+				continue;
 			}
-			if (best >= 0) {
-				const struct wl_op *bo = &r->ops[best];
-				simtime_ps dur = comm_own_time(in, bo, best);
-				simtime_ps e = dur < gap ? dur : gap;
-				if (e > 0)
-					exposed[kind_of(bo->dim)] += time_to_s(e);
+		} else {
+			/* from the launch (every member there) to the end; before
+			 * it, the wait for the member that arrived last */
+			enum sim_comm_kind k = kind_of(op->dim);
+			simtime_ps go = in->xfer[oi];
+			rc = walk_comm(&wk, w, go, in->t1[oi], k);
+			if (!rc && go > in->t0[oi]) {
+				int32_t last = ii;
+				for (int32_t j = in->role * per; j < (in->role + 1) * per; j++)
+					if (x->in[j].xfer[oi] == go && x->in[j].t0[oi] > x->in[last].t0[oi])
+						last = j;
+				/* what remains (a host-to-GPU copy first) is the op's own */
+				rc = walk_comm(&wk, w, x->in[last].t0[oi], go, k);
+				ii = last;
+				in = &x->in[ii];
+				t = in->t0[oi];
 			}
 		}
-		if (op->phase == WL_P_OPT)
-			*bd_opt += time_to_s(in->t1[i] - in->t0[i]);
-		else
-			*bd_comp += time_to_s(in->t1[i] - in->t0[i]);
-		prev_end = in->t1[i];
+		for (int d = 0; d < op->ndeps; d++) {
+			int32_t di = op->deps[d];
+			if (pred < 0 || in->t1[di] > in->t1[pred])
+				pred = di;
+		}
+		if (pred < 0) {
+			ps->idle_s += time_to_s(t);
+			break;
+		}
+		if (in->t1[pred] < t)
+			ps->idle_s += time_to_s(t - in->t1[pred]);
+		oi = pred;
 	}
-	if (end > prev_end && last_comm >= 0) {
-		const struct wl_op *bo = &r->ops[last_comm];
-		simtime_ps dur = comm_own_time(in, bo, last_comm), gap = end - prev_end;
-		exposed[kind_of(bo->dim)] += time_to_s(dur < gap ? dur : gap);
+	if (wk.bv)
+		for (int32_t i = 0; i < x->ninst; i++) {
+			free(wk.bv[i].a);
+			free(wk.bv[i].b);
+			free(wk.bv[i].cum);
+		}
+	free(wk.bv);
+	free_recv_src(x, src);
+	return rc;
+}
+
+/* Busy compute and optimizer time of one instance, s. */
+static void busy_time(const struct exec *x, const struct inst *in, double *comp, double *opt)
+{
+	const struct wl_role *r = &x->w->roles[in->role];
+	*comp = *opt = 0;
+	for (int32_t i = 0; i < r->nops; i++) {
+		const struct wl_op *op = &r->ops[i];
+		if (op->kind != WL_K_COMPUTE)
+			continue;
+		if (op->phase == WL_P_OPT)
+			*opt += time_to_s(in->t1[i] - in->t0[i]);
+		else
+			*comp += time_to_s(in->t1[i] - in->t0[i]);
 	}
 }
 
@@ -1205,6 +1412,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 	struct scored *sc = NULL;
 	simtime_ps end = 0;
 	double best = -1;
+	int32_t end_inst = -1, end_op = -1;
 
 	x->D = p->dp * p->cp;
 	x->U = p->cp / gcd(p->cp, p->ep) * p->ep;
@@ -1325,27 +1533,38 @@ static int run_once(struct exec *x, struct run_out *ro)
 	}
 	ro->iter_s = time_to_s(end);
 	for (int32_t ii = 0; ii < x->ninst; ii++) {
-		double c, o, e[SIM_COMM_COUNT], busy = 0;
+		double c, o, busy = 0;
 		const struct wl_role *r = &x->w->roles[x->in[ii].role];
-		breakdown(x, &x->in[ii], end, &c, &o, e);
+		busy_time(x, &x->in[ii], &c, &o);
 		if (c + o > best + 1e-12) {
 			best = c + o;
 			ro->crit = x->in[ii].role;
 			ro->bd.compute_s = c;
-			ro->bd.optimizer_s = o;
-			for (int k = 0; k < SIM_COMM_COUNT; k++)
-				ro->bd.exposed_comm_s[k] = e[k];
 			for (int32_t i = 0; i < r->nops; i++)
 				if (r->ops[i].stream == WL_S_DP)
 					busy += time_to_s(x->in[ii].t1[i] - x->in[ii].t0[i]);
 			ro->dp_busy_s = busy;
 		}
+		if (end_inst < 0)
+			for (int32_t i = 0; i < r->nops; i++)
+				if (x->in[ii].t1[i] == end) {
+					end_inst = ii;
+					end_op = i;
+					break;
+				}
 	}
 	{
-		double sum = ro->bd.compute_s + ro->bd.optimizer_s;
+		struct path_sum ps;
+		if (end_inst < 0)
+			goto out;
+		if ((rc = critical_path(x, end_inst, end_op, &ps)))
+			goto out;
+		if (ps.comp_s < ro->bd.compute_s)
+			ro->bd.compute_s = ps.comp_s;
+		ro->bd.optimizer_s = ps.opt_s;
 		for (int k = 0; k < SIM_COMM_COUNT; k++)
-			sum += ro->bd.exposed_comm_s[k];
-		ro->bd.bubble_s = ro->iter_s - sum > 0 ? ro->iter_s - sum : 0;
+			ro->bd.exposed_comm_s[k] = ps.comm_s[k];
+		ro->bd.bubble_s = ps.comp_s - ro->bd.compute_s + ps.idle_s;
 	}
 out:
 	free(vis);

@@ -50,11 +50,13 @@ struct sim_predict_opts {
 /* Defaults: flow, folded, seed 1, compute from the topology, no jitter. */
 void sim_predict_opts_init(struct sim_predict_opts *o);
 
+/* Where the iteration's time goes, along its critical path (the parts add
+ * up to the iteration time; exec.c, "breakdown"). */
 struct sim_breakdown {
-	double compute_s;                     /* busy compute stream (fwd, bwd, recompute, vision), s */
-	double bubble_s;                      /* idle compute not waiting on communication, s */
-	double optimizer_s;                   /* optimizer step (and compression compute), s */
-	double exposed_comm_s[SIM_COMM_COUNT];/* compute idle waiting on that communication, s */
+	double compute_s;                     /* the critical stage's compute (fwd, bwd, recompute, vision), s */
+	double bubble_s;                      /* path compute on other stages beyond it (fill, drain), s */
+	double optimizer_s;                   /* optimizer step (and compression compute) on the path, s */
+	double exposed_comm_s[SIM_COMM_COUNT];/* path communication while the waiting rank's compute idles, s */
 };
 
 /* One slice of the timeline (when opts.timeline). */
@@ -81,8 +83,8 @@ struct sim_prediction {
 	double hfu;                   /* hardware FLOPs (with recompute) likewise, fraction */
 	double memory_gib_per_gpu;    /* worst rank, GiB (with error-feedback residuals) */
 	bool fits;                    /* memory fits in GPU memory */
-	struct sim_breakdown bd;      /* of the critical representative */
-	int critical_stage;           /* stage the breakdown describes */
+	struct sim_breakdown bd;      /* along the critical path */
+	int critical_stage;           /* stage with the most compute and optimizer time */
 	double model_flops;           /* per iteration, all GPUs, FLOP */
 	double hw_flops;              /* per iteration with recompute, all GPUs, FLOP */
 	int ngpus;                    /* GPUs used by the plan, count */

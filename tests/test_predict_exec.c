@@ -400,6 +400,56 @@ START_TEST(tied_embedding_grads_exchanged)
 }
 END_TEST
 
+/* The breakdown follows the critical path, so its parts add up to the
+ * iteration time. With pp 2 and DP reduced after backward, stage 0 ends the
+ * iteration with its DP reduction while its compute stream is idle: that
+ * reduction is the exposed DP time, though the stage with the most compute
+ * is the last one (its LM head). */
+START_TEST(breakdown_follows_critical_path)
+{
+	static const char *untied = "{\"n_embd\": 1024, \"n_layer\": 8, \"n_head\": 16, "
+				    "\"vocab_size\": 50000, \"n_positions\": 2048, "
+				    "\"model_type\": \"gpt2\", \"tie_word_embeddings\": false}";
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct slice_stats dp;
+	double sum;
+	setup_small(&p, &o, 2, untied);
+	o.overlap_slowdown = 1;
+	p.pp = 2;
+	p.tp = 2;
+	p.global_batch = 16;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 4);
+	ck_assert(!p.overlap_dp);
+	run(&p, &o, &r);
+	sum = r.bd.compute_s + r.bd.bubble_s + r.bd.optimizer_s + exposed_total(&r);
+	ck_assert_msg(fabs(sum / r.iteration_time_s - 1) < 1e-9, "parts %.9g s, iteration %.9g s", sum,
+		      r.iteration_time_s);
+	ck_assert_int_eq(r.critical_stage, 1);
+	dp = slices(&r, "dp grad reduce");
+	ck_assert_int_gt(dp.n, 0);
+	ck_assert_msg(fabs(r.bd.exposed_comm_s[SIM_COMM_DP] / dp.sum - 1) < 1e-6,
+		      "exposed dp %.9g s, stage 0's reduction %.9g s", r.bd.exposed_comm_s[SIM_COMM_DP],
+		      dp.sum);
+	ck_assert_double_gt(r.bd.bubble_s, 0);
+	sim_prediction_release(&r);
+	/* the same with DP overlapped with backward: less of it exposed, parts
+	 * still adding up */
+	p.overlap_dp = true;
+	p.bucket_bytes = 4e6;
+	resolve(&p);
+	run(&p, &o, &r);
+	sum = r.bd.compute_s + r.bd.bubble_s + r.bd.optimizer_s + exposed_total(&r);
+	ck_assert_msg(fabs(sum / r.iteration_time_s - 1) < 1e-9, "parts %.9g s, iteration %.9g s", sum,
+		      r.iteration_time_s);
+	ck_assert_double_lt(r.bd.exposed_comm_s[SIM_COMM_DP], dp.sum);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Host dispatch: the host issues every op of the compute stream in turn
  * while the GPU runs; a dispatch time far above the ops' GPU time makes the
  * iteration host-bound (about ops x dispatch), a small one hides behind the
@@ -890,6 +940,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
+	tcase_add_test(tc, breakdown_follows_critical_path);
 	tcase_add_test(tc, host_dispatch_bounds_small_ops);
 	tcase_add_test(tc, tp_grad_overlap_hides_wgrad);
 	tcase_add_test(tc, analytic_counts_concurrent_groups);
