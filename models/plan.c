@@ -248,7 +248,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	p->offload = (enum plan_offload)e;
 	if (jval_child(&r, "overlap", &c)) {
 		if (jval_check_keys(&c, ov_keys, err) ||
-		    jval_get_bool(&c, "dp", false, &p->overlap_dp, err) ||
+		    get_bool_field(p, &c, "dp", PF_OVERLAP_DP, &p->overlap_dp, err) ||
 		    jval_get_bool(&c, "tp", false, &p->overlap_tp, err) ||
 		    jval_get_bool(&c, "pp", false, &p->overlap_pp, err) ||
 		    jval_get_bool(&c, "tp_grad", false, &p->overlap_tp_grad, err))
@@ -445,7 +445,21 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			p->bucket_bytes = el * 2; /* 16-bit gradients */
 			src_json(p, PF_BUCKET, &zo, "reduce_bucket_size");
 		}
+		/* overlap_comm: reductions on a side stream during backward;
+		 * DeepSpeed's default is on for stage 3 only */
+		if (jval_child(&zo, "overlap_comm", &st)) {
+			if (jval_get_bool(&zo, "overlap_comm", true, &p->overlap_dp, err))
+				return TS_EINPUT;
+			src_json(p, PF_OVERLAP_DP, &zo, "overlap_comm");
+		} else if (jval_child(&zo, "stage", &st) && !p->src[PF_OVERLAP_DP][0]) {
+			p->overlap_dp = p->zero == 3;
+		}
 	}
+	/* DeepSpeed's engine accumulates micro-batch gradients through
+	 * autograd (an add per parameter tensor), not Megatron's fused wgrad
+	 * GEMM, unless the plan says otherwise */
+	if (!p->src[PF_GA_FUSION][0])
+		p->grad_accum_fusion = false;
 	if (ds_enabled(&r, "fp16", &fp16, err) || ds_enabled(&r, "bf16", &bf16, err))
 		return TS_EINPUT;
 	if (fp16 == 1 && bf16 == 1) {

@@ -29,6 +29,8 @@ struct bld {
 	double wb, gb;             /* parameter and gradient-on-wire bytes per element */
 	double ga;                 /* accumulated-gradient bytes per element */
 	double bucket_dense, bucket_exp; /* bytes pending in the current DP buckets */
+	bool dp_block;             /* a DP flush blocks the compute stream (per-micro-batch
+	                            * reduction without overlap), flag */
 	int nrc;                   /* return code */
 };
 
@@ -520,6 +522,16 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 	}
 	c = (p->zero >= 1 || p->distributed_optimizer) ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	size = *acc * b->gb;
+	if (b->dp_block) {
+		/* on the compute stream: after what it waited for, and before
+		 * its next op */
+		int32_t id = coll_op(b, WL_P_DP, dim, c, size,
+				     expert ? "edp grad reduce" : "dp grad reduce", saved);
+		if (id >= 0)
+			b->pend = id;
+		*acc = 0;
+		return;
+	}
 	comm(b, WL_P_DP, dim, c, size, expert ? "edp grad reduce" : "dp grad reduce", false);
 	/* overlapped: nothing on the compute stream waits until the optimizer */
 	b->pend = saved;
@@ -716,6 +728,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 
 	for (int s = 0; s < P; s++) {
 		int nt = schedule(p, s, mm, v, tasks), bwd_left[64];
+		/* ZeRO-2/3 keep only their gradient shard, so every micro-batch's
+		 * gradients are reduce-scattered during its backward (DeepSpeed's
+		 * stage 2/3 hooks); without overlap (DeepSpeed overlap_comm false)
+		 * on the compute stream. Otherwise once, after the last one. */
+		bool per_micro = p->zero >= 2;
 		double grads_total = 0, opt_dense = 0, opt_exp = 0;
 		struct wl_role *r = &w->roles[s];
 		r->stage = s;
@@ -724,6 +741,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			b.last[i] = -1;
 		b.pend = b.pend_later = b.pend2 = -1;
 		b.bucket_dense = b.bucket_exp = 0;
+		b.dp_block = per_micro && !p->overlap_dp;
 		for (int c = 0; c < v; c++)
 			bwd_left[c] = mm;
 		for (int ti = 0; ti < nt; ti++) {
@@ -783,6 +801,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				}
 			} else {
 				bool last_bwd = --bwd_left[tk->chunk] == 0;
+				bool reduce = last_bwd || per_micro; /* this backward's gradients */
 				if (last_vs) {
 					b.layer = -1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "loss bwd", 0,
@@ -799,9 +818,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					if (!m->tie_embeddings || P > 1)
 						grad_accum(&b, "lm head grad accumulate",
 							   (double)m->vocab * h / p->tp, 1);
-					if (last_bwd && !m->tie_embeddings) {
+					if (reduce && !m->tie_embeddings) {
 						b.bucket_dense += (double)m->vocab * h / p->tp;
-						if (p->overlap_dp)
+						if (p->overlap_dp || per_micro)
 							dp_flush(&b, false, false);
 					}
 				}
@@ -815,10 +834,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					layer_bwd(&b, l);
 					layer_params_rank(m, p, l, &d, &e);
 					grad_accum(&b, "grad accumulate", d + e, layer_tensors(m, l));
-					if (last_bwd) {
+					if (reduce) {
 						b.bucket_dense += d;
 						b.bucket_exp += e;
-						if (p->overlap_dp) {
+						if (p->overlap_dp || per_micro) {
 							dp_flush(&b, false, false);
 							dp_flush(&b, true, false);
 						}
@@ -838,14 +857,23 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					grad_accum(&b, "vit grad accumulate",
 						   (double)model_vision_params(m) / p->tp,
 						   m->has_vision ? 12 * m->vit.depth + 6 : 0);
-					if (last_bwd) {
+					if (reduce) {
 						b.bucket_dense += ((double)m->vocab * h +
 								   (double)m->max_pos * h +
 								   (double)model_vision_params(m)) /
 								  p->tp;
-						if (p->overlap_dp)
+						if (p->overlap_dp || per_micro)
 							dp_flush(&b, false, false);
 					}
+				}
+				if (per_micro) {
+					/* the rest of the buckets; the next micro-batch waits
+					 * for this backward's reductions (DeepSpeed's epilogue) */
+					b.layer = -1;
+					dp_flush(&b, false, true);
+					dp_flush(&b, true, true);
+					if (b.last[WL_S_DP] >= 0 && b.pend2 < 0)
+						b.pend2 = b.last[WL_S_DP];
 				}
 			}
 			/* output to the neighbouring stage */

@@ -606,6 +606,7 @@ static const struct {
 	{ "{\"fp16\": {\"enabled\": true}, \"bf16\": {\"enabled\": true}}", "both enabled" },
 	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"gpu\"}}}",
 	  "device" },
+	{ "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": \"yes\"}}", "overlap_comm" },
 	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
 	{ "{ \"train_batch_size\": 8, \"gradient_accumulation_steps\": 4, \"fp16\": { "
 	  "\"enabled\": true }, \"zero_optimization\": { \"stage\": 3, \"offload_optimizer\": { "
@@ -664,6 +665,39 @@ START_TEST(deepspeed_maps_fields)
 	ck_assert_int_eq(p.micro_batch, 1);
 	ck_assert_int_eq(p.global_batch, 32);
 	ck_assert_int_eq(plan_microbatches(&p), 4);
+	/* DeepSpeed's defaults: overlap_comm on for stage 3 only; autograd
+	 * gradient accumulation (no fused wgrad) */
+	ck_assert(p.overlap_dp);
+	ck_assert(!p.grad_accum_fusion);
+}
+END_TEST
+
+/* overlap_comm maps to overlap.dp; the plan's own overlap.dp and
+ * grad_accum_fusion stand where the ds_config says nothing. */
+START_TEST(deepspeed_overlap_and_fusion)
+{
+	static const struct {
+		const char *plan, *ds;
+		bool overlap, fusion;
+	} c[] = {
+		{ "{}", "{\"zero_optimization\": {\"stage\": 2}}", false, false },
+		{ "{}", "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": true}}", true, false },
+		{ "{}", "{\"zero_optimization\": {\"stage\": 3, \"overlap_comm\": false}}", false, false },
+		{ "{\"overlap\": {\"dp\": true}, \"grad_accum_fusion\": true}",
+		  "{\"zero_optimization\": {\"stage\": 1}}", true, true },
+		{ "{}", "{}", false, false },
+	};
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	struct jdoc d = JDOC_INIT;
+	plan_init(&p);
+	ck_assert(p.grad_accum_fusion); /* Megatron's default without DeepSpeed */
+	ck_assert_int_eq(plan_load(&p, tu_tmpfile(0, ".json", c[_i].plan), &err), 0);
+	ck_assert_int_eq(jdoc_parse(&d, "ds_config.json", c[_i].ds, strlen(c[_i].ds), &err), 0);
+	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+	jdoc_release(&d);
+	ck_assert_int_eq(p.overlap_dp, c[_i].overlap);
+	ck_assert_int_eq(p.grad_accum_fusion, c[_i].fusion);
 }
 END_TEST
 
@@ -722,6 +756,7 @@ static Suite *models_suite(void)
 	tcase_add_loop_test(tc, bad_plan_refused, 0, (int)TS_ARRAY_LEN(bad_plans));
 	tcase_add_loop_test(tc, bad_deepspeed_refused, 0, (int)TS_ARRAY_LEN(bad_ds));
 	tcase_add_test(tc, deepspeed_maps_fields);
+	tcase_add_loop_test(tc, deepspeed_overlap_and_fusion, 0, 5);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -450,6 +450,57 @@ START_TEST(breakdown_follows_critical_path)
 }
 END_TEST
 
+/* ZeRO-2/3 keep only a gradient shard, so each micro-batch's gradients are
+ * reduce-scattered in its own backward; ZeRO-1 reduces once. Without
+ * overlap the reductions sit on the compute stream: m x the traffic, and
+ * the iteration grows by the extra reduction time, all of it exposed. */
+START_TEST(zero2_reduces_every_micro_batch)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	struct slice_stats s1, s2;
+	int mm;
+	double grow, gb, wb, want;
+	setup_small(&p, &o, 2, small_model);
+	o.overlap_slowdown = 1;
+	p.global_batch = 64;
+	p.zero = 1;
+	resolve(&p);
+	mm = plan_microbatches(&p);
+	ck_assert_int_eq(p.dp, 16);
+	ck_assert_int_eq(mm, 4);
+	run(&p, &o, &a);
+	p.zero = 2;
+	resolve(&p);
+	run(&p, &o, &b);
+	s1 = slices(&a, "dp grad reduce");
+	s2 = slices(&b, "dp grad reduce");
+	ck_assert_int_gt(s1.n, 0);
+	ck_assert_int_eq(s1.n, 1);
+	ck_assert(s2.n >= mm && s2.n % mm == 0); /* buckets per micro-batch */
+	/* E gradient elements reduce-scattered (gb bytes each) once or mm
+	 * times, then E parameters all-gathered (wb bytes) after the step */
+	gb = p.grad_reduce_dtype == PLAN_DT_FP32 ? 4 : 2;
+	wb = p.precision == PLAN_DT_FP32 ? 4 : 2;
+	want = (mm * gb + wb) / (gb + wb);
+	ck_assert_msg(fabs(b.comm_bytes[SIM_COMM_DP] / a.comm_bytes[SIM_COMM_DP] / want - 1) < 1e-9,
+		      "dp bytes %.6g, zero-1 %.6g, want ratio %.4g", b.comm_bytes[SIM_COMM_DP],
+		      a.comm_bytes[SIM_COMM_DP], want);
+	grow = b.iteration_time_s - a.iteration_time_s;
+	ck_assert_msg(fabs(grow / (s2.sum - s1.sum) - 1) < 0.01,
+		      "grew %.6g s, reductions %.6g s (zero-1 %.6g s)", grow, s2.sum, s1.sum);
+	/* (both also expose the parameter all-gather after the step) */
+	ck_assert_msg(fabs((b.bd.exposed_comm_s[SIM_COMM_DP] - a.bd.exposed_comm_s[SIM_COMM_DP]) /
+			   (s2.sum - s1.sum) - 1) < 0.01,
+		      "exposed dp %.6g s (zero-1 %.6g s), reductions %.6g s (zero-1 %.6g s)",
+		      b.bd.exposed_comm_s[SIM_COMM_DP], a.bd.exposed_comm_s[SIM_COMM_DP], s2.sum, s1.sum);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Host dispatch: the host issues every op of the compute stream in turn
  * while the GPU runs; a dispatch time far above the ops' GPU time makes the
  * iteration host-bound (about ops x dispatch), a small one hides behind the
@@ -941,6 +992,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
 	tcase_add_test(tc, breakdown_follows_critical_path);
+	tcase_add_test(tc, zero2_reduces_every_micro_batch);
 	tcase_add_test(tc, host_dispatch_bounds_small_ops);
 	tcase_add_test(tc, tp_grad_overlap_hides_wgrad);
 	tcase_add_test(tc, analytic_counts_concurrent_groups);
