@@ -847,7 +847,8 @@ static void usage(FILE *f)
 		"  --fit             least-squares fit of %d global parameters over all rows\n"
 		"  --cv              leave-one-model-out: fit without each model size, predict it\n"
 		"  --write F         write the fitted calibration JSON to F\n"
-		"  --loss L          fit loss on relative errors: huber (default, delta 2%%) or l2\n"
+		"  --loss L          fit loss on relative errors: huber (default, delta 2%%),\n"
+		"                    huber:D (delta D, e.g. 0.005) or l2\n"
 		"  --rounds N        fit rounds: re-measure the exposed communication and refit\n"
 		"                    up to N times (default 2)\n"
 		"  --free-comm       predict with communication made free (the fit's surrogate)\n"
@@ -916,8 +917,19 @@ int main(int argc, char **argv)
 				cx.huber = 0;
 			else if (!strcmp(optarg, "huber"))
 				cx.huber = 0.02;
-			else {
-				fprintf(stderr, "bench_vtrain: --loss: 'huber' or 'l2' (got '%s')\n", optarg);
+			else if (!strncmp(optarg, "huber:", 6)) {
+				char *end;
+				cx.huber = strtod(optarg + 6, &end);
+				if (end == optarg + 6 || *end || !(cx.huber > 0 && cx.huber < 1)) {
+					fprintf(stderr,
+						"bench_vtrain: --loss huber:D needs 0 < D < 1 (got '%s')\n",
+						optarg);
+					return 2;
+				}
+			} else {
+				fprintf(stderr,
+					"bench_vtrain: --loss: 'huber', 'huber:D' or 'l2' (got '%s')\n",
+					optarg);
 				return 2;
 			}
 			break;
