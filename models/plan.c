@@ -676,6 +676,11 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "ZeRO stage %d with pp %d: DeepSpeed's pipeline engine supports stages 0 "
 		       "and 1 only",
 		       p->zero, p->pp);
+	if (p->zero >= 2 && p->compression == PLAN_CMP_TOPK)
+		REFUSE(PF_COMPRESSION, "compression (default)",
+		       "top-k compression with ZeRO stage %d is not modelled (its gradients are "
+		       "reduce-scattered every micro-batch); use ZeRO 0 or 1",
+		       p->zero);
 	if (p->zero >= 2 && p->distributed_optimizer)
 		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
 		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);

@@ -250,6 +250,12 @@ static void grad_accum(struct bld *b, const char *name, double elems, int tensor
 {
 	if (b->p->grad_accum_fusion || b->micro <= 0 || !(elems > 0) || tensors < 1)
 		return;
+	if (b->p->zero >= 2) {
+		/* ZeRO-2/3 reduce every micro-batch and add the reduced result
+		 * into the rank's gradient shard: 1/D of the elements, one add */
+		elems /= b->p->dp * b->p->cp;
+		tensors = 1;
+	}
 	double per = elems / tensors * (2 * b->ga + b->wb);
 	for (int i = 0; i < tensors; i++)
 		cmp_op(b, WL_P_BWD, WL_ELEM, name, 0, per, 0, 0, 0, 0, WL_V_NONE);
@@ -527,8 +533,13 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		 * its next op */
 		int32_t id = coll_op(b, WL_P_DP, dim, c, size,
 				     expert ? "edp grad reduce" : "dp grad reduce", saved);
-		if (id >= 0)
+		/* pend2 as well: a communication op emitted next (sequence
+		 * parallelism's all-gather, an EP combine) takes over pend */
+		if (id >= 0) {
 			b->pend = id;
+			if (b->pend2 < 0)
+				b->pend2 = id;
+		}
 		*acc = 0;
 		return;
 	}
@@ -786,7 +797,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					 * layer runs; this layer's first op waits for its own */
 					g_next = p->zero >= 3 && l + 1 < first + nl ? z3_gather(&b, l + 1) :
 										      -1;
-					b.pend2 = g_cur;
+					if (g_cur >= 0) /* else keep a pending reduction */
+						b.pend2 = g_cur;
 					layer_fwd(&b, l, WL_P_FWD);
 				}
 				if (last_vs) {
@@ -830,7 +842,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					int32_t g_cur = g_next;
 					double d, e;
 					g_next = p->zero >= 3 && l - 1 >= first ? z3_gather(&b, l - 1) : -1;
-					b.pend2 = g_cur;
+					if (g_cur >= 0) /* else keep a pending reduction */
+						b.pend2 = g_cur;
 					layer_bwd(&b, l);
 					layer_params_rank(m, p, l, &d, &e);
 					grad_accum(&b, "grad accumulate", d + e, layer_tensors(m, l));

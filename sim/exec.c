@@ -77,8 +77,7 @@ struct inst {
 	int32_t tpi;               /* exact: TP index; folded: 0 */
 	int16_t *ndeps;            /* per op: unfinished dependencies */
 	simtime_ps *t0, *t1;       /* per op: start and end, ps (-1 before) */
-	simtime_ps *xfer;          /* per RECV op: duration of the matching transfer; per
-	                            * COLL/SEND op: when it launched (all members there), ps */
+	simtime_ps *xfer;          /* per COLL/SEND op: when it launched (all members there), ps */
 	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2) */
 	int32_t comm_inflight;     /* communication ops running, count */
 	double *vis_f, *exp_f;     /* per micro-batch load factors, dimensionless */
@@ -407,7 +406,6 @@ static void launch_done(struct exec *x, struct launch *l)
 		int32_t si = l->waiters[0], per = x->ninst / x->w->nroles;
 		int32_t ri = op->peer_stage * per + si % per;
 		struct inst *rin = &x->in[ri];
-		rin->xfer[op->peer_op] = now - l->t_start;
 		if (rin->arrived[op->peer_op] == 2)
 			op_end(x, ri, op->peer_op);
 		else
@@ -1344,10 +1342,18 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct pa
 			simtime_ps go = in->xfer[oi];
 			rc = walk_comm(&wk, w, go, in->t1[oi], k);
 			if (!rc && go > in->t0[oi]) {
-				int32_t last = ii;
-				for (int32_t j = in->role * per; j < (in->role + 1) * per; j++)
+				/* the members: exact, the group's ranks (instance id =
+				 * rank); folded, the stage's instances (DP waits for all) */
+				int32_t last = ii, n = per, *mem = NULL;
+				if (x->o->exact) {
+					n = group_ranks(x, op->dim, in->tpi, in->pos, in->role, x->ranks_buf);
+					mem = x->ranks_buf;
+				}
+				for (int32_t q = 0; q < n; q++) {
+					int32_t j = mem ? mem[q] : in->role * per + q;
 					if (x->in[j].xfer[oi] == go && x->in[j].t0[oi] > x->in[last].t0[oi])
 						last = j;
+				}
 				/* what remains (a host-to-GPU copy first) is the op's own */
 				rc = walk_comm(&wk, w, x->in[last].t0[oi], go, k);
 				ii = last;
@@ -1747,7 +1753,9 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			double t_red = sync_run.dp_busy_s;
 			out->iteration_time_s = nosync.iter_s > t_red ? nosync.iter_s : t_red;
 			out->bd = nosync.bd;
-			out->bd.exposed_comm_s[SIM_COMM_DP] = out->iteration_time_s - nosync.iter_s;
+			/* (the run without reduction still has ZeRO-3 gathers and the
+			 * tied-embedding exchange) */
+			out->bd.exposed_comm_s[SIM_COMM_DP] += out->iteration_time_s - nosync.iter_s;
 		}
 	}
 	/* FLOPs and utilisation */

@@ -53,8 +53,10 @@ void sim_predict_opts_init(struct sim_predict_opts *o);
 /* Where the iteration's time goes, along its critical path (the parts add
  * up to the iteration time; exec.c, "breakdown"). */
 struct sim_breakdown {
-	double compute_s;                     /* the critical stage's compute (fwd, bwd, recompute, vision), s */
-	double bubble_s;                      /* path compute on other stages beyond it (fill, drain), s */
+	double compute_s;                     /* compute on the path, at most the critical stage's own
+	                                       * (fwd, bwd, recompute, vision), s */
+	double bubble_s;                      /* the rest of the path's compute (pipeline fill and
+	                                       * drain on other stages) and unexplained waits, s */
 	double optimizer_s;                   /* optimizer step (and compression compute) on the path, s */
 	double exposed_comm_s[SIM_COMM_COUNT];/* path communication while the waiting rank's compute idles, s */
 };

@@ -400,6 +400,11 @@ START_TEST(tied_embedding_grads_exchanged)
 }
 END_TEST
 
+static double parts(const struct sim_prediction *r)
+{
+	return r->bd.compute_s + r->bd.bubble_s + r->bd.optimizer_s + exposed_total(r);
+}
+
 /* The breakdown follows the critical path, so its parts add up to the
  * iteration time. With pp 2 and DP reduced after backward, stage 0 ends the
  * iteration with its DP reduction while its compute stream is idle: that
@@ -446,9 +451,73 @@ START_TEST(breakdown_follows_critical_path)
 		      r.iteration_time_s);
 	ck_assert_double_lt(r.bd.exposed_comm_s[SIM_COMM_DP], dp.sum);
 	sim_prediction_release(&r);
+	/* every rank simulated: the same reduction of stage 0 (rank 0) */
+	p.overlap_dp = false;
+	resolve(&p);
+	o.exact = true;
+	run(&p, &o, &r);
+	ck_assert_msg(fabs(parts(&r) / r.iteration_time_s - 1) < 1e-9, "exact: parts %.9g s, iteration %.9g s",
+		      parts(&r), r.iteration_time_s);
+	ck_assert_msg(fabs(r.bd.exposed_comm_s[SIM_COMM_DP] / dp.sum - 1) < 1e-6,
+		      "exact: exposed dp %.9g s, stage 0's reduction %.9g s",
+		      r.bd.exposed_comm_s[SIM_COMM_DP], dp.sum);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+	/* async with ZeRO-3: the step without reduction still gathers
+	 * parameters; the reduction's excess is added to that */
+	setup_small(&p, &o, 1, small_model);
+	p.zero = 3;
+	p.sync = PLAN_SYNC_ASYNC;
+	p.global_batch = 16;
+	resolve(&p);
+	run(&p, &o, &r);
+	ck_assert_msg(fabs(parts(&r) / r.iteration_time_s - 1) < 1e-9, "async: parts %.9g s, iteration %.9g s",
+		      parts(&r), r.iteration_time_s);
+	ck_assert_double_gt(r.bd.exposed_comm_s[SIM_COMM_DP], 0);
+	sim_prediction_release(&r);
 	topo_release(&topo);
 }
 END_TEST
+
+/* Rep 0's compute time overlapping its slices named `name` (of micro-batch
+ * `micro`, -1 any), s. */
+static double compute_during(const struct sim_prediction *r, const char *name, int micro)
+{
+	double s = 0;
+	for (int32_t i = 0; i < r->tl->n; i++) {
+		const struct sim_slice *d = &r->tl->s[i];
+		if (strcmp(d->name, name) || d->track / WL_NSTREAMS != 0 || (micro >= 0 && d->micro != micro))
+			continue;
+		for (int32_t k = 0; k < r->tl->n; k++) {
+			const struct sim_slice *c = &r->tl->s[k];
+			double lo = fmax(c->t0_s, d->t0_s), hi = fmin(c->t1_s, d->t1_s);
+			if (c->track == WL_S_COMPUTE && hi > lo)
+				s += hi - lo;
+		}
+	}
+	return s;
+}
+
+/* Start of rep 0's first compute op of micro-batch j, s. */
+static double first_compute(const struct sim_prediction *r, int j)
+{
+	double t = INFINITY;
+	for (int32_t i = 0; i < r->tl->n; i++)
+		if (r->tl->s[i].track == WL_S_COMPUTE && r->tl->s[i].micro == j)
+			t = fmin(t, r->tl->s[i].t0_s);
+	return t;
+}
+
+/* End of rep 0's last slice named `name` of micro-batch j, s. */
+static double last_end(const struct sim_prediction *r, const char *name, int j)
+{
+	double t = 0;
+	for (int32_t i = 0; i < r->tl->n; i++)
+		if (!strcmp(r->tl->s[i].name, name) && r->tl->s[i].track / WL_NSTREAMS == 0 &&
+		    r->tl->s[i].micro == j)
+			t = fmax(t, r->tl->s[i].t1_s);
+	return t;
+}
 
 /* ZeRO-2/3 keep only a gradient shard, so each micro-batch's gradients are
  * reduce-scattered in its own backward; ZeRO-1 reduces once. Without
@@ -495,6 +564,29 @@ START_TEST(zero2_reduces_every_micro_batch)
 			   (s2.sum - s1.sum) - 1) < 0.01,
 		      "exposed dp %.6g s (zero-1 %.6g s), reductions %.6g s (zero-1 %.6g s)",
 		      b.bd.exposed_comm_s[SIM_COMM_DP], a.bd.exposed_comm_s[SIM_COMM_DP], s2.sum, s1.sum);
+	sim_prediction_release(&a);
+	/* with sequence parallelism (a TP all-gather opens each layer's
+	 * backward) no compute of rep 0 runs while a reduction does */
+	p.tp = 2;
+	p.sp = true;
+	p.dp = 0;
+	resolve(&p);
+	run(&p, &o, &a);
+	ck_assert_int_gt(slice_count(&a, "dp grad reduce"), 0);
+	ck_assert_msg(compute_during(&a, "dp grad reduce", -1) == 0, "%.6g s of compute during reductions",
+		      compute_during(&a, "dp grad reduce", -1));
+	sim_prediction_release(&a);
+	/* overlapped: reductions run beside the backward, but the next
+	 * micro-batch starts after this one's reductions (DeepSpeed's epilogue) */
+	p.overlap_dp = true;
+	p.bucket_bytes = 4e6;
+	resolve(&p);
+	run(&p, &o, &a);
+	ck_assert_double_gt(compute_during(&a, "dp grad reduce", -1), 0);
+	for (int j = 0; j + 1 < mm; j++)
+		ck_assert_msg(first_compute(&a, j + 1) >= last_end(&a, "dp grad reduce", j),
+			      "micro-batch %d starts at %.9g s, %d's reductions end at %.9g s", j + 1,
+			      first_compute(&a, j + 1), j, last_end(&a, "dp grad reduce", j));
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	topo_release(&topo);
