@@ -980,6 +980,21 @@ END_TEST
 
 /* ---- traces ----------------------------------------------------------------------- */
 
+struct xslice {
+	int pid, tid;
+	double t0, t1;
+};
+
+static int cmp_xslice(const void *a, const void *b)
+{
+	const struct xslice *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
 START_TEST(traces_are_valid)
 {
 	struct plan p;
@@ -992,6 +1007,7 @@ START_TEST(traces_are_valid)
 	cJSON *root, *ev, *e;
 	int n = 0, slices = 0;
 	int fd1 = mkstemp(jpath), fd2 = mkstemp(spath);
+	struct xslice *xs;
 	ck_assert(fd1 >= 0 && fd2 >= 0);
 	load_topo("dgx-h100-ndr", 2);
 	load_model_json(small_model);
@@ -1000,10 +1016,14 @@ START_TEST(traces_are_valid)
 	p.pp = 2;
 	p.global_batch = 8;
 	p.seq_len = 512;
+	p.overlap_dp = true; /* DP buckets beside the backward */
+	p.bucket_bytes = 4e6;
 	resolve(&p);
 	sim_predict_opts_init(&o);
 	o.timeline = true;
 	run(&p, &o, &r);
+	xs = malloc((size_t)r.tl->n * sizeof(*xs));
+	ck_assert_ptr_nonnull(xs);
 	ck_assert_msg(sim_trace_write_json(&r, jpath, &err) == 0, "%s", err.msg);
 	ck_assert_msg(sim_trace_write_svg(&r, spath, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(fileio_read_all(jpath, 1 << 28, &text, &len, &err), 0);
@@ -1023,11 +1043,25 @@ START_TEST(traces_are_valid)
 			ck_assert(cJSON_IsNumber(ts) && cJSON_IsNumber(dur));
 			ck_assert(ts->valuedouble >= 0 && dur->valuedouble >= 0);
 			ck_assert(ts->valuedouble + dur->valuedouble <= r.iteration_time_s * 1e6 * (1 + 1e-9));
+			ck_assert_int_lt(slices, r.tl->n);
+			xs[slices].pid = cJSON_GetObjectItem(e, "pid")->valueint;
+			xs[slices].tid = cJSON_GetObjectItem(e, "tid")->valueint;
+			xs[slices].t0 = ts->valuedouble;
+			xs[slices].t1 = ts->valuedouble + dur->valuedouble;
 			slices++;
 		} else
 			ck_assert_str_eq(ph->valuestring, "M");
 	}
 	ck_assert_int_gt(slices, 100);
+	/* one op at a time per track: Perfetto nests the X slices of a thread
+	 * and rejects partial overlaps */
+	qsort(xs, (size_t)slices, sizeof(*xs), cmp_xslice);
+	for (int i = 1; i < slices; i++)
+		if (xs[i].pid == xs[i - 1].pid && xs[i].tid == xs[i - 1].tid)
+			ck_assert_msg(xs[i].t0 >= xs[i - 1].t1 - 1e-6,
+				      "track %d/%d: slice at %.6f us starts before %.6f us", xs[i].pid,
+				      xs[i].tid, xs[i].t0, xs[i - 1].t1);
+	free(xs);
 	cJSON_Delete(root);
 	free(text);
 	ck_assert_int_eq(fileio_read_all(spath, 1 << 28, &text, &len, &err), 0);
