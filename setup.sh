@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 pkgs=(cmake make gcc pkg-config libcjson-dev libgsl-dev check libsubunit-dev
-      libopenmpi-dev openmpi-bin valgrind)
+      libopenmpi-dev openmpi-bin valgrind librsvg2-bin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -24,6 +24,9 @@ expect "exact simulates every rank" '"instances":[[:space:]]*16' "$TMP/out"
 check "predict with traces" 0 "$TRAINSIM" predict $SMALL --trace "$TMP/t.json" --svg "$TMP/t.svg"
 expect "trace has traceEvents" '"traceEvents"' "$TMP/t.json"
 expect "svg root" '<svg xmlns="http://www.w3.org/2000/svg"' "$TMP/t.svg"
+# a real SVG renderer (librsvg, from setup.sh) parses and draws it
+check "svg renders with rsvg-convert" 0 rsvg-convert -o "$TMP/t.png" "$TMP/t.svg"
+check "rendered png is not empty" 0 test -s "$TMP/t.png"
 check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
 expect "qwen3 exposed ep reported" '"ep":' "$TMP/out"
