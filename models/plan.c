@@ -451,10 +451,11 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			if (jval_get_bool(&zo, "overlap_comm", true, &p->overlap_dp, err))
 				return TS_EINPUT;
 			src_json(p, PF_OVERLAP_DP, &zo, "overlap_comm");
-		} else if (jval_child(&zo, "stage", &st) && !p->src[PF_OVERLAP_DP][0]) {
-			p->overlap_dp = p->zero == 3;
 		}
 	}
+	/* absent: DeepSpeed's default, on for stage 3 only, decided once the
+	 * stage is final (a later --zero counts), unless the plan says */
+	p->ds_overlap_auto = !p->src[PF_OVERLAP_DP][0];
 	/* DeepSpeed's engine accumulates micro-batch gradients through
 	 * autograd (an add per parameter tensor), not Megatron's fused wgrad
 	 * GEMM, unless the plan says otherwise */
@@ -671,6 +672,8 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "multiple of pp %d",
 		       mbs, p->pp);
 	/* Optimizer sharding and offload. */
+	if (p->ds_used && p->ds_overlap_auto)
+		p->overlap_dp = p->zero == 3;
 	if (p->zero >= 2 && p->pp > 1)
 		REFUSE(PF_ZERO, "zero (default)",
 		       "ZeRO stage %d with pp %d: DeepSpeed's pipeline engine supports stages 0 "

@@ -703,6 +703,27 @@ START_TEST(deepspeed_overlap_and_fusion)
 }
 END_TEST
 
+/* Without overlap_comm the default follows the final stage: a --zero 3
+ * given after the ds_config turns it on. */
+START_TEST(deepspeed_overlap_default_follows_stage)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	struct jdoc d = JDOC_INIT;
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	for (int z = 0; z <= 3; z++) {
+		plan_init(&p);
+		ck_assert_int_eq(jdoc_parse(&d, "ds_config.json", "{}", 2, &err), 0);
+		ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+		jdoc_release(&d);
+		p.zero = z;
+		ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(p.overlap_dp, z == 3);
+	}
+}
+END_TEST
+
 START_TEST(layer_cost_consistent)
 {
 	/* The per-layer costs add up to the iteration FLOPs of the model. */
@@ -759,6 +780,7 @@ static Suite *models_suite(void)
 	tcase_add_loop_test(tc, bad_deepspeed_refused, 0, (int)TS_ARRAY_LEN(bad_ds));
 	tcase_add_test(tc, deepspeed_maps_fields);
 	tcase_add_loop_test(tc, deepspeed_overlap_and_fusion, 0, 5);
+	tcase_add_test(tc, deepspeed_overlap_default_follows_stage);
 	suite_add_tcase(s, tc);
 	return s;
 }
