@@ -167,7 +167,10 @@ sim_event_id sim_after(struct sim_engine *e, simtime_ps delay, sim_handler h, vo
 		       uint64_t arg)
 {
 	TS_ASSERT(delay >= 0);
-	return sim_at(e, e->now + delay, h, ctx, arg);
+	/* saturating: past the largest time it stays there (callers refuse
+	 * such runs as beyond their horizon) */
+	return sim_at(e, delay > TS_SIMTIME_MAX - e->now ? TS_SIMTIME_MAX : e->now + delay, h, ctx,
+		      arg);
 }
 
 static void slot_free(struct sim_engine *e, uint32_t s)

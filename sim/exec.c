@@ -94,6 +94,7 @@ struct launch {                    /* one communication op in flight */
 	uint64_t memo_key;         /* 0 none */
 	double size;               /* payload per rank: the op's, scaled by the drawn load, bytes */
 	struct launch *next;       /* in the rendezvous table / free list */
+	struct launch *fprev, *fnext; /* in the in-flight list (launched, not done) */
 	uint64_t rkey;             /* rendezvous key */
 	int32_t need;              /* arrivals needed */
 };
@@ -126,6 +127,7 @@ struct exec {
 	int32_t *sim_unit;         /* folded: k -> unit */
 	int U, nunits, D;          /* positions per unit, units, DP x CP positions */
 	struct launch **rtab;      /* rendezvous hash table */
+	struct launch *inflight;   /* launched and not done (freed at release if a run stops) */
 	uint32_t rcap;
 	struct memo_tab memo;      /* launch durations by op (opts.memo) */
 	struct memo_tab an_memo;   /* analytic: group time by (op, size, ranks), exact */
@@ -219,7 +221,8 @@ static bool after_s(struct exec *x, double dur, sim_handler h, void *ctx, uint64
 			if (x->errp && !x->errp->code)
 				ts_error_set(x->errp, TS_EINPUT,
 					     "'%s' would end at %.3g s of simulated time, beyond the "
-					     "simulator's horizon of %.0e s (absurd sizes?)",
+					     "simulator's horizon of %.0e s (absurd bandwidths or sizes in the "
+					     "cluster, plan or calibration?)",
 					     what, end, EXEC_HORIZON_S);
 		}
 		sim_stop(&x->eng);
@@ -411,6 +414,12 @@ static void launch_done(struct exec *x, struct launch *l)
 		else
 			rin->arrived[op->peer_op] = 1;
 	}
+	if (l->fprev)
+		l->fprev->fnext = l->fnext;
+	else
+		x->inflight = l->fnext;
+	if (l->fnext)
+		l->fnext->fprev = l->fprev;
 	for (int32_t i = 0; i < l->nwait; i++)
 		op_end(x, l->waiters[i], l->op);
 	free(l->waiters);
@@ -765,6 +774,11 @@ static void launch_go(struct exec *x, struct launch *l)
 	int rc = 0, n;
 	double an = 0;
 	l->t_start = sim_now(&x->eng);
+	l->fprev = NULL;
+	l->fnext = x->inflight;
+	if (x->inflight)
+		x->inflight->fprev = l;
+	x->inflight = l;
 	for (int32_t i = 0; i < l->nwait; i++) {
 		x->in[l->waiters[i]].comm_inflight++;
 		x->in[l->waiters[i]].xfer[l->op] = l->t_start;
@@ -1538,6 +1552,14 @@ static int run_once(struct exec *x, struct run_out *ro)
 		}
 	}
 	ro->iter_s = time_to_s(end);
+	if (!(ro->iter_s <= EXEC_HORIZON_S)) {
+		rc = ts_error_set(x->errp, TS_EINPUT,
+				  "the iteration would last %.3g s of simulated time, beyond the "
+				  "simulator's horizon of %.0e s (absurd bandwidths or sizes in the "
+				  "cluster, plan or calibration?)",
+				  ro->iter_s, EXEC_HORIZON_S);
+		goto out;
+	}
 	for (int32_t ii = 0; ii < x->ninst; ii++) {
 		double c, o, busy = 0;
 		const struct wl_role *r = &x->w->roles[x->in[ii].role];
@@ -1603,6 +1625,12 @@ static void exec_release(struct exec *x)
 	free(x->succ_off);
 	free(x->succ);
 	x->succ_off = x->succ = NULL;
+	for (struct launch *l = x->inflight, *n; l; l = n) {
+		n = l->fnext;
+		free(l->waiters);
+		free(l);
+	}
+	x->inflight = NULL;
 	if (x->rtab)
 		for (uint32_t i = 0; i < x->rcap; i++)
 			for (struct launch *l = x->rtab[i], *n; l; l = n) {
