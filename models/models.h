@@ -30,6 +30,9 @@
 
 #define MODEL_MAX_LAYERS 1024
 #define PLAN_MAX_STAGES 256
+/* Micro-batches per replica the iteration simulator (sim_predict) builds:
+ * each is a copy of the stage's ops, about 34 KB for an 8B model. */
+#define PLAN_MAX_MICRO 16384
 
 /* ---- model architecture ------------------------------------------------ */
 

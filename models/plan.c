@@ -556,7 +556,14 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 				       p->global_batch, gas, dpw);
 			p->micro_batch = (int)(p->global_batch / (gas * dpw));
 		} else if (gas) {
-			p->global_batch = (int)(p->micro_batch * gas * dpw);
+			long long g = (long long)p->micro_batch * gas * dpw;
+			if (g > (1LL << 30))
+				return ts_error_set(err, TS_EINPUT,
+						    "%s: micro-batch %d x gradient_accumulation_steps %d x "
+						    "data-parallel size %lld = %lld samples per step is "
+						    "absurdly large",
+						    p->ds_gas_src, p->micro_batch, gas, dpw, g);
+			p->global_batch = (int)g;
 		} else if (p->ds_tb_given && !p->ds_mb_given) {
 			if (p->global_batch % dpw)
 				REFUSE(PF_GLOBAL, "train_batch_size",

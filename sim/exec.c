@@ -1716,6 +1716,14 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	memset(&x, 0, sizeof(x));
 	memset(&sync_run, 0, sizeof(sync_run));
 	memset(&nosync, 0, sizeof(nosync));
+	if (plan_microbatches(p) > PLAN_MAX_MICRO)
+		return ts_error_set(err, TS_EINPUT,
+				    "%s: %d micro-batches per replica (global batch %d / (dp %d x "
+				    "micro-batch %d)): more than the %d the simulator holds (it builds "
+				    "every op of every micro-batch); raise micro_batch or dp",
+				    p->src[PF_GLOBAL][0] ? p->src[PF_GLOBAL] : "global_batch (default)",
+				    plan_microbatches(p), p->global_batch, p->dp, p->micro_batch,
+				    PLAN_MAX_MICRO);
 	if (need > t->ngpus)
 		return ts_error_set(err, TS_EINFEASIBLE,
 				    "the plan needs %d GPUs (tp %d x pp %d x dp %d x cp %d), the cluster "

@@ -56,6 +56,8 @@ check "an op beyond the simulated-time horizon" 2 "$TRAINSIM" predict --cluster 
 	--model qwen3-vl-2b --tp 1 --pp 1 --dp 8 --global-batch 8 --seq-len 16000000 --flash-attention \
 	--fidelity analytic --calibration "$TMP/slow_gpu.json"
 expect "names the horizon" "horizon" "$TMP/err"
+check "more micro-batches than the simulator holds" 2 "$TRAINSIM" predict $SMALL --global-batch 1048576
+expect "names the micro-batch limit" "global-batch.*micro-batches per replica" "$TMP/err"
 # a transfer at 1 b/s would end past the engine's largest time: refused, no overflow
 printf '{"preset": "dgx-h100-ndr", "nodes": 2, "node": {"nic_bandwidth": "1b/s"}}\n' >"$TMP/slow_nic.json"
 check "a 1 b/s NIC" 2 "$TRAINSIM" predict --cluster "$TMP/slow_nic.json" --model "$TMP/tiny.json" \

@@ -609,6 +609,8 @@ static const struct {
 	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"gpu\"}}}",
 	  "device" },
 	{ "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": \"yes\"}}", "overlap_comm" },
+	/* 2^29 x 8 samples would wrap a 32-bit batch */
+	{ "{\"gradient_accumulation_steps\": 536870912}", "absurdly large" },
 	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
 	{ "{ \"train_batch_size\": 8, \"gradient_accumulation_steps\": 4, \"fp16\": { "
 	  "\"enabled\": true }, \"zero_optimization\": { \"stage\": 3, \"offload_optimizer\": { "
