@@ -23,7 +23,8 @@ struct bld {
 	int32_t last[WL_NSTREAMS]; /* last op per stream, -1 none */
 	int32_t pend;              /* op the next compute op must wait for, -1 none */
 	int32_t pend_later;        /* overlapped comm: waited for by the compute op after next */
-	int32_t pend2;             /* ZeRO-3 gather the next compute op waits for, -1 none */
+	int32_t pend2;             /* a DP-stream op (ZeRO-3 gather, blocking reduction) or the
+	                            * tied-embedding receive the next compute op waits for, -1 none */
 	int32_t micro, chunk, layer; /* current context */
 	double T;                  /* tokens per micro-batch per rank (b s / cp) */
 	double wb, gb;             /* parameter and gradient-on-wire bytes per element */
@@ -537,7 +538,7 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		 * parallelism's all-gather, an EP combine) takes over pend */
 		if (id >= 0) {
 			b->pend = id;
-			if (b->pend2 < 0)
+			if (id > b->pend2) /* DP-stream ops: the later implies the earlier */
 				b->pend2 = id;
 		}
 		*acc = 0;
@@ -797,7 +798,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					 * layer runs; this layer's first op waits for its own */
 					g_next = p->zero >= 3 && l + 1 < first + nl ? z3_gather(&b, l + 1) :
 										      -1;
-					if (g_cur >= 0) /* else keep a pending reduction */
+					/* pend2 holds DP-stream ops only (gathers,
+					 * blocking reductions): the later one implies
+					 * the earlier, so keep whichever came last */
+					if (g_cur > b.pend2)
 						b.pend2 = g_cur;
 					layer_fwd(&b, l, WL_P_FWD);
 				}
@@ -842,7 +846,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					int32_t g_cur = g_next;
 					double d, e;
 					g_next = p->zero >= 3 && l - 1 >= first ? z3_gather(&b, l - 1) : -1;
-					if (g_cur >= 0) /* else keep a pending reduction */
+					/* pend2 holds DP-stream ops only (gathers,
+					 * blocking reductions): the later one implies
+					 * the earlier, so keep whichever came last */
+					if (g_cur > b.pend2)
 						b.pend2 = g_cur;
 					layer_bwd(&b, l);
 					layer_params_rank(m, p, l, &d, &e);
@@ -885,7 +892,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					b.layer = -1;
 					dp_flush(&b, false, true);
 					dp_flush(&b, true, true);
-					if (b.last[WL_S_DP] >= 0 && b.pend2 < 0)
+					if (b.last[WL_S_DP] > b.pend2)
 						b.pend2 = b.last[WL_S_DP];
 				}
 			}

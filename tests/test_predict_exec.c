@@ -576,6 +576,15 @@ START_TEST(zero2_reduces_every_micro_batch)
 	ck_assert_msg(compute_during(&a, "dp grad reduce", -1) == 0, "%.6g s of compute during reductions",
 		      compute_during(&a, "dp grad reduce", -1));
 	sim_prediction_release(&a);
+	/* the same under ZeRO-3, whose parameter gathers also hold the next op */
+	p.zero = 3;
+	resolve(&p);
+	run(&p, &o, &a);
+	ck_assert_int_gt(slice_count(&a, "zero3 param allgather"), 0);
+	ck_assert_msg(compute_during(&a, "dp grad reduce", -1) == 0,
+		      "zero-3: %.6g s of compute during reductions", compute_during(&a, "dp grad reduce", -1));
+	sim_prediction_release(&a);
+	p.zero = 2;
 	/* overlapped: reductions run beside the backward, but the next
 	 * micro-batch starts after this one's reductions (DeepSpeed's epilogue) */
 	p.overlap_dp = true;
