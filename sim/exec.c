@@ -1422,6 +1422,7 @@ struct run_out {
 	struct sim_breakdown bd;
 	int crit;
 	double dp_busy_s;          /* DP stream busy time of the critical instance, s */
+	double comm_bytes[SIM_COMM_COUNT]; /* nccl-tests bytes per GPU by kind */
 };
 
 static int run_once(struct exec *x, struct run_out *ro)
@@ -1684,7 +1685,7 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 			for (int32_t i = 0; i < w.roles[s].nops; i++) {
 				const struct wl_op *op = &w.roles[s].ops[i];
 				if (op->kind == WL_K_COLL || op->kind == WL_K_SEND)
-					out->comm_bytes[kind_of(op->dim)] += op->size_bytes / w.nroles;
+					ro->comm_bytes[kind_of(op->dim)] += op->size_bytes / w.nroles;
 			}
 		x->ef_bytes = w.ef_bytes;
 	}
@@ -1758,6 +1759,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		goto out;
 	out->iteration_time_s = sync_run.iter_s;
 	out->bd = sync_run.bd;
+	memcpy(out->comm_bytes, sync_run.comm_bytes, sizeof(out->comm_bytes));
 	out->critical_stage = sync_run.crit;
 	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp * p->cp > 1) {
 		/* the same iteration without the gradient reduction */
@@ -1779,6 +1781,9 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			out->bd.compute_s = ((H - 1) * nosync.bd.compute_s + sync_run.bd.compute_s) / H;
 			out->bd.optimizer_s = ((H - 1) * nosync.bd.optimizer_s + sync_run.bd.optimizer_s) / H;
 			out->bd.bubble_s = ((H - 1) * nosync.bd.bubble_s + sync_run.bd.bubble_s) / H;
+			for (int k = 0; k < SIM_COMM_COUNT; k++)
+				out->comm_bytes[k] = ((H - 1) * nosync.comm_bytes[k] +
+						      sync_run.comm_bytes[k]) / H;
 		} else if (p->sync == PLAN_SYNC_SSP && p->staleness <= 0) {
 			/* staleness 0 is synchronous */
 		} else {
@@ -1818,8 +1823,6 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	memory_eval(m, p, &env, mr);
 	out->memory_gib_per_gpu = bytes_to_gib(mr->peak_bytes + x.ef_bytes);
 	out->fits = mr->fits && mr->peak_bytes + x.ef_bytes <= env.gpu_mem_bytes;
-	for (int k = 0; k < SIM_COMM_COUNT; k++)
-		out->comm_bytes[k] /= (double)(out->instances > 0 ? 1 : 1);
 	if (x.tl) {
 		int32_t per = 0;
 		out->tl = x.tl;

@@ -924,6 +924,13 @@ START_TEST(local_sgd_divides_dp)
 	ra = b.bd.exposed_comm_s[SIM_COMM_DP] / a.bd.exposed_comm_s[SIM_COMM_DP];
 	ck_assert_msg(fabs(ra - 0.25) < 0.03, "local SGD H=4 DP ratio %.4f, want 0.25", ra);
 	ck_assert_double_lt(b.iteration_time_s, a.iteration_time_s);
+	/* traffic per step: a quarter of the DP bytes, the rest unchanged */
+	ck_assert_double_gt(a.comm_bytes[SIM_COMM_DP], 0);
+	ck_assert_msg(fabs(b.comm_bytes[SIM_COMM_DP] / a.comm_bytes[SIM_COMM_DP] - 0.25) < 1e-9,
+		      "local SGD H=4 DP bytes ratio %.6f", b.comm_bytes[SIM_COMM_DP] / a.comm_bytes[SIM_COMM_DP]);
+	for (int k = 0; k < SIM_COMM_COUNT; k++)
+		if (k != SIM_COMM_DP)
+			ck_assert_double_eq(b.comm_bytes[k], a.comm_bytes[k]);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	topo_release(&topo);
