@@ -65,6 +65,14 @@ int afile_open(struct afile *a, const char *path, struct ts_error *err)
 	int fd;
 
 	*a = (struct afile)AFILE_INIT;
+	{
+		/* the rename would replace a device, FIFO or socket (as root,
+		 * even /dev/null) with a plain file */
+		struct stat st;
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return ts_error_set(err, TS_EIO, "'%s' exists and is not a regular file",
+					    path);
+	}
 	a->path = malloc(strlen(path) + 1);
 	a->tmp_path = malloc(n);
 	if (!a->path || !a->tmp_path) {

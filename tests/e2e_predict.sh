@@ -50,6 +50,9 @@ expect "cluster position" "bad_cluster.json:1:[0-9]+" "$TMP/err"
 check "unknown fidelity" 2 "$TRAINSIM" predict $SMALL --fidelity quantum
 check "missing model" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr
 check "trace into a missing directory" 2 "$TRAINSIM" predict $SMALL --trace /nonexistent/dir/t.json
+mkfifo "$TMP/fifo"
+check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
+check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
 check "tp does not divide heads" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 3
 printf '{"peak_flops": 1e9}\n' >"$TMP/slow_gpu.json"
 check "an op beyond the simulated-time horizon" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
