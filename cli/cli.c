@@ -89,10 +89,16 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 
 int cli_bad_option(const char *cmd, char **argv)
 {
-	const char *opt = argv[optind - 1];
-	if (optopt && optopt != '?')
+	const char *opt = optind > 0 ? argv[optind - 1] : NULL;
+	if (opt && !strncmp(opt, "--", 2)) {
+		/* a long option: its name as typed (optopt is its internal code) */
+		int n = (int)strcspn(opt, "=");
+		return cli_usage(cmd, "option '%.*s' is unknown or needs a value", n > 64 ? 64 : n,
+				 opt);
+	}
+	if (optopt > ' ' && optopt < 127 && optopt != '?')
 		return cli_usage(cmd, "option '-%c' is unknown or needs a value", optopt);
-	return cli_usage(cmd, "option '%s' is unknown or needs a value", opt ? opt : "?");
+	return cli_usage(cmd, "option '%.64s' is unknown or needs a value", opt ? opt : "?");
 }
 
 int cli_parse_long(const char *cmd, const char *opt, const char *val, long long min,

@@ -22,6 +22,9 @@ check "no arguments" 2 "$TRAINSIM"
 check "--help" 0 "$TRAINSIM" --help
 check "--version" 0 "$TRAINSIM" --version
 check "unknown command" 2 "$TRAINSIM" frobnicate
+# a long option without its value: one line naming it as typed
+check "long option without value" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --model qwen3-vl-8b --seed
+grep -q "'--seed'" /tmp/e2e_cli_err.$$ || { echo "FAIL missing value names '--seed'"; fail=1; }
 "$TRAINSIM" --help | grep -q "^  topo " || { echo "FAIL --help lists topo"; fail=1; }
 for c in topo collective model memory predict search fabric hw calibrate validate; do
 	"$TRAINSIM" --help | grep -q "^  $c " || { echo "FAIL --help lists $c"; fail=1; }
