@@ -203,7 +203,8 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 		while (*s) {
 			char *end;
 			long n = strtol(s, &end, 10);
-			if (end == s || n < 1 || n > MODEL_MAX_LAYERS || (*end && *end != ','))
+			if (end == s || n < 1 || n > MODEL_MAX_LAYERS || (*end && *end != ',') ||
+			    (*end == ',' && !end[1]))
 				return cli_usage(a->cmd,
 						 "--layers-per-stage needs a list like 24,24,23,23, "
 						 "got '%s'",

@@ -237,8 +237,10 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	    get_int2(&t, "num_experts", "num_local_experts", false, 0, 1 << 16, &m->experts, err) ||
 	    get_int2(&t, "num_experts_per_tok", NULL, m->experts > 0, 1, 1 << 16, &m->top_k, err))
 		return TS_EINPUT;
-	if (!gpt2 && !jval_child(&t, "head_dim", &c) && m->hidden % m->heads) {
-		jval_child(&t, "num_attention_heads", &c);
+	if (!jval_child(&t, "head_dim", &c) && !jval_child(&t, "kv_channels", &c) &&
+	    m->hidden % m->heads) {
+		if (!jval_child(&t, "num_attention_heads", &c))
+			jval_child(&t, "n_head", &c);
 		return jval_error(&c, err, "%d heads do not divide hidden_size %d (give head_dim)",
 				  m->heads, m->hidden);
 	}

@@ -436,6 +436,9 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			p->offload = PLAN_OFF_OPTIMIZER;
 			src_json(p, PF_OFFLOAD, &zo, "offload_optimizer");
 		}
+		if (jval_child(&zo, "reduce_bucket_size", &st) && !cJSON_IsNumber(st.j) &&
+		    !(cJSON_IsString(st.j) && !strcmp(st.j->valuestring, "auto")))
+			return jval_error(&st, err, "must be an element count or \"auto\"");
 		if (jval_child(&zo, "reduce_bucket_size", &st) && cJSON_IsNumber(st.j)) {
 			double el;
 			if (jval_get_number(&zo, "reduce_bucket_size", true, &el, err))

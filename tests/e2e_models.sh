@@ -122,6 +122,7 @@ check "malformed plan" 2 "$TRAINSIM" memory $A100 --model llama3-8b --plan "$TMP
 check "missing plan file" 2 "$TRAINSIM" memory $A100 --model llama3-8b --plan "$TMP/nope.json"
 check "memory without cluster" 2 "$TRAINSIM" memory --model llama3-8b
 check "bad layers-per-stage flag" 2 "$TRAINSIM" memory $A100 --model llama3-8b --pp 2 --layers-per-stage 16,x
+check "layers-per-stage with a trailing comma" 2 "$TRAINSIM" memory $A100 --model llama3-8b --pp 2 --layers-per-stage 16,16,
 
 ok=$((n - fail))
 echo "e2e_models: $ok passed, $fail failed"

@@ -470,6 +470,10 @@ static const struct {
 	const char *json;
 	const char *want; /* substring of the message */
 } bad_models[] = {
+	/* GPT-2 configs have no head_dim: n_head must divide n_embd */
+	{ "{\"n_embd\": 1000, \"n_layer\": 2, \"n_head\": 16, \"vocab_size\": 100, "
+	  "\"model_type\": \"gpt2\"}",
+	  "16 heads do not divide hidden_size 1000" },
 	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"vocab_size\": 100, \"hidden_act\": "
 	  "\"silu\", \"intermediate_size\": 128}",
 	  "num_attention_heads: missing field" },
@@ -609,6 +613,8 @@ static const struct {
 	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"gpu\"}}}",
 	  "device" },
 	{ "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": \"yes\"}}", "overlap_comm" },
+	{ "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": \"lots\"}}",
+	  "element count" },
 	/* 2^29 x 8 samples would wrap a 32-bit batch */
 	{ "{\"gradient_accumulation_steps\": 536870912}", "absurdly large" },
 	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
