@@ -714,10 +714,15 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		REFUSE(PF_IMAGES, "images_per_sample (default)",
 		       "images per sample given for a model without a vision encoder");
 	if (m->has_vision && plan_dist_mean(&p->images_per_sample) *
-				     plan_dist_mean(&p->image_tokens) > p->seq_len)
-		REFUSE(PF_IMAGE_TOKENS, "image_tokens (default)",
-		       "images x image tokens (%.0f) exceed seq_len %d",
+				     plan_dist_mean(&p->image_tokens) > p->seq_len) {
+		/* name the value the user gave: tokens, images, or the length */
+		enum plan_field f = p->src[PF_IMAGE_TOKENS][0] ? PF_IMAGE_TOKENS :
+				    p->src[PF_IMAGES][0]       ? PF_IMAGES :
+				    p->src[PF_SEQ][0]          ? PF_SEQ :
+								 PF_IMAGE_TOKENS;
+		REFUSE(f, "image_tokens (default)", "images x image tokens (%.0f) exceed seq_len %d",
 		       plan_dist_mean(&p->images_per_sample) * plan_dist_mean(&p->image_tokens),
 		       p->seq_len);
+	}
 	return 0;
 }

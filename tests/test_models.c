@@ -561,6 +561,8 @@ static const struct {
 	{ "llama3-8b", "{\"ep\": 2}", 8, "dense model" },
 	{ "llama3-8b", "{\"micro_batch\": 2, \"global_batch\": 10}", 8, "not divisible by dp 8" },
 	{ "llama3-8b", "{\"schedule\": \"zigzag\"}", 8, "schedule" },
+	/* the length the user gave is named, not the default image tokens */
+	{ "qwen3-vl-8b", "{\"seq_len\": 100}", 8, "seq_len: images x image tokens (196) exceed" },
 	{ "llama3-8b", "{\"zero\": 2, \"compression\": {\"type\": \"topk\", \"ratio\": 0.01}}", 8,
 	  "top-k compression with ZeRO stage 2 is not modelled" },
 	{ "llama3-8b", "{\"pp\": 3}", 3, "does not divide the 32 layers" },
