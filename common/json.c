@@ -40,6 +40,88 @@ static void offset_to_linecol(const char *text, size_t off, int *line, int *col)
 	*col = c;
 }
 
+static const char *skip_ws(const char *p);
+static const char *skip_string(const char *p);
+static const char *skip_value(const char *p);
+
+/* ---- duplicate keys ----------------------------------------------------------
+ * cJSON keeps the first of two equal keys and ignores the second; a file
+ * that says "tp": 2 and later "tp": 4 is refused instead. Keys are compared
+ * as written (escapes not decoded). */
+
+struct keyref {
+	const char *s; /* first character of the key, after the quote */
+	size_t n;      /* length as written, bytes */
+};
+
+static int cmp_keyref(const void *a, const void *b)
+{
+	const struct keyref *x = a, *y = b;
+	size_t n = x->n < y->n ? x->n : y->n;
+	int c = memcmp(x->s, y->s, n);
+	if (c)
+		return c;
+	if (x->n != y->n)
+		return x->n < y->n ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s; /* equal keys in text order */
+}
+
+/* Scan the value at p (valid JSON) for an object with a repeated key; the
+ * later occurrence goes to *dup. Returns the end of the value; *oom on
+ * allocation failure. */
+static const char *scan_dups(const char *p, struct keyref *dup, bool *oom)
+{
+	p = skip_ws(p);
+	if (*p == '[') {
+		p = skip_ws(p + 1);
+		while (*p && *p != ']' && !dup->s && !*oom) {
+			p = skip_ws(scan_dups(p, dup, oom));
+			if (*p == ',')
+				p = skip_ws(p + 1);
+		}
+		return *p == ']' ? p + 1 : p;
+	}
+	if (*p != '{')
+		return skip_value(p);
+	{
+		struct keyref *k = NULL;
+		size_t nk = 0, cap = 0;
+		p = skip_ws(p + 1);
+		while (*p == '"' && !dup->s && !*oom) {
+			const char *ke = skip_string(p);
+			if (nk == cap) {
+				size_t nc = cap ? 2 * cap : 16;
+				struct keyref *g = realloc(k, nc * sizeof(*k));
+				if (!g) {
+					*oom = true;
+					break;
+				}
+				k = g;
+				cap = nc;
+			}
+			k[nk].s = p + 1;
+			k[nk].n = (size_t)(ke - 1 - (p + 1));
+			nk++;
+			p = skip_ws(ke);
+			if (*p == ':')
+				p = skip_ws(p + 1);
+			p = skip_ws(scan_dups(p, dup, oom));
+			if (*p == ',')
+				p = skip_ws(p + 1);
+		}
+		if (!dup->s && !*oom && nk > 1) {
+			qsort(k, nk, sizeof(*k), cmp_keyref);
+			for (size_t i = 1; i < nk && !dup->s; i++)
+				if (k[i].n == k[i - 1].n && !memcmp(k[i].s, k[i - 1].s, k[i].n))
+					*dup = k[i];
+		}
+		free(k);
+		if (dup->s || *oom)
+			return p;
+		return *p == '}' ? p + 1 : p;
+	}
+}
+
 int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 	       struct ts_error *err)
 {
@@ -81,6 +163,20 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON near '%.*s'", name, l,
 				     c, snippet_len(d->text + off), d->text + off);
 		goto fail;
+	}
+	{
+		struct keyref dup = { NULL, 0 };
+		bool oom = false;
+		scan_dups(d->text, &dup, &oom);
+		if (oom)
+			goto nomem;
+		if (dup.s) {
+			int l, c;
+			offset_to_linecol(d->text, (size_t)(dup.s - 1 - d->text), &l, &c);
+			ts_error_set(err, TS_EINPUT, "%s:%d:%d: duplicate key '%.*s' in one object", name,
+				     l, c, (int)(dup.n > 64 ? 64 : dup.n), dup.s);
+			goto fail;
+		}
 	}
 	return 0;
 nomem:

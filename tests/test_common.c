@@ -185,6 +185,9 @@ END_TEST
 
 static const char *const malformed[] = {
 	"{\n  \"a\": 1,\n  \"b\": }\n", "{\"a\": [1, 2}", "", "{\"a\": 1", "[tru]",
+	/* duplicate keys, nested in an array; equal keys in different objects are fine */
+	"{\"x\": {\"a\": 1}, \"l\": [{\"a\": 1, \"b\": 2},\n {\"b\": 1, \"c\": {}, \"b\": 3}]}",
+	"{\"tp\": 2, \"pp\": 1, \"tp\": 4}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -192,6 +195,8 @@ static const char *const malformed_want[] = {
 	"m.json:1:1: malformed JSON: unexpected end of input",
 	"m.json:1:8: malformed JSON: unexpected end of input",
 	"m.json:1:2: malformed JSON near 'tru]'",
+	"m.json:2:20: duplicate key 'b' in one object",
+	"m.json:1:20: duplicate key 'tp' in one object",
 };
 
 START_TEST(json_malformed_positions)
