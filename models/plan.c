@@ -281,7 +281,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		if (!(p->compression_ratio > 0) || p->compression_ratio > 1) {
 			struct jval x;
 			jval_child(&c, "ratio", &x);
-			return jval_error(&x, err, "must be in (0, 1] (got %g)", p->compression_ratio);
+			return jval_error(&x, err, "must be in (0, 1] (got %.17g)", p->compression_ratio);
 		}
 		src_json(p, PF_COMPRESSION, &r, "compression");
 	}

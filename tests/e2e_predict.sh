@@ -50,6 +50,7 @@ expect "cluster position" "bad_cluster.json:1:[0-9]+" "$TMP/err"
 check "unknown fidelity" 2 "$TRAINSIM" predict $SMALL --fidelity quantum
 check "missing model" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr
 check "trace into a missing directory" 2 "$TRAINSIM" predict $SMALL --trace /nonexistent/dir/t.json
+check "trace and svg into one file" 2 "$TRAINSIM" predict $SMALL --trace "$TMP/same" --svg "$TMP/same"
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
