@@ -285,6 +285,11 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			return TS_EINPUT;
 		m->qk_norm = str_starts(mtype, "qwen3");
 	}
+	if (!(drop >= 0 && drop < 1)) {
+		if (!jval_child(&t, "attention_dropout", &c))
+			jval_child(&t, "resid_pdrop", &c);
+		return jval_error(&c, err, "a dropout probability must be in [0, 1) (got %g)", drop);
+	}
 	m->dropout = drop > 0;
 	/* tie_word_embeddings: HF's default is true; both places must agree. */
 	has_tie_root = jval_child(&root, "tie_word_embeddings", &c);

@@ -470,6 +470,9 @@ static const struct {
 	const char *json;
 	const char *want; /* substring of the message */
 } bad_models[] = {
+	{ "{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 100, "
+	  "\"model_type\": \"gpt2\", \"resid_pdrop\": -0.1}",
+	  "dropout probability must be in [0, 1)" },
 	/* GPT-2 configs have no head_dim: n_head must divide n_embd */
 	{ "{\"n_embd\": 1000, \"n_layer\": 2, \"n_head\": 16, \"vocab_size\": 100, "
 	  "\"model_type\": \"gpt2\"}",
