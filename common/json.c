@@ -451,7 +451,8 @@ int jval_check_keys(const struct jval *obj, const char *const *allowed, struct t
 		if (!key_allowed(it->string, allowed)) {
 			struct jval c;
 			jval_child(obj, it->string, &c);
-			return jval_error(&c, err, "unknown field '%s'", it->string);
+			return jval_error(&c, err, "unknown field '%.64s%s'", it->string,
+					  strlen(it->string) > 64 ? "..." : "");
 		}
 	}
 	return 0;
