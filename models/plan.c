@@ -266,8 +266,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	if (jval_child(&r, "capacity_factor", &c)) {
 		if (jval_get_number(&r, "capacity_factor", true, &p->capacity_factor, err))
 			return TS_EINPUT;
-		if (!(p->capacity_factor > 0) || p->capacity_factor > 1000)
-			return jval_error(&c, err, "must be positive and at most 1000");
+		if (!(p->capacity_factor >= 1e-3) || p->capacity_factor > 1000)
+			return jval_error(&c, err, "must be between 0.001 and 1000 (as --capacity-factor)");
 		src_json(p, PF_CAPACITY, &r, "capacity_factor");
 	}
 	if (jval_child(&r, "compression", &c)) {

@@ -564,6 +564,7 @@ static const struct {
 	{ "llama3-8b", "{\"ep\": 2}", 8, "dense model" },
 	{ "llama3-8b", "{\"micro_batch\": 2, \"global_batch\": 10}", 8, "not divisible by dp 8" },
 	{ "llama3-8b", "{\"schedule\": \"zigzag\"}", 8, "schedule" },
+	{ "llama3-8b", "{\"capacity_factor\": 1e-300}", 8, "between 0.001 and 1000" },
 	/* the length the user gave is named, not the default image tokens */
 	{ "qwen3-vl-8b", "{\"seq_len\": 100}", 8, "seq_len: images x image tokens (196) exceed" },
 	{ "llama3-8b", "{\"zero\": 2, \"compression\": {\"type\": \"topk\", \"ratio\": 0.01}}", 8,
