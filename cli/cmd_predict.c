@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/plan_args.h"
+#include "common/fileio.h"
 #include "common/table.h"
 #include "common/units.h"
 #include "models/models.h"
@@ -309,6 +310,17 @@ int cmd_predict(int argc, char **argv)
 	o.free_comm = free_comm;
 	o.memo = (int)memo;
 	o.timeline = trace || svg;
+	/* an output that cannot be written is said before the simulation runs
+	 * (a temporary file is made beside it and removed) */
+	for (int k = 0; k < 2; k++) {
+		const char *path = k ? svg : trace;
+		struct afile a;
+		if (!path)
+			continue;
+		if (afile_open(&a, path, &err))
+			goto fail;
+		afile_abort(&a);
+	}
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
 	if (trace && sim_trace_write_json(&r, trace, &err))
