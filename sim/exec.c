@@ -1154,9 +1154,12 @@ static int gcd(int a, int b)
  * include stream order; across instances: the sender of a receive that
  * waited for its data, the member of a collective that arrived last). Each
  * segment of the path is compute, optimizer or one kind of communication,
- * and the segments add up to the iteration time. Compute is reported as the
- * busiest stage's own compute (what the stage must do); the path's compute
- * beyond it is pipeline fill and drain, the bubble. */
+ * and the segments add up to the iteration time. A communication segment
+ * is exposed while the rank waiting for it has an idle compute stream, and
+ * compute while that rank computes. Compute is reported as the path's
+ * compute up to the busiest stage's own (what the stage must do); the rest
+ * of the path's compute (pipeline fill and drain) and any unexplained wait
+ * is the bubble. */
 
 struct path_sum {
 	double comp_s, opt_s, idle_s;          /* compute, optimizer, unexplained wait, s */
