@@ -436,10 +436,10 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			p->offload = PLAN_OFF_OPTIMIZER;
 			src_json(p, PF_OFFLOAD, &zo, "offload_optimizer");
 		}
-		if (jval_child(&zo, "reduce_bucket_size", &st) && !cJSON_IsNumber(st.j) &&
-		    !(cJSON_IsString(st.j) && !strcmp(st.j->valuestring, "auto")))
-			return jval_error(&st, err, "must be an element count or \"auto\"");
-		if (jval_child(&zo, "reduce_bucket_size", &st) && cJSON_IsNumber(st.j)) {
+		if (jval_child(&zo, "reduce_bucket_size", &st) && !cJSON_IsNumber(st.j)) {
+			if (!cJSON_IsString(st.j) || strcmp(st.j->valuestring, "auto"))
+				return jval_error(&st, err, "must be an element count or \"auto\"");
+		} else if (st.j) {
 			double el;
 			if (jval_get_number(&zo, "reduce_bucket_size", true, &el, err))
 				return TS_EINPUT;
@@ -456,9 +456,6 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			src_json(p, PF_OVERLAP_DP, &zo, "overlap_comm");
 		}
 	}
-	/* absent: DeepSpeed's default, on for stage 3 only, decided once the
-	 * stage is final (a later --zero counts), unless the plan says */
-	p->ds_overlap_auto = !p->src[PF_OVERLAP_DP][0];
 	/* DeepSpeed's engine accumulates micro-batch gradients through
 	 * autograd (an add per parameter tensor), not Megatron's fused wgrad
 	 * GEMM, unless the plan says otherwise */
@@ -682,7 +679,9 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "multiple of pp %d",
 		       mbs, p->pp);
 	/* Optimizer sharding and offload. */
-	if (p->ds_used && p->ds_overlap_auto)
+	/* ds_config without overlap_comm and a plan without overlap.dp:
+	 * DeepSpeed's default, on for the final stage 3 only */
+	if (p->ds_used && !p->src[PF_OVERLAP_DP][0])
 		p->overlap_dp = p->zero == 3;
 	if (p->zero >= 2 && p->pp > 1)
 		REFUSE(PF_ZERO, "zero (default)",

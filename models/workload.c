@@ -488,6 +488,15 @@ static void vision(struct bld *b, bool bwd)
 	}
 }
 
+/* The next compute op also waits for DP-stream op id (-1 none). pend2 holds
+ * DP-stream ops only while micro-batches run (gathers, blocking
+ * reductions), and a later one implies the earlier: keep the later. */
+static void wait_dp(struct bld *b, int32_t id)
+{
+	if (id > b->pend2)
+		b->pend2 = id;
+}
+
 /* Data-parallel gradient traffic of `elems` gradient elements (one rank):
  * into the bucket, flushed as a collective when full. */
 static void dp_flush(struct bld *b, bool expert, bool force)
@@ -538,8 +547,7 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		 * parallelism's all-gather, an EP combine) takes over pend */
 		if (id >= 0) {
 			b->pend = id;
-			if (id > b->pend2) /* DP-stream ops: the later implies the earlier */
-				b->pend2 = id;
+			wait_dp(b, id);
 		}
 		*acc = 0;
 		return;
@@ -798,11 +806,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					 * layer runs; this layer's first op waits for its own */
 					g_next = p->zero >= 3 && l + 1 < first + nl ? z3_gather(&b, l + 1) :
 										      -1;
-					/* pend2 holds DP-stream ops only (gathers,
-					 * blocking reductions): the later one implies
-					 * the earlier, so keep whichever came last */
-					if (g_cur > b.pend2)
-						b.pend2 = g_cur;
+					wait_dp(&b, g_cur);
 					layer_fwd(&b, l, WL_P_FWD);
 				}
 				if (last_vs) {
@@ -846,11 +850,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					int32_t g_cur = g_next;
 					double d, e;
 					g_next = p->zero >= 3 && l - 1 >= first ? z3_gather(&b, l - 1) : -1;
-					/* pend2 holds DP-stream ops only (gathers,
-					 * blocking reductions): the later one implies
-					 * the earlier, so keep whichever came last */
-					if (g_cur > b.pend2)
-						b.pend2 = g_cur;
+					wait_dp(&b, g_cur);
 					layer_bwd(&b, l);
 					layer_params_rank(m, p, l, &d, &e);
 					grad_accum(&b, "grad accumulate", d + e, layer_tensors(m, l));
@@ -892,8 +892,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					b.layer = -1;
 					dp_flush(&b, false, true);
 					dp_flush(&b, true, true);
-					if (b.last[WL_S_DP] > b.pend2)
-						b.pend2 = b.last[WL_S_DP];
+					wait_dp(&b, b.last[WL_S_DP]);
 				}
 			}
 			/* output to the neighbouring stage */

@@ -370,7 +370,7 @@ static void activate(struct sim_net *n, int32_t id)
 		f->rate_Bps = f->old_Bps = r;
 		for (h = 0; h < f->hops; h++)
 			s->L[hp[h].link].load_Bps = r;
-		f->ev = sim_at(n->eng, simn_after(n->eng->now, simn_ps_for(f->rem_bytes, r)), sent_ev, n,
+		f->ev = sim_after(n->eng, simn_ps_for(f->rem_bytes, r), sent_ev, n,
 			       (uint64_t)id);
 		if (!f->ev)
 			s->oom = true;
@@ -1002,14 +1002,12 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	for (i = 0; i < s->nqf; i++) {
 		int32_t id = s->qflows[i];
 		struct flow *f = &s->fl[id];
-		simtime_ps t;
 		TS_ASSERT(f->rate_Bps > 0);
 		if (f->ev && f->rate_Bps == f->old_Bps)
 			continue; /* same rate: the pending completion stands */
-		t = simn_after(e->now, simn_ps_for(f->rem_bytes, f->rate_Bps));
 		if (f->ev)
 			sim_cancel(e, f->ev); /* an ACTIVE flow's event is its send-complete */
-		f->ev = sim_at(e, t, sent_ev, n, (uint64_t)id);
+		f->ev = sim_after(e, simn_ps_for(f->rem_bytes, f->rate_Bps), sent_ev, n, (uint64_t)id);
 		if (!f->ev)
 			goto oom;
 	}

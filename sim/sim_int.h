@@ -46,11 +46,4 @@ static inline simtime_ps simn_ps_for(double bytes, double rate_Bps)
 	return t;
 }
 
-/* now + d without overflow: at most the largest time the engine holds
- * (the executor refuses such a run as beyond its horizon). */
-static inline simtime_ps simn_after(simtime_ps now, simtime_ps d)
-{
-	return d > TS_SIMTIME_MAX - now ? TS_SIMTIME_MAX : now + d;
-}
-
 #endif
