@@ -47,11 +47,13 @@ static const char *skip_value(const char *p);
 /* ---- duplicate keys ----------------------------------------------------------
  * cJSON keeps the first of two equal keys and ignores the second; a file
  * that says "tp": 2 and later "tp": 4 is refused instead. Keys are compared
- * as written (escapes not decoded). */
+ * as cJSON decodes them, so "tp" and "t\u0070" are the same key. */
 
 struct keyref {
-	const char *s; /* first character of the key, after the quote */
-	size_t n;      /* length as written, bytes */
+	const char *at; /* first character of the key in the text, after the quote */
+	const char *s;  /* the key: as written, or own when it holds escapes */
+	size_t n;       /* length of s, bytes */
+	char *own;      /* decoded key (cJSON), or NULL */
 };
 
 static int cmp_keyref(const void *a, const void *b)
@@ -63,7 +65,7 @@ static int cmp_keyref(const void *a, const void *b)
 		return c;
 	if (x->n != y->n)
 		return x->n < y->n ? -1 : 1;
-	return x->s < y->s ? -1 : x->s > y->s; /* equal keys in text order */
+	return x->at < y->at ? -1 : x->at > y->at; /* equal keys in text order */
 }
 
 /* Scan the value at p (valid JSON) for an object with a repeated key; the
@@ -99,8 +101,23 @@ static const char *scan_dups(const char *p, struct keyref *dup, bool *oom)
 				k = g;
 				cap = nc;
 			}
-			k[nk].s = p + 1;
+			k[nk].at = k[nk].s = p + 1;
 			k[nk].n = (size_t)(ke - 1 - (p + 1));
+			k[nk].own = NULL;
+			if (memchr(k[nk].s, '\\', k[nk].n)) {
+				cJSON *d = cJSON_ParseWithLength(p, (size_t)(ke - p));
+				if (d && cJSON_IsString(d)) {
+					k[nk].own = d->valuestring; /* taken over */
+					d->valuestring = NULL;
+				}
+				cJSON_Delete(d);
+				if (!k[nk].own) {
+					*oom = true; /* the key parsed once already */
+					break;
+				}
+				k[nk].s = k[nk].own;
+				k[nk].n = strlen(k[nk].own);
+			}
 			nk++;
 			p = skip_ws(ke);
 			if (*p == ':')
@@ -112,9 +129,13 @@ static const char *scan_dups(const char *p, struct keyref *dup, bool *oom)
 		if (!dup->s && !*oom && nk > 1) {
 			qsort(k, nk, sizeof(*k), cmp_keyref);
 			for (size_t i = 1; i < nk && !dup->s; i++)
-				if (k[i].n == k[i - 1].n && !memcmp(k[i].s, k[i - 1].s, k[i].n))
+				if (k[i].n == k[i - 1].n && !memcmp(k[i].s, k[i - 1].s, k[i].n)) {
 					*dup = k[i];
+					k[i].own = NULL; /* now the caller's */
+				}
 		}
+		for (size_t i = 0; i < nk; i++)
+			cJSON_free(k[i].own);
 		free(k);
 		if (dup->s || *oom)
 			return p;
@@ -165,16 +186,17 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 		goto fail;
 	}
 	{
-		struct keyref dup = { NULL, 0 };
+		struct keyref dup = { NULL, NULL, 0, NULL };
 		bool oom = false;
 		scan_dups(d->text, &dup, &oom);
 		if (oom)
 			goto nomem;
 		if (dup.s) {
 			int l, c;
-			offset_to_linecol(d->text, (size_t)(dup.s - 1 - d->text), &l, &c);
+			offset_to_linecol(d->text, (size_t)(dup.at - 1 - d->text), &l, &c);
 			ts_error_set(err, TS_EINPUT, "%s:%d:%d: duplicate key '%.*s' in one object", name,
 				     l, c, (int)(dup.n > 64 ? 64 : dup.n), dup.s);
+			cJSON_free(dup.own);
 			goto fail;
 		}
 	}

@@ -188,6 +188,8 @@ static const char *const malformed[] = {
 	/* duplicate keys, nested in an array; equal keys in different objects are fine */
 	"{\"x\": {\"a\": 1}, \"l\": [{\"a\": 1, \"b\": 2},\n {\"b\": 1, \"c\": {}, \"b\": 3}]}",
 	"{\"tp\": 2, \"pp\": 1, \"tp\": 4}",
+	/* the same key spelled with an escape; escaped keys that differ are fine */
+	"{\"t\\u0070\": 2, \"a\\n\": 1, \"a\\t\": 1, \"tp\": 4}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -197,6 +199,7 @@ static const char *const malformed_want[] = {
 	"m.json:1:2: malformed JSON near 'tru]'",
 	"m.json:2:20: duplicate key 'b' in one object",
 	"m.json:1:20: duplicate key 'tp' in one object",
+	"m.json:1:36: duplicate key 'tp' in one object",
 };
 
 START_TEST(json_malformed_positions)
