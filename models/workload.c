@@ -151,12 +151,15 @@ static int32_t coll_op(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl
 	return emit(b, &op, b->last[WL_S_COMPUTE], after);
 }
 
-/* A communication op; blocking: the next compute op waits for it; else
- * (overlapped) the compute op after next does. */
+/* A communication op of the layer's program order: after the last compute
+ * op and after what the next compute op was to wait for (a pipeline
+ * receive, a blocking collective), since it consumes their data.
+ * Blocking: the next compute op waits for it; else (overlapped) the compute
+ * op after next does. */
 static int32_t comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
 		    double size, const char *name, bool overlap)
 {
-	int32_t id = coll_op(b, ph, dim, coll, size, name, -1);
+	int32_t id = coll_op(b, ph, dim, coll, size, name, b->pend);
 	if (id < 0)
 		return id;
 	if (overlap)
@@ -525,11 +528,9 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		if (p->error_feedback)
 			cmp_op(b, WL_P_OPT, WL_ELEM, "error feedback", 0, 3 * 4 * *acc, 0, 0, 0, 0,
 			       WL_V_NONE);
-		saved = b->pend;
-		comm(b, WL_P_DP, dim, c, size, expert ? "edp top-k allgather" : "dp top-k allgather",
-		     true);
-		b->pend = saved;
-		b->pend_later = -1;
+		/* overlapped: nothing on the compute stream waits until the optimizer */
+		coll_op(b, WL_P_DP, dim, c, size, expert ? "edp top-k allgather" : "dp top-k allgather",
+			-1);
 		/* scatter-add of the D x k received pairs into the dense gradient */
 		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k accumulate", 0, Dg * k * 6 * 2 + 4 * *acc, 0, 0, 0,
 		       0, WL_V_NONE);
@@ -552,9 +553,8 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		*acc = 0;
 		return;
 	}
-	comm(b, WL_P_DP, dim, c, size, expert ? "edp grad reduce" : "dp grad reduce", false);
 	/* overlapped: nothing on the compute stream waits until the optimizer */
-	b->pend = saved;
+	coll_op(b, WL_P_DP, dim, c, size, expert ? "edp grad reduce" : "dp grad reduce", -1);
 	*acc = 0;
 }
 
@@ -609,22 +609,20 @@ static int32_t z3_gather(struct bld *b, int l)
 	double d, e;
 	int32_t id;
 	const struct plan *p = b->p;
-	int32_t saved = b->pend, saved2 = b->pend_later;
 	layer_params_rank(b->m, p, l, &d, &e);
 	b->layer = l;
-	id = comm(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, "zero3 param allgather", false);
+	/* a prefetch: issued ahead, waited for by the layer's first op */
+	id = coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, "zero3 param allgather", -1);
 	/* ZeRO-Infinity (offload: params): the rank's shard lives in host
 	 * memory and is copied to the GPU before each gather. */
 	if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
 		b->r->ops[id].bytes = d * b->wb / (p->dp * p->cp);
 	if (e > 0 && p->dp * p->cp / p->ep > 1) {
-		id = comm(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, "zero3 expert allgather",
-			  false);
+		id = coll_op(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, "zero3 expert allgather",
+			     -1);
 		if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
 			b->r->ops[id].bytes = e * b->wb / (p->dp * p->cp / p->ep);
 	}
-	b->pend = saved;
-	b->pend_later = saved2;
 	return id;
 }
 

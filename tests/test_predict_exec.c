@@ -992,6 +992,100 @@ START_TEST(workload_flops_match_model)
 }
 END_TEST
 
+/* Every op of a micro-batch's forward (backward, with its recompute) on a
+ * stage that receives its input must wait, directly or through others, for
+ * that pipeline receive: compute, and the TP/EP/CP collectives that carry
+ * its data. A collective first in the layer (sequence parallelism's
+ * all-gather, the MoE combine's backward all-to-all without recompute)
+ * once dropped the receive, so a stage computed before its input arrived. */
+static void check_recv_feeds(const struct plan *p0, const char *what)
+{
+	struct plan p = *p0;
+	struct workload w;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	int checked = 0;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	for (int s = 0; s < w.nroles; s++) {
+		const struct wl_role *r = &w.roles[s];
+		uint8_t *reach = malloc((size_t)r->nops);
+		ck_assert_ptr_nonnull(reach);
+		for (int32_t q = 0; q < r->nops; q++) {
+			const struct wl_op *rv = &r->ops[q];
+			bool grad;
+			if (rv->kind != WL_K_RECV || rv->dim != WL_D_PP)
+				continue;
+			grad = rv->phase == WL_P_BWD;
+			memset(reach, 0, (size_t)r->nops);
+			reach[q] = 1;
+			for (int32_t i = q + 1; i < r->nops; i++) {
+				const struct wl_op *o = &r->ops[i];
+				bool mine = o->micro == rv->micro && o->chunk == rv->chunk;
+				for (int d = 0; d < o->ndeps && !reach[i]; d++)
+					reach[i] = reach[o->deps[d]];
+				if (!mine || (o->kind != WL_K_COMPUTE &&
+					      (o->kind != WL_K_COLL || o->dim == WL_D_DP || o->dim == WL_D_EDP)))
+					continue;
+				if (grad ? (o->phase != WL_P_BWD && o->phase != WL_P_RECOMPUTE) :
+					   o->phase != WL_P_FWD)
+					continue;
+				ck_assert_msg(reach[i], "%s: stage %d op %d '%s' (micro %d) does not wait for '%s'",
+					      what, s, i, o->name, o->micro, rv->name);
+				checked++;
+			}
+		}
+		free(reach);
+	}
+	ck_assert_msg(checked > 0, "%s: no op checked", what);
+	workload_release(&w);
+}
+
+START_TEST(pipeline_receive_feeds_its_micro_batch)
+{
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(small_model);
+	for (int sp = 0; sp < 2; sp++)
+		for (int rc = PLAN_RC_NONE; rc <= PLAN_RC_FULL; rc++)
+			for (int sch = PLAN_SCHED_GPIPE; sch <= PLAN_SCHED_INTERLEAVED; sch++) {
+				char what[64];
+				plan_init(&p);
+				p.tp = 2;
+				p.pp = 2;
+				p.sp = sp;
+				p.recompute = (enum plan_recompute)rc;
+				p.schedule = (enum plan_schedule)sch;
+				p.virtual_stages = sch == PLAN_SCHED_INTERLEAVED ? 2 : 1;
+				p.global_batch = 16;
+				p.seq_len = 512;
+				p.cp = sp ? 1 : 2;
+				p.flash_attention = !sp;
+				snprintf(what, sizeof(what), "dense sp %d recompute %d schedule %d", sp, rc,
+					 sch);
+				check_recv_feeds(&p, what);
+			}
+	ck_assert_msg(model_load(&model, "qwen3-vl-30b-a3b", &err) == 0, "%s", err.msg);
+	for (int sp = 0; sp < 2; sp++)
+		for (int rc = PLAN_RC_NONE; rc <= PLAN_RC_FULL; rc++) {
+			char what[64];
+			plan_init(&p);
+			p.tp = 2;
+			p.pp = 2;
+			p.ep = 4;
+			p.sp = sp;
+			p.recompute = (enum plan_recompute)rc;
+			p.global_batch = 8;
+			p.seq_len = 1024;
+			snprintf(what, sizeof(what), "moe sp %d recompute %d", sp, rc);
+			check_recv_feeds(&p, what);
+		}
+	topo_release(&topo);
+}
+END_TEST
+
 /* ---- traces ----------------------------------------------------------------------- */
 
 struct xslice {
@@ -1142,6 +1236,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
 	tcase_add_test(tc, workload_flops_match_model);
+	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
 	tcase_add_test(tc, traces_are_valid);
 	tcase_add_test(tc, too_many_gpus_infeasible);
 	suite_add_tcase(s, tc);
