@@ -785,6 +785,40 @@ END_TEST
  * across the stage boundary and the receiver all-gathers bsh over NVLink,
  * once per received tensor; with sequence parallelism nothing changes (the
  * tensor is already split). */
+/* On a leaf-spine without rails each connection hashes to a spine. The
+ * eight DP groups of a tp-8 stage (one GPU per node each, two leaves) are
+ * eight communicators with their own salts: the analytic network once gave
+ * them one salt, so every group's k-th ring edge took the same spine and
+ * the all-reduce took four times what the flow model finds. */
+START_TEST(analytic_groups_hash_apart)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, f;
+	struct slice_stats sa, sf;
+	load_topo("h100-roce-leafspine", 8);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 8;
+	p.seq_len = 512;
+	p.global_batch = 8;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 8);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	run_analytic_flow(&p, &o, &a, &f);
+	sa = slices(&a, "dp grad reduce");
+	sf = slices(&f, "dp grad reduce");
+	ck_assert_int_gt(sa.n, 0);
+	ck_assert_int_eq(sa.n, sf.n);
+	ck_assert_msg(fabs(sa.sum / sf.sum - 1) < 0.15, "analytic %.6g s vs flow %.6g s", sa.sum,
+		      sf.sum);
+	sim_prediction_release(&a);
+	sim_prediction_release(&f);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(pp_scatter_gather_splits_sends)
 {
 	struct plan p;
@@ -1230,6 +1264,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, host_dispatch_bounds_small_ops);
 	tcase_add_test(tc, tp_grad_overlap_hides_wgrad);
 	tcase_add_test(tc, analytic_counts_concurrent_groups);
+	tcase_add_test(tc, analytic_groups_hash_apart);
 	tcase_add_test(tc, pp_scatter_gather_splits_sends);
 	tcase_add_test(tc, unfused_grad_accumulation_adds_per_tensor);
 	tcase_add_test(tc, bf16_compression_halves_dp);
