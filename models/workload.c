@@ -32,6 +32,9 @@ struct bld {
 	double bucket_dense, bucket_exp; /* bytes pending in the current DP buckets */
 	bool dp_block;             /* a DP flush blocks the compute stream (per-micro-batch
 	                            * reduction without overlap), flag */
+	double *topk_acc;          /* top-k: scatter-add bytes of each bucket, added once its
+	                            * all-gather is in (after backward) */
+	int ntopk, captopk;        /* entries of topk_acc, allocated */
 	int nrc;                   /* return code */
 };
 
@@ -531,9 +534,20 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		/* overlapped: nothing on the compute stream waits until the optimizer */
 		coll_op(b, WL_P_DP, dim, c, size, expert ? "edp top-k allgather" : "dp top-k allgather",
 			-1);
-		/* scatter-add of the D x k received pairs into the dense gradient */
-		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k accumulate", 0, Dg * k * 6 * 2 + 4 * *acc, 0, 0, 0,
-		       0, WL_V_NONE);
+		/* scatter-add of the D x k received pairs into the dense gradient:
+		 * it needs the all-gather's output, so it runs after backward
+		 * (topk_accumulate) */
+		if (b->ntopk == b->captopk) {
+			int nc = b->captopk ? 2 * b->captopk : 64;
+			double *g = realloc(b->topk_acc, (size_t)nc * sizeof(*g));
+			if (!g) {
+				b->nrc = TS_ENOMEM;
+				return;
+			}
+			b->topk_acc = g;
+			b->captopk = nc;
+		}
+		b->topk_acc[b->ntopk++] = Dg * k * 6 * 2 + 4 * *acc;
 		*acc = 0;
 		return;
 	}
@@ -556,6 +570,17 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 	/* overlapped: nothing on the compute stream waits until the optimizer */
 	coll_op(b, WL_P_DP, dim, c, size, expert ? "edp grad reduce" : "dp grad reduce", -1);
 	*acc = 0;
+}
+
+/* Top-k: each bucket's scatter-add, once every all-gather is in. */
+static void topk_accumulate(struct bld *b)
+{
+	if (b->ntopk > 0 && b->last[WL_S_DP] >= 0)
+		b->pend = b->last[WL_S_DP];
+	for (int i = 0; i < b->ntopk; i++)
+		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k accumulate", 0, b->topk_acc[i], 0, 0, 0, 0,
+		       WL_V_NONE);
+	b->ntopk = 0;
 }
 
 /* Per-layer parameters of one rank: dense (TP-split) and experts (EP x TP). */
@@ -705,6 +730,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	bool sg = p->pp_scatter_gather && p->tp > 1 && !p->sp;
 
 	memset(w, 0, sizeof(*w));
+	memset(&b, 0, sizeof(b));
 	if (mm < 1 || P < 1 || p->tp < 1 || p->cp < 1 || p->ep < 1 || p->dp < 1)
 		return ts_error_set(err, TS_EINPUT, "plan is not resolved (micro-batches %d, pp %d)",
 				    mm, P);
@@ -727,7 +753,6 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	}
 	for (int i = 0; i < 2 * V * mm; i++)
 		recv_of[i] = -1;
-	memset(&b, 0, sizeof(b));
 	b.m = m;
 	b.p = p;
 	b.o = o;
@@ -914,6 +939,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		b.layer = -1;
 		dp_flush(&b, false, true);
 		dp_flush(&b, true, true);
+		topk_accumulate(&b);
 		if (P > 1 && m->tie_embeddings && (s == 0 || s == P - 1))
 			emb_exchange(&b, s == 0 ? P - 1 : 0, (double)m->vocab * h / p->tp * b.gb,
 				     &emb_recv[s == 0 ? 0 : 1]);
@@ -1003,10 +1029,12 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	}
 	free(tasks);
 	free(recv_of);
+	free(b.topk_acc);
 	return 0;
 fail:
 	free(tasks);
 	free(recv_of);
+	free(b.topk_acc);
 	release_roles(w);
 	return rc;
 }

@@ -981,7 +981,28 @@ START_TEST(topk_and_async_move_time)
 	p.compression = PLAN_CMP_TOPK;
 	p.compression_ratio = 0.01;
 	p.error_feedback = true;
+	o.timeline = true;
 	run(&p, &o, &b);
+	o.timeline = false;
+	{
+		/* each bucket's scatter-add needs its all-gather's output */
+		struct slice_stats ag = slices(&b, "dp top-k allgather");
+		struct slice_stats ac = slices(&b, "top-k accumulate");
+		double ag_end = 0, ac_start = INFINITY;
+		for (int32_t i = 0; i < b.tl->n; i++) {
+			const struct sim_slice *sl = &b.tl->s[i];
+			if (sl->track / WL_NSTREAMS)
+				continue;
+			if (!strcmp(sl->name, "dp top-k allgather"))
+				ag_end = fmax(ag_end, sl->t1_s);
+			if (!strcmp(sl->name, "top-k accumulate"))
+				ac_start = fmin(ac_start, sl->t0_s);
+		}
+		ck_assert_int_gt(ag.n, 0);
+		ck_assert_int_eq(ac.n, ag.n);
+		ck_assert_msg(ac_start >= ag_end, "scatter-add at %.9g s before the all-gather ends at %.9g s",
+			      ac_start, ag_end);
+	}
 	ck_assert_double_lt(b.bd.exposed_comm_s[SIM_COMM_DP], a.bd.exposed_comm_s[SIM_COMM_DP]);
 	ck_assert_double_gt(b.bd.optimizer_s, a.bd.optimizer_s); /* selection + scatter-add */
 	ck_assert_double_gt(b.memory_gib_per_gpu, a.memory_gib_per_gpu); /* residual */
