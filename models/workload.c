@@ -32,10 +32,18 @@ struct bld {
 	double bucket_dense, bucket_exp; /* bytes pending in the current DP buckets */
 	bool dp_block;             /* a DP flush blocks the compute stream (per-micro-batch
 	                            * reduction without overlap), flag */
-	double *topk_acc;          /* top-k: scatter-add bytes of each bucket, added once its
-	                            * all-gather is in (after backward) */
-	int ntopk, captopk;        /* entries of topk_acc, allocated */
+	int32_t pend_send;         /* blocking pipeline send the next compute or collective
+	                            * waits for (Megatron waits on its requests), -1 none */
+	struct deferred *dfr;      /* compute ops that wait for DP-stream results (top-k
+	                            * scatter-adds, ZeRO-2/3 shard adds) */
+	int ndfr, capdfr;          /* entries of dfr, allocated */
 	int nrc;                   /* return code */
+};
+
+struct deferred {
+	const char *name;
+	enum wl_phase ph;
+	double bytes;              /* HBM bytes of the element-wise op */
 };
 
 static double dt_bytes(enum plan_dtype d)
@@ -61,11 +69,12 @@ const char *wl_coll_name(enum wl_coll c)
 	return (unsigned)c <= WL_C_P2P ? n[c] : "?";
 }
 
-/* Append op (deps: the previous op of its stream, d1, d2) and return its index. */
-static int32_t emit(struct bld *b, struct wl_op *op, int32_t d1, int32_t d2)
+/* Append op (deps: the previous op of its stream, d1, d2, d3) and return
+ * its index. */
+static int32_t emit(struct bld *b, struct wl_op *op, int32_t d1, int32_t d2, int32_t d3)
 {
 	struct wl_role *r = b->r;
-	int32_t id, cand[3];
+	int32_t id, cand[WL_MAX_DEPS];
 	if (b->nrc)
 		return -1;
 	if (r->nops == r->cap) {
@@ -86,7 +95,8 @@ static int32_t emit(struct bld *b, struct wl_op *op, int32_t d1, int32_t d2)
 	cand[0] = b->last[op->stream];
 	cand[1] = d1;
 	cand[2] = d2;
-	for (int i = 0; i < 3; i++) {
+	cand[3] = d3;
+	for (int i = 0; i < WL_MAX_DEPS; i++) {
 		bool dup = cand[i] < 0;
 		for (int j = 0; j < op->ndeps && !dup; j++)
 			dup = op->deps[j] == cand[i];
@@ -118,8 +128,9 @@ static int32_t cmp_op(struct bld *b, enum wl_phase ph, enum wl_class cls, const 
 	op.batch = (int64_t)(batch + 0.5);
 	op.name = name;
 	op.peer_stage = op.peer_op = -1;
-	id = emit(b, &op, wait, b->pend2);
+	id = emit(b, &op, wait, b->pend2, b->pend_send);
 	b->pend2 = -1;
+	b->pend_send = -1;
 	b->pend = b->pend_later;
 	b->pend_later = -1;
 	return id;
@@ -135,9 +146,10 @@ static int32_t gemm(struct bld *b, enum wl_phase ph, const char *name, double m,
 	return cmp_op(b, ph, WL_GEMM, name, flops, bytes, m, n, k, batch, vary);
 }
 
-/* A collective after the last compute op and `after` (another op, or -1). */
-static int32_t coll_op(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
-		       double size, const char *name, int32_t after)
+/* A collective after the last compute op and `after`, `after2` (other ops,
+ * or -1). */
+static int32_t coll_op2(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
+		       double size, const char *name, int32_t after, int32_t after2)
 {
 	struct wl_op op;
 	if (size <= 0)
@@ -151,7 +163,13 @@ static int32_t coll_op(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl
 	op.size_bytes = size;
 	op.name = name;
 	op.peer_stage = op.peer_op = -1;
-	return emit(b, &op, b->last[WL_S_COMPUTE], after);
+	return emit(b, &op, b->last[WL_S_COMPUTE], after, after2);
+}
+
+static int32_t coll_op(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
+		       double size, const char *name, int32_t after)
+{
+	return coll_op2(b, ph, dim, coll, size, name, after, -1);
 }
 
 /* A communication op of the layer's program order: after the last compute
@@ -162,9 +180,10 @@ static int32_t coll_op(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl
 static int32_t comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
 		    double size, const char *name, bool overlap)
 {
-	int32_t id = coll_op(b, ph, dim, coll, size, name, b->pend);
+	int32_t id = coll_op2(b, ph, dim, coll, size, name, b->pend, b->pend_send);
 	if (id < 0)
 		return id;
+	b->pend_send = -1;
 	if (overlap)
 		b->pend_later = id;
 	else
@@ -237,13 +256,31 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
  * reads the gradient (and the mask) and writes the masked gradient. */
 static void residual(struct bld *b, enum wl_phase ph, bool bwd)
 {
-	double e = b->T * b->m->hidden, mask = b->m->dropout ? 1 : 0;
+	/* sequence parallelism: on the rank's 1/tp of the sequence */
+	double e = b->T * b->m->hidden / (b->p->sp ? b->p->tp : 1), mask = b->m->dropout ? 1 : 0;
 	if (!bwd)
 		cmp_op(b, ph, WL_ELEM, "residual add", 0, (3 * b->wb + mask) * e, 0, 0, 0, 0,
 		       WL_V_NONE);
 	else if (b->m->dropout)
 		cmp_op(b, ph, WL_ELEM, "residual add bwd", 0, (2 * b->wb + mask) * e, 0, 0, 0, 0,
 		       WL_V_NONE);
+}
+
+/* An element-wise op that reads a DP-stream result: emitted by
+ * run_deferred once the reductions are in. */
+static void defer_op(struct bld *b, const char *name, enum wl_phase ph, double bytes)
+{
+	if (b->ndfr == b->capdfr) {
+		int nc = b->capdfr ? 2 * b->capdfr : 64;
+		struct deferred *g = realloc(b->dfr, (size_t)nc * sizeof(*g));
+		if (!g) {
+			b->nrc = TS_ENOMEM;
+			return;
+		}
+		b->dfr = g;
+		b->capdfr = nc;
+	}
+	b->dfr[b->ndfr++] = (struct deferred){ name, ph, bytes };
 }
 
 /* Gradient accumulation without fusion (plan grad_accum_fusion false):
@@ -259,9 +296,11 @@ static void grad_accum(struct bld *b, const char *name, double elems, int tensor
 		return;
 	if (b->p->zero >= 2) {
 		/* ZeRO-2/3 reduce every micro-batch and add the reduced result
-		 * into the rank's gradient shard: 1/D of the elements, one add */
+		 * into the rank's gradient shard: 1/D of the elements, one add,
+		 * once the reduction is in (the micro-batch's epilogue) */
 		elems /= b->p->dp * b->p->cp;
-		tensors = 1;
+		defer_op(b, name, WL_P_BWD, elems * (2 * b->ga + b->wb));
+		return;
 	}
 	double per = elems / tensors * (2 * b->ga + b->wb);
 	for (int i = 0; i < tensors; i++)
@@ -315,22 +354,29 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	scale = sumg > 0 ? (c.fwd_flops - attn) / sumg : 1;
 
 	/* Element-wise traffic (assumption): a norm or residual reads and
-	 * writes the bsh activation once each in 16 bits: 2 x 2Th bytes. */
+	 * writes the bsh activation once each in 16 bits: 2 x 2Th bytes (with
+	 * sequence parallelism on the rank's 1/tp of the sequence, before the
+	 * all-gather). overlap.tp pipelines each TP collective with its GEMM
+	 * (Megatron --tp-comm-overlap): an all-gather with the GEMM that
+	 * consumes it, a reduce-scatter or all-reduce with the GEMM that
+	 * produces it; the op after that GEMM waits for it. */
+	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
-	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act, 0, 0, 0, 0, WL_V_NONE);
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 	gemm(b, ph, "qkv gemm", T, qkv_n, h, 1, scale, WL_V_NONE);
 	if (p->cp > 1) /* ring attention K/V of the other chunks (allgather output) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
 		     false);
 	attn_core(b, ph, false);
+	if (p->tp > 1 && ov)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
 	gemm(b, ph, "proj gemm", T, h, q / tp, 1, scale, WL_V_NONE);
-	if (p->tp > 1)
-		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
+	if (p->tp > 1 && !ov)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	residual(b, ph, false);
+	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
-	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act, 0, 0, 0, 0, WL_V_NONE);
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 	if (moe) {
 		gemm(b, ph, "router gemm", T, m->experts, h, 1, scale, WL_V_NONE);
 		if (p->ep > 1)
@@ -343,14 +389,19 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		if (p->ep > 1)
 			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
 			     "ep combine", false);
+		/* after the combine: no GEMM to pipeline with */
+		if (p->tp > 1)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	} else {
 		gemm(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, 1, scale, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
 		       WL_V_NONE);
+		if (p->tp > 1 && ov)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
 		gemm(b, ph, "mlp down gemm", T, h, ffn_t, 1, scale, WL_V_NONE);
+		if (p->tp > 1 && !ov)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	}
-	if (p->tp > 1)
-		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
 	residual(b, ph, false);
 }
 
@@ -372,8 +423,11 @@ static void layer_bwd(struct bld *b, int l)
 	/* Megatron's async input-gradient all-reduce (not with sequence
 	 * parallelism, whose reduce-scatter it replaces): issued after the dgrad
 	 * GEMM of a column-parallel layer (QKV, MLP up), it runs while the
-	 * weight-gradient GEMM computes; the next op waits for it. */
+	 * weight-gradient GEMM computes; the next op waits for it. overlap.tp
+	 * does the same with every input-gradient collective, and pipelines
+	 * the all-gathers with the dgrad GEMM that consumes them. */
 	bool awg = p->tp > 1 && !sp && !ov && p->overlap_tp_grad;
+	bool hide = p->tp > 1 && (awg || ov); /* input-gradient collective behind wgrad */
 
 	if (p->recompute == PLAN_RC_FULL)
 		layer_fwd(b, l, WL_P_RECOMPUTE);
@@ -398,7 +452,7 @@ static void layer_bwd(struct bld *b, int l)
 
 	residual(b, ph, true);
 	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 	if (moe) {
 		if (p->ep > 1)
 			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
@@ -413,36 +467,41 @@ static void layer_bwd(struct bld *b, int l)
 			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
 			     "ep dispatch bwd", false);
 		gemm(b, ph, "router dgrad", T, h, m->experts, 1, scale, WL_V_NONE);
+		if (p->tp > 1 && ov)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
 		gemm(b, ph, "router wgrad", h, m->experts, T, 1, scale, WL_V_NONE);
+		/* experts: their all-reduce stays after the block without overlap.tp */
+		if (p->tp > 1 && !ov)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	} else {
 		gemm(b, ph, "mlp down dgrad", T, ffn_t, h, 1, scale, WL_V_NONE);
 		gemm(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * T * ffn_t * b->wb, 0, 0,
 		       0, 0, WL_V_NONE);
 		gemm(b, ph, "mlp up dgrad", T, h, mats(m) * ffn_t, 1, scale, WL_V_NONE);
-		if (awg)
-			comm(b, ph, WL_D_TP, tpc, act, "tp allreduce", true);
+		if (hide)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
 		gemm(b, ph, "mlp up wgrad", h, mats(m) * ffn_t, T, 1, scale, WL_V_NONE);
+		if (p->tp > 1 && !hide)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	}
-	if (p->tp > 1 && (moe || !awg)) /* experts: their all-reduce stays after the block */
-		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
-	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	residual(b, ph, true);
 	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", false);
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 	gemm(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
 	gemm(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
-	if (p->cp > 1) /* dK/dV travel back around the ring */
+	attn_core(b, ph, true);
+	if (p->cp > 1) /* the dK/dV it produced travel back around the ring */
 		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1),
 		     "cp dkv exchange", false);
-	attn_core(b, ph, true);
 	gemm(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
-	if (awg)
-		comm(b, ph, WL_D_TP, tpc, act, "tp allreduce", true);
+	if (hide)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
 	gemm(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
-	if (p->tp > 1 && !awg)
-		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", ov);
-	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act, 0, 0, 0, 0, WL_V_NONE);
+	if (p->tp > 1 && !hide)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 }
 
 /* A TP all-reduce of the vision encoder: its size follows the drawn image
@@ -536,18 +595,8 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 			-1);
 		/* scatter-add of the D x k received pairs into the dense gradient:
 		 * it needs the all-gather's output, so it runs after backward
-		 * (topk_accumulate) */
-		if (b->ntopk == b->captopk) {
-			int nc = b->captopk ? 2 * b->captopk : 64;
-			double *g = realloc(b->topk_acc, (size_t)nc * sizeof(*g));
-			if (!g) {
-				b->nrc = TS_ENOMEM;
-				return;
-			}
-			b->topk_acc = g;
-			b->captopk = nc;
-		}
-		b->topk_acc[b->ntopk++] = Dg * k * 6 * 2 + 4 * *acc;
+		 * (run_deferred) */
+		defer_op(b, "top-k accumulate", WL_P_OPT, Dg * k * 6 * 2 + 4 * *acc);
 		*acc = 0;
 		return;
 	}
@@ -572,15 +621,15 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 	*acc = 0;
 }
 
-/* Top-k: each bucket's scatter-add, once every all-gather is in. */
-static void topk_accumulate(struct bld *b)
+/* The deferred element-wise ops, once every DP-stream op so far is done. */
+static void run_deferred(struct bld *b)
 {
-	if (b->ntopk > 0 && b->last[WL_S_DP] >= 0)
-		b->pend = b->last[WL_S_DP];
-	for (int i = 0; i < b->ntopk; i++)
-		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k accumulate", 0, b->topk_acc[i], 0, 0, 0, 0,
+	if (b->ndfr > 0)
+		wait_dp(b, b->last[WL_S_DP]);
+	for (int i = 0; i < b->ndfr; i++)
+		cmp_op(b, b->dfr[i].ph, WL_ELEM, b->dfr[i].name, 0, b->dfr[i].bytes, 0, 0, 0, 0,
 		       WL_V_NONE);
-	b->ntopk = 0;
+	b->ndfr = 0;
 }
 
 /* Per-layer parameters of one rank: dense (TP-split) and experts (EP x TP). */
@@ -610,7 +659,7 @@ static int32_t p2p(struct bld *b, enum wl_kind kind, enum wl_dim dim, enum wl_ph
 	op.size_bytes = bytes;
 	op.peer_stage = peer;
 	op.peer_op = -1;
-	return emit(b, &op, d1, d2);
+	return emit(b, &op, d1, d2, -1);
 }
 
 /* Tied input and output embeddings on the first and last stage (pp > 1):
@@ -782,7 +831,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		b.r = r;
 		for (int i = 0; i < WL_NSTREAMS; i++)
 			b.last[i] = -1;
-		b.pend = b.pend_later = b.pend2 = -1;
+		b.pend = b.pend_later = b.pend2 = b.pend_send = -1;
 		b.bucket_dense = b.bucket_exp = 0;
 		b.dp_block = per_micro && !p->overlap_dp;
 		for (int c = 0; c < v; c++)
@@ -845,6 +894,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			} else {
 				bool last_bwd = --bwd_left[tk->chunk] == 0;
 				bool reduce = last_bwd || per_micro; /* this backward's gradients */
+				/* ZeRO-3: the stage's last layer is gathered first (DeepSpeed
+				 * prefetches it while the head's backward runs) */
+				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first + nl - 1) :
+									  -1;
 				if (last_vs) {
 					b.layer = -1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "loss bwd", 0,
@@ -857,18 +910,20 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLREDUCE, 2 * b.T * h,
 						     "lm head tp allreduce", false);
 					/* the head's own weight, or the last stage's copy of a
-					 * tied one (one stage: it shares the embedding's) */
-					if (!m->tie_embeddings || P > 1)
+					 * tied one (one stage: it shares the embedding's).
+					 * Megatron reduces both copies over DP before summing
+					 * them across the two stages, and both optimizers
+					 * update theirs. */
+					bool own = !m->tie_embeddings || P > 1;
+					if (own)
 						grad_accum(&b, "lm head grad accumulate",
 							   (double)m->vocab * h / p->tp, 1);
-					if (reduce && !m->tie_embeddings) {
+					if (reduce && own) {
 						b.bucket_dense += (double)m->vocab * h / p->tp;
 						if (p->overlap_dp || per_micro)
 							dp_flush(&b, false, false);
 					}
 				}
-				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first + nl - 1) :
-									  -1;
 				for (int l = first + nl - 1; l >= first; l--) {
 					int32_t g_cur = g_next;
 					double d, e;
@@ -916,6 +971,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					dp_flush(&b, false, true);
 					dp_flush(&b, true, true);
 					wait_dp(&b, b.last[WL_S_DP]);
+					run_deferred(&b); /* shard adds of reduced gradients */
 				}
 			}
 			/* output to the neighbouring stage */
@@ -928,9 +984,12 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				id = p2p(&b, WL_K_SEND, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
 					 tk->bwd ? "pp send grad" : "pp send act",
 					 2 * b.T * h / (p->sp || sg ? p->tp : 1),
-					 ((tk->bwd ? vs - 1 : vs + 1) % P + P) % P, b.last[WL_S_COMPUTE], -1);
+					 ((tk->bwd ? vs - 1 : vs + 1) % P + P) % P, b.last[WL_S_COMPUTE], b.pend);
+				/* blocking (Megatron waits on its send and receive
+				 * requests together): the next compute or collective
+				 * waits for it, whatever receive comes in between */
 				if (id >= 0 && !p->overlap_pp)
-					b.pend = id;
+					b.pend_send = id;
 			}
 		}
 		/* gradients not yet reduced (all of them without overlap) */
@@ -939,7 +998,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		b.layer = -1;
 		dp_flush(&b, false, true);
 		dp_flush(&b, true, true);
-		topk_accumulate(&b);
+		run_deferred(&b); /* top-k scatter-adds */
 		if (P > 1 && m->tie_embeddings && (s == 0 || s == P - 1))
 			emb_exchange(&b, s == 0 ? P - 1 : 0, (double)m->vocab * h / p->tp * b.gb,
 				     &emb_recv[s == 0 ? 0 : 1]);
@@ -957,7 +1016,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		if (s == 0)
 			opt_dense += ((double)m->vocab * h + (double)m->max_pos * h +
 				      (double)model_vision_params(m)) / p->tp;
-		if (s == (V - 1) % P && !m->tie_embeddings)
+		if (s == (V - 1) % P && (!m->tie_embeddings || P > 1))
 			opt_dense += (double)m->vocab * h / p->tp;
 		grads_total = opt_dense + opt_exp;
 		r->param_bytes = grads_total * b.gb;
@@ -1029,12 +1088,12 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	}
 	free(tasks);
 	free(recv_of);
-	free(b.topk_acc);
+	free(b.dfr);
 	return 0;
 fail:
 	free(tasks);
 	free(recv_of);
-	free(b.topk_acc);
+	free(b.dfr);
 	release_roles(w);
 	return rc;
 }

@@ -1141,6 +1141,143 @@ START_TEST(pipeline_receive_feeds_its_micro_batch)
 }
 END_TEST
 
+/* Rep 0: the first compute slice starting at or after t (INFINITY none). */
+static const struct sim_slice *compute_from(const struct sim_prediction *r, double t, int micro,
+					    int layer, const char *name)
+{
+	const struct sim_slice *best = NULL;
+	for (int32_t i = 0; i < r->tl->n; i++) {
+		const struct sim_slice *c = &r->tl->s[i];
+		if (c->track != WL_S_COMPUTE || c->t0_s < t || (name && strcmp(c->name, name)) ||
+		    (micro >= 0 && c->micro != micro) || (layer >= 0 && c->layer != layer))
+			continue;
+		if (!best || c->t0_s < best->t0_s)
+			best = c;
+	}
+	return best;
+}
+
+/* What consumes a collective or a blocking send waits for it: a stage's
+ * next compute op waits for its pipeline send (Megatron waits on the send
+ * and receive requests together); with overlap.tp the residual add after
+ * the output projection and MLP waits for their reduce-scatter, which runs
+ * beside the GEMM that produces it, and the norm backward for the
+ * input-gradient collective, which runs beside the weight-gradient GEMM.
+ * Overlap makes the iteration shorter. */
+START_TEST(consumers_wait_for_communication)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	int sends = 0, fwd = 0, bwd = 0;
+	setup_small(&p, &o, 1, small_model);
+	p.tp = 2;
+	p.pp = 2;
+	p.sp = true;
+	p.global_batch = 8;
+	resolve(&p);
+	run(&p, &o, &a);
+	p.overlap_tp = true;
+	run(&p, &o, &b);
+	ck_assert_double_lt(b.iteration_time_s, a.iteration_time_s);
+	ck_assert_double_lt(b.bd.exposed_comm_s[SIM_COMM_TP], a.bd.exposed_comm_s[SIM_COMM_TP]);
+	for (int32_t i = 0; i < b.tl->n; i++) {
+		const struct sim_slice *x = &b.tl->s[i], *c;
+		if (x->track / WL_NSTREAMS != 0 || x->t1_s <= x->t0_s)
+			continue;
+		if (x->track == WL_S_PP_SEND && !strncmp(x->name, "pp send", 7)) {
+			c = compute_from(&b, x->t0_s, -1, -1, NULL);
+			if (c) {
+				ck_assert_msg(c->t0_s >= x->t1_s - 1e-12, "'%s' at %.9g s before '%s' ends at %.9g s",
+					      c->name, c->t0_s, x->name, x->t1_s);
+				sends++;
+			}
+		}
+		if (x->track == WL_S_COMM && !strcmp(x->name, "tp reducescatter")) {
+			/* the first residual add or norm backward of its layer after it started */
+			const struct sim_slice *ra = compute_from(&b, x->t0_s, x->micro, x->layer, "residual add");
+			const struct sim_slice *nb = compute_from(&b, x->t0_s, x->micro, x->layer, "norm bwd");
+			c = !nb || (ra && ra->t0_s < nb->t0_s) ? ra : nb;
+			if (c) {
+				ck_assert_msg(c->t0_s >= x->t1_s - 1e-12, "'%s' at %.9g s before '%s' ends at %.9g s",
+					      c->name, c->t0_s, x->name, x->t1_s);
+				if (c == ra)
+					fwd++;
+				else
+					bwd++;
+			}
+		}
+	}
+	ck_assert_int_gt(sends, 0);
+	ck_assert_int_gt(fwd, 0);
+	ck_assert_int_gt(bwd, 0);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
+/* Data is produced before it is moved or added: context parallelism's
+ * dK/dV exchange follows the attention backward that computes dK/dV, and
+ * under ZeRO-2 without fused accumulation each micro-batch's add into the
+ * gradient shard follows that micro-batch's reduce-scatters. */
+START_TEST(producers_precede_their_traffic)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	int n = 0;
+	setup_small(&p, &o, 1, small_model);
+	p.cp = 2;
+	p.flash_attention = true;
+	p.global_batch = 4;
+	resolve(&p);
+	run(&p, &o, &r);
+	for (int32_t i = 0; i < r.tl->n; i++) {
+		const struct sim_slice *x = &r.tl->s[i];
+		double att = -1;
+		if (x->track != WL_S_COMM || strcmp(x->name, "cp dkv exchange"))
+			continue;
+		for (int32_t k = 0; k < r.tl->n; k++) {
+			const struct sim_slice *c = &r.tl->s[k];
+			if (c->track == WL_S_COMPUTE && !strcmp(c->name, "attention bwd") &&
+			    c->micro == x->micro && c->layer == x->layer)
+				att = c->t1_s;
+		}
+		ck_assert_msg(att >= 0 && x->t0_s >= att - 1e-12,
+			      "dK/dV exchange at %.9g s, attention backward ends at %.9g s", x->t0_s, att);
+		n++;
+	}
+	ck_assert_int_gt(n, 0);
+	sim_prediction_release(&r);
+	plan_init(&p);
+	p.seq_len = 512;
+	p.zero = 2;
+	p.grad_accum_fusion = false;
+	p.overlap_dp = true;
+	p.global_batch = 32;
+	p.bucket_bytes = 4e6;
+	resolve(&p);
+	ck_assert_int_gt(p.global_batch / (p.dp * p.micro_batch), 1);
+	run(&p, &o, &r);
+	n = 0;
+	for (int32_t i = 0; i < r.tl->n; i++) {
+		const struct sim_slice *x = &r.tl->s[i];
+		double red;
+		if (x->track != WL_S_COMPUTE || strcmp(x->name, "grad accumulate"))
+			continue;
+		red = last_end(&r, "dp grad reduce", x->micro);
+		ck_assert_msg(red > 0 && x->t0_s >= red - 1e-12,
+			      "shard add of micro-batch %d at %.9g s, its reductions end at %.9g s",
+			      x->micro, x->t0_s, red);
+		n++;
+	}
+	ck_assert_int_gt(n, 0);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* ---- traces ----------------------------------------------------------------------- */
 
 struct xslice {
@@ -1293,6 +1430,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, topk_and_async_move_time);
 	tcase_add_test(tc, workload_flops_match_model);
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
+	tcase_add_test(tc, consumers_wait_for_communication);
+	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, traces_are_valid);
 	tcase_add_test(tc, too_many_gpus_infeasible);
 	suite_add_tcase(s, tc);
