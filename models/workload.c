@@ -777,6 +777,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	double h = m->hidden;
 	/* with sequence parallelism the tensor is already split over tp */
 	bool sg = p->pp_scatter_gather && p->tp > 1 && !p->sp;
+	/* sequence parallelism: the embedding's output is reduce-scattered to
+	 * sequence shards and the LM head's input all-gathered (Megatron's
+	 * VocabParallelEmbedding and output layer); backward mirrors them */
+	bool spl = p->sp && p->tp > 1;
 
 	memset(w, 0, sizeof(*w));
 	memset(&b, 0, sizeof(b));
@@ -868,8 +872,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					cmp_op(&b, WL_P_FWD, WL_ELEM, "embedding", 0, 2 * 2 * b.T * h, 0, 0,
 					       0, 0, WL_V_NONE);
 					if (p->tp > 1)
-						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLREDUCE, 2 * b.T * h,
-						     "embedding tp allreduce", false);
+						comm(&b, WL_P_FWD, WL_D_TP,
+						     spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE, 2 * b.T * h,
+						     spl ? "embedding tp reducescatter" : "embedding tp allreduce",
+						     false);
 				}
 				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first) : -1;
 				for (int l = first; l < first + nl; l++) {
@@ -883,8 +889,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				}
 				if (last_vs) {
 					b.layer = -1;
-					cmp_op(&b, WL_P_FWD, WL_ELEM, "final norm", 0, 4 * b.T * h, 0, 0,
-					       0, 0, WL_V_NONE);
+					cmp_op(&b, WL_P_FWD, WL_ELEM, "final norm", 0,
+					       4 * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
+					if (spl)
+						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
+						     "lm head tp allgather", false);
 					gemm(&b, WL_P_FWD, "lm head gemm", b.T, (double)m->vocab / p->tp,
 					     h, 1, 1, WL_V_NONE);
 					/* softmax cross-entropy: fp32 logits read and written */
@@ -907,8 +916,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					gemm(&b, WL_P_BWD, "lm head wgrad", h, (double)m->vocab / p->tp,
 					     b.T, 1, 1, WL_V_NONE);
 					if (p->tp > 1)
-						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLREDUCE, 2 * b.T * h,
-						     "lm head tp allreduce", false);
+						comm(&b, WL_P_BWD, WL_D_TP,
+						     spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE, 2 * b.T * h,
+						     spl ? "lm head tp reducescatter" : "lm head tp allreduce",
+						     false);
 					/* the head's own weight, or the last stage's copy of a
 					 * tied one (one stage: it shares the embedding's).
 					 * Megatron reduces both copies over DP before summing
@@ -943,6 +954,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				}
 				if (first_vs) {
 					b.layer = -1;
+					if (spl)
+						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
+						     "embedding tp allgather", false);
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * 2 * b.T * h, 0,
 					       0, 0, 0, WL_V_NONE);
 					grad_accum(&b, "embedding grad accumulate",
