@@ -327,11 +327,20 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 	 * while large ops hide the dispatch. launch_s (inside the op's time) is
 	 * the GPU-side per-kernel cost. */
 	if (dur > 0 && op->cls != WL_HOST_OPT && x->comp.dispatch_s > 0) {
-		simtime_ps now = sim_now(&x->eng), disp = in->cpu_ps + time_from_s(x->comp.dispatch_s);
+		simtime_ps now = sim_now(&x->eng), disp = in->cpu_ps;
 		const struct wl_op *ops = x->w->roles[in->role].ops;
-		for (int k = 0; k < op->ndeps; k++)
-			if (ops[op->deps[k]].kind == WL_K_RECV && in->t1[op->deps[k]] > disp)
+		/* the host waits for the receive (directly, or behind the
+		 * collective that consumes it: scatter-gather's or sequence
+		 * parallelism's all-gather, an EP combine), then issues the op */
+		for (int k = 0; k < op->ndeps; k++) {
+			const struct wl_op *dk = &ops[op->deps[k]];
+			if (dk->kind == WL_K_RECV && in->t1[op->deps[k]] > disp)
 				disp = in->t1[op->deps[k]];
+			for (int j = 0; dk->kind == WL_K_COLL && j < dk->ndeps; j++)
+				if (ops[dk->deps[j]].kind == WL_K_RECV && in->t1[dk->deps[j]] > disp)
+					disp = in->t1[dk->deps[j]];
+		}
+		disp += time_from_s(x->comp.dispatch_s);
 		if (disp > now)
 			dur += time_to_s(disp - now);
 		in->cpu_ps = disp;

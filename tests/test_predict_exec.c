@@ -634,6 +634,38 @@ START_TEST(host_dispatch_bounds_small_ops)
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	sim_prediction_release(&c);
+	/* the host waits for a pipeline receive, also when an all-gather of
+	 * the received slices (scatter-gather) stands between it and the
+	 * compute: the next op is dispatched after the receive ends (the
+	 * host's wait is inside the op's slice, so its end tells) */
+	plan_init(&p);
+	p.seq_len = 512;
+	p.tp = 2;
+	p.pp = 2;
+	p.pp_scatter_gather = true;
+	p.global_batch = 8;
+	resolve(&p);
+	comp.dispatch_s = 1e-3;
+	run(&p, &o, &b);
+	nops = 0;
+	for (int32_t i = 0; i < b.tl->n; i++) {
+		const struct sim_slice *r = &b.tl->s[i];
+		double first = INFINITY;
+		if (strcmp(r->name, "pp recv act"))
+			continue;
+		for (int32_t k = 0; k < b.tl->n; k++) {
+			const struct sim_slice *c2 = &b.tl->s[k];
+			if (c2->track / WL_NSTREAMS == r->track / WL_NSTREAMS &&
+			    c2->track % WL_NSTREAMS == WL_S_COMPUTE && c2->micro == r->micro && c2->layer >= 0)
+				first = fmin(first, c2->t1_s);
+		}
+		ck_assert_msg(first >= r->t1_s + 1e-3 - 1e-9,
+			      "first compute of micro-batch %d ends at %.9g s, its receive at %.9g s",
+			      r->micro, first, r->t1_s);
+		nops++;
+	}
+	ck_assert_int_gt(nops, 0);
+	sim_prediction_release(&b);
 	topo_release(&topo);
 }
 END_TEST
