@@ -401,6 +401,11 @@ static int64_t norm_params(const struct model *m, int64_t width)
 	return m->norm == MODEL_NORM_LAYER ? 2 * width : width;
 }
 
+int64_t model_norm_params(const struct model *m)
+{
+	return norm_params(m, m->hidden);
+}
+
 /* One MLP of inner width f: gelu fc1+fc2 (+ biases f + h), gated gate/up/down. */
 static int64_t mlp_params(const struct model *m, int64_t f)
 {

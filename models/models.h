@@ -116,6 +116,8 @@ void model_count_params(const struct model *m, struct model_params *out);
  * (stored). Norm and router weights included. */
 void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *active,
 			int64_t *experts);
+/* Parameters of one norm over the hidden size (the final norm). */
+int64_t model_norm_params(const struct model *m);
 /* Vision encoder + mergers parameters (0 without vision). */
 int64_t model_vision_params(const struct model *m);
 

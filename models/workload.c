@@ -700,6 +700,22 @@ static int32_t z3_gather(struct bld *b, int l)
 	return id;
 }
 
+/* ZeRO-3: gather `params` dense parameters of this rank that belong to no
+ * layer (embeddings, LM head, vision encoder: DeepSpeed partitions every
+ * parameter and gathers each module's before its forward and backward). */
+static int32_t z3_gather_extra(struct bld *b, double params, const char *name)
+{
+	const struct plan *p = b->p;
+	int32_t id;
+	if (p->zero < 3 || params <= 0)
+		return -1;
+	b->layer = -1;
+	id = coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, params * b->wb, name, -1);
+	if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
+		b->r->ops[id].bytes = params * b->wb / (p->dp * p->cp);
+	return id;
+}
+
 /* Schedule of device s: 2 x mm x v tasks in Megatron's order. */
 static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 {
@@ -781,6 +797,14 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	 * sequence shards and the LM head's input all-gathered (Megatron's
 	 * VocabParallelEmbedding and output layer); backward mirrors them */
 	bool spl = p->sp && p->tp > 1;
+	/* parameters of this rank outside the layers (ZeRO-3 gathers them) */
+	double emb_params = ((double)m->vocab + m->max_pos) * m->hidden / p->tp;
+	/* the final norm (divided over tp like the layers' norms) */
+	double fnorm_params = (double)model_norm_params(m) / p->tp;
+	/* the LM head's weights (a tied one is the embedding's, gathered again)
+	 * with the final norm before it */
+	double head_params = (double)m->vocab * m->hidden / p->tp + fnorm_params;
+	double vit_params = (double)model_vision_params(m) / p->tp;
 
 	memset(w, 0, sizeof(*w));
 	memset(&b, 0, sizeof(b));
@@ -866,7 +890,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				}
 			}
 			if (!tk->bwd) {
+				int32_t g_head = -1;
 				if (first_vs) {
+					wait_dp(&b, z3_gather_extra(&b, emb_params + vit_params,
+								    "zero3 embedding allgather"));
 					vision(&b, false);
 					b.layer = -1;
 					cmp_op(&b, WL_P_FWD, WL_ELEM, "embedding", 0, 2 * 2 * b.T * h, 0, 0,
@@ -884,11 +911,19 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					 * layer runs; this layer's first op waits for its own */
 					g_next = p->zero >= 3 && l + 1 < first + nl ? z3_gather(&b, l + 1) :
 										      -1;
+					/* the head's weights are prefetched with the last layer */
+					if (last_vs && l + 1 == first + nl)
+						g_head = z3_gather_extra(&b, head_params,
+									 "zero3 lm head allgather");
 					wait_dp(&b, g_cur);
 					layer_fwd(&b, l, WL_P_FWD);
 				}
 				if (last_vs) {
+					if (nl == 0)
+						g_head = z3_gather_extra(&b, head_params,
+									 "zero3 lm head allgather");
 					b.layer = -1;
+					wait_dp(&b, g_head);
 					cmp_op(&b, WL_P_FWD, WL_ELEM, "final norm", 0,
 					       4 * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
 					if (spl)
@@ -903,14 +938,19 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			} else {
 				bool last_bwd = --bwd_left[tk->chunk] == 0;
 				bool reduce = last_bwd || per_micro; /* this backward's gradients */
-				/* ZeRO-3: the stage's last layer is gathered first (DeepSpeed
-				 * prefetches it while the head's backward runs) */
+				/* ZeRO-3: the head's weights, then the stage's last layer
+				 * (DeepSpeed prefetches it while the head's backward runs) */
+				int32_t g_head = last_vs ? z3_gather_extra(&b, head_params,
+									   "zero3 lm head allgather")
+							 : -1;
+				int32_t g_emb = -1;
 				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first + nl - 1) :
 									  -1;
 				if (last_vs) {
 					b.layer = -1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "loss bwd", 0,
 					       2 * 4 * b.T * m->vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
+					wait_dp(&b, g_head);
 					gemm(&b, WL_P_BWD, "lm head dgrad", b.T, h,
 					     (double)m->vocab / p->tp, 1, 1, WL_V_NONE);
 					gemm(&b, WL_P_BWD, "lm head wgrad", h, (double)m->vocab / p->tp,
@@ -926,11 +966,16 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					 * them across the two stages, and both optimizers
 					 * update theirs. */
 					bool own = !m->tie_embeddings || P > 1;
+					cmp_op(&b, WL_P_BWD, WL_ELEM, "final norm bwd", 0,
+					       8 * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
 					if (own)
 						grad_accum(&b, "lm head grad accumulate",
 							   (double)m->vocab * h / p->tp, 1);
-					if (reduce && own) {
-						b.bucket_dense += (double)m->vocab * h / p->tp;
+					grad_accum(&b, "final norm grad accumulate", fnorm_params,
+						   m->norm == MODEL_NORM_LAYER ? 2 : 1);
+					if (reduce) {
+						b.bucket_dense += fnorm_params +
+								  (own ? (double)m->vocab * h / p->tp : 0);
 						if (p->overlap_dp || per_micro)
 							dp_flush(&b, false, false);
 					}
@@ -939,6 +984,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					int32_t g_cur = g_next;
 					double d, e;
 					g_next = p->zero >= 3 && l - 1 >= first ? z3_gather(&b, l - 1) : -1;
+					/* the embedding and encoder weights with the first layer */
+					if (first_vs && l == first)
+						g_emb = z3_gather_extra(&b, emb_params + vit_params,
+									"zero3 embedding allgather");
 					wait_dp(&b, g_cur);
 					layer_bwd(&b, l);
 					layer_params_rank(m, p, l, &d, &e);
@@ -953,7 +1002,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					}
 				}
 				if (first_vs) {
+					if (nl == 0)
+						g_emb = z3_gather_extra(&b, emb_params + vit_params,
+									"zero3 embedding allgather");
 					b.layer = -1;
+					wait_dp(&b, g_emb);
 					if (spl)
 						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
 						     "embedding tp allgather", false);
@@ -1032,6 +1085,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				      (double)model_vision_params(m)) / p->tp;
 		if (s == (V - 1) % P && (!m->tie_embeddings || P > 1))
 			opt_dense += (double)m->vocab * h / p->tp;
+		if (s == (V - 1) % P)
+			opt_dense += fnorm_params;
 		grads_total = opt_dense + opt_exp;
 		r->param_bytes = grads_total * b.gb;
 		if (p->compression == PLAN_CMP_TOPK && p->error_feedback)
