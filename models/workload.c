@@ -434,8 +434,16 @@ static void layer_bwd(struct bld *b, int l)
 	model_layer_cost(m, p, l, &c);
 	b->layer = l;
 	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
-	if (p->recompute == PLAN_RC_SELECTIVE)
+	/* Ring attention keeps only the rank's own K/V chunk (Transformer
+	 * Engine's context-parallel attention, both its P2P and all-gather
+	 * forms): recomputing the attention forward exchanges K/V again, and
+	 * so does its backward, which also sends the dK/dV back. */
+	if (p->recompute == PLAN_RC_SELECTIVE) {
+		if (p->cp > 1)
+			comm(b, WL_P_RECOMPUTE, WL_D_CP, WL_C_ALLGATHER,
+			     c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange", false);
 		attn_core(b, WL_P_RECOMPUTE, false);
+	}
 	sumg = T * qkv_n * h + T * h * (q / tp);
 	if (moe) {
 		e_loc = (double)m->experts / p->ep;
@@ -491,6 +499,9 @@ static void layer_bwd(struct bld *b, int l)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 	gemm(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
 	gemm(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
+	if (p->cp > 1)
+		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1),
+		     "cp kv exchange", false);
 	attn_core(b, ph, true);
 	if (p->cp > 1) /* the dK/dV it produced travel back around the ring */
 		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1),

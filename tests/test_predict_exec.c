@@ -1348,6 +1348,61 @@ START_TEST(consumers_wait_for_communication)
 }
 END_TEST
 
+/* Context parallelism (Transformer Engine's ring attention) keeps only the
+ * rank's K/V chunk: the forward gathers the others' K/V, the backward
+ * gathers them again and sends dK/dV back, and a recomputed attention
+ * (selective or full) gathers once more. Each exchange moves the same
+ * bytes, so the CP traffic is 3, 4 and 4 forward exchanges; the attention
+ * backward waits for its K/V. */
+START_TEST(cp_exchanges_per_pass)
+{
+	static const enum plan_recompute rc[3] = { PLAN_RC_NONE, PLAN_RC_SELECTIVE, PLAN_RC_FULL };
+	static const int units[3] = { 3, 4, 4 }, gathers[3] = { 2, 3, 3 };
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	double unit = 0;
+	int mm, waited = 0;
+	for (int k = 0; k < 3; k++) {
+		setup_small(&p, &o, 1, small_model);
+		p.cp = 2;
+		p.flash_attention = true;
+		p.global_batch = 8;
+		p.recompute = rc[k];
+		resolve(&p);
+		mm = plan_microbatches(&p);
+		run(&p, &o, &r);
+		ck_assert_int_eq(slice_count(&r, "cp kv exchange"), gathers[k] * model.layers * mm);
+		ck_assert_int_eq(slice_count(&r, "cp dkv exchange"), model.layers * mm);
+		if (k == 0)
+			unit = r.comm_bytes[SIM_COMM_CP] / units[0];
+		ck_assert_msg(fabs(r.comm_bytes[SIM_COMM_CP] / (units[k] * unit) - 1) < 1e-9,
+			      "recompute %d: cp bytes %.9g, want %d x %.9g", k,
+			      r.comm_bytes[SIM_COMM_CP], units[k], unit);
+		for (int32_t i = 0; i < r.tl->n; i++) {
+			const struct sim_slice *x = &r.tl->s[i];
+			if (x->track != WL_S_COMPUTE || strcmp(x->name, "attention bwd"))
+				continue;
+			/* the latest K/V gather of its layer before it */
+			double g = -1;
+			for (int32_t j = 0; j < r.tl->n; j++) {
+				const struct sim_slice *y = &r.tl->s[j];
+				if (y->track == WL_S_COMM && !strcmp(y->name, "cp kv exchange") &&
+				    y->micro == x->micro && y->layer == x->layer && y->t0_s <= x->t0_s)
+					g = fmax(g, y->t1_s);
+			}
+			ck_assert_msg(g >= 0 && x->t0_s >= g - 1e-12,
+				      "attention backward at %.9g s, its K/V gather ends at %.9g s",
+				      x->t0_s, g);
+			waited++;
+		}
+		sim_prediction_release(&r);
+		topo_release(&topo);
+	}
+	ck_assert_int_gt(waited, 0);
+}
+END_TEST
+
 /* Data is produced before it is moved or added: context parallelism's
  * dK/dV exchange follows the attention backward that computes dK/dV, and
  * under ZeRO-2 without fused accumulation each micro-batch's add into the
@@ -1564,6 +1619,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
 	tcase_add_test(tc, consumers_wait_for_communication);
 	tcase_add_test(tc, producers_precede_their_traffic);
+	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
 	tcase_add_test(tc, too_many_gpus_infeasible);
 	suite_add_tcase(s, tc);
