@@ -4,9 +4,15 @@
  *
  * Roofline (max of the two bounds) as Calculon's `processing_mode:
  * roofline` (reference/formulas.md, Calculon system JSON). For GEMMs
- *   eff = gemm_eff_max x F / (F + gemm_half_flops) x util(m, n, k, batch)
- * where F is the kernel's FLOPs (a saturating size curve, the smooth form
- * of Calculon's step table) and util is the fraction of the SMs' tile
+ *   eff = gemm_eff_max x E / (E + gemm_half_flops) x util(m, n, k, batch),
+ *   E = F / util
+ * where F is the kernel's FLOPs, E the FLOPs its tile slots execute
+ * (padding included), the size curve a saturating one (the smooth form of
+ * Calculon's step table), so t = (E + gemm_half_flops) / (peak x
+ * gemm_eff_max): whole waves of tiles plus a fixed cost per kernel (a
+ * curve on F alone would scale that cost by 1 / util, and a tiny GEMM
+ * that fills 1/64 of its tile would cost more than a large one), and util
+ * is the fraction of the SMs' tile
  * slots doing useful work: tile quantisation (the output is covered by
  * whole tile_m x tile_n tiles) times wave quantisation (tiles run in waves
  * of sm_count), NVIDIA "Matrix Multiplication Background User's Guide",
@@ -437,7 +443,8 @@ double sim_compute_gemm_eff_batched(const struct sim_compute *c, int64_t m, int6
 	if (m <= 0 || n <= 0 || k <= 0)
 		return c->gemm_eff_max;
 	double flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
-	return size_eff(c, flops) * gemm_util(c, m, n, k, batch);
+	double u = gemm_util(c, m, n, k, batch);
+	return size_eff(c, flops / u) * u;
 }
 
 double sim_compute_gemm_eff(const struct sim_compute *c, int64_t m, int64_t n, int64_t k)

@@ -192,6 +192,34 @@ START_TEST(time_monotone_in_work)
 }
 END_TEST
 
+/* A shaped GEMM never gets faster as a dimension grows, down to one row:
+ * the size curve's fixed cost is per kernel, not scaled by the tile
+ * fill (a 1 x 1 score GEMM per head once cost more than a 16 x 16 one).
+ * The time of a tiny GEMM is its one wave of tiles plus that fixed cost. */
+START_TEST(gemm_time_monotone_in_shape)
+{
+	struct sim_compute c;
+	double prev = 0, t1;
+	init_a100(&c);
+	for (int64_t s = 1; s <= 8192; s *= 2) {
+		/* attention scores of one micro-batch: s x s x 128 per head, 32 heads */
+		struct sim_op_desc op = { .cls = SIM_OP_GEMM, .m = s, .n = s, .k = 128,
+					  .batch = 32, .dtype_bytes = 2 };
+		double t = sim_compute_time_s(&c, &op);
+		ck_assert_msg(t >= prev, "s=%lld: %.6g s < %.6g s at s/2", (long long)s, t, prev);
+		prev = t;
+	}
+	struct sim_op_desc one = { .cls = SIM_OP_GEMM, .m = 1, .n = 1, .k = 128, .batch = 32,
+				   .dtype_bytes = 2 };
+	t1 = sim_compute_time_s(&c, &one);
+	/* 32 tiles of 8 x 8 x 128 (the skinny tile) in one wave: the time of
+	 * one tile on one of the 108 SMs */
+	double want = (108 * 2.0 * 8 * 8 * 128 + c.gemm_half_flops) / (c.peak_flops * c.gemm_eff_max);
+	double mem = (2.0 * (128 + 128 + 1) * 32 + c.hbm_half_bytes) / (c.hbm_Bps * c.hbm_eff);
+	ck_assert_double_eq_tol(t1 - c.launch_s, fmax(want, mem), 1e-15);
+}
+END_TEST
+
 START_TEST(time_by_dtype)
 {
 	struct sim_compute c;
@@ -353,6 +381,7 @@ static Suite *suite(void)
 	tc = tcase_create("time");
 	tcase_add_test(tc, time_is_max_of_bounds_plus_launch);
 	tcase_add_test(tc, time_monotone_in_work);
+	tcase_add_test(tc, gemm_time_monotone_in_shape);
 	tcase_add_test(tc, time_by_dtype);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("calibration");
