@@ -254,7 +254,7 @@ int cmd_predict(int argc, char **argv)
 		return cli_usage("predict", "needs --model");
 	if (!cluster)
 		return cli_usage("predict", "needs --cluster");
-	if (trace && svg && !strcmp(trace, svg))
+	if (trace && svg && fileio_same_file(trace, svg))
 		return cli_usage("predict", "--trace and --svg name the same file '%s'", trace);
 
 	m = malloc(sizeof(*m));

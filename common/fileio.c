@@ -149,3 +149,48 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct t
 	}
 	return afile_commit(&a, err);
 }
+
+/* The canonical form of path's directory joined to its last component
+ * (heap; NULL if the directory does not resolve). */
+static char *canonical(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir, *real, *out;
+	size_t n;
+	if (slash == path)
+		dir = strdup("/");
+	else if (slash)
+		dir = strndup(path, (size_t)(slash - path));
+	else
+		dir = strdup(".");
+	if (!dir)
+		return NULL;
+	real = realpath(dir, NULL);
+	free(dir);
+	if (!real)
+		return NULL;
+	n = strlen(real) + strlen(base) + 2;
+	out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", real, base);
+	free(real);
+	return out;
+}
+
+bool fileio_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char *ca, *cb;
+	bool same;
+	if (!strcmp(a, b))
+		return true;
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	ca = canonical(a);
+	cb = canonical(b);
+	same = ca && cb && !strcmp(ca, cb);
+	free(ca);
+	free(cb);
+	return same;
+}

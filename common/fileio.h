@@ -6,6 +6,7 @@
 #ifndef TS_FILEIO_H
 #define TS_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -30,6 +31,11 @@ int afile_open(struct afile *a, const char *path, struct ts_error *err);
 int afile_commit(struct afile *a, struct ts_error *err);
 /* Drop the temporary file (safe after commit, and on an unopened afile). */
 void afile_abort(struct afile *a);
+
+/* Whether paths a and b name one file: the same inode when both exist,
+ * else the same canonical directory and last component ("x.json",
+ * "./x.json" and "$PWD/x.json" are one file). */
+bool fileio_same_file(const char *a, const char *b);
 
 /* Write len bytes to path atomically. */
 int fileio_write_atomic(const char *path, const void *data, size_t len, struct ts_error *err);

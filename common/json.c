@@ -143,6 +143,64 @@ static const char *scan_dups(const char *p, struct keyref *dup, bool *oom)
 	}
 }
 
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong forms,
+ * no surrogates, at most U+10FFFF), 0 if invalid; p[0] >= 0x80. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n;
+	unsigned min, cp;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* In a document cJSON accepted: the offset of the first string content
+ * that C strings cannot carry faithfully (an escaped NUL, which would cut
+ * the value short) or that is not UTF-8 (copied into JSON output, it would
+ * make that invalid); -1 if none. */
+static long bad_string_at(const char *text, size_t len, const char **why)
+{
+	const unsigned char *t = (const unsigned char *)text;
+	bool in = false;
+	for (size_t i = 0; i < len; i++) {
+		if (!in) {
+			in = t[i] == '"';
+			continue;
+		}
+		if (t[i] == '"') {
+			in = false;
+		} else if (t[i] == '\\') {
+			if (i + 5 < len && t[i + 1] == 'u' && !memcmp(t + i + 2, "0000", 4)) {
+				*why = "a string holds a NUL character (\\u0000)";
+				return (long)i;
+			}
+			i++; /* the escaped character (a \\uXXXX's digits are plain) */
+		} else if (t[i] >= 0x80) {
+			size_t n = utf8_len(t + i);
+			if (!n || i + n > len) {
+				*why = "a string is not valid UTF-8";
+				return (long)i;
+			}
+			i += n - 1;
+		}
+	}
+	return -1;
+}
+
 int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 	       struct ts_error *err)
 {
@@ -184,6 +242,16 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON near '%.*s'", name, l,
 				     c, snippet_len(d->text + off), d->text + off);
 		goto fail;
+	}
+	{
+		const char *why = NULL;
+		long at = bad_string_at(d->text, len, &why);
+		if (at >= 0) {
+			int l, c;
+			offset_to_linecol(d->text, (size_t)at, &l, &c);
+			ts_error_set(err, TS_EINPUT, "%s:%d:%d: %s", name, l, c, why);
+			goto fail;
+		}
 	}
 	{
 		struct keyref dup = { NULL, NULL, 0, NULL };

@@ -1774,6 +1774,14 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	else
 		sim_compute_init(&x.comp, &t->cl.gpu);
 	sim_compute_set_host_link(&x.comp, t->cl.node.pcie_Bps);
+	if (p->precision == PLAN_DT_FP8 && !(x.comp.peak_fp8_flops > 0)) {
+		/* FP8 GEMMs need FP8 tensor cores (Hopper and later) */
+		rc = ts_error_set(err, TS_EINPUT,
+				  "precision fp8: GPU '%s' has no FP8 rate (gpu.fp8_tflops is 0 or "
+				  "absent)",
+				  t->cl.gpu.name);
+		goto out;
+	}
 	x.use_memo = o->memo > 0;
 	x.ranks_buf = malloc((size_t)need * sizeof(int32_t));
 	mr = malloc(sizeof(*mr));

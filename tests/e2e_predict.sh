@@ -51,6 +51,11 @@ check "unknown fidelity" 2 "$TRAINSIM" predict $SMALL --fidelity quantum
 check "missing model" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr
 check "trace into a missing directory" 2 "$TRAINSIM" predict $SMALL --trace /nonexistent/dir/t.json
 check "trace and svg into one file" 2 "$TRAINSIM" predict $SMALL --trace "$TMP/same" --svg "$TMP/same"
+check "one file spelled two ways" 2 "$TRAINSIM" predict $SMALL --trace "$TMP/same" --svg "$TMP/./same"
+check "nothing written for it" 0 test ! -e "$TMP/same"
+check "fp8 on a GPU without FP8" 2 "$TRAINSIM" predict --cluster dgx-a100-hdr --nodes 1 \
+	--model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --precision fp8 --fidelity analytic
+expect "names the missing FP8 rate" "fp8.*no FP8 rate" "$TMP/err"
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
@@ -62,11 +67,16 @@ check "an op beyond the simulated-time horizon" 2 "$TRAINSIM" predict --cluster 
 expect "names the horizon" "horizon" "$TMP/err"
 check "more micro-batches than the simulator holds" 2 "$TRAINSIM" predict $SMALL --global-batch 1048576
 expect "names the micro-batch limit" "global-batch.*micro-batches per replica" "$TMP/err"
-# a transfer at 1 b/s would end past the engine's largest time: refused, no overflow
+# a 1 b/s NIC is no hardware (a transfer would end past the engine's
+# largest time): refused at its position when the cluster is read
 printf '{"preset": "dgx-h100-ndr", "nodes": 2, "node": {"nic_bandwidth": "1b/s"}}\n' >"$TMP/slow_nic.json"
 check "a 1 b/s NIC" 2 "$TRAINSIM" predict --cluster "$TMP/slow_nic.json" --model "$TMP/tiny.json" \
 	--tp 2 --pp 1 --global-batch 16 --seq-len 1024
-expect "names the horizon (transfer)" "horizon" "$TMP/err"
+expect "names the NIC bandwidth" "slow_nic.json:1:[0-9]+: node.nic_bandwidth: must be between 1 MB/s" "$TMP/err"
+# the slowest NIC accepted still ends within the horizon or is refused by it
+printf '{"preset": "dgx-h100-ndr", "nodes": 2, "node": {"nic_bandwidth": "1MB/s"}}\n' >"$TMP/slowest_nic.json"
+check "a 1 MB/s NIC" 0 "$TRAINSIM" predict --cluster "$TMP/slowest_nic.json" --model "$TMP/tiny.json" \
+	--tp 2 --pp 1 --global-batch 16 --seq-len 1024 --fidelity analytic
 
 echo "$((n - fail))/$n passed"
 [ "$fail" = 0 ]

@@ -190,6 +190,14 @@ static const char *const malformed[] = {
 	"{\"tp\": 2, \"pp\": 1, \"tp\": 4}",
 	/* the same key spelled with an escape; escaped keys that differ are fine */
 	"{\"t\\u0070\": 2, \"a\\n\": 1, \"a\\t\": 1, \"tp\": 4}",
+	/* an escaped NUL would cut the C string short; an escaped backslash
+	 * before u0000 is plain text and passes to the next string */
+	"{\"a\": \"x\\\\u0000\", \"transport\": \"tcp\\u0000x\"}",
+	/* not UTF-8: a lone continuation byte, an overlong '/', a surrogate */
+	"{\"name\": \"ok \xc3\xa9 \x80\"}",
+	"{\"name\": \"\xc0\xaf\"}",
+	"{\"name\": \"\xed\xa0\x80\"}",
+	"{\"name\xff\": 1}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -200,6 +208,11 @@ static const char *const malformed_want[] = {
 	"m.json:2:20: duplicate key 'b' in one object",
 	"m.json:1:20: duplicate key 'tp' in one object",
 	"m.json:1:36: duplicate key 'tp' in one object",
+	"m.json:1:36: a string holds a NUL character (\\u0000)",
+	"m.json:1:17: a string is not valid UTF-8",
+	"m.json:1:11: a string is not valid UTF-8",
+	"m.json:1:11: a string is not valid UTF-8",
+	"m.json:1:7: a string is not valid UTF-8",
 };
 
 START_TEST(json_malformed_positions)

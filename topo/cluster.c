@@ -615,14 +615,73 @@ static int get_int(const struct jval *o, const char *key, int min, int max, int 
 	return 0;
 }
 
+/* An integer whose meaningful range check_fields reports with the field's
+ * meaning (negative, too many ports...); here only magnitudes above max
+ * are refused, with that bound (int arithmetic on the fields stays far
+ * from overflow). */
+static int get_count(const struct jval *o, const char *key, int max, int *out,
+		     struct ts_error *err)
+{
+	long long v;
+	struct jval x;
+	if (!jval_child(o, key, &x))
+		return 0;
+	if (jval_get_int(o, key, true, -9000000000000000LL, 9000000000000000LL, &v, err))
+		return TS_EINPUT;
+	if (v > max)
+		return jval_error(&x, err, "must be at most %d (got %lld)", max, v);
+	if (v < -(long long)max)
+		return jval_error(&x, err, "must not be negative (got %lld)", v);
+	*out = (int)v;
+	return 0;
+}
+
+/* Quantities outside these bounds are no hardware: they would only push
+ * simulated times past the engine's range (bandwidths from 1 MB/s to
+ * 1 PB/s, latencies and per-op costs under 1 s, memories up to 1 PB, as
+ * the calibration file's bounds in sim/compute.c). */
+#define CL_MIN_BPS 1e6
+#define CL_MAX_BPS 1e15
+#define CL_MAX_TIME_S 1.0
+#define CL_MAX_BYTES 1e15
+
+static int qty_in(const struct jval *o, const char *key, enum ts_qty kind, bool required,
+		  bool allow_zero, double *out, struct ts_error *err)
+{
+	double v = *out;
+	struct jval x;
+	if (jval_get_quantity(o, key, kind, required, allow_zero, &v, err))
+		return TS_EINPUT;
+	{ /* given: find its node (the key or a suffixed key) */
+		const char *const *suf = units_suffixes(kind);
+		char k2[128];
+		bool found = jval_child(o, key, &x);
+		for (int i = 0; !found && suf[i]; i++) {
+			snprintf(k2, sizeof(k2), "%s%s", key, suf[i]);
+			found = jval_child(o, k2, &x);
+		}
+		if (found) {
+			if (kind == TS_QTY_BANDWIDTH && v != 0 && (v < CL_MIN_BPS || v > CL_MAX_BPS))
+				return jval_error(&x, err,
+						  "must be between 1 MB/s and 1 PB/s (got %g B/s)", v);
+			if (kind == TS_QTY_TIME && v >= CL_MAX_TIME_S)
+				return jval_error(&x, err, "must be under 1 s (got %g s)", v);
+			if (kind == TS_QTY_SIZE && v > CL_MAX_BYTES)
+				return jval_error(&x, err, "must be at most 1 PB (got %g bytes)", v);
+		}
+	}
+	*out = v;
+	return 0;
+}
+
 static int get_bw(const struct jval *o, const char *key, double *out, struct ts_error *err)
 {
-	return jval_get_quantity(o, key, TS_QTY_BANDWIDTH, false, false, out, err);
+	return qty_in(o, key, TS_QTY_BANDWIDTH, false, false, out, err);
 }
 
 static int get_time(const struct jval *o, const char *key, double *out, struct ts_error *err)
 {
-	return jval_get_quantity(o, key, TS_QTY_TIME, false, true, out, err);
+	return qty_in(o, key, TS_QTY_TIME, false, true, out, err);
 }
 
 static int load_gpu(const struct jval *g, struct topo_cluster *c, bool base, struct ts_error *err)
@@ -637,33 +696,31 @@ static int load_gpu(const struct jval *g, struct topo_cluster *c, bool base, str
 		return TS_EINPUT;
 	if (name)
 		snprintf(c->gpu.name, sizeof(c->gpu.name), "%s", name);
-	v = -1;
-	if (jval_get_number(g, "bf16_tflops", !base, &v, err))
-		return TS_EINPUT;
-	if (v != -1) {
+	{
 		struct jval x;
-		jval_child(g, "bf16_tflops", &x);
-		if (!(v > 0) || !isfinite(v))
-			return jval_error(&x, err, "must be positive (got %g)", v);
-		c->gpu.bf16_flops = v * 1e12;
+		if (jval_get_number(g, "bf16_tflops", !base, &v, err))
+			return TS_EINPUT;
+		if (jval_child(g, "bf16_tflops", &x)) {
+			/* 1 GFLOP/s to 1 EFLOP/s, as sim_compute_check's bounds */
+			if (!(v >= 1e-3 && v <= 1e6))
+				return jval_error(&x, err, "must be between 0.001 and 1e6 (got %g)", v);
+			c->gpu.bf16_flops = v * 1e12;
+		}
+		if (jval_get_number(g, "fp8_tflops", false, &v, err))
+			return TS_EINPUT;
+		if (jval_child(g, "fp8_tflops", &x)) { /* 0: no FP8 */
+			if (!(v == 0 || (v >= 1e-3 && v <= 1e6)))
+				return jval_error(&x, err,
+						  "must be 0 (no FP8) or between 0.001 and 1e6 (got %g)",
+						  v);
+			c->gpu.fp8_flops = v * 1e12;
+		}
 	}
-	v = -1;
-	if (jval_get_number(g, "fp8_tflops", false, &v, err))
+	if (qty_in(g, "memory", TS_QTY_SIZE, !base, false, &c->gpu.mem_bytes, err))
 		return TS_EINPUT;
-	if (v != -1) {
-		struct jval x;
-		jval_child(g, "fp8_tflops", &x);
-		if (v < 0 || !isfinite(v))
-			return jval_error(&x, err, "must not be negative (got %g)", v);
-		c->gpu.fp8_flops = v * 1e12;
-	}
-	if (jval_get_quantity(g, "memory", TS_QTY_SIZE, !base, false, &c->gpu.mem_bytes, err))
+	if (qty_in(g, "hbm_bandwidth", TS_QTY_BANDWIDTH, !base, false, &c->gpu.hbm_Bps, err))
 		return TS_EINPUT;
-	if (jval_get_quantity(g, "hbm_bandwidth", TS_QTY_BANDWIDTH, !base, false, &c->gpu.hbm_Bps,
-			      err))
-		return TS_EINPUT;
-	if (jval_get_quantity(g, "nvlink_bandwidth", TS_QTY_BANDWIDTH, false, true,
-			      &c->gpu.nvlink_Bps, err))
+	if (qty_in(g, "nvlink_bandwidth", TS_QTY_BANDWIDTH, false, true, &c->gpu.nvlink_Bps, err))
 		return TS_EINPUT;
 	if (get_int(g, "sm_arch", 30, 200, &c->gpu.sm_arch, err))
 		return TS_EINPUT;
@@ -800,8 +857,8 @@ static int load_explicit(const struct jval *f, struct topo_cluster *c, struct ts
 			return jval_error(&b, err, "a cable cannot join a switch to itself");
 		l->bw_Bps = c->fabric.link_Bps;
 		l->lat_s = c->fabric.link_lat_s;
-		if (jval_get_quantity(&it, "bandwidth", TS_QTY_BANDWIDTH, l->bw_Bps <= 0, false,
-				      &l->bw_Bps, err) ||
+		if (qty_in(&it, "bandwidth", TS_QTY_BANDWIDTH, l->bw_Bps <= 0, false, &l->bw_Bps,
+			   err) ||
 		    get_time(&it, "latency", &l->lat_s, err))
 			return TS_EINPUT;
 		c->fabric.nxlinks = ++i;
@@ -828,18 +885,18 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 	f->kind = (enum topo_fabric_kind)e;
 	/* integer fields; signed range so "negative" is reported by check_fields
 	 * with its meaning rather than a bare range error */
-	if (get_int(o, "k", -1000000, 1000000, &f->k, err) ||
-	    get_int(o, "tiers", -1000, 1000, &f->tiers, err) ||
-	    get_int(o, "switch_ports", -1000000, 1000000, &f->switch_ports, err) ||
-	    get_int(o, "leaves", -1000000, 1000000, &f->leaves, err) ||
-	    get_int(o, "spines", -1000000, 1000000, &f->spines, err) ||
-	    get_int(o, "hosts_per_leaf", -1000000, 1000000, &f->hosts_per_leaf, err) ||
-	    get_int(o, "uplinks_per_leaf", -1000000, 1000000, &f->uplinks_per_leaf, err) ||
-	    get_int(o, "pods", -1000000, 1000000, &f->pods, err) ||
-	    get_int(o, "super_spines", -1000000, 1000000, &f->super_spines, err) ||
-	    get_int(o, "spine_uplinks", -1000000, 1000000, &f->spine_uplinks, err) ||
-	    get_int(o, "mtu_bytes", -1000000000, 1000000000, &f->mtu_bytes, err) ||
-	    get_int(o, "packet_overhead_bytes", -1000000, 1000000, &f->overhead_bytes, err))
+	if (get_count(o, "k", 1000000, &f->k, err) ||
+	    get_count(o, "tiers", 1000, &f->tiers, err) ||
+	    get_count(o, "switch_ports", 1000000, &f->switch_ports, err) ||
+	    get_count(o, "leaves", 1000000, &f->leaves, err) ||
+	    get_count(o, "spines", 1000000, &f->spines, err) ||
+	    get_count(o, "hosts_per_leaf", 1000000, &f->hosts_per_leaf, err) ||
+	    get_count(o, "uplinks_per_leaf", 1000000, &f->uplinks_per_leaf, err) ||
+	    get_count(o, "pods", 1000000, &f->pods, err) ||
+	    get_count(o, "super_spines", 1000000, &f->super_spines, err) ||
+	    get_count(o, "spine_uplinks", 1000000, &f->spine_uplinks, err) ||
+	    get_count(o, "mtu_bytes", 1 << 20, &f->mtu_bytes, err) ||
+	    get_count(o, "packet_overhead_bytes", 4096, &f->overhead_bytes, err))
 		return TS_EINPUT;
 	if (jval_get_bool(o, "rails", false, &f->rails, err))
 		return TS_EINPUT;
@@ -985,7 +1042,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	}
 	if (!base)
 		c->nodes = 1;
-	if (get_int(&root, "nodes", -1000000, 10000000, &c->nodes, err))
+	if (get_count(&root, "nodes", MAX_NODES, &c->nodes, err))
 		goto fail;
 	{
 		long long seed = -1;
