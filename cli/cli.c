@@ -123,7 +123,8 @@ int cli_parse_double(const char *cmd, const char *opt, const char *val, double m
 	double v;
 	errno = 0;
 	v = strtod(val, &end);
-	if (end == val || *end || errno || !isfinite(v))
+	/* decimal only: strtod also reads hexadecimal ("0x10") */
+	if (end == val || *end || errno || !isfinite(v) || strpbrk(val, "xX"))
 		return cli_usage(cmd, "%s needs a number, got '%s'", opt, val);
 	if (v < min || v > max)
 		return cli_usage(cmd, "%s must be between %g and %g (got %g)", opt, min, max, v);
@@ -138,7 +139,7 @@ int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double mi
 	double v;
 	errno = 0;
 	v = strtod(val, &end);
-	if (end == val || errno || !isfinite(v))
+	if (end == val || errno || !isfinite(v) || strpbrk(val, "xX"))
 		return cli_usage(cmd, "%s needs a size such as 8M or 1G, got '%s'", opt, val);
 	if (*end) {
 		const char *why;

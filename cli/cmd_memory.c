@@ -243,7 +243,8 @@ int cmd_memory(int argc, char **argv)
 	if (rc)
 		goto fail;
 	rc = 2;
-	if (plan_resolve(p, m, env.ngpus, &err))
+	if (cli_plan_check_gpus(p, env.ngpus, cname, &err) ||
+	    plan_resolve(p, m, env.ngpus, &err))
 		goto fail;
 	memory_eval(m, p, &env, r);
 	rc = report(m, p, &env, r, cname, json);

@@ -276,18 +276,9 @@ int cmd_predict(int argc, char **argv)
 	if (rc)
 		goto fail;
 	rc = 2;
-	{
-		/* more GPUs than the cluster has: a valid plan that cannot run here */
-		long long need = (long long)p->tp * p->pp * p->cp * (p->dp > 0 ? p->dp : 1);
-		if (need > (long long)cl.node.gpus * cl.nodes) {
-			ts_error_set(&err, TS_EINFEASIBLE,
-				     "the plan needs %lld GPUs (tp %d x pp %d x dp %d x cp %d), cluster "
-				     "'%s' has %d",
-				     need, p->tp, p->pp, p->dp > 0 ? p->dp : 1, p->cp, cl.name,
-				     cl.node.gpus * cl.nodes);
-			goto fail;
-		}
-	}
+	/* more GPUs than the cluster has: a valid plan that cannot run here */
+	if (cli_plan_check_gpus(p, (long long)cl.node.gpus * cl.nodes, cl.name, &err))
+		goto fail;
 	if (plan_resolve(p, m, cl.node.gpus * cl.nodes, &err))
 		goto fail;
 	if ((long long)p->tp * p->pp * p->dp * p->cp > (long long)cl.node.gpus * cl.nodes) {

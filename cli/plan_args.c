@@ -243,3 +243,15 @@ int cli_plan_args_apply(const struct cli_plan_args *a, struct plan *p, struct ts
 			return 2;
 	return 0;
 }
+
+int cli_plan_check_gpus(const struct plan *p, long long ngpus, const char *cname,
+			struct ts_error *err)
+{
+	long long need = (long long)p->tp * p->pp * p->cp * (p->dp > 0 ? p->dp : 1);
+	if (need <= ngpus)
+		return 0;
+	return ts_error_set(err, TS_EINFEASIBLE,
+			    "the plan needs %lld GPUs (tp %d x pp %d x dp %d x cp %d), cluster '%s' "
+			    "has %lld",
+			    need, p->tp, p->pp, p->dp > 0 ? p->dp : 1, p->cp, cname, ngpus);
+}

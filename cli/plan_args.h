@@ -41,4 +41,10 @@ int cli_plan_args_take(struct cli_plan_args *a, int c, const char *optarg);
  * set for a bad file. */
 int cli_plan_args_apply(const struct cli_plan_args *a, struct plan *p, struct ts_error *err);
 
+/* A plan (before plan_resolve) that needs more GPUs than the cluster's
+ * ngpus is valid but cannot run there: TS_EINFEASIBLE (exit 1) with the
+ * product, else 0. cname names the cluster. */
+int cli_plan_check_gpus(const struct plan *p, long long ngpus, const char *cname,
+			struct ts_error *err);
+
 #endif

@@ -70,6 +70,10 @@ int units_parse(const char *s, enum ts_qty kind, double *out, const char **why)
 		*why = "expected a number followed by a unit";
 		return TS_EINPUT;
 	}
+	if (memchr(p, 'x', (size_t)(end - p)) || memchr(p, 'X', (size_t)(end - p))) {
+		*why = "expected a decimal number"; /* strtod also reads "0x10" */
+		return TS_EINPUT;
+	}
 	if (!isfinite(v)) {
 		*why = "not a finite number";
 		return TS_EINPUT;

@@ -112,6 +112,11 @@ static int get_dist(const struct jval *obj, const char *key, struct plan_dist *d
 	case PLAN_DIST_FIXED:
 		if (jval_get_number(&c, "mean", true, &d->value, err))
 			return TS_EINPUT;
+		if (!(d->value >= 0) || d->value > 1e7) {
+			struct jval m;
+			jval_child(&c, "mean", &m);
+			return jval_error(&m, err, "must be between 0 and 1e7 (got %g)", d->value);
+		}
 		break;
 	case PLAN_DIST_POISSON:
 		if (jval_get_number(&c, "mean", true, &d->mean, err))
@@ -126,20 +131,31 @@ static int get_dist(const struct jval *obj, const char *key, struct plan_dist *d
 		if (jval_get_number(&c, "min", true, &d->min, err) ||
 		    jval_get_number(&c, "max", true, &d->max, err))
 			return TS_EINPUT;
-		if (d->min < 0 || d->max < d->min || d->max > 1e7) {
+		if (!(d->min >= 0) || d->min > 1e7) {
+			struct jval m;
+			jval_child(&c, "min", &m);
+			return jval_error(&m, err, "must be between 0 and 1e7 (got %g)", d->min);
+		}
+		if (d->max < d->min || d->max > 1e7) {
 			struct jval m;
 			jval_child(&c, "max", &m);
-			return jval_error(&m, err, "needs 0 <= min <= max <= 1e7");
+			return jval_error(&m, err, "needs min (%g) <= max <= 1e7 (got %g)", d->min,
+					  d->max);
 		}
 		break;
 	case PLAN_DIST_LOGNORMAL:
 		if (jval_get_number(&c, "mu", true, &d->mean, err) ||
 		    jval_get_number(&c, "sigma", true, &d->sigma, err))
 			return TS_EINPUT;
-		if (d->sigma < 0 || d->sigma > 5 || fabs(d->mean) > 16) {
+		if (!(fabs(d->mean) <= 16)) {
+			struct jval m;
+			jval_child(&c, "mu", &m);
+			return jval_error(&m, err, "must be between -16 and 16 (got %g)", d->mean);
+		}
+		if (!(d->sigma >= 0 && d->sigma <= 5)) {
 			struct jval m;
 			jval_child(&c, "sigma", &m);
-			return jval_error(&m, err, "needs |mu| <= 16 and 0 <= sigma <= 5");
+			return jval_error(&m, err, "must be between 0 and 5 (got %g)", d->sigma);
 		}
 		break;
 	}
@@ -205,6 +221,12 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 
 	if (jval_check_keys(&r, keys, err))
 		return TS_EINPUT;
+	{ /* free-form documentation, but strings */
+		const char *doc;
+		if (jval_get_string(&r, "name", false, &doc, err) ||
+		    jval_get_string(&r, "comment", false, &doc, err))
+			return TS_EINPUT;
+	}
 	if (get_int_field(p, &r, "tp", PF_TP, 1, big, &p->tp, err) ||
 	    get_int_field(p, &r, "pp", PF_PP, 1, PLAN_MAX_STAGES, &p->pp, err) ||
 	    get_int_field(p, &r, "dp", PF_DP, 1, big, &p->dp, err) ||

@@ -246,6 +246,19 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	struct sim_slice *s;
 	if (!tl)
 		return;
+	if (tl->n >= SIM_TIMELINE_MAX_SLICES) {
+		if (!x->err) {
+			x->err = TS_EINPUT;
+			if (x->errp && !x->errp->code)
+				ts_error_set(x->errp, TS_EINPUT,
+					     "the timeline for --trace/--svg would pass %d slices "
+					     "(a trace Perfetto cannot open); trace a plan with fewer "
+					     "micro-batches or ranks",
+					     SIM_TIMELINE_MAX_SLICES);
+		}
+		sim_stop(&x->eng);
+		return;
+	}
 	if (tl->n == tl->cap) {
 		int32_t nc = tl->cap ? tl->cap * 2 : 4096;
 		struct sim_slice *ns = realloc(tl->s, (size_t)nc * sizeof(*ns));

@@ -70,6 +70,10 @@ struct sim_slice {
 	int32_t micro, layer;         /* micro-batch, decoder layer (-1 none) */
 };
 
+/* At most this many slices are recorded (about 160 MB here and 600 MB of
+ * trace JSON); a run that would record more fails with TS_EINPUT. */
+#define SIM_TIMELINE_MAX_SLICES 4000000
+
 struct sim_timeline {
 	int32_t ntracks;              /* tracks, count */
 	char (*track)[64];            /* "rep 0 stage 1 compute", ntracks (owned) */

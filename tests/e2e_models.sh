@@ -123,6 +123,21 @@ check "missing plan file" 2 "$TRAINSIM" memory $A100 --model llama3-8b --plan "$
 check "memory without cluster" 2 "$TRAINSIM" memory --model llama3-8b
 check "bad layers-per-stage flag" 2 "$TRAINSIM" memory $A100 --model llama3-8b --pp 2 --layers-per-stage 16,x
 check "layers-per-stage with a trailing comma" 2 "$TRAINSIM" memory $A100 --model llama3-8b --pp 2 --layers-per-stage 16,16,
+printf '{"image_tokens": {"dist": "uniform", "min": -1,\n "max": 5}}\n' >"$TMP/imgmin.json"
+check "uniform min below zero" 2 "$TRAINSIM" memory $A100 --model qwen3-vl-8b --plan "$TMP/imgmin.json"
+expect "min's position, not max's" "imgmin.json:1:[0-9]+: image_tokens.min: must be between 0 and 1e7" "$TMP/err"
+printf '{"image_tokens": {"dist": "fixed", "mean": -3}}\n' >"$TMP/imgfix.json"
+check "negative fixed mean" 2 "$TRAINSIM" memory $A100 --model qwen3-vl-8b --plan "$TMP/imgfix.json"
+expect "mean's position" "imgfix.json:1:[0-9]+: image_tokens.mean: must be between 0 and 1e7" "$TMP/err"
+
+printf '{"name": 5}\n' >"$TMP/name.json"
+check "plan name not a string" 2 "$TRAINSIM" memory $A100 --model llama3-8b --plan "$TMP/name.json"
+expect "name's position" "name.json:1:[0-9]+: name: expected a string" "$TMP/err"
+check "hexadecimal flag value" 2 "$TRAINSIM" memory $A100 --model qwen3-vl-8b --image-tokens 0x10
+
+# ---- memory: a valid plan bigger than the cluster: exit 1, as predict ----
+check "more GPUs than the cluster" 1 "$TRAINSIM" memory $A100 --model llama3-8b --dp 1000000
+expect "names the GPU count" "needs 1000000 GPUs" "$TMP/err"
 
 ok=$((n - fail))
 echo "e2e_models: $ok passed, $fail failed"

@@ -65,6 +65,10 @@ check "an op beyond the simulated-time horizon" 2 "$TRAINSIM" predict --cluster 
 	--model qwen3-vl-2b --tp 1 --pp 1 --dp 8 --global-batch 8 --seq-len 16000000 --flash-attention \
 	--fidelity analytic --calibration "$TMP/slow_gpu.json"
 expect "names the horizon" "horizon" "$TMP/err"
+check "a trace of more than 4 million slices" 2 "$TRAINSIM" predict $SMALL --fidelity analytic \
+	--global-batch 60000 --trace "$TMP/big.json"
+expect "names the slice limit" "4000000 slices" "$TMP/err"
+check "no trace left behind" 0 test ! -e "$TMP/big.json"
 check "more micro-batches than the simulator holds" 2 "$TRAINSIM" predict $SMALL --global-batch 1048576
 expect "names the micro-batch limit" "global-batch.*micro-batches per replica" "$TMP/err"
 # a 1 b/s NIC is no hardware (a transfer would end past the engine's

@@ -50,7 +50,7 @@ static const struct {
 } bad_units[] = {
 	{ "400", TS_QTY_BANDWIDTH }, { "fast", TS_QTY_BANDWIDTH }, { "400Gx/s", TS_QTY_BANDWIDTH },
 	{ "80GiB", TS_QTY_TIME },    { "1.5us", TS_QTY_SIZE },     { "", TS_QTY_SIZE },
-	{ "inf GB", TS_QTY_SIZE },   { "nanGB", TS_QTY_SIZE },
+	{ "inf GB", TS_QTY_SIZE },   { "nanGB", TS_QTY_SIZE },     { "0x10GB", TS_QTY_SIZE },
 };
 
 START_TEST(units_parse_bad)
