@@ -21,6 +21,7 @@
  * after sim_run. Time is integer picoseconds; ties fire in insertion order,
  * so a run is deterministic for a given seed. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -206,6 +207,23 @@ static void set_err(struct exec *x, int rc)
 	sim_stop(&x->eng);
 }
 
+/* Fail the run as bad input with the message (the first failure's is
+ * kept) and stop the engine. */
+static void refuse(struct exec *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(struct exec *x, const char *fmt, ...)
+{
+	if (!x->err) {
+		x->err = TS_EINPUT;
+		if (x->errp && !x->errp->code) {
+			va_list ap;
+			va_start(ap, fmt);
+			ts_error_vset(x->errp, TS_EINPUT, fmt, ap);
+			va_end(ap);
+		}
+	}
+	sim_stop(&x->eng);
+}
+
 /* Simulated time the executor accepts, s. An op or collective that would
  * end later comes from absurd sizes (the engine's integer picoseconds
  * overflow near 1e7 s); it is refused with a message instead. */
@@ -218,16 +236,10 @@ static bool after_s(struct exec *x, double dur, sim_handler h, void *ctx, uint64
 {
 	double end = time_to_s(sim_now(&x->eng)) + dur;
 	if (!(dur >= 0) || !(end <= EXEC_HORIZON_S)) {
-		if (!x->err) {
-			x->err = TS_EINPUT;
-			if (x->errp && !x->errp->code)
-				ts_error_set(x->errp, TS_EINPUT,
-					     "'%s' would end at %.3g s of simulated time, beyond the "
-					     "simulator's horizon of %.0e s (absurd bandwidths or sizes in the "
-					     "cluster, plan or calibration?)",
-					     what, end, EXEC_HORIZON_S);
-		}
-		sim_stop(&x->eng);
+		refuse(x,
+		       "'%s' would end at %.3g s of simulated time, beyond the simulator's horizon "
+		       "of %.0e s (absurd bandwidths or sizes in the cluster, plan or calibration?)",
+		       what, end, EXEC_HORIZON_S);
 		return false;
 	}
 	if (!sim_after(&x->eng, time_from_s(dur), h, ctx, arg)) {
@@ -247,16 +259,10 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	if (!tl)
 		return;
 	if (tl->n >= SIM_TIMELINE_MAX_SLICES) {
-		if (!x->err) {
-			x->err = TS_EINPUT;
-			if (x->errp && !x->errp->code)
-				ts_error_set(x->errp, TS_EINPUT,
-					     "the timeline for --trace/--svg would pass %d slices "
-					     "(a trace Perfetto cannot open); trace a plan with fewer "
-					     "micro-batches or ranks",
-					     SIM_TIMELINE_MAX_SLICES);
-		}
-		sim_stop(&x->eng);
+		refuse(x,
+		       "the timeline for --trace/--svg would pass %d slices (a trace Perfetto "
+		       "cannot open); trace a plan with fewer micro-batches or ranks",
+		       SIM_TIMELINE_MAX_SLICES);
 		return;
 	}
 	if (tl->n == tl->cap) {
