@@ -81,7 +81,8 @@ static const struct option opts[] = {
 };
 
 static int report(const struct model *m, const struct plan *p, const struct sim_prediction *r,
-		  const char *cluster, const char *fid, bool exact, bool json)
+		  const char *cluster, const char *fid, bool exact, const char *cal,
+		  const struct sim_compute *comp, bool json)
 {
 	static const char *const comm[] = { "tp", "pp", "dp", "ep", "cp" };
 	if (json) {
@@ -91,6 +92,11 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddStringToObject(root, "cluster", cluster);
 		cJSON_AddStringToObject(root, "fidelity", fid);
 		cJSON_AddBoolToObject(root, "exact", exact);
+		if (cal)
+			cJSON_AddStringToObject(root, "calibration", cal);
+		else
+			cJSON_AddNullToObject(root, "calibration");
+		cJSON_AddStringToObject(root, "compute_model", comp->source);
 		cJSON_AddNumberToObject(root, "iteration_time_s", r->iteration_time_s);
 		cJSON_AddNumberToObject(root, "tokens_per_s", r->tokens_per_s);
 		cJSON_AddNumberToObject(root, "tflops_per_gpu", r->tflops_per_gpu);
@@ -160,6 +166,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		       exact ? " (exact)" : "");
 		table_print(&t, stdout);
 		table_release(&t);
+		printf("\ncompute model: %s%s%s\n", comp->source, cal ? "; file " : "", cal ? cal : "");
 		printf("\nbreakdown along the critical path (compute: stage %d); %d representative "
 		       "ranks, %lld ops, %llu events, "
 		       "%.2f s wall\n",
@@ -289,6 +296,10 @@ int cmd_predict(int argc, char **argv)
 	sim_compute_init(&comp, &cl.gpu);
 	if (cal && sim_compute_load(&comp, cal, &err))
 		goto fail;
+	if (cal && comp.gpu[0] && strcmp(comp.gpu, cl.gpu.name))
+		fprintf(stderr,
+			"trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'\n",
+			cal, comp.gpu, cl.gpu.name);
 	if (topo_build(&t, &cl, &err))
 		goto fail;
 	have_t = true;
@@ -319,7 +330,7 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	if (svg && sim_trace_write_svg(&r, svg, &err))
 		goto fail;
-	rc = report(m, p, &r, cname, fid, exact, json);
+	rc = report(m, p, &r, cname, fid, exact, cal, &comp, json);
 	if (!rc && !r.fits) {
 		fprintf(stderr,
 			"trainsim: error: the plan does not fit in GPU memory: %.1f GiB per GPU needed, "

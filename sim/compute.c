@@ -120,8 +120,15 @@ void sim_compute_set_host_link(struct sim_compute *c, double pcie_Bps)
 
 static int bad(struct ts_error *err, const char *field, const char *what, double v)
 {
-	return ts_error_set(err, TS_EINPUT, "compute model: %s: %s (got %g)", field, what, v);
+	return ts_error_set(err, TS_EINPUT, "compute model: %s: %s (got %.9g)", field, what, v);
 }
+
+/* Upper bounds of the size curves' fixed costs: 1e14 FLOP is 0.1 s of an
+ * H100's peak per GEMM and 1 GB a millisecond of its HBM per op, both far
+ * beyond any fit (0.6-1.8e9 FLOP, 0.5 MB), short of times past the
+ * engine's range. */
+#define COMPUTE_MAX_GEMM_HALF 1e14
+#define COMPUTE_MAX_HBM_HALF 1e9
 
 int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 {
@@ -130,20 +137,20 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 	 * or 0.1 % efficiency is no GPU. */
 	if (!(c->peak_flops >= 1e9) || !isfinite(c->peak_flops))
 		return bad(err, "peak_flops", "must be at least 1e9 FLOP/s", c->peak_flops);
-	if (!(c->peak_fp8_flops >= 0) || !isfinite(c->peak_fp8_flops))
-		return bad(err, "peak_fp8_flops", "must be zero or positive", c->peak_fp8_flops);
-	if (!(c->hbm_Bps >= 1e6) || !isfinite(c->hbm_Bps))
-		return bad(err, "hbm_bandwidth", "must be at least 1 MB/s", c->hbm_Bps);
+	if (!(c->peak_fp8_flops == 0 || (c->peak_fp8_flops >= 1e9 && c->peak_fp8_flops <= 1e18)))
+		return bad(err, "peak_fp8_flops", "must be 0 or in [1e9, 1e18]", c->peak_fp8_flops);
+	if (!(c->hbm_Bps >= 1e6 && c->hbm_Bps <= 1e15))
+		return bad(err, "hbm_bandwidth", "must be between 1 MB/s and 1 PB/s", c->hbm_Bps);
 	if (!(c->hbm_eff >= 1e-3 && c->hbm_eff <= 1))
 		return bad(err, "hbm_eff", "must be in [0.001, 1]", c->hbm_eff);
-	if (!(c->hbm_half_bytes >= 0) || !isfinite(c->hbm_half_bytes))
-		return bad(err, "hbm_half", "must be zero or positive", c->hbm_half_bytes);
+	if (!(c->hbm_half_bytes >= 0 && c->hbm_half_bytes <= COMPUTE_MAX_HBM_HALF))
+		return bad(err, "hbm_half", "must be in [0, 1 GB]", c->hbm_half_bytes);
 	if (!(c->launch_s >= 0 && c->launch_s < 1))
 		return bad(err, "launch", "must be in [0, 1 s)", c->launch_s);
 	if (!(c->gemm_eff_max >= 1e-3 && c->gemm_eff_max <= 1))
 		return bad(err, "gemm_eff_max", "must be in [0.001, 1]", c->gemm_eff_max);
-	if (!(c->gemm_half_flops >= 0) || !isfinite(c->gemm_half_flops))
-		return bad(err, "gemm_half_flops", "must be zero or positive", c->gemm_half_flops);
+	if (!(c->gemm_half_flops >= 0 && c->gemm_half_flops <= COMPUTE_MAX_GEMM_HALF))
+		return bad(err, "gemm_half_flops", "must be in [0, 1e14]", c->gemm_half_flops);
 	if (!(c->attn_eff >= 1e-3 && c->attn_eff <= 1))
 		return bad(err, "attn_eff", "must be in [0.001, 1]", c->attn_eff);
 	if (c->sm_count < 1 || c->sm_count > 100000)
@@ -158,12 +165,14 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 		return bad(err, "vector_flops", "must be at least 1e9 FLOP/s", c->vector_flops);
 	if (!(c->fp32_gemm_ratio >= 1e-3 && c->fp32_gemm_ratio <= 1))
 		return bad(err, "fp32_gemm_ratio", "must be in [0.001, 1]", c->fp32_gemm_ratio);
-	if (!(c->host_link_Bps == 0 || c->host_link_Bps >= 1e6) || !isfinite(c->host_link_Bps))
-		return bad(err, "host_link_bandwidth", "must be at least 1 MB/s", c->host_link_Bps);
+	if (!(c->host_link_Bps == 0 || (c->host_link_Bps >= 1e6 && c->host_link_Bps <= 1e15)))
+		return bad(err, "host_link_bandwidth", "must be between 1 MB/s and 1 PB/s",
+			   c->host_link_Bps);
 	if (!(c->dispatch_s >= 0 && c->dispatch_s < 1))
 		return bad(err, "dispatch", "must be in [0, 1 s)", c->dispatch_s);
-	if (!(c->host_mem_Bps >= 1e6) || !isfinite(c->host_mem_Bps))
-		return bad(err, "host_memory_bandwidth", "must be at least 1 MB/s", c->host_mem_Bps);
+	if (!(c->host_mem_Bps >= 1e6 && c->host_mem_Bps <= 1e15))
+		return bad(err, "host_memory_bandwidth", "must be between 1 MB/s and 1 PB/s",
+			   c->host_mem_Bps);
 	return 0;
 }
 
@@ -222,9 +231,9 @@ static int get_range(const struct jval *o, const char *key, double lo, double hi
 		return TS_EINPUT;
 	if ((lo_open ? !(v > lo) : !(v >= lo)) || v > hi) {
 		if (isinf(hi))
-			return jval_error(&c, err, "must be %s %g (got %g)", lo_open ? ">" : ">=",
+			return jval_error(&c, err, "must be %s %g (got %.9g)", lo_open ? ">" : ">=",
 					  lo, v);
-		return jval_error(&c, err, "must be in %s%g, %g] (got %g)", lo_open ? "(" : "[",
+		return jval_error(&c, err, "must be in %s%g, %g] (got %.9g)", lo_open ? "(" : "[",
 				  lo, hi, v);
 	}
 	*out = v;
@@ -253,16 +262,16 @@ static void qty_node(const struct jval *o, const char *key, enum ts_qty kind, st
 	}
 }
 
-/* A bandwidth quantity given in o below lo B/s: error at its position.
- * Absent keys (defaults) are not checked here. */
-static int qty_below(const struct jval *o, const char *key, double v, double lo,
-		     struct ts_error *err)
+/* A bandwidth quantity given in o outside 1 MB/s..1 PB/s (the cluster
+ * file's bounds): error at its position. Absent keys (defaults) are not
+ * checked here. */
+static int bw_out_of_range(const struct jval *o, const char *key, double v, struct ts_error *err)
 {
 	struct jval c;
-	if (v >= lo)
+	if (v >= 1e6 && v <= 1e15)
 		return 0;
 	qty_node(o, key, TS_QTY_BANDWIDTH, &c);
-	return c.j ? jval_error(&c, err, "must be at least 1 MB/s (got %g B/s)", v) : 0;
+	return c.j ? jval_error(&c, err, "must be between 1 MB/s and 1 PB/s (got %g B/s)", v) : 0;
 }
 
 /* A time quantity given in o of 1 s or more: error at its position. */
@@ -306,7 +315,8 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	    jval_get_quantity(o, "hbm_half", TS_QTY_SIZE, false, true, &t.hbm_half_bytes, err) ||
 	    jval_get_quantity(o, "launch", TS_QTY_TIME, false, true, &t.launch_s, err) ||
 	    get_range(o, "gemm_eff_max", 1e-3, 1, false, &t.gemm_eff_max, err) ||
-	    get_range(o, "gemm_half_flops", 0, 1e18, false, &t.gemm_half_flops, err) ||
+	    get_range(o, "gemm_half_flops", 0, COMPUTE_MAX_GEMM_HALF, false, &t.gemm_half_flops,
+		      err) ||
 	    get_range(o, "attn_eff", 1e-3, 1, false, &t.attn_eff, err) ||
 	    get_int_field(o, "sm_count", 1, 100000, &t.sm_count, err) ||
 	    get_range(o, "overlap_slowdown", 1, 100, false, &t.overlap_slowdown, err) ||
@@ -320,10 +330,23 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 			      &t.host_mem_Bps, err) ||
 	    jval_get_quantity(o, "dispatch", TS_QTY_TIME, false, true, &t.dispatch_s, err))
 		return TS_EINPUT;
-	if (qty_below(o, "hbm_bandwidth", t.hbm_Bps, 1e6, err) ||
-	    qty_below(o, "host_link_bandwidth", t.host_link_Bps, 1e6, err) ||
-	    qty_below(o, "host_memory_bandwidth", t.host_mem_Bps, 1e6, err))
+	if (bw_out_of_range(o, "hbm_bandwidth", t.hbm_Bps, err) ||
+	    bw_out_of_range(o, "host_link_bandwidth", t.host_link_Bps, err) ||
+	    bw_out_of_range(o, "host_memory_bandwidth", t.host_mem_Bps, err))
 		return TS_EINPUT;
+	if (t.hbm_half_bytes > COMPUTE_MAX_HBM_HALF) {
+		struct jval at;
+		qty_node(o, "hbm_half", TS_QTY_SIZE, &at);
+		if (at.j)
+			return jval_error(&at, err, "must be at most 1 GB (got %g bytes)",
+					  t.hbm_half_bytes);
+	}
+	if (t.peak_fp8_flops > 0 && t.peak_fp8_flops < 1e9) {
+		struct jval at;
+		jval_child(o, "peak_fp8_flops", &at);
+		return jval_error(&at, err, "must be 0 (no FP8) or at least 1e9 FLOP/s (got %.9g)",
+				  t.peak_fp8_flops);
+	}
 	if (time_too_long(o, "dispatch", t.dispatch_s, err) ||
 	    time_too_long(o, "launch", t.launch_s, err))
 		return TS_EINPUT;

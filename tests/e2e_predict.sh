@@ -30,6 +30,12 @@ check "rendered png is not empty" 0 test -s "$TMP/t.png"
 check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
 expect "qwen3 exposed ep reported" '"ep":' "$TMP/out"
+check "a calibration for another GPU" 0 "$TRAINSIM" predict $SMALL --fidelity analytic --json \
+	--calibration "$EX/calibration/a100-vtrain.json"
+expect "warns of the GPU mismatch" "warning: calibration .*a100-vtrain.json is for GPU 'A100-SXM4-80GB', the cluster's is 'H100" "$TMP/err"
+expect "json names the calibration" '"calibration":[[:space:]]*".*a100-vtrain.json"' "$TMP/out"
+check "default compute model" 0 "$TRAINSIM" predict $SMALL --fidelity analytic
+expect "summary names the compute model" "^compute model: defaults: H100" "$TMP/out"
 
 # ---- bad input ----
 check "more GPUs than the cluster" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \

@@ -321,6 +321,14 @@ static const struct {
 	{ "{\n  \"host_memory_bandwidth\": \"0.5MB/s\"\n}\n", "host_memory_bandwidth" },
 	{ "{\n  \"host_link_bandwidth_furlongs\": 3\n}\n", "host_link_bandwidth" },
 	{ "{\n  \"dispatch\": \"2s\"\n}\n", "dispatch" },
+	/* no hardware: past 1 PB/s, a fixed cost of seconds, FP8 below 1 GFLOP/s */
+	{ "{\n  \"hbm_bandwidth\": \"1e30GB/s\"\n}\n", "hbm_bandwidth: must be between 1 MB/s and 1 PB/s" },
+	{ "{\n  \"host_memory_bandwidth\": \"1e30GB/s\"\n}\n", "host_memory_bandwidth: must be between" },
+	{ "{\n  \"hbm_half\": \"2GB\"\n}\n", "hbm_half: must be at most 1 GB" },
+	{ "{\n  \"gemm_half_flops\": 1e18\n}\n", "gemm_half_flops: must be in [0, 1e+14]" },
+	{ "{\n  \"peak_fp8_flops\": 1\n}\n", "peak_fp8_flops: must be 0 (no FP8) or at least 1e9" },
+	/* enough digits to show why a value just past a bound fails */
+	{ "{\n  \"hbm_eff\": 1.0000001\n}\n", "(got 1.0000001)" },
 };
 
 START_TEST(load_bad_file)
