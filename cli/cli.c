@@ -16,17 +16,17 @@
 #endif
 
 const struct cli_cmd cli_commands[] = {
-	{ "topo", cmd_topo, "describe a cluster's topology: tiers, bisection, oversubscription, ECMP" },
-	{ "collective", cmd_collective, "simulate a collective like nccl-tests (size, time, algbw, busbw)" },
-	{ "model", cmd_model, "parameters and FLOPs of a model, by part" },
-	{ "memory", cmd_memory, "memory per GPU of a model under a parallel plan" },
-	{ "predict", cmd_predict, "predict the iteration time of a plan on a cluster" },
-	{ "search", cmd_search, "search parallel plans for the fastest that fits" },
-	{ "fabric", cmd_fabric, "compare cluster fabrics for a workload: time and cost" },
-	{ "hw", cmd_hw, "run a plan's operations on real GPUs (NCCL) or CPU ranks (MPI)" },
-	{ "calibrate", cmd_calibrate, "fit model parameters to measurements or nccl-tests logs" },
-	{ "validate", cmd_validate, "compare predictions with measurements" },
-	{ NULL, NULL, NULL }
+	{ "topo", cmd_topo, "describe a cluster's topology: tiers, bisection, oversubscription, ECMP", false },
+	{ "collective", cmd_collective, "simulate a collective like nccl-tests (size, time, algbw, busbw)", false },
+	{ "model", cmd_model, "parameters and FLOPs of a model, by part", false },
+	{ "memory", cmd_memory, "memory per GPU of a model under a parallel plan", false },
+	{ "predict", cmd_predict, "predict the iteration time of a plan on a cluster", false },
+	{ "search", cmd_search, "search parallel plans for the fastest that fits", true },
+	{ "fabric", cmd_fabric, "compare cluster fabrics for a workload: time and cost", true },
+	{ "hw", cmd_hw, "run a plan's operations on real GPUs (NCCL) or CPU ranks (MPI)", true },
+	{ "calibrate", cmd_calibrate, "fit model parameters to measurements or nccl-tests logs", true },
+	{ "validate", cmd_validate, "compare predictions with measurements", true },
+	{ NULL, NULL, NULL, false }
 };
 
 static void print_help(FILE *out)
@@ -39,7 +39,12 @@ static void print_help(FILE *out)
 		"\n"
 		"commands:\n");
 	for (int i = 0; cli_commands[i].name; i++)
-		fprintf(out, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
+		if (!cli_commands[i].planned)
+			fprintf(out, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
+	fprintf(out, "\nplanned, not implemented in this version:\n");
+	for (int i = 0; cli_commands[i].name; i++)
+		if (cli_commands[i].planned)
+			fprintf(out, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
 	fprintf(out,
 		"\n"
 		"Every command takes --help and --json. Exit status: 0 success, 1 infeasible\n"
@@ -67,6 +72,22 @@ int cli_main(int argc, char **argv)
 			return cli_commands[i].run(argc - 1, argv + 1);
 		}
 	fprintf(stderr, "trainsim: error: unknown command '%s' (see 'trainsim --help')\n", argv[1]);
+	return 2;
+}
+
+int cli_planned(int argc, char **argv)
+{
+	const char *summary = "";
+	for (int i = 0; cli_commands[i].name; i++)
+		if (!strcmp(cli_commands[i].name, argv[0]))
+			summary = cli_commands[i].summary;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("trainsim %s: %s\n(planned; not implemented in this version)\n", argv[0],
+			       summary);
+			return 0;
+		}
+	fprintf(stderr, "trainsim: error: '%s' is not implemented in this version\n", argv[0]);
 	return 2;
 }
 

@@ -18,6 +18,7 @@ struct cli_cmd {
 	const char *name;                   /* subcommand word */
 	int (*run)(int argc, char **argv);  /* argv[0] is the subcommand name */
 	const char *summary;                /* one line for `trainsim --help` */
+	bool planned;                       /* not built yet: cli_planned */
 };
 
 int cmd_topo(int argc, char **argv);
@@ -34,6 +35,9 @@ int cmd_validate(int argc, char **argv);
 extern const struct cli_cmd cli_commands[];
 int cli_main(int argc, char **argv);
 
+/* A planned command that is not built: --help says so (exit 0), anything
+ * else is refused with one line (exit 2). */
+int cli_planned(int argc, char **argv);
 /* Print err as one line and return its exit status. */
 int cli_fail(const struct ts_error *err);
 /* Usage error for subcommand cmd: one line naming the problem and the
