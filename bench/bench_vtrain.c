@@ -70,6 +70,7 @@ struct row {
 };
 
 struct rows {
+	const char *path;      /* the CSV, for messages */
 	int n;                 /* rows, count */
 	struct row r[MAX_ROWS];
 	int ngroups;           /* distinct model sizes, count */
@@ -88,58 +89,152 @@ static const char *src_rel(const char *rel, char *buf, size_t n)
 	return buf;
 }
 
+/* Columns of the CSV, in order, with the range each must lie in (beyond
+ * them no A100 cluster of this kind: the row is refused at its column). */
+static const struct col {
+	const char *name;
+	double lo, hi;
+	bool integer;
+} cols[12] = {
+	{ "model size (B)", 1e-3, 1e5, false }, { "GPUs", 1, 1e6, true },
+	{ "global batch", 1, 1e7, true },       { "micro batch", 1, 1e5, true },
+	{ "hidden", 1, 1e6, true },             { "heads", 1, 1e5, true },
+	{ "layers", 1, 1e5, true },             { "sequence", 1, 1e7, true },
+	{ "tp", 1, 1e5, true },                 { "dp", 1, 1e6, true },
+	{ "pp", 1, 1e5, true },                 { "time (ms)", 1e-3, 1e9, false },
+};
+
+/* Field i of a data row (NUL-terminated, trimmed): a decimal number in
+ * its column's range. */
+static int parse_field(const char *path, int ln, int i, const char *s, double *v,
+		       struct ts_error *err)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(*v) || strpbrk(s, "xX"))
+		return ts_error_set(err, TS_EINPUT, "%s:%d: column %d (%s): expected a decimal "
+				    "number, got '%.32s'", path, ln, i + 1, cols[i].name, s);
+	if (cols[i].integer && *v != floor(*v))
+		return ts_error_set(err, TS_EINPUT, "%s:%d: column %d (%s): expected an integer, "
+				    "got '%.32s'", path, ln, i + 1, cols[i].name, s);
+	if (*v < cols[i].lo || *v > cols[i].hi)
+		return ts_error_set(err, TS_EINPUT, "%s:%d: column %d (%s): must be between %g and "
+				    "%g, got '%.32s'", path, ln, i + 1, cols[i].name, cols[i].lo,
+				    cols[i].hi, s);
+	return 0;
+}
+
+/* Split line (modified) into 12 trimmed fields; how many it had. */
+static int split_fields(char *line, char **field)
+{
+	int n = 0;
+	char *p = line;
+	for (;;) {
+		char *c = strchr(p, ',');
+		if (n < 12)
+			field[n] = p;
+		n++;
+		if (!c)
+			break;
+		*c = '\0';
+		p = c + 1;
+	}
+	for (int i = 0; i < n && i < 12; i++) {
+		char *a = field[i], *b;
+		while (*a == ' ' || *a == '\t')
+			a++;
+		b = a + strlen(a);
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\n' || b[-1] == '\r'))
+			*--b = '\0';
+		field[i] = a;
+	}
+	return n;
+}
+
 static int load_csv(const char *path, struct rows *rs, struct ts_error *err)
 {
 	FILE *f = fopen(path, "r");
 	char line[1024];
-	int ln = 0;
+	int ln = 0, rc = 0;
 	if (!f)
 		return ts_error_set(err, TS_EIO, "%s: %s", path, strerror(errno));
+	rs->path = path;
 	rs->n = 0;
 	rs->ngroups = 0;
 	while (fgets(line, sizeof(line), f)) {
+		char *field[12];
+		double v[12];
+		int nf;
 		ln++;
-		if (ln == 1 || line[0] == '\n' || line[0] == '\r')
-			continue; /* header */
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = ts_error_set(err, TS_EINPUT, "%s:%d: line longer than %zu bytes", path, ln,
+					  sizeof(line) - 2);
+			break;
+		}
+		if (ln == 1) {
+			/* the header names the columns: a first line that is a number
+			 * is data without a header, which would silently lose a row */
+			char *end;
+			const char *h = line;
+			if (!strncmp(h, "\xef\xbb\xbf", 3))
+				h += 3; /* UTF-8 byte-order mark */
+			(void)strtod(h, &end);
+			if (end != h) {
+				rc = ts_error_set(err, TS_EINPUT, "%s:1: expected a header row naming "
+						  "the 12 columns, got data", path);
+				break;
+			}
+			continue;
+		}
+		if (line[strspn(line, " \t\r\n")] == '\0')
+			continue; /* blank line */
 		if (rs->n == MAX_ROWS) {
-			fclose(f);
-			return ts_error_set(err, TS_EINPUT, "%s:%d: more than %d rows", path, ln,
-					    MAX_ROWS);
+			rc = ts_error_set(err, TS_EINPUT, "%s:%d: more than %d rows", path, ln, MAX_ROWS);
+			break;
 		}
+		nf = split_fields(line, field);
+		if (nf != 12) {
+			rc = ts_error_set(err, TS_EINPUT,
+					  "%s:%d: expected 12 comma-separated numbers (params, GPUs, "
+					  "global batch, micro batch, hidden, heads, layers, seq, tp, "
+					  "dp, pp, ms), got %d fields",
+					  path, ln, nf);
+			break;
+		}
+		for (int i = 0; i < 12 && !rc; i++)
+			rc = parse_field(path, ln, i, field[i], &v[i], err);
+		if (rc)
+			break;
 		struct row *r = &rs->r[rs->n];
-		double ms;
-		int used = 0;
 		memset(r, 0, sizeof(*r));
-		int k = sscanf(line, "%lf,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lf%n", &r->params_b, &r->gpus,
-			       &r->global_batch, &r->micro, &r->hidden, &r->heads, &r->layers, &r->seq,
-			       &r->tp, &r->dp, &r->pp, &ms, &used);
-		if (k != 12 || (line[used] != '\n' && line[used] != '\r' && line[used] != '\0')) {
-			fclose(f);
-			return ts_error_set(err, TS_EINPUT,
-					    "%s:%d: expected 12 comma-separated numbers (params, GPUs, "
-					    "global batch, micro batch, hidden, heads, layers, seq, tp, "
-					    "dp, pp, ms)",
-					    path, ln);
-		}
-		if (r->gpus < 1 || r->tp < 1 || r->dp < 1 || r->pp < 1 || r->micro < 1 ||
-		    r->tp * r->dp * r->pp != r->gpus || !(ms > 0)) {
-			fclose(f);
-			return ts_error_set(err, TS_EINPUT,
-					    "%s:%d: inconsistent row (tp %d x dp %d x pp %d vs %d GPUs, "
-					    "time %g ms)",
-					    path, ln, r->tp, r->dp, r->pp, r->gpus, ms);
+		r->params_b = v[0];
+		r->gpus = (int)v[1];
+		r->global_batch = (int)v[2];
+		r->micro = (int)v[3];
+		r->hidden = (int)v[4];
+		r->heads = (int)v[5];
+		r->layers = (int)v[6];
+		r->seq = (int)v[7];
+		r->tp = (int)v[8];
+		r->dp = (int)v[9];
+		r->pp = (int)v[10];
+		if ((long long)r->tp * r->dp * r->pp != r->gpus) {
+			rc = ts_error_set(err, TS_EINPUT,
+					  "%s:%d: inconsistent row (tp %d x dp %d x pp %d vs %d GPUs)",
+					  path, ln, r->tp, r->dp, r->pp, r->gpus);
+			break;
 		}
 		r->line = ln;
-		r->measured_s = ms * 1e-3;
+		r->measured_s = v[11] * 1e-3;
 		r->group = -1;
 		for (int g = 0; g < rs->ngroups; g++)
 			if (rs->group_b[g] == r->params_b)
 				r->group = g;
 		if (r->group < 0) {
 			if (rs->ngroups == (int)TS_ARRAY_LEN(rs->group_b)) {
-				fclose(f);
-				return ts_error_set(err, TS_EINPUT, "%s:%d: too many model sizes",
-						    path, ln);
+				rc = ts_error_set(err, TS_EINPUT, "%s:%d: too many model sizes", path, ln);
+				break;
 			}
 			rs->group_b[rs->ngroups] = r->params_b;
 			r->group = rs->ngroups++;
@@ -147,6 +242,8 @@ static int load_csv(const char *path, struct rows *rs, struct ts_error *err)
 		rs->n++;
 	}
 	fclose(f);
+	if (rc)
+		return rc;
 	if (rs->n == 0)
 		return ts_error_set(err, TS_EINPUT, "%s: no data rows", path);
 	return 0;
@@ -276,9 +373,26 @@ struct ctx {
 	int rounds;                 /* fit rounds (re-anchorings), count */
 	double huber;               /* Huber loss threshold on relative error, 0 = least squares */
 	int jobs;                   /* processes predicting rows in parallel, count */
+	const char *solver;         /* GSL status of the last solve */
 	uint64_t predictions;       /* sim_predict calls, count */
 	double predict_wall_s;      /* their wall time, s */
 };
+
+/* A decimal integer option in [lo, hi]; else one line and nonzero. */
+static int opt_count(const char *name, const char *val, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (end == val || *end || errno || v < lo || v > hi) {
+		fprintf(stderr, "bench_vtrain: %s needs an integer from %d to %d (got '%s')\n", name,
+			lo, hi, val);
+		return 1;
+	}
+	*out = (int)v;
+	return 0;
+}
 
 static double now_s(void)
 {
@@ -296,11 +410,14 @@ static int predict_row(struct ctx *cx, struct row *r, const struct sim_compute *
 	const struct topo *t;
 	int rc;
 
-	if ((rc = row_model(r, &m, err)) || (rc = row_plan(r, &m, &cx->st, &p, err)))
-		return rc;
+	if ((rc = row_model(r, &m, err)) || (rc = row_plan(r, &m, &cx->st, &p, err))) {
+		/* the row's model or plan is impossible: say which row */
+		struct ts_error why = *err;
+		return ts_error_set(err, rc, "%s:%d: %s", cx->rs->path, r->line, why.msg);
+	}
 	if (r->gpus % cx->gpn)
-		return ts_error_set(err, TS_EINPUT, "line %d: %d GPUs is not whole nodes of %d",
-				    r->line, r->gpus, cx->gpn);
+		return ts_error_set(err, TS_EINPUT, "%s:%d: %d GPUs is not whole nodes of %d",
+				    cx->rs->path, r->line, r->gpus, cx->gpn);
 	t = get_topo(&cx->tc, cx->cluster, r->gpus / cx->gpn, err);
 	if (!t)
 		return err->code ? err->code : TS_EINPUT;
@@ -602,6 +719,7 @@ static int fit_inner(struct ctx *cx, struct sim_compute *c, bool verbose)
 	if (verbose)
 		fprintf(stderr, "bench_vtrain: fit: %s after %zu iterations (info %d)\n",
 			gsl_strerror(rc), gsl_multifit_nlinear_niter(w), info);
+	cx->solver = gsl_strerror(rc);
 	for (int i = 0; i < NPAR; i++)
 		x[i] = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)i);
 	x_to_compute(x, &cx->base, c);
@@ -718,56 +836,122 @@ static void print_params(const char *title, const struct sim_compute *c)
 	printf("\n");
 }
 
-/* Write the fitted calibration as JSON (atomically). */
-static int write_calibration(const char *path, const struct sim_compute *c, const struct stats *s,
-			     const struct stats *cv, int nrows, const char *csv, int rounds,
-			     double huber, bool overlap_dp, struct ts_error *err)
+/* A path as the written file shows it: the shipped inputs relative to the
+ * project (src_rel's "<source>/bench/../X" becomes X, "../shared/.." becomes
+ * "shared/.."), others as given. */
+static const char *shown_path(const char *p)
 {
-	char buf[4096], cvtext[32] = "null", loss[64];
-	if (cv)
-		snprintf(cvtext, sizeof(cvtext), "%.4f", cv->mean_abs);
-	if (huber > 0)
-		snprintf(loss, sizeof(loss), "Huber, delta %g", huber);
+	const char *m = strstr(p, "/bench/../");
+	if (!m)
+		return p;
+	m += strlen("/bench/../");
+	return strncmp(m, "../", 3) ? m : m + 3;
+}
+
+/* What --write records of the run besides the numbers. */
+struct provenance {
+	const char *csv;            /* the rows' file */
+	const char *cluster;        /* the cluster file */
+	const char *fidelity;       /* network model */
+	bool fitted;                /* --fit ran: the numbers are fitted to the rows */
+	const char *solver;         /* the last solve's GSL status (fitted only) */
+	int rounds;                 /* fit rounds */
+	double huber;               /* Huber threshold, 0 least squares */
+	bool overlap_dp;            /* --overlap-dp */
+};
+
+/* Write the calibration as JSON (atomically; cJSON escapes the strings).
+ * Statistics that are not finite are refused: nothing is written. */
+static int write_calibration(const char *path, const struct sim_compute *c, const struct stats *s,
+			     const struct stats *cv, int nrows, const struct provenance *pv,
+			     struct ts_error *err)
+{
+	char text[512], loss[64];
+	cJSON *root, *fit;
+	char *out;
+	int rc;
+	if (!isfinite(s->mean_abs) || !isfinite(s->max_abs) || !isfinite(s->rms) ||
+	    (cv && !isfinite(cv->mean_abs)))
+		return ts_error_set(err, TS_EINPUT, "%s: not written: the error statistics are not "
+				    "finite numbers", path);
+	if (pv->huber > 0)
+		snprintf(loss, sizeof(loss), "Huber, delta %g", pv->huber);
 	else
 		snprintf(loss, sizeof(loss), "least squares");
-	int n = snprintf(
-		buf, sizeof(buf),
-		"{\n"
-		"  \"gpu\": \"%s\",\n"
-		"  \"source\": \"fitted by bench/bench_vtrain --fit (GSL gsl_multifit_nlinear, "
-		"trust-region Levenberg-Marquardt) to %d measured Megatron-DeepSpeed A100 "
-		"iterations of the vTrain set\",\n"
-		"  \"gemm_eff_max\": %.6g,\n"
-		"  \"gemm_half_flops\": %.6g,\n"
-		"  \"launch_us\": %.6g,\n"
-		"  \"dispatch_us\": %.6g,\n"
-		"  \"hbm_eff\": %.6g,\n"
-		"  \"fit\": {\n"
-		"    \"data\": \"%s\",\n"
-		"    \"cluster\": \"examples/calibration/a100-vtrain-cluster.json, fidelity analytic\",\n"
-		"    \"workload\": \"bench_vtrain's settings: " SETTINGS_TEXT "%s\",\n"
-		"    \"parameters\": [\"gemm_eff_max\", \"gemm_half_flops\", \"hbm_eff\", "
-		"\"launch_us\", \"dispatch_us\"],\n"
-		"    \"fixed\": \"attn_eff (flash attention only; this set has none), overlap_slowdown, "
-		"tile 256x128, sm_count 108, peaks from the A100 datasheet (compute-model "
-		"defaults); network from the cluster file\",\n"
-		"    \"method\": \"relative error (T_free(x) + C - T_meas) / T_meas per row, C = "
-		"exposed communication of full sim_predict runs at the anchor, up to %d rounds; "
-		"loss %s\",\n"
-		"    \"rows\": %d,\n"
-		"    \"in_sample_mean_abs_error\": %.4f,\n"
-		"    \"in_sample_max_abs_error\": %.4f,\n"
-		"    \"in_sample_rms_error\": %.4f,\n"
-		"    \"leave_one_model_out_mean_abs_error\": %s\n"
-		"  }\n"
-		"}\n",
-		c->gpu, nrows, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6,
-		c->dispatch_s * 1e6, c->hbm_eff, csv,
-		overlap_dp ? "overlapped with backward (--overlap-dp)" : "after backward", rounds,
-		loss, nrows, s->mean_abs, s->max_abs, s->rms, cvtext);
-	if (n < 0 || n >= (int)sizeof(buf))
-		return ts_error_set(err, TS_EINPUT, "calibration text too long");
-	return fileio_write_atomic(path, buf, (size_t)n, err);
+	root = cJSON_CreateObject();
+	fit = cJSON_CreateObject();
+	if (!root || !fit) {
+		cJSON_Delete(root);
+		cJSON_Delete(fit);
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
+	}
+	cJSON_AddStringToObject(root, "gpu", c->gpu);
+	if (pv->fitted)
+		snprintf(text, sizeof(text),
+			 "fitted by bench/bench_vtrain --fit (GSL gsl_multifit_nlinear, trust-region "
+			 "Levenberg-Marquardt) to %d measured Megatron-DeepSpeed A100 iterations of "
+			 "%s",
+			 nrows, pv->csv);
+	else
+		snprintf(text, sizeof(text), "%s, evaluated by bench/bench_vtrain on %d rows of %s",
+			 c->source, nrows, pv->csv);
+	cJSON_AddStringToObject(root, "source", text);
+	cJSON_AddNumberToObject(root, "gemm_eff_max", c->gemm_eff_max);
+	cJSON_AddNumberToObject(root, "gemm_half_flops", c->gemm_half_flops);
+	cJSON_AddNumberToObject(root, "launch_us", c->launch_s * 1e6);
+	cJSON_AddNumberToObject(root, "dispatch_us", c->dispatch_s * 1e6);
+	cJSON_AddNumberToObject(root, "hbm_eff", c->hbm_eff);
+	cJSON_AddStringToObject(fit, "data", pv->csv);
+	snprintf(text, sizeof(text), "%s, fidelity %s", pv->cluster, pv->fidelity);
+	cJSON_AddStringToObject(fit, "cluster", text);
+	snprintf(text, sizeof(text), "bench_vtrain's settings: " SETTINGS_TEXT "%s",
+		 pv->overlap_dp ? "overlapped with backward (--overlap-dp)" : "after backward");
+	cJSON_AddStringToObject(fit, "workload", text);
+	if (pv->fitted) {
+		static const char *const pars[] = { "gemm_eff_max", "gemm_half_flops", "hbm_eff",
+						    "launch_us", "dispatch_us" };
+		cJSON_AddItemToObject(fit, "parameters", cJSON_CreateStringArray(pars, NPAR));
+		cJSON_AddStringToObject(fit, "fixed",
+					"attn_eff (flash attention only; this set has none), "
+					"overlap_slowdown, tile 256x128, sm_count 108, peaks from the "
+					"A100 datasheet (compute-model defaults); network from the "
+					"cluster file");
+		snprintf(text, sizeof(text),
+			 "relative error (T_free(x) + C - T_meas) / T_meas per row, C = exposed "
+			 "communication of full sim_predict runs at the anchor, up to %d rounds; loss "
+			 "%s",
+			 pv->rounds, loss);
+		cJSON_AddStringToObject(fit, "method", text);
+		cJSON_AddStringToObject(fit, "solver_status", pv->solver ? pv->solver : "");
+	}
+	cJSON_AddNumberToObject(fit, "rows", nrows);
+	cJSON_AddNumberToObject(fit, "in_sample_mean_abs_error", round(s->mean_abs * 1e4) / 1e4);
+	cJSON_AddNumberToObject(fit, "in_sample_max_abs_error", round(s->max_abs * 1e4) / 1e4);
+	cJSON_AddNumberToObject(fit, "in_sample_rms_error", round(s->rms * 1e4) / 1e4);
+	if (cv)
+		cJSON_AddNumberToObject(fit, "leave_one_model_out_mean_abs_error",
+					round(cv->mean_abs * 1e4) / 1e4);
+	else
+		cJSON_AddNullToObject(fit, "leave_one_model_out_mean_abs_error");
+	cJSON_AddItemToObject(root, "fit", fit);
+	out = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!out)
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
+	{
+		size_t n = strlen(out);
+		char *nl = realloc(out, n + 2);
+		if (!nl) {
+			cJSON_free(out);
+			return ts_error_set(err, TS_ENOMEM, "out of memory");
+		}
+		out = nl;
+		out[n] = '\n';
+		out[n + 1] = '\0';
+	}
+	rc = fileio_write_atomic(path, out, strlen(out), err);
+	free(out);
+	return rc;
 }
 
 /* ---- audit of the measured data --------------------------------------------
@@ -909,9 +1093,18 @@ int main(int argc, char **argv)
 		case 'w': write_path = optarg; break;
 		case 'O': cx.st.overlap_dp = true; break;
 		case 'Z': cx.st.free_comm = true; break;
-		case 'R': cx.rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
-		case 'l': limit = atoi(optarg); break;
-		case 'j': cx.jobs = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+		case 'R':
+			if (opt_count("--rounds", optarg, 1, 100, &cx.rounds))
+				return 2;
+			break;
+		case 'l':
+			if (opt_count("--limit", optarg, 1, MAX_ROWS, &limit))
+				return 2;
+			break;
+		case 'j':
+			if (opt_count("--jobs", optarg, 1, 1024, &cx.jobs))
+				return 2;
+			break;
 		case 'L':
 			if (!strcmp(optarg, "l2"))
 				cx.huber = 0;
@@ -945,7 +1138,10 @@ int main(int argc, char **argv)
 			break;
 		case 'A': do_audit = true; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			fprintf(stderr, "bench_vtrain: unknown option or missing value '%s' (see --help)\n",
+				argv[optind - 1]);
+			return 2;
 		}
 	}
 	if (optind < argc)
@@ -1053,9 +1249,18 @@ int main(int argc, char **argv)
 		       cx.predictions ? 1e3 * cx.predict_wall_s / (double)cx.predictions : 0.0,
 		       now_s() - t0, ru.ru_maxrss / 1024.0);
 	}
-	if (write_path && write_calibration(write_path, &c, &s, have_cv ? &cvs : NULL, s.n, CSV_REL + 6,
-					    cx.rounds, cx.huber, cx.st.overlap_dp, &err))
-		goto fail;
+	if (write_path) {
+		struct provenance pv = { shown_path(csv),
+					 shown_path(cx.cluster),
+					 cx.st.fidelity == SIM_ANALYTIC ? "analytic" : "flow",
+					 do_fit,
+					 cx.solver,
+					 cx.rounds,
+					 cx.huber,
+					 cx.st.overlap_dp };
+		if (write_calibration(write_path, &c, &s, have_cv ? &cvs : NULL, s.n, &pv, &err))
+			goto fail;
+	}
 	topo_cache_release(&cx.tc);
 	return 0;
 fail:

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# e2e_bench_vtrain.sh: the accuracy program on a few rows of the vTrain set,
+# and its refusal of bad rows, options and outputs (one line, exit 2,
+# nothing written).
+set -u
+. "$(dirname "$0")/e2e-lib.bash"
+B=${TS_BINARY_DIR:?TS_BINARY_DIR must point at the build}/bench/bench_vtrain
+CSV=$TS_SOURCE_DIR/../shared/reference/measured/vtrain_megatron_deepspeed_a100.csv
+[ -x "$B" ] || { echo "skip: $B not built"; exit 77; }
+[ -r "$CSV" ] || { echo "skip: $CSV not present"; exit 77; }
+row() { sed -n 2p "$CSV"; }
+hdr() { head -1 "$CSV"; }
+
+check "three rows" 0 "$B" --limit 3 "$CSV"
+expect "prints the mean error of 3 rows" "^# rows 3  mean \|err\| [0-9.]+%" "$TMP/out"
+# a header-less file would lose its first row: refused
+row >"$TMP/nohdr.csv"
+check "no header" 2 "$B" "$TMP/nohdr.csv"
+expect "says line 1 is data" "nohdr.csv:1: expected a header row" "$TMP/err"
+# each column is a decimal number in range, named when it is not
+for bad in "inf:12:time" "0x10:12:time" "nan:1:model size" "-3:1:model size"; do
+	v=${bad%%:*} rest=${bad#*:} col=${rest%%:*} what=${rest#*:}
+	{ hdr; row | awk -F, -v c="$col" -v v="$v" 'BEGIN{OFS=","}{$c=v; print}'; } >"$TMP/bad.csv"
+	check "column $col = $v" 2 "$B" "$TMP/bad.csv"
+	expect "names column $col" "bad.csv:2: column $col \\($what" "$TMP/err"
+done
+# tp x dp x pp must equal the GPUs without wrapping around
+{ hdr; echo "3.6,131073,512,8,3072,32,30,2048,65537,65537,1,3566.5"; } >"$TMP/wrap.csv"
+check "product past 2^31" 2 "$B" "$TMP/wrap.csv"
+expect "inconsistent row" "wrap.csv:2: inconsistent row" "$TMP/err"
+{ hdr; row | awk -F, 'BEGIN{OFS=","}{$3=513; print}'; } >"$TMP/gb.csv"
+check "global batch not divisible" 2 "$B" "$TMP/gb.csv"
+expect "the CSV's line" "gb.csv:2: global_batch" "$TMP/err"
+check "--limit abc" 2 "$B" --limit abc "$CSV"
+check "--rounds -3" 2 "$B" --rounds -3 "$CSV"
+check "unknown option" 2 "$B" --bogus
+# --write: valid JSON whatever the strings, that predict reads back
+printf '{"gpu": "A\\"B", "gemm_eff_max": 0.8}\n' >"$TMP/q.json"
+check "write a calibration" 0 "$B" --limit 3 --calibration "$TMP/q.json" --write "$TMP/w.json" "$CSV"
+check "predict reads it" 0 "$TRAINSIM" predict --cluster dgx-a100-hdr --nodes 1 \
+	--model "$EX/models/gpt2.json" --seq-len 1024 --fidelity analytic --calibration "$TMP/w.json"
+expect "its source says evaluated, not fitted" '"source":.*evaluated by bench/bench_vtrain on 3 rows' "$TMP/w.json"
+check "no write after a bad row" 2 "$B" --write "$TMP/w2.json" "$TMP/wrap.csv"
+check "nothing written" 0 test ! -e "$TMP/w2.json"
+
+echo "e2e_bench_vtrain: $((n - fail)) passed, $fail failed"
+[ "$fail" = 0 ]
