@@ -203,7 +203,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 			o->cluster = optarg;
 			break;
 		case 'N':
-			if (cli_parse_long(CMD, "--nodes", optarg, 1, 1000000, &o->nodes))
+			if (cli_parse_long(CMD, "--nodes", optarg, 1, TOPO_MAX_NODES, &o->nodes))
 				return 2;
 			break;
 		case 'o':

@@ -176,7 +176,7 @@ int cmd_memory(int argc, char **argv)
 		switch (c) {
 		case O_CLUSTER: cluster = optarg; break;
 		case O_NODES:
-			if (cli_parse_long("memory", "--nodes", optarg, 1, 1 << 20, &nodes))
+			if (cli_parse_long("memory", "--nodes", optarg, 1, TOPO_MAX_NODES, &nodes))
 				return 2;
 			break;
 		case O_GPUS:

@@ -169,7 +169,7 @@ int cmd_topo(int argc, char **argv)
 			cluster = optarg;
 			break;
 		case 'n':
-			if (cli_parse_long("topo", "--nodes", optarg, 1, 200000, &nodes))
+			if (cli_parse_long("topo", "--nodes", optarg, 1, TOPO_MAX_NODES, &nodes))
 				return 2;
 			break;
 		case 'p':

@@ -42,7 +42,7 @@
 #define TCP_MTU 1448        /* 1500 minus IPv4/TCP headers with timestamps */
 #define TCP_OVERHEAD 90     /* Ethernet 38 + IPv4 20 + TCP 20 + timestamps 12 */
 
-#define MAX_NODES 200000    /* refuse absurd node counts (100k GPUs is the design target) */
+#define MAX_NODES TOPO_MAX_NODES
 #define MAX_GPUS_PER_NODE 64
 #define MAX_NICS_PER_NODE 64
 #define MAX_K 256

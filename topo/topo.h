@@ -228,6 +228,10 @@ double topo_bisection_Bps(const struct topo *t, struct ts_error *err);
  * the graph under the routing policy above (independent of topo_route; for
  * tests and the diameter). Negative when unreachable. */
 int topo_bfs_hops(const struct topo *t, int32_t src_gpu, int32_t dst_gpu);
+/* Nodes a cluster may have: absurd counts are refused (100k GPUs is the
+ * design target). */
+#define TOPO_MAX_NODES 200000
+
 /* Graphviz of the graph, written atomically; refuses graphs over
  * TOPO_DOT_MAX_NODES nodes. */
 #define TOPO_DOT_MAX_NODES 2000
