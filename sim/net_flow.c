@@ -124,8 +124,8 @@ struct qlk {
 	int32_t link;                  /* link id */
 	int32_t ncomp;                 /* component flows on it (per crossing), count */
 	int32_t nunf;                  /* of those, not yet fixed, count */
-	uint32_t ver;                  /* heap entry version */
 	uint32_t touch;                /* filling level that last changed it */
+	int32_t hpos;                  /* its entry in the heap, -1 none */
 	bool full;                     /* joined with all its flows */
 };
 
@@ -133,7 +133,6 @@ struct hent {
 	double share;                  /* remaining capacity / unfixed flows, bytes/s */
 	int32_t link;                  /* link id (ties: the lower first) */
 	int32_t loc;                   /* its index in the solve's link array */
-	uint32_t ver;                  /* link version when pushed */
 };
 
 struct sim_flow_state {
@@ -544,9 +543,57 @@ static bool hless(double sa, int32_t la, double sb, int32_t lb)
 	return sa < sb || (sa == sb && la < lb);
 }
 
+/* The water-filling heap holds at most one entry per link of the fill,
+ * kept at its current share (an indexed heap: Q[j].hpos is its place), so
+ * a change of share moves the entry instead of adding a stale one. */
+static void hset(struct sim_flow_state *s, int32_t i, struct hent e)
+{
+	s->heap[i] = e;
+	s->Q[e.loc].hpos = i;
+}
+
+static void hsift_up(struct sim_flow_state *s, int32_t i, struct hent e)
+{
+	while (i > 0) {
+		int32_t p = (i - 1) / 2;
+		if (!hless(e.share, e.link, s->heap[p].share, s->heap[p].link))
+			break;
+		hset(s, i, s->heap[p]);
+		i = p;
+	}
+	hset(s, i, e);
+}
+
+static void hsift_down(struct sim_flow_state *s, int32_t i, struct hent e)
+{
+	for (;;) {
+		int32_t c = 2 * i + 1;
+		if (c >= s->nheap)
+			break;
+		if (c + 1 < s->nheap &&
+		    hless(s->heap[c + 1].share, s->heap[c + 1].link, s->heap[c].share, s->heap[c].link))
+			c++;
+		if (!hless(s->heap[c].share, s->heap[c].link, e.share, e.link))
+			break;
+		hset(s, i, s->heap[c]);
+		i = c;
+	}
+	hset(s, i, e);
+}
+
+/* Link j (Q index) enters the heap at share, or moves there. */
 static void hpush(struct sim_flow_state *s, double share, int32_t j)
 {
-	int32_t i, link = s->Q[j].link;
+	struct hent e = { share, s->Q[j].link, j };
+	int32_t i = s->Q[j].hpos;
+	if (i >= 0) {
+		bool up = hless(share, e.link, s->heap[i].share, s->heap[i].link);
+		if (up)
+			hsift_up(s, i, e);
+		else
+			hsift_down(s, i, e);
+		return;
+	}
 	if (s->nheap == s->capheap) {
 		int32_t nc = s->capheap ? s->capheap * 2 : 256;
 		struct hent *p = realloc(s->heap, (size_t)nc * sizeof(*p));
@@ -557,39 +604,25 @@ static void hpush(struct sim_flow_state *s, double share, int32_t j)
 		s->heap = p;
 		s->capheap = nc;
 	}
-	i = s->nheap++;
-	while (i > 0) {
-		int32_t p = (i - 1) / 2;
-		if (!hless(share, link, s->heap[p].share, s->heap[p].link))
-			break;
-		s->heap[i] = s->heap[p];
-		i = p;
-	}
-	s->heap[i].share = share;
-	s->heap[i].link = link;
-	s->heap[i].loc = j;
-	s->heap[i].ver = s->Q[j].ver;
+	hsift_up(s, s->nheap++, e);
 }
 
-static struct hent hpop(struct sim_flow_state *s)
+/* Take link j (Q index) out of the heap, if there. */
+static void hremove(struct sim_flow_state *s, int32_t j)
 {
-	struct hent top = s->heap[0], last = s->heap[--s->nheap];
-	int32_t i = 0;
-	for (;;) {
-		int32_t c = 2 * i + 1;
-		if (c >= s->nheap)
-			break;
-		if (c + 1 < s->nheap &&
-		    hless(s->heap[c + 1].share, s->heap[c + 1].link, s->heap[c].share, s->heap[c].link))
-			c++;
-		if (!hless(s->heap[c].share, s->heap[c].link, last.share, last.link))
-			break;
-		s->heap[i] = s->heap[c];
-		i = c;
-	}
-	if (s->nheap > 0)
-		s->heap[i] = last;
-	return top;
+	int32_t i = s->Q[j].hpos;
+	struct hent last;
+	if (i < 0)
+		return;
+	s->Q[j].hpos = -1;
+	last = s->heap[--s->nheap];
+	if (i == s->nheap)
+		return;
+	if (i > 0 && hless(last.share, last.link, s->heap[(i - 1) / 2].share,
+			   s->heap[(i - 1) / 2].link))
+		hsift_up(s, i, last);
+	else
+		hsift_down(s, i, last);
 }
 
 /* Add link l to the solve; returns its index in Q, or -1 when memory ran
@@ -627,8 +660,8 @@ static int32_t take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool 
 		q->fsum_Bps = 0;
 		q->link = l;
 		q->ncomp = q->nunf = 0;
-		q->ver = 0;
 		q->touch = 0;
+		q->hpos = -1;
 		q->full = false;
 		if (!full && ls->load_Bps >= ls->cap_Bps * (1 - 1e-7)) {
 			/* saturated: partial (full stays false) */
@@ -710,7 +743,6 @@ static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_
 			q->rem_Bps = 0;
 		q->fsum_Bps += r;
 		q->nunf--;
-		q->ver++;
 		if (!s->scan && q->touch != s->level) {
 			q->touch = s->level;
 			if (s->ntouched == s->captouched &&
@@ -728,9 +760,10 @@ static void flush_level(struct sim_flow_state *s)
 	int32_t i;
 	for (i = 0; i < s->ntouched; i++) { /* none when scanning */
 		struct qlk *q = &s->Q[s->touched[i]];
-		q->ver++;
 		if (q->nunf > 0)
 			hpush(s, q->rem_Bps / q->nunf, s->touched[i]);
+		else
+			hremove(s, s->touched[i]);
 	}
 	s->ntouched = 0;
 	s->level++;
@@ -767,7 +800,7 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 		if (q->rem_Bps < 0)
 			q->rem_Bps = 0;
 		q->fsum_Bps = 0;
-		q->ver++;
+		q->hpos = -1;
 		if (q->nunf <= 0)
 			continue;
 		if (s->scan)
@@ -780,7 +813,7 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 			ncapped++;
 	for (;;) {
 		double mincap = INFINITY;
-		struct hent h = { 0, 0, 0, 0 };
+		struct hent h = { 0, 0, 0 };
 		bool have = false;
 		if (ncapped > 0)
 			for (i = 0; i < nqf; i++) {
@@ -809,8 +842,6 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 				qi++;
 			}
 		} else {
-			while (s->nheap > 0 && s->heap[0].ver != s->Q[s->heap[0].loc].ver)
-				(void)hpop(s);
 			have = s->nheap > 0;
 			if (have)
 				h = s->heap[0];
@@ -818,7 +849,7 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 		if (have && h.share <= mincap) {
 			const struct lstate *ls = &s->L[h.link];
 			if (!s->scan)
-				(void)hpop(s);
+				hremove(s, h.loc);
 			for (i = 0; i < ls->n; i++) {
 				struct flow *f = &s->fl[ls->on[i].f];
 				if (f->mark != ep || f->fixed == fx)
