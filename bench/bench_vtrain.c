@@ -175,12 +175,11 @@ static int load_csv(const char *path, struct rows *rs, struct ts_error *err)
 		if (ln == 1) {
 			/* the header names the columns: a first line that is a number
 			 * is data without a header, which would silently lose a row */
-			char *end;
 			const char *h = line;
 			if (!strncmp(h, "\xef\xbb\xbf", 3))
 				h += 3; /* UTF-8 byte-order mark */
-			(void)strtod(h, &end);
-			if (end != h) {
+			h += strspn(h, " \t");
+			if (strchr("0123456789+-.", *h) && *h) {
 				rc = ts_error_set(err, TS_EINPUT, "%s:1: expected a header row naming "
 						  "the 12 columns, got data", path);
 				break;
@@ -892,15 +891,29 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 			 "Levenberg-Marquardt) to %d measured Megatron-DeepSpeed A100 iterations of "
 			 "%s",
 			 nrows, pv->csv);
-	else
-		snprintf(text, sizeof(text), "%s, evaluated by bench/bench_vtrain on %d rows of %s",
-			 c->source, nrows, pv->csv);
+	else /* the numbers' own source; fit says how they were evaluated */
+		snprintf(text, sizeof(text), "%s", c->source);
 	cJSON_AddStringToObject(root, "source", text);
+	/* the whole compute model, so the file reproduces what was measured */
+	cJSON_AddNumberToObject(root, "peak_flops", c->peak_flops);
+	cJSON_AddNumberToObject(root, "peak_fp8_flops", c->peak_fp8_flops);
+	cJSON_AddNumberToObject(root, "hbm_bandwidth_Bps", c->hbm_Bps);
+	cJSON_AddNumberToObject(root, "hbm_eff", c->hbm_eff);
+	cJSON_AddNumberToObject(root, "hbm_half_bytes", c->hbm_half_bytes);
 	cJSON_AddNumberToObject(root, "gemm_eff_max", c->gemm_eff_max);
 	cJSON_AddNumberToObject(root, "gemm_half_flops", c->gemm_half_flops);
+	cJSON_AddNumberToObject(root, "attn_eff", c->attn_eff);
 	cJSON_AddNumberToObject(root, "launch_us", c->launch_s * 1e6);
 	cJSON_AddNumberToObject(root, "dispatch_us", c->dispatch_s * 1e6);
-	cJSON_AddNumberToObject(root, "hbm_eff", c->hbm_eff);
+	cJSON_AddNumberToObject(root, "sm_count", c->sm_count);
+	cJSON_AddNumberToObject(root, "tile_m", c->tile_m);
+	cJSON_AddNumberToObject(root, "tile_n", c->tile_n);
+	cJSON_AddNumberToObject(root, "overlap_slowdown", c->overlap_slowdown);
+	cJSON_AddNumberToObject(root, "vector_flops", c->vector_flops);
+	cJSON_AddNumberToObject(root, "fp32_gemm_ratio", c->fp32_gemm_ratio);
+	if (c->host_link_Bps > 0) /* 0: the cluster's PCIe decides */
+		cJSON_AddNumberToObject(root, "host_link_bandwidth_Bps", c->host_link_Bps);
+	cJSON_AddNumberToObject(root, "host_memory_bandwidth_Bps", c->host_mem_Bps);
 	cJSON_AddStringToObject(fit, "data", pv->csv);
 	snprintf(text, sizeof(text), "%s, fidelity %s", pv->cluster, pv->fidelity);
 	cJSON_AddStringToObject(fit, "cluster", text);
@@ -923,6 +936,9 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 			 pv->rounds, loss);
 		cJSON_AddStringToObject(fit, "method", text);
 		cJSON_AddStringToObject(fit, "solver_status", pv->solver ? pv->solver : "");
+	} else {
+		cJSON_AddStringToObject(fit, "method", "evaluated by bench/bench_vtrain on these "
+						       "rows, not fitted");
 	}
 	cJSON_AddNumberToObject(fit, "rows", nrows);
 	cJSON_AddNumberToObject(fit, "in_sample_mean_abs_error", round(s->mean_abs * 1e4) / 1e4);
@@ -1139,8 +1155,14 @@ int main(int argc, char **argv)
 		case 'A': do_audit = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
-			fprintf(stderr, "bench_vtrain: unknown option or missing value '%s' (see --help)\n",
-				argv[optind - 1]);
+			if (optopt && strncmp(argv[optind - 1], "--", 2))
+				fprintf(stderr,
+					"bench_vtrain: unknown option or missing value '-%c' (see --help)\n",
+					optopt);
+			else
+				fprintf(stderr,
+					"bench_vtrain: unknown option or missing value '%s' (see --help)\n",
+					argv[optind - 1]);
 			return 2;
 		}
 	}

@@ -251,7 +251,7 @@ int cli_plan_check_gpus(const struct plan *p, long long ngpus, const char *cname
 	if (need <= ngpus)
 		return 0;
 	return ts_error_set(err, TS_EINFEASIBLE,
-			    "the plan needs %lld GPUs (tp %d x pp %d x dp %d x cp %d), cluster '%s' "
-			    "has %lld",
-			    need, p->tp, p->pp, p->dp > 0 ? p->dp : 1, p->cp, cname, ngpus);
+			    "the plan needs %lld GPUs (tp %d x pp %d x dp %d x cp %d), more than the "
+			    "%lld of %s",
+			    need, p->tp, p->pp, p->dp > 0 ? p->dp : 1, p->cp, ngpus, cname);
 }

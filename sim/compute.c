@@ -65,7 +65,8 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	c->hbm_half_bytes = 0.5e6;
 	/* GEMM size curve: Calculon's A100 float16 table [[128 GF, .95], [16,
 	 * .9], [1, .6]] (formulas.md) is matched within 0.02 by
-	 * 0.95 F / (F + 0.6 GFLOP); labelled an assumption for other GPUs. */
+	 * 0.95 F / (F + 0.6 GFLOP) (F at full tile use: the curve applies to
+	 * the FLOPs the tiles execute); labelled an assumption for other GPUs. */
 	c->gemm_eff_max = 0.95;
 	c->gemm_half_flops = 0.6e9;
 	/* CTA tile 256 x 128: the largest cuBLAS tile in NVIDIA's "Matrix
@@ -125,7 +126,7 @@ static int bad(struct ts_error *err, const char *field, const char *what, double
 
 /* Upper bounds of the size curves' fixed costs: 1e14 FLOP is 0.1 s of an
  * H100's peak per GEMM and 1 GB a millisecond of its HBM per op, both far
- * beyond any fit (0.6-1.8e9 FLOP, 0.5 MB), short of times past the
+ * beyond any fit (0.6-4e9 FLOP, 0.5 MB), short of times past the
  * engine's range. */
 #define COMPUTE_MAX_GEMM_HALF 1e14
 #define COMPUTE_MAX_HBM_HALF 1e9
@@ -294,13 +295,28 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 		return TS_EINPUT;
 	if (jval_get_string(o, "gpu", false, &s, err))
 		return TS_EINPUT;
-	if (s)
+	if (s) {
+		if (strlen(s) >= sizeof(t.gpu)) {
+			struct jval at;
+			jval_child(o, "gpu", &at);
+			return jval_error(&at, err, "at most %zu bytes (got %zu)", sizeof(t.gpu) - 1,
+					  strlen(s));
+		}
 		snprintf(t.gpu, sizeof(t.gpu), "%s", s);
+	}
 	s = NULL;
 	if (jval_get_string(o, "source", false, &s, err))
 		return TS_EINPUT;
-	if (s)
+	if (s) {
+		/* kept whole or refused: a cut could split a UTF-8 character */
+		if (strlen(s) >= sizeof(t.source)) {
+			struct jval at;
+			jval_child(o, "source", &at);
+			return jval_error(&at, err, "at most %zu bytes (got %zu)",
+					  sizeof(t.source) - 1, strlen(s));
+		}
 		snprintf(t.source, sizeof(t.source), "%s", s);
+	}
 	/* "fit" (how the numbers were obtained) and "comment" are free-form
 	 * documentation; only their presence as objects/strings is checked. */
 	if (jval_child(o, "fit", &sub) && jval_expect_object(&sub, err))

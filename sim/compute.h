@@ -38,7 +38,7 @@ struct sim_op_desc {
 
 struct sim_compute {
 	char gpu[48];           /* GPU name the numbers are for */
-	char source[200];       /* where the numbers come from (datasheet, calibration file) */
+	char source[512];       /* where the numbers come from (datasheet, calibration file) */
 	double peak_flops;      /* dense BF16/FP16 peak, FLOP/s */
 	double peak_fp8_flops;  /* dense FP8 peak, FLOP/s (0 if none) */
 	double hbm_Bps;         /* HBM bandwidth, bytes/s */

@@ -34,14 +34,27 @@ expect "the CSV's line" "gb.csv:2: global_batch" "$TMP/err"
 check "--limit abc" 2 "$B" --limit abc "$CSV"
 check "--rounds -3" 2 "$B" --rounds -3 "$CSV"
 check "unknown option" 2 "$B" --bogus
+expect "names it" "'--bogus'" "$TMP/err"
+check "unknown short option in a cluster" 2 "$B" -qF
+expect "names the letter" "'-q'" "$TMP/err"
 # --write: valid JSON whatever the strings, that predict reads back
 printf '{"gpu": "A\\"B", "gemm_eff_max": 0.8}\n' >"$TMP/q.json"
 check "write a calibration" 0 "$B" --limit 3 --calibration "$TMP/q.json" --write "$TMP/w.json" "$CSV"
 check "predict reads it" 0 "$TRAINSIM" predict --cluster dgx-a100-hdr --nodes 1 \
 	--model "$EX/models/gpt2.json" --seq-len 1024 --fidelity analytic --calibration "$TMP/w.json"
-expect "its source says evaluated, not fitted" '"source":.*evaluated by bench/bench_vtrain on 3 rows' "$TMP/w.json"
-check "no write after a bad row" 2 "$B" --write "$TMP/w2.json" "$TMP/wrap.csv"
-check "nothing written" 0 test ! -e "$TMP/w2.json"
+expect "it says evaluated, not fitted" '"method":.*evaluated by bench/bench_vtrain on these rows, not fitted' "$TMP/w.json"
+# the written file is the whole compute model: read back, the same errors
+printf '{"gpu": "A100-SXM4-80GB", "gemm_eff_max": 0.8, "peak_flops": 2e14, "overlap_slowdown": 1.5, "hbm_bandwidth": "1000GB/s"}\n' >"$TMP/c2.json"
+check "evaluate a calibration" 0 "$B" --limit 3 --calibration "$TMP/c2.json" --write "$TMP/w3.json" "$CSV"
+grep "^# rows" "$TMP/out" >"$TMP/rows1"
+check "evaluate what it wrote" 0 "$B" --limit 3 --calibration "$TMP/w3.json" "$CSV"
+grep "^# rows" "$TMP/out" >"$TMP/rows2"
+check "the same errors" 0 cmp "$TMP/rows1" "$TMP/rows2"
+check "a bad CSV with --write" 2 "$B" --write "$TMP/w2.json" "$TMP/wrap.csv"
+check "writes nothing" 0 test ! -e "$TMP/w2.json"
+# a header is any first line that does not start like a number
+{ printf 'nan_params,rest\n'; row; } >"$TMP/nanhdr.csv"
+check "a header starting with nan" 0 "$B" "$TMP/nanhdr.csv"
 
 echo "e2e_bench_vtrain: $((n - fail)) passed, $fail failed"
 [ "$fail" = 0 ]
