@@ -367,6 +367,9 @@ struct ctx {
 	double t_free[MAX_ROWS];    /* free-communication prediction per row, s */
 	double c_comm[MAX_ROWS];    /* exposed communication at the fit's anchor per row, s */
 	double last_x[NPAR];           /* x of the last residual evaluation */
+	double xfix[NPAR];          /* x of the parameters held fixed (--fix) */
+	int free_par[NPAR];         /* the fitted parameters' indices */
+	int nfree;                  /* fitted parameters, count */
 	double last_f[MAX_ROWS];    /* its residuals (GSL asks for f, then J at the same x) */
 	bool have_last;             /* last_x/last_f valid, flag */
 	int rounds;                 /* fit rounds (re-anchorings), count */
@@ -628,8 +631,9 @@ static int residuals(const gsl_vector *xv, void *data, gsl_vector *f)
 	struct sim_compute c;
 	double x[NPAR];
 	struct ts_error err = TS_ERROR_INIT;
-	for (int i = 0; i < NPAR; i++)
-		x[i] = gsl_vector_get(xv, (size_t)i);
+	memcpy(x, cx->xfix, sizeof(x));
+	for (int k = 0; k < cx->nfree; k++)
+		x[cx->free_par[k]] = gsl_vector_get(xv, (size_t)k);
 	x_to_compute(x, &cx->base, &c);
 	if (predict_set(cx, &c, true, cx->t_free, &err)) {
 		fprintf(stderr, "bench_vtrain: %s\n", err.msg);
@@ -664,20 +668,20 @@ static int jacobian(const gsl_vector *x, void *data, gsl_matrix *J)
 	struct ctx *cx = data;
 	gsl_vector *f0 = gsl_vector_alloc((size_t)cx->nuse);
 	gsl_vector *f1 = gsl_vector_alloc((size_t)cx->nuse);
-	gsl_vector *xh = gsl_vector_alloc(NPAR);
+	gsl_vector *xh = gsl_vector_alloc((size_t)cx->nfree);
 	int rc = GSL_ENOMEM;
 	if (!f0 || !f1 || !xh)
 		goto fail;
 	rc = GSL_SUCCESS;
 	bool same = cx->have_last;
-	for (size_t j = 0; j < NPAR; j++)
-		same = same && cx->last_x[j] == gsl_vector_get(x, j);
+	for (size_t j = 0; j < (size_t)cx->nfree; j++)
+		same = same && cx->last_x[cx->free_par[j]] == gsl_vector_get(x, j);
 	if (same)
 		for (size_t i = 0; i < (size_t)cx->nuse; i++)
 			gsl_vector_set(f0, i, cx->last_f[i]);
 	else
 		rc = residuals(x, data, f0);
-	for (size_t j = 0; j < NPAR && rc == GSL_SUCCESS; j++) {
+	for (size_t j = 0; j < (size_t)cx->nfree && rc == GSL_SUCCESS; j++) {
 		const double h = 0.02;
 		gsl_vector_memcpy(xh, x);
 		gsl_vector_set(xh, j, gsl_vector_get(x, j) + h);
@@ -702,13 +706,16 @@ static int fit_inner(struct ctx *cx, struct sim_compute *c, bool verbose)
 	int info = 0, rc;
 
 	fp.trs = gsl_multifit_nlinear_trs_lm;
-	compute_to_x(c, x0);
-	gsl_vector_view xv = gsl_vector_view_array(x0, NPAR);
+	compute_to_x(c, x);
+	memcpy(cx->xfix, x, sizeof(x)); /* the fixed ones stay where they start */
+	for (int k = 0; k < cx->nfree; k++)
+		x0[k] = x[cx->free_par[k]];
+	gsl_vector_view xv = gsl_vector_view_array(x0, (size_t)cx->nfree);
 	memset(&fdf, 0, sizeof(fdf));
 	fdf.f = residuals;
 	fdf.df = jacobian;
 	fdf.n = (size_t)cx->nuse;
-	fdf.p = NPAR;
+	fdf.p = (size_t)cx->nfree;
 	fdf.params = cx;
 	w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, fdf.n, fdf.p);
 	if (!w)
@@ -719,8 +726,8 @@ static int fit_inner(struct ctx *cx, struct sim_compute *c, bool verbose)
 		fprintf(stderr, "bench_vtrain: fit: %s after %zu iterations (info %d)\n",
 			gsl_strerror(rc), gsl_multifit_nlinear_niter(w), info);
 	cx->solver = gsl_strerror(rc);
-	for (int i = 0; i < NPAR; i++)
-		x[i] = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)i);
+	for (int k = 0; k < cx->nfree; k++)
+		x[cx->free_par[k]] = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)k);
 	x_to_compute(x, &cx->base, c);
 	gsl_multifit_nlinear_free(w);
 	/* GSL_EMAXITER / GSL_ENOPROG still leave the best position found */
@@ -857,6 +864,8 @@ struct provenance {
 	int rounds;                 /* fit rounds */
 	double huber;               /* Huber threshold, 0 least squares */
 	bool overlap_dp;            /* --overlap-dp */
+	const int *free_par;        /* the fitted parameters' indices */
+	int nfree;                  /* their count */
 };
 
 /* Write the calibration as JSON (atomically; cJSON escapes the strings).
@@ -921,9 +930,21 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		 pv->overlap_dp ? "overlapped with backward (--overlap-dp)" : "after backward");
 	cJSON_AddStringToObject(fit, "workload", text);
 	if (pv->fitted) {
-		static const char *const pars[] = { "gemm_eff_max", "gemm_half_flops", "hbm_eff",
-						    "launch_us", "dispatch_us" };
-		cJSON_AddItemToObject(fit, "parameters", cJSON_CreateStringArray(pars, NPAR));
+		const char *pars[NPAR], *held[NPAR];
+		int nheld = 0;
+		for (int k = 0; k < pv->nfree; k++)
+			pars[k] = par_names[pv->free_par[k]];
+		for (int i = 0; i < NPAR; i++) {
+			bool isfree = false;
+			for (int k = 0; k < pv->nfree; k++)
+				isfree = isfree || pv->free_par[k] == i;
+			if (!isfree)
+				held[nheld++] = par_names[i];
+		}
+		cJSON_AddItemToObject(fit, "parameters", cJSON_CreateStringArray(pars, pv->nfree));
+		if (nheld)
+			cJSON_AddItemToObject(fit, "held_at_start_values (--fix)",
+					      cJSON_CreateStringArray(held, nheld));
 		cJSON_AddStringToObject(fit, "fixed",
 					"attn_eff (flash attention only; this set has none), "
 					"overlap_slowdown, tile 256x128, sm_count 108, peaks from the "
@@ -1056,7 +1077,10 @@ static void usage(FILE *f)
 		"                    (PyTorch DDP) instead of after it (DeepSpeed's engine)\n"
 		"  --limit N         only the first N rows (CI)\n"
 		"  --jobs N          processes predicting rows in parallel (default: CPUs)\n"
-		"  --audit           model-free consistency check of the measured rows only\n",
+		"  --audit           model-free consistency check of the measured rows only\n"
+		"  --fix P[,P]       hold these of the fitted parameters at the calibration's\n"
+		"                    values (gemm_eff_max, gemm_half_flops, hbm_eff, launch_us,\n"
+		"                    dispatch_us)\n",
 		NPAR);
 }
 
@@ -1076,6 +1100,7 @@ int main(int argc, char **argv)
 		{ "loss", required_argument, NULL, 'L' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "audit", no_argument, NULL, 'A' },
+		{ "fix", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1083,7 +1108,7 @@ int main(int argc, char **argv)
 	const char *csv = src_rel(CSV_REL, csv_buf, sizeof(csv_buf));
 	const char *calib = src_rel(CALIB_REL, cal_buf, sizeof(cal_buf));
 	const char *write_path = NULL;
-	bool do_fit = false, do_cv = false, do_audit = false;
+	bool do_fit = false, do_cv = false, do_audit = false, fixed[NPAR] = { false };
 	int limit = 0, ch, rc = 0;
 	struct ts_error err = TS_ERROR_INIT;
 	static struct rows rs;
@@ -1153,6 +1178,21 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'A': do_audit = true; break;
+		case 'X': {
+			char buf[256], *tok, *save = NULL;
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int i;
+				for (i = 0; i < NPAR && strcmp(par_names[i], tok); i++)
+					;
+				if (i == NPAR) {
+					fprintf(stderr, "bench_vtrain: --fix: unknown parameter '%s'\n", tok);
+					return 2;
+				}
+				fixed[i] = true;
+			}
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default:
 			if (optopt && strncmp(argv[optind - 1], "--", 2))
@@ -1165,6 +1205,13 @@ int main(int argc, char **argv)
 					argv[optind - 1]);
 			return 2;
 		}
+	}
+	for (int i = 0; i < NPAR; i++)
+		if (!fixed[i])
+			cx.free_par[cx.nfree++] = i;
+	if (cx.nfree == 0) {
+		fprintf(stderr, "bench_vtrain: --fix: no parameter left to fit\n");
+		return 2;
 	}
 	if (optind < argc)
 		csv = argv[optind];
@@ -1279,7 +1326,9 @@ int main(int argc, char **argv)
 					 cx.solver,
 					 cx.rounds,
 					 cx.huber,
-					 cx.st.overlap_dp };
+					 cx.st.overlap_dp,
+					 cx.free_par,
+					 cx.nfree };
 		if (write_calibration(write_path, &c, &s, have_cv ? &cvs : NULL, s.n, &pv, &err))
 			goto fail;
 	}

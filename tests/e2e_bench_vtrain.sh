@@ -33,6 +33,13 @@ check "global batch not divisible" 2 "$B" "$TMP/gb.csv"
 expect "the CSV's line" "gb.csv:2: global_batch" "$TMP/err"
 check "--limit abc" 2 "$B" --limit abc "$CSV"
 check "--rounds -3" 2 "$B" --rounds -3 "$CSV"
+check "--fix an unknown parameter" 2 "$B" --fix bogus "$CSV"
+# a held parameter keeps its start value through a fit (8 rows, one round)
+printf '{"gpu": "A100-SXM4-80GB", "gemm_half_flops": 7.5e8}\n' >"$TMP/h.json"
+check "fit with a held parameter" 0 "$B" --limit 8 --fit --rounds 1 --jobs 1 --fix gemm_half_flops \
+	--calibration "$TMP/h.json" --write "$TMP/h_out.json" "$CSV"
+expect "held at its value" '"gemm_half_flops":[[:space:]]*750000000' "$TMP/h_out.json"
+expect "listed as held" '"held_at_start_values \(--fix\)":[[:space:]]*\["gemm_half_flops"\]' "$TMP/h_out.json"
 check "unknown option" 2 "$B" --bogus
 expect "names it" "'--bogus'" "$TMP/err"
 check "unknown short option in a cluster" 2 "$B" -qF
