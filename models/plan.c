@@ -619,10 +619,17 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	if (ngpus < 1)
 		return ts_error_set(err, TS_EINPUT, "the cluster has no GPUs");
 	if (p->dp == 0) {
-		if (base > ngpus || ngpus % base)
-			REFUSE(PF_TP, "tp (default)",
+		if (base > ngpus || ngpus % base) {
+			/* point at the factor that breaks it: the first whose product
+			 * with those before it no longer divides the GPUs */
+			long long tpp = (long long)p->tp * p->pp;
+			enum plan_field f = ngpus % p->tp || p->tp > ngpus ? PF_TP
+					    : ngpus % tpp || tpp > ngpus     ? PF_PP
+									     : PF_CP;
+			REFUSE(f, f == PF_TP ? "tp (default)" : f == PF_PP ? "pp (default)" : "cp (default)",
 			       "tp %d x pp %d x cp %d = %lld does not divide the %d GPUs", p->tp,
 			       p->pp, p->cp, base, ngpus);
+		}
 		p->dp = (int)(ngpus / base);
 	} else if (base * p->dp != ngpus) {
 		REFUSE(PF_DP, "dp (default)", "dp %d x tp %d x pp %d x cp %d = %lld, but the cluster has %d GPUs",

@@ -135,6 +135,10 @@ check "plan name not a string" 2 "$TRAINSIM" memory $A100 --model llama3-8b --pl
 expect "name's position" "name.json:1:[0-9]+: name: expected a string" "$TMP/err"
 check "hexadecimal flag value" 2 "$TRAINSIM" memory $A100 --model qwen3-vl-8b --image-tokens 0x10
 
+printf '{"tp": 2,\n "cp": 3}\n' >"$TMP/cp3.json"
+check "cp breaks the division" 2 "$TRAINSIM" memory --gpus 8 --gpu-mem-gib 80 --model llama3-8b --plan "$TMP/cp3.json"
+expect "points at cp" "cp3.json:2:[0-9]+: cp: tp 2 x pp 1 x cp 3 = 6 does not divide the 8 GPUs" "$TMP/err"
+
 # ---- memory: a valid plan bigger than the cluster: exit 1, as predict ----
 check "more GPUs than the cluster" 1 "$TRAINSIM" memory $A100 --model llama3-8b --dp 1000000
 expect "names the GPU count" "needs 1000000 GPUs" "$TMP/err"
