@@ -47,6 +47,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/units.h"
 #include "models/models.h"
 #include "sim/compute.h"
 #include "sim/exec.h"
@@ -109,10 +110,7 @@ static const struct col {
 static int parse_field(const char *path, int ln, int i, const char *s, double *v,
 		       struct ts_error *err)
 {
-	char *end;
-	errno = 0;
-	*v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(*v) || strpbrk(s, "xX"))
+	if (units_parse_decimal(s, v))
 		return ts_error_set(err, TS_EINPUT, "%s:%d: column %d (%s): expected a decimal "
 				    "number, got '%.32s'", path, ln, i + 1, cols[i].name, s);
 	if (cols[i].integer && *v != floor(*v))

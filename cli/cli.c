@@ -16,17 +16,17 @@
 #endif
 
 const struct cli_cmd cli_commands[] = {
-	{ "topo", cmd_topo, "describe a cluster's topology: tiers, bisection, oversubscription, ECMP", false },
-	{ "collective", cmd_collective, "simulate a collective like nccl-tests (size, time, algbw, busbw)", false },
-	{ "model", cmd_model, "parameters and FLOPs of a model, by part", false },
-	{ "memory", cmd_memory, "memory per GPU of a model under a parallel plan", false },
-	{ "predict", cmd_predict, "predict the iteration time of a plan on a cluster", false },
-	{ "search", cmd_search, "search parallel plans for the fastest that fits", true },
-	{ "fabric", cmd_fabric, "compare cluster fabrics for a workload: time and cost", true },
-	{ "hw", cmd_hw, "run a plan's operations on real GPUs (NCCL) or CPU ranks (MPI)", true },
-	{ "calibrate", cmd_calibrate, "fit model parameters to measurements or nccl-tests logs", true },
-	{ "validate", cmd_validate, "compare predictions with measurements", true },
-	{ NULL, NULL, NULL, false }
+	{ "topo", cmd_topo, "describe a cluster's topology: tiers, bisection, oversubscription, ECMP" },
+	{ "collective", cmd_collective, "simulate a collective like nccl-tests (size, time, algbw, busbw)" },
+	{ "model", cmd_model, "parameters and FLOPs of a model, by part" },
+	{ "memory", cmd_memory, "memory per GPU of a model under a parallel plan" },
+	{ "predict", cmd_predict, "predict the iteration time of a plan on a cluster" },
+	{ "search", cli_planned, "search parallel plans for the fastest that fits" },
+	{ "fabric", cli_planned, "compare cluster fabrics for a workload: time and cost" },
+	{ "hw", cli_planned, "run a plan's operations on real GPUs (NCCL) or CPU ranks (MPI)" },
+	{ "calibrate", cli_planned, "fit model parameters to measurements or nccl-tests logs" },
+	{ "validate", cli_planned, "compare predictions with measurements" },
+	{ NULL, NULL, NULL }
 };
 
 static void print_help(FILE *out)
@@ -39,11 +39,11 @@ static void print_help(FILE *out)
 		"\n"
 		"commands:\n");
 	for (int i = 0; cli_commands[i].name; i++)
-		if (!cli_commands[i].planned)
+		if (cli_commands[i].run != cli_planned)
 			fprintf(out, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
 	fprintf(out, "\nplanned, not implemented in this version:\n");
 	for (int i = 0; cli_commands[i].name; i++)
-		if (cli_commands[i].planned)
+		if (cli_commands[i].run == cli_planned)
 			fprintf(out, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
 	fprintf(out,
 		"\n"
@@ -140,12 +140,8 @@ int cli_parse_long(const char *cmd, const char *opt, const char *val, long long 
 int cli_parse_double(const char *cmd, const char *opt, const char *val, double min, double max,
 		     double *out)
 {
-	char *end;
 	double v;
-	errno = 0;
-	v = strtod(val, &end);
-	/* decimal only: strtod also reads hexadecimal ("0x10") */
-	if (end == val || *end || errno || !isfinite(v) || strpbrk(val, "xX"))
+	if (units_parse_decimal(val, &v))
 		return cli_usage(cmd, "%s needs a number, got '%s'", opt, val);
 	if (v < min || v > max)
 		return cli_usage(cmd, "%s must be between %g and %g (got %g)", opt, min, max, v);

@@ -18,7 +18,6 @@ struct cli_cmd {
 	const char *name;                   /* subcommand word */
 	int (*run)(int argc, char **argv);  /* argv[0] is the subcommand name */
 	const char *summary;                /* one line for `trainsim --help` */
-	bool planned;                       /* not built yet: cli_planned */
 };
 
 int cmd_topo(int argc, char **argv);
@@ -26,17 +25,13 @@ int cmd_collective(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
-int cmd_search(int argc, char **argv);
-int cmd_fabric(int argc, char **argv);
-int cmd_hw(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
 
 extern const struct cli_cmd cli_commands[];
 int cli_main(int argc, char **argv);
 
-/* A planned command that is not built: --help says so (exit 0), anything
- * else is refused with one line (exit 2). */
+/* The run of a planned command that is not built yet (search, fabric, hw,
+ * calibrate, validate): --help says so (exit 0), anything else is refused
+ * with one line (exit 2); `trainsim --help` lists them apart. */
 int cli_planned(int argc, char **argv);
 /* Print err as one line and return its exit status. */
 int cli_fail(const struct ts_error *err);

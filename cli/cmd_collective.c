@@ -92,20 +92,15 @@ static void on_done(void *ctx, struct sim_coll *c)
 		r->last_ps = sim_coll_end_time(c);
 }
 
-/* Simulate one size; fills row->time_us. */
-/* Simulated time accepted, s (as predict's executor): a collective that
- * ends later comes from absurd bandwidths or sizes, and the engine's
- * integer picoseconds saturate near 1e7 s. */
-#define COLL_HORIZON_S 1e6
-
 static int beyond(double t, struct ts_error *err)
 {
 	return ts_error_set(err, TS_EINPUT,
 			    "the collective would end at %.3g s of simulated time, beyond the "
 			    "simulator's horizon of %.0e s (absurd bandwidths or sizes?)",
-			    t, COLL_HORIZON_S);
+			    t, SIM_HORIZON_S);
 }
 
+/* Simulate one size; fills row->time_us. */
 static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_spec *specs,
 		    int ng, struct row *row, struct ts_error *err)
 {
@@ -117,7 +112,7 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 	if (o->fid == SIM_ANALYTIC) {
 		double ts;
 		rc = sim_coll_analytic_groups(t, specs, ng, o->spray, &ts, err);
-		if (!rc && !(ts <= COLL_HORIZON_S))
+		if (!rc && !(ts <= SIM_HORIZON_S))
 			return beyond(ts, err);
 		if (!rc)
 			row->time_us = ts * 1e6;
@@ -146,7 +141,7 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 				  ng - rc_.ndone, ng);
 		goto out;
 	}
-	if (!(time_to_s(rc_.last_ps) <= COLL_HORIZON_S)) {
+	if (!(time_to_s(rc_.last_ps) <= SIM_HORIZON_S)) {
 		rc = beyond(time_to_s(rc_.last_ps), err);
 		goto out;
 	}

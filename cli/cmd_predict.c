@@ -288,11 +288,6 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	if (plan_resolve(p, m, cl.node.gpus * cl.nodes, &err))
 		goto fail;
-	if ((long long)p->tp * p->pp * p->dp * p->cp > (long long)cl.node.gpus * cl.nodes) {
-		ts_error_set(&err, TS_EINFEASIBLE, "the plan needs %lld GPUs, cluster '%s' has %d",
-			     (long long)p->tp * p->pp * p->dp * p->cp, cl.name, cl.node.gpus * cl.nodes);
-		goto fail;
-	}
 	sim_compute_init(&comp, &cl.gpu);
 	if (cal && sim_compute_load(&comp, cal, &err))
 		goto fail;

@@ -636,6 +636,20 @@ int jval_get_enum(const struct jval *obj, const char *key, bool required,
 	return jval_error(&c, err, "unknown value '%s' (expected one of: %s)", s, list);
 }
 
+bool jval_quantity_node(const struct jval *obj, const char *key, enum ts_qty kind,
+			struct jval *out)
+{
+	char k2[128];
+	if (jval_child(obj, key, out))
+		return true;
+	for (const char *const *suf = units_suffixes(kind); *suf; suf++) {
+		snprintf(k2, sizeof(k2), "%s%s", key, *suf);
+		if (jval_child(obj, k2, out))
+			return true;
+	}
+	return false;
+}
+
 int jval_get_quantity(const struct jval *obj, const char *key, enum ts_qty kind, bool required,
 		      bool allow_zero, double *out, struct ts_error *err)
 {

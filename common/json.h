@@ -91,5 +91,10 @@ int jval_get_enum(const struct jval *obj, const char *key, bool required,
  * The value must be > 0 unless allow_zero. Stores SI units (B/s, B, s). */
 int jval_get_quantity(const struct jval *obj, const char *key, enum ts_qty kind,
 		      bool required, bool allow_zero, double *out, struct ts_error *err);
+/* The node of quantity key in obj, given plain or with a suffix of kind
+ * (for an error at its position after jval_get_quantity read it); false
+ * when absent. */
+bool jval_quantity_node(const struct jval *obj, const char *key, enum ts_qty kind,
+			struct jval *out);
 
 #endif

@@ -2,7 +2,9 @@
 #include "common/units.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct unit {
@@ -113,6 +115,18 @@ int units_parse(const char *s, enum ts_qty kind, double *out, const char **why)
 static const char *const bw_suffixes[] = { "_gbps", "_GBps", "_mbps", "_bps", "_Bps", "_MBps", "_tbps", NULL };
 static const char *const size_suffixes[] = { "_bytes", "_kib", "_mib", "_gib", "_kb", "_mb", "_gb", "_tb", NULL };
 static const char *const time_suffixes[] = { "_s", "_ms", "_us", "_ns", "_ps", NULL };
+
+int units_parse_decimal(const char *s, double *out)
+{
+	char *end;
+	double v;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v) || strpbrk(s, "xX"))
+		return TS_EINPUT;
+	*out = v;
+	return 0;
+}
 
 const char *const *units_suffixes(enum ts_qty kind)
 {

@@ -52,6 +52,15 @@ enum ts_qty {
  * static explanation (e.g. "unknown unit 'Gx'"). */
 int units_parse(const char *s, enum ts_qty kind, double *out, const char **why);
 
+/* s, whole, as a finite decimal number (strtod without its hexadecimal,
+ * "inf" and "nan" forms): 0 and *out set, else TS_EINPUT. */
+int units_parse_decimal(const char *s, double *out);
+
+/* Bandwidths a device can have: beyond them no hardware, only simulated
+ * times past the engine's range (cluster and calibration files). */
+#define TS_MIN_BPS 1e6  /* 1 MB/s */
+#define TS_MAX_BPS 1e15 /* 1 PB/s */
+
 /* Scale factor of a key suffix for kind ("_gbps" -> 1.25e8 for bandwidth,
  * "_gib" -> 2^30 for size, "_us" -> 1e-6 for time). Returns 0 when the
  * suffix (including its leading '_') is not one of kind's. */

@@ -140,7 +140,7 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 		return bad(err, "peak_flops", "must be at least 1e9 FLOP/s", c->peak_flops);
 	if (!(c->peak_fp8_flops == 0 || (c->peak_fp8_flops >= 1e9 && c->peak_fp8_flops <= 1e18)))
 		return bad(err, "peak_fp8_flops", "must be 0 or in [1e9, 1e18]", c->peak_fp8_flops);
-	if (!(c->hbm_Bps >= 1e6 && c->hbm_Bps <= 1e15))
+	if (!(c->hbm_Bps >= TS_MIN_BPS && c->hbm_Bps <= TS_MAX_BPS))
 		return bad(err, "hbm_bandwidth", "must be between 1 MB/s and 1 PB/s", c->hbm_Bps);
 	if (!(c->hbm_eff >= 1e-3 && c->hbm_eff <= 1))
 		return bad(err, "hbm_eff", "must be in [0.001, 1]", c->hbm_eff);
@@ -166,12 +166,12 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 		return bad(err, "vector_flops", "must be at least 1e9 FLOP/s", c->vector_flops);
 	if (!(c->fp32_gemm_ratio >= 1e-3 && c->fp32_gemm_ratio <= 1))
 		return bad(err, "fp32_gemm_ratio", "must be in [0.001, 1]", c->fp32_gemm_ratio);
-	if (!(c->host_link_Bps == 0 || (c->host_link_Bps >= 1e6 && c->host_link_Bps <= 1e15)))
+	if (!(c->host_link_Bps == 0 || (c->host_link_Bps >= TS_MIN_BPS && c->host_link_Bps <= TS_MAX_BPS)))
 		return bad(err, "host_link_bandwidth", "must be between 1 MB/s and 1 PB/s",
 			   c->host_link_Bps);
 	if (!(c->dispatch_s >= 0 && c->dispatch_s < 1))
 		return bad(err, "dispatch", "must be in [0, 1 s)", c->dispatch_s);
-	if (!(c->host_mem_Bps >= 1e6 && c->host_mem_Bps <= 1e15))
+	if (!(c->host_mem_Bps >= TS_MIN_BPS && c->host_mem_Bps <= TS_MAX_BPS))
 		return bad(err, "host_memory_bandwidth", "must be between 1 MB/s and 1 PB/s",
 			   c->host_mem_Bps);
 	return 0;
@@ -251,28 +251,17 @@ static int get_int_field(const struct jval *o, const char *key, long long lo, lo
 	return 0;
 }
 
-/* The node of quantity `key` in o, given plain or with a unit suffix of
- * its kind; c->j is NULL when absent. */
-static void qty_node(const struct jval *o, const char *key, enum ts_qty kind, struct jval *c)
-{
-	jval_child(o, key, c);
-	for (const char *const *sf = units_suffixes(kind); !c->j && *sf; sf++) {
-		char k2[64];
-		snprintf(k2, sizeof(k2), "%s%s", key, *sf);
-		jval_child(o, k2, c);
-	}
-}
-
 /* A bandwidth quantity given in o outside 1 MB/s..1 PB/s (the cluster
  * file's bounds): error at its position. Absent keys (defaults) are not
  * checked here. */
 static int bw_out_of_range(const struct jval *o, const char *key, double v, struct ts_error *err)
 {
 	struct jval c;
-	if (v >= 1e6 && v <= 1e15)
+	if (v >= TS_MIN_BPS && v <= TS_MAX_BPS)
 		return 0;
-	qty_node(o, key, TS_QTY_BANDWIDTH, &c);
-	return c.j ? jval_error(&c, err, "must be between 1 MB/s and 1 PB/s (got %g B/s)", v) : 0;
+	return jval_quantity_node(o, key, TS_QTY_BANDWIDTH, &c)
+		       ? jval_error(&c, err, "must be between 1 MB/s and 1 PB/s (got %g B/s)", v)
+		       : 0;
 }
 
 /* A time quantity given in o of 1 s or more: error at its position. */
@@ -281,8 +270,9 @@ static int time_too_long(const struct jval *o, const char *key, double v, struct
 	struct jval c;
 	if (v < 1)
 		return 0;
-	qty_node(o, key, TS_QTY_TIME, &c);
-	return c.j ? jval_error(&c, err, "must be under 1 s (got %g s)", v) : 0;
+	return jval_quantity_node(o, key, TS_QTY_TIME, &c)
+		       ? jval_error(&c, err, "must be under 1 s (got %g s)", v)
+		       : 0;
 }
 
 int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct ts_error *err)
@@ -352,8 +342,7 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 		return TS_EINPUT;
 	if (t.hbm_half_bytes > COMPUTE_MAX_HBM_HALF) {
 		struct jval at;
-		qty_node(o, "hbm_half", TS_QTY_SIZE, &at);
-		if (at.j)
+		if (jval_quantity_node(o, "hbm_half", TS_QTY_SIZE, &at))
 			return jval_error(&at, err, "must be at most 1 GB (got %g bytes)",
 					  t.hbm_half_bytes);
 	}

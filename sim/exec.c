@@ -224,10 +224,6 @@ static void refuse(struct exec *x, const char *fmt, ...)
 	sim_stop(&x->eng);
 }
 
-/* Simulated time the executor accepts, s. An op or collective that would
- * end later comes from absurd sizes (the engine's integer picoseconds
- * overflow near 1e7 s); it is refused with a message instead. */
-#define EXEC_HORIZON_S 1e6
 
 /* Schedule h after dur seconds, or fail the run when dur is not a finite
  * time that ends within the horizon. */
@@ -235,11 +231,11 @@ static bool after_s(struct exec *x, double dur, sim_handler h, void *ctx, uint64
 		    const char *what)
 {
 	double end = time_to_s(sim_now(&x->eng)) + dur;
-	if (!(dur >= 0) || !(end <= EXEC_HORIZON_S)) {
+	if (!(dur >= 0) || !(end <= SIM_HORIZON_S)) {
 		refuse(x,
 		       "'%s' would end at %.3g s of simulated time, beyond the simulator's horizon "
 		       "of %.0e s (absurd bandwidths or sizes in the cluster, plan or calibration?)",
-		       what, end, EXEC_HORIZON_S);
+		       what, end, SIM_HORIZON_S);
 		return false;
 	}
 	if (!sim_after(&x->eng, time_from_s(dur), h, ctx, arg)) {
@@ -604,7 +600,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
  * kept: after_s refuses the run. */
 static void an_keep(struct exec *x, uint64_t key, double *sec)
 {
-	if (*sec <= EXEC_HORIZON_S) {
+	if (*sec <= SIM_HORIZON_S) {
 		memo_put(&x->an_memo, key, time_from_s(*sec));
 		*sec = time_to_s(time_from_s(*sec));
 	}
@@ -1606,12 +1602,12 @@ static int run_once(struct exec *x, struct run_out *ro)
 		}
 	}
 	ro->iter_s = time_to_s(end);
-	if (!(ro->iter_s <= EXEC_HORIZON_S)) {
+	if (!(ro->iter_s <= SIM_HORIZON_S)) {
 		rc = ts_error_set(x->errp, TS_EINPUT,
 				  "the iteration would last %.3g s of simulated time, beyond the "
 				  "simulator's horizon of %.0e s (absurd bandwidths or sizes in the "
 				  "cluster, plan or calibration?)",
-				  ro->iter_s, EXEC_HORIZON_S);
+				  ro->iter_s, SIM_HORIZON_S);
 		goto out;
 	}
 	for (int32_t ii = 0; ii < x->ninst; ii++) {

@@ -581,17 +581,21 @@ static void hsift_down(struct sim_flow_state *s, int32_t i, struct hent e)
 	hset(s, i, e);
 }
 
+/* Put e at place i, then up or down to where it belongs. */
+static void hplace(struct sim_flow_state *s, int32_t i, struct hent e)
+{
+	if (i > 0 && hless(e.share, e.link, s->heap[(i - 1) / 2].share, s->heap[(i - 1) / 2].link))
+		hsift_up(s, i, e);
+	else
+		hsift_down(s, i, e);
+}
+
 /* Link j (Q index) enters the heap at share, or moves there. */
 static void hpush(struct sim_flow_state *s, double share, int32_t j)
 {
 	struct hent e = { share, s->Q[j].link, j };
-	int32_t i = s->Q[j].hpos;
-	if (i >= 0) {
-		bool up = hless(share, e.link, s->heap[i].share, s->heap[i].link);
-		if (up)
-			hsift_up(s, i, e);
-		else
-			hsift_down(s, i, e);
+	if (s->Q[j].hpos >= 0) {
+		hplace(s, s->Q[j].hpos, e);
 		return;
 	}
 	if (s->nheap == s->capheap) {
@@ -616,13 +620,8 @@ static void hremove(struct sim_flow_state *s, int32_t j)
 		return;
 	s->Q[j].hpos = -1;
 	last = s->heap[--s->nheap];
-	if (i == s->nheap)
-		return;
-	if (i > 0 && hless(last.share, last.link, s->heap[(i - 1) / 2].share,
-			   s->heap[(i - 1) / 2].link))
-		hsift_up(s, i, last);
-	else
-		hsift_down(s, i, last);
+	if (i < s->nheap)
+		hplace(s, i, last);
 }
 
 /* Add link l to the solve; returns its index in Q, or -1 when memory ran

@@ -43,6 +43,11 @@ typedef uint64_t sim_event_id;
 struct sim_event;                 /* pooled, private to engine.c */
 struct sim_qlink;                 /* a pool slot's queue links, private to engine.c */
 
+/* Simulated time a run accepts, s: anything that would end later comes
+ * from absurd bandwidths or sizes (the engine's integer picoseconds
+ * overflow near 1e7 s) and is refused with a message instead. */
+#define SIM_HORIZON_S 1e6
+
 /* Buckets of the radix queue (engine.c): bit lengths 0..63 of t XOR now. */
 #define SIM_NBUCKETS 64
 

@@ -637,11 +637,9 @@ static int get_count(const struct jval *o, const char *key, int max, int *out,
 }
 
 /* Quantities outside these bounds are no hardware: they would only push
- * simulated times past the engine's range (bandwidths from 1 MB/s to
- * 1 PB/s, latencies and per-op costs under 1 s, memories up to 1 PB, as
- * the calibration file's bounds in sim/compute.c). */
-#define CL_MIN_BPS 1e6
-#define CL_MAX_BPS 1e15
+ * simulated times past the engine's range (bandwidths TS_MIN_BPS..
+ * TS_MAX_BPS, latencies and per-op costs under 1 s, memories up to 1 PB,
+ * as the calibration file's bounds in sim/compute.c). */
 #define CL_MAX_TIME_S 1.0
 #define CL_MAX_BYTES 1e15
 
@@ -652,23 +650,14 @@ static int qty_in(const struct jval *o, const char *key, enum ts_qty kind, bool 
 	struct jval x;
 	if (jval_get_quantity(o, key, kind, required, allow_zero, &v, err))
 		return TS_EINPUT;
-	{ /* given: find its node (the key or a suffixed key) */
-		const char *const *suf = units_suffixes(kind);
-		char k2[128];
-		bool found = jval_child(o, key, &x);
-		for (int i = 0; !found && suf[i]; i++) {
-			snprintf(k2, sizeof(k2), "%s%s", key, suf[i]);
-			found = jval_child(o, k2, &x);
-		}
-		if (found) {
-			if (kind == TS_QTY_BANDWIDTH && v != 0 && (v < CL_MIN_BPS || v > CL_MAX_BPS))
-				return jval_error(&x, err,
-						  "must be between 1 MB/s and 1 PB/s (got %g B/s)", v);
-			if (kind == TS_QTY_TIME && v >= CL_MAX_TIME_S)
-				return jval_error(&x, err, "must be under 1 s (got %g s)", v);
-			if (kind == TS_QTY_SIZE && v > CL_MAX_BYTES)
-				return jval_error(&x, err, "must be at most 1 PB (got %g bytes)", v);
-		}
+	if (jval_quantity_node(o, key, kind, &x)) { /* given: its bounds */
+		if (kind == TS_QTY_BANDWIDTH && v != 0 && (v < TS_MIN_BPS || v > TS_MAX_BPS))
+			return jval_error(&x, err, "must be between 1 MB/s and 1 PB/s (got %g B/s)",
+					  v);
+		if (kind == TS_QTY_TIME && v >= CL_MAX_TIME_S)
+			return jval_error(&x, err, "must be under 1 s (got %g s)", v);
+		if (kind == TS_QTY_SIZE && v > CL_MAX_BYTES)
+			return jval_error(&x, err, "must be at most 1 PB (got %g bytes)", v);
 	}
 	*out = v;
 	return 0;
