@@ -6,6 +6,46 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Files tu_tmpfile made, removed when the process that made them exits
+ * (Check runs each test in a forked child: a child removes only its own). */
+struct tmp_made {
+	char path[256];
+	pid_t owner;
+};
+static struct tmp_made *tmp_made;
+static int tmp_count, tmp_cap;
+static pid_t tmp_hook_pid;
+
+static void tmp_cleanup(void)
+{
+	pid_t me = getpid();
+	for (int i = 0; i < tmp_count; i++)
+		if (tmp_made[i].owner == me && tmp_made[i].path[0]) {
+			unlink(tmp_made[i].path);
+			tmp_made[i].path[0] = '\0';
+		}
+}
+
+static void tmp_remember(const char *path)
+{
+	pid_t me = getpid();
+	if (tmp_hook_pid != me) {
+		/* a forked child inherits the parent's hook; one more per process
+		 * is harmless (the cleanup is idempotent) */
+		ck_assert_int_eq(atexit(tmp_cleanup), 0);
+		tmp_hook_pid = me;
+	}
+	if (tmp_count == tmp_cap) {
+		int nc = tmp_cap ? 2 * tmp_cap : 32;
+		struct tmp_made *g = realloc(tmp_made, (size_t)nc * sizeof(*g));
+		ck_assert_ptr_nonnull(g);
+		tmp_made = g;
+		tmp_cap = nc;
+	}
+	snprintf(tmp_made[tmp_count].path, sizeof(tmp_made[tmp_count].path), "%s", path);
+	tmp_made[tmp_count++].owner = me;
+}
+
 const char *tu_tmpfile(int slot, const char *suffix, const char *text)
 {
 	static char paths[8][256];
@@ -21,6 +61,7 @@ const char *tu_tmpfile(int slot, const char *suffix, const char *text)
 	ck_assert_ptr_nonnull(f);
 	ck_assert_uint_eq(fwrite(text, 1, n, f), n);
 	fclose(f);
+	tmp_remember(p);
 	return p;
 }
 
