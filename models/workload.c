@@ -196,6 +196,41 @@ static double mats(const struct model *m)
 	return m->mlp == MODEL_MLP_GELU ? 1 : 2; /* up (+ gate) columns per ffn unit */
 }
 
+/* overlap.tp as Transformer Engine's userbuffers do it (initialize_ub's
+ * defaults: "ring_exchange" in tp chunks for an all-gather that feeds a
+ * GEMM, "pipeline" in 4 chunks for the reduce-scatter of a GEMM's output).
+ * Ring exchange: each rank multiplies the chunk it holds while the next one
+ * arrives, so only the GEMM's last 1/n waits for the whole all-gather:
+ * t = max(AG, (n-1)/n G) + G/n = (n-1) max(g, c) + g with g = G/n and
+ * c = AG/(n-1). Pipeline: the first chunk's GEMM, then the other chunks
+ * beside the collective of the first (n-1)/n of the data, then the last
+ * chunk's collective: t = g + (n-1) max(g, c) + c with c = RS/n. Two ops
+ * each give the n-chunk pipeline's time; its other n-2 kernel launches are
+ * not priced. An all-reduce (overlap.tp without sequence parallelism) is
+ * pipelined the same way (assumption). */
+#define TP_OVERLAP_PIPE_SPLITS 4.0
+
+/* The GEMM fed by an overlapped all-gather (emitted just before). */
+static void gemm_after_ag(struct bld *b, enum wl_phase ph, const char *name, double m, double n,
+			  double k, double scale)
+{
+	double s = b->p->tp;
+	gemm(b, ph, name, m * (s - 1) / s, n, k, 1, scale, WL_V_NONE);
+	gemm(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
+}
+
+/* A GEMM whose output a TP collective of `bytes` reduces, pipelined. */
+static void gemm_then_reduce(struct bld *b, enum wl_phase ph, const char *name, double m,
+			     double n, double k, double scale, enum wl_coll coll, double bytes,
+			     const char *cname)
+{
+	double s = TP_OVERLAP_PIPE_SPLITS;
+	gemm(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
+	comm(b, ph, WL_D_TP, coll, bytes * (s - 1) / s, cname, true);
+	gemm(b, ph, name, m * (s - 1) / s, n, k, 1, scale, WL_V_NONE);
+	comm(b, ph, WL_D_TP, coll, bytes / s, cname, false);
+}
+
 /* Attention core of one micro-batch (after the QKV GEMM, before the
  * output projection), forward or backward.
  * Flash attention (plan flash_attention): one fused kernel, FLOPs at the
@@ -363,16 +398,22 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	if (sp)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
-	gemm(b, ph, "qkv gemm", T, qkv_n, h, 1, scale, WL_V_NONE);
+	if (sp && ov)
+		gemm_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
+	else
+		gemm(b, ph, "qkv gemm", T, qkv_n, h, 1, scale, WL_V_NONE);
 	if (p->cp > 1) /* ring attention K/V of the other chunks (allgather output) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
 		     false);
 	attn_core(b, ph, false);
-	if (p->tp > 1 && ov)
-		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
-	gemm(b, ph, "proj gemm", T, h, q / tp, 1, scale, WL_V_NONE);
-	if (p->tp > 1 && !ov)
-		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+	if (p->tp > 1 && ov) {
+		gemm_then_reduce(b, ph, "proj gemm", T, h, q / tp, scale, tpc, act,
+				 sp ? "tp reducescatter" : "tp allreduce");
+	} else {
+		gemm(b, ph, "proj gemm", T, h, q / tp, 1, scale, WL_V_NONE);
+		if (p->tp > 1)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+	}
 	residual(b, ph, false);
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	if (sp)
@@ -393,14 +434,21 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		if (p->tp > 1)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	} else {
-		gemm(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, 1, scale, WL_V_NONE);
+		if (sp && ov)
+			gemm_after_ag(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, scale);
+		else
+			gemm(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, 1, scale, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
 		       WL_V_NONE);
-		if (p->tp > 1 && ov)
-			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
-		gemm(b, ph, "mlp down gemm", T, h, ffn_t, 1, scale, WL_V_NONE);
-		if (p->tp > 1 && !ov)
-			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+		if (p->tp > 1 && ov) {
+			gemm_then_reduce(b, ph, "mlp down gemm", T, h, ffn_t, scale, tpc, act,
+					 sp ? "tp reducescatter" : "tp allreduce");
+		} else {
+			gemm(b, ph, "mlp down gemm", T, h, ffn_t, 1, scale, WL_V_NONE);
+			if (p->tp > 1)
+				comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce",
+				     false);
+		}
 	}
 	residual(b, ph, false);
 }
@@ -482,7 +530,10 @@ static void layer_bwd(struct bld *b, int l)
 		if (p->tp > 1 && !ov)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	} else {
-		gemm(b, ph, "mlp down dgrad", T, ffn_t, h, 1, scale, WL_V_NONE);
+		if (sp && ov)
+			gemm_after_ag(b, ph, "mlp down dgrad", T, ffn_t, h, scale);
+		else
+			gemm(b, ph, "mlp down dgrad", T, ffn_t, h, 1, scale, WL_V_NONE);
 		gemm(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * T * ffn_t * b->wb, 0, 0,
 		       0, 0, WL_V_NONE);
@@ -497,7 +548,10 @@ static void layer_bwd(struct bld *b, int l)
 	residual(b, ph, true);
 	if (sp)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
-	gemm(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
+	if (sp && ov)
+		gemm_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);
+	else
+		gemm(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
 	gemm(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
 	if (p->cp > 1)
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1),

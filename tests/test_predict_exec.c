@@ -1348,6 +1348,75 @@ START_TEST(consumers_wait_for_communication)
 }
 END_TEST
 
+/* The n-th slice (0-based, by start time) named `name` on representative
+ * 0's track `track` in layer 0 of micro-batch 0, or NULL. */
+static const struct sim_slice *nth_slice(const struct sim_prediction *r, int track, const char *name,
+					 int nth)
+{
+	const struct sim_slice *got[16];
+	int n = 0;
+	for (int32_t i = 0; i < r->tl->n && n < 16; i++) {
+		const struct sim_slice *c = &r->tl->s[i];
+		if (c->track == track && c->micro == 0 && c->layer == 0 && !strcmp(c->name, name))
+			got[n++] = c;
+	}
+	for (int i = 1; i < n; i++) /* insertion sort by start */
+		for (int j = i; j > 0 && got[j]->t0_s < got[j - 1]->t0_s; j--) {
+			const struct sim_slice *t = got[j];
+			got[j] = got[j - 1];
+			got[j - 1] = t;
+		}
+	return nth < n ? got[nth] : NULL;
+}
+
+/* overlap.tp as Transformer Engine's userbuffers pipeline it. The
+ * all-gather before the QKV GEMM is a ring exchange in tp chunks: the
+ * first (tp-1)/tp of the GEMM runs beside it and only the last 1/tp waits
+ * for it. The reduce-scatter after the output projection is pipelined in 4
+ * chunks: the GEMM's first quarter, then its other three beside the
+ * reduce-scatter of the first three quarters of the data, then the last
+ * quarter's reduce-scatter, which the residual add waits for. */
+START_TEST(tp_overlap_pipelines_in_chunks)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	const double eps = 1e-12;
+	setup_small(&p, &o, 1, small_model);
+	p.tp = 4;
+	p.sp = true;
+	p.overlap_tp = true;
+	p.global_batch = 2;
+	resolve(&p);
+	run(&p, &o, &r);
+
+	const struct sim_slice *ag = nth_slice(&r, WL_S_COMM, "tp allgather", 0);
+	const struct sim_slice *qa = nth_slice(&r, WL_S_COMPUTE, "qkv gemm", 0);
+	const struct sim_slice *qb = nth_slice(&r, WL_S_COMPUTE, "qkv gemm", 1);
+	ck_assert(ag && qa && qb);
+	ck_assert_ptr_null(nth_slice(&r, WL_S_COMPUTE, "qkv gemm", 2)); /* no recompute */
+	ck_assert_double_le(fabs(qa->t0_s - ag->t0_s), eps); /* side by side */
+	ck_assert_double_le(fabs(qb->t0_s - fmax(qa->t1_s, ag->t1_s)), eps);
+	ck_assert_double_gt(qa->t1_s - qa->t0_s, qb->t1_s - qb->t0_s); /* 3/4 vs 1/4 of the rows */
+
+	const struct sim_slice *pa = nth_slice(&r, WL_S_COMPUTE, "proj gemm", 0);
+	const struct sim_slice *pb = nth_slice(&r, WL_S_COMPUTE, "proj gemm", 1);
+	const struct sim_slice *rs1 = nth_slice(&r, WL_S_COMM, "tp reducescatter", 0);
+	const struct sim_slice *rs2 = nth_slice(&r, WL_S_COMM, "tp reducescatter", 1);
+	ck_assert(pa && pb && rs1 && rs2);
+	ck_assert_double_lt(pa->t1_s - pa->t0_s, pb->t1_s - pb->t0_s);
+	ck_assert_double_le(fabs(rs1->t0_s - pa->t1_s), eps);
+	ck_assert_double_le(fabs(pb->t0_s - pa->t1_s), eps);
+	ck_assert_double_le(fabs(rs2->t0_s - fmax(pb->t1_s, rs1->t1_s)), eps);
+	ck_assert_double_gt(rs1->t1_s - rs1->t0_s, rs2->t1_s - rs2->t0_s); /* 3/4 vs 1/4 of the data */
+	const struct sim_slice *ra = compute_from(&r, pb->t1_s, 0, 0, "residual add");
+	ck_assert(ra);
+	ck_assert_double_le(fabs(ra->t0_s - rs2->t1_s), eps);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Context parallelism (Transformer Engine's ring attention) keeps only the
  * rank's K/V chunk: the forward gathers the others' K/V, the backward
  * gathers them again and sends dK/dV back, and a recomputed attention
@@ -1618,6 +1687,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, workload_flops_match_model);
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
 	tcase_add_test(tc, consumers_wait_for_communication);
+	tcase_add_test(tc, tp_overlap_pipelines_in_chunks);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
