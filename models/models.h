@@ -249,7 +249,8 @@ struct model_layer_cost {
 	double act_bytes;          /* activations stored for backward, one rank, bytes */
 	double out_bytes;          /* layer output (PP send/recv size), one rank, bytes */
 	double tp_bytes;           /* TP all-reduce payload per forward, bytes (x2 with backward) */
-	double ep_bytes;           /* EP all-to-all dispatch payload per forward, bytes */
+	double ep_bytes;           /* EP all-to-all dispatch payload per forward and rank (1/tp of
+	                            * the tokens each), bytes */
 	double cp_bytes;           /* CP K/V exchange per forward, bytes */
 };
 /* Costs of decoder layer l for one micro-batch on one rank under plan p. */

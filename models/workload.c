@@ -358,6 +358,80 @@ static int layer_tensors(const struct model *m, int l)
 	return n + 2 + (m->bias ? 2 : 0);
 }
 
+/* The MoE block as Megatron-core's all-to-all token dispatcher runs it
+ * (moe_token_dispatcher_type alltoall, experts split over the TP group).
+ * With TP the router and the dispatch work on the rank's 1/tp of the
+ * tokens: its sequence-parallel shard (Megatron-core's MoE layer requires
+ * sequence parallelism with TP), or without it its slice of the replicated
+ * tokens, all-gathered again after the combine (and the input gradient
+ * after the router's backward). After the dispatch the TP group all-gathers
+ * the routed tokens for its TP-split experts and reduce-scatters their
+ * outputs before the combine. All-to-all bytes per rank: capacity x top-k x
+ * T/tp x h x 2 (model_layer_cost's ep_bytes, with the (ep-1)/ep that leaves
+ * the rank); the TP all-gather and reduce-scatter move the T x top-k routed
+ * tokens of the group. */
+static double moe_routed_bytes(const struct bld *b)
+{
+	return b->p->capacity_factor * b->m->top_k * b->T * b->m->hidden * 2;
+}
+
+static void moe_fwd(struct bld *b, enum wl_phase ph, const struct model_layer_cost *c, double me,
+		    double e_loc, double ffn_t, double scale)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	double h = m->hidden, tp = p->tp, routed = moe_routed_bytes(b);
+	bool sp = p->sp && p->tp > 1;
+	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
+	if (p->ep > 1)
+		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1), "ep dispatch",
+		     false);
+	if (p->tp > 1)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+	gemm(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
+	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
+	       0, WL_V_EXPERT);
+	gemm(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+	if (p->tp > 1)
+		comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
+	if (p->ep > 1)
+		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1), "ep combine",
+		     false);
+	if (p->tp > 1 && !sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * b->T * h, "tp allgather", false);
+}
+
+static void moe_bwd(struct bld *b, const struct model_layer_cost *c, double me, double e_loc,
+		    double ffn_t, double scale)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	const enum wl_phase ph = WL_P_BWD;
+	double h = m->hidden, tp = p->tp, T = b->T, routed = moe_routed_bytes(b);
+	bool sp = p->sp && p->tp > 1;
+	/* the output all-gather's backward without SP is a split: no traffic */
+	if (p->ep > 1)
+		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
+		     "ep combine bwd", false);
+	if (p->tp > 1)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+	gemm(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
+	gemm(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
+	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
+	       0, 0, 0, WL_V_EXPERT);
+	gemm(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
+	gemm(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
+	if (p->tp > 1)
+		comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
+	if (p->ep > 1)
+		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
+		     "ep dispatch bwd", false);
+	gemm(b, ph, "router dgrad", T / tp, h, m->experts, 1, scale, WL_V_NONE);
+	if (p->tp > 1 && !sp) /* the input split's backward */
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * T * h, "tp allgather", false);
+	gemm(b, ph, "router wgrad", h, m->experts, T / tp, 1, scale, WL_V_NONE);
+}
+
 /* Forward (or full recompute) of decoder layer l. */
 static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 {
@@ -380,7 +454,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		e_loc = (double)m->experts / p->ep;
 		me = T * m->top_k / e_loc;
 		ffn_t = (double)m->moe_ffn / tp;
-		sumg += T * m->experts * h + e_loc * (me * mats(m) * ffn_t * h + me * h * ffn_t);
+		sumg += T / tp * m->experts * h + e_loc * (me * mats(m) * ffn_t * h + me * h * ffn_t);
 	} else {
 		ffn_t = (double)m->ffn / tp;
 		sumg += T * mats(m) * ffn_t * h + T * h * ffn_t;
@@ -416,24 +490,11 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	}
 	residual(b, ph, false);
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
-	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 	if (moe) {
-		gemm(b, ph, "router gemm", T, m->experts, h, 1, scale, WL_V_NONE);
-		if (p->ep > 1)
-			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
-			     "ep dispatch", false);
-		gemm(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
-		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
-		       0, 0, 0, WL_V_EXPERT);
-		gemm(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
-		if (p->ep > 1)
-			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
-			     "ep combine", false);
-		/* after the combine: no GEMM to pipeline with */
-		if (p->tp > 1)
-			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+		moe_fwd(b, ph, &c, me, e_loc, ffn_t, scale);
 	} else {
+		if (sp)
+			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 		if (sp && ov)
 			gemm_after_ag(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, scale);
 		else
@@ -497,7 +558,7 @@ static void layer_bwd(struct bld *b, int l)
 		e_loc = (double)m->experts / p->ep;
 		me = T * m->top_k / e_loc;
 		ffn_t = (double)m->moe_ffn / tp;
-		sumg += T * m->experts * h + e_loc * (me * mats(m) * ffn_t * h + me * h * ffn_t);
+		sumg += T / tp * m->experts * h + e_loc * (me * mats(m) * ffn_t * h + me * h * ffn_t);
 	} else {
 		ffn_t = (double)m->ffn / tp;
 		sumg += T * mats(m) * ffn_t * h + T * h * ffn_t;
@@ -507,29 +568,11 @@ static void layer_bwd(struct bld *b, int l)
 	scale = sumg > 0 ? (c.bwd_flops / 2 - attn) / sumg : 1;
 
 	residual(b, ph, true);
-	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 	if (moe) {
-		if (p->ep > 1)
-			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
-			     "ep combine bwd", false);
-		gemm(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
-		gemm(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
-		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb,
-		       0, 0, 0, 0, WL_V_EXPERT);
-		gemm(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
-		gemm(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
-		if (p->ep > 1)
-			comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c.ep_bytes * p->ep / (p->ep - 1),
-			     "ep dispatch bwd", false);
-		gemm(b, ph, "router dgrad", T, h, m->experts, 1, scale, WL_V_NONE);
-		if (p->tp > 1 && ov)
-			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
-		gemm(b, ph, "router wgrad", h, m->experts, T, 1, scale, WL_V_NONE);
-		/* experts: their all-reduce stays after the block without overlap.tp */
-		if (p->tp > 1 && !ov)
-			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+		moe_bwd(b, &c, me, e_loc, ffn_t, scale);
 	} else {
+		if (sp)
+			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
 		if (sp && ov)
 			gemm_after_ag(b, ph, "mlp down dgrad", T, ffn_t, h, scale);
 		else

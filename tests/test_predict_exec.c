@@ -1348,6 +1348,54 @@ START_TEST(consumers_wait_for_communication)
 }
 END_TEST
 
+/* Megatron-core's all-to-all token dispatcher with TP (sequence
+ * parallelism): each rank routes and dispatches its 1/tp of the tokens, the
+ * TP group all-gathers the routed tokens for its TP-split experts and
+ * reduce-scatters their outputs before the combine. Per MoE layer and
+ * micro-batch: four all-to-alls (dispatch, combine, their backward) of
+ * capacity x top-k x T/tp x h x 2 bytes per rank; a recomputed forward adds
+ * the attention block's all-gather and reduce-scatter of T x h x 2 and the
+ * MoE block's of capacity x top-k x T x h x 2. */
+START_TEST(moe_dispatches_the_tp_shard)
+{
+	static const char *moe = "{\"hidden_size\": 512, \"num_hidden_layers\": 4, "
+				 "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": 64, "
+				 "\"intermediate_size\": 1024, \"moe_intermediate_size\": 256, "
+				 "\"num_experts\": 16, \"num_experts_per_tok\": 4, \"vocab_size\": 1000, "
+				 "\"max_position_embeddings\": 4096, \"hidden_act\": \"silu\", "
+				 "\"model_type\": \"qwen3_moe\"}";
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	setup_small(&p, &o, 1, moe);
+	o.timeline = false;
+	p.tp = 2;
+	p.ep = 4;
+	p.sp = true;
+	p.capacity_factor = 1.25;
+	p.global_batch = 4; /* one micro-batch per rank */
+	resolve(&p);
+	ck_assert_int_eq(model.experts, 16);
+	run(&p, &o, &a);
+	p.recompute = PLAN_RC_FULL;
+	run(&p, &o, &b);
+	double T = p.seq_len, h = 512, L = 4, routed = 1.25 * 4 * T * h * 2;
+	double want_ep = L * 4 * routed / p.tp;
+	ck_assert_msg(fabs(a.comm_bytes[SIM_COMM_EP] / want_ep - 1) < 1e-9, "ep bytes %.9g, want %.9g",
+		      a.comm_bytes[SIM_COMM_EP], want_ep);
+	double d_tp = b.comm_bytes[SIM_COMM_TP] - a.comm_bytes[SIM_COMM_TP];
+	double want_tp = L * (2 * (2 * T * h) + 2 * routed);
+	ck_assert_msg(fabs(d_tp / want_tp - 1) < 1e-9, "recompute adds %.9g tp bytes, want %.9g", d_tp,
+		      want_tp);
+	double d_ep = b.comm_bytes[SIM_COMM_EP] - a.comm_bytes[SIM_COMM_EP];
+	ck_assert_msg(fabs(d_ep / (want_ep / 2) - 1) < 1e-9, "recompute adds %.9g ep bytes, want %.9g",
+		      d_ep, want_ep / 2);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* The n-th slice (0-based, by start time) named `name` on representative
  * 0's track `track` in layer 0 of micro-batch 0, or NULL. */
 static const struct sim_slice *nth_slice(const struct sim_prediction *r, int track, const char *name,
@@ -1688,6 +1736,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
 	tcase_add_test(tc, consumers_wait_for_communication);
 	tcase_add_test(tc, tp_overlap_pipelines_in_chunks);
+	tcase_add_test(tc, moe_dispatches_the_tp_shard);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
