@@ -47,9 +47,12 @@ struct act_shape {
 };
 
 /* Bytes of one layer split as Korthikanti does: R (replicated across TP
- * unless SP), S (split by TP), A (attention scores, split by TP). */
+ * unless SP), S (split by TP), A (attention scores, split by TP), and U,
+ * never split: the routed tokens a MoE layer's TP group all-gathers for its
+ * TP-split experts (Megatron-core's all-to-all dispatcher), which every TP
+ * rank keeps as the first expert GEMM's input. */
 static void act_terms(const struct act_shape *x, int tp, double *R, double *S, double *A,
-		      bool flash)
+		      double *U, bool flash)
 {
 	double sb = x->s * x->b, mlp_in = x->routed > 0 ? x->routed : 1;
 	/* Korthikanti §4.1: attention 11sbh + 5as^2b, MLP 19sbh, norms 4sbh. */
@@ -57,8 +60,9 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 	     + 2 * sb * x->h          /* QKV input (norm output) */
 	     + 2 * sb * x->h          /* MLP input (norm output) */
 	     + (x->drop ? 2 * sb * x->h : 0); /* dropout masks after attention and MLP, 1 B */
-	if (x->routed > 0)            /* router probabilities (fp32) + permuted expert inputs */
-		*R += 4 * sb * x->experts + 2 * sb * x->h * x->routed;
+	if (x->routed > 0)            /* router probabilities (fp32) */
+		*R += 4 * sb * x->experts;
+	*U = x->routed > 0 ? 2 * sb * x->h * x->routed : 0; /* gathered expert inputs */
 	*S = 2 * sb * x->q + 4 * sb * x->kvd /* Q, K, V */
 	     + 2 * sb * x->q;                /* output-projection input */
 	if (x->qk_norm)
@@ -75,15 +79,15 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 
 static double act_combine(const struct act_shape *x, const struct plan *p, int tp)
 {
-	double R, S, A, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
-	act_terms(x, tp, &R, &S, &A, p->flash_attention);
+	double R, S, A, U, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
+	act_terms(x, tp, &R, &S, &A, &U, p->flash_attention);
 	if (p->recompute == PLAN_RC_FULL) /* Korthikanti Table 2: 2sbh (the layer input) */
 		return scale * 2 * x->s * x->b * x->h / (p->sp ? tp : 1);
 	if (p->recompute == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
 		A = 0;
 	if (p->sp) /* Table 2: TP + SP divides everything by t */
-		return scale * (R + S + A) / tp;
-	return scale * (R + S / tp + A / tp);
+		return scale * ((R + S + A) / tp + U);
+	return scale * (R + S / tp + A / tp + U);
 }
 
 static void layer_shape(const struct model *m, const struct plan *p, int l,

@@ -282,6 +282,36 @@ START_TEST(activations_table2_rows)
 }
 END_TEST
 
+/* A MoE layer under TP keeps the routed tokens its TP group all-gathered
+ * for the TP-split experts (Megatron-core's all-to-all dispatcher): that
+ * term, capacity x top-k x sbh x 2 bytes, is not divided by tp even with
+ * sequence parallelism, which divides the rest. */
+START_TEST(activations_moe_gathered_tokens)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&m, "qwen3-30b-a3b", &err), 0);
+	ck_assert(m.experts > 0 && m.moe_layer[0]);
+	for (int sp = 0; sp < 2; sp++) {
+		double one, four, cf = 1.25, s = 4096, h = m.hidden, u;
+		gpt_plan(&p, 1, false, PLAN_RC_NONE);
+		p.seq_len = (int)s;
+		p.capacity_factor = cf;
+		one = model_layer_act_bytes(&m, &p, 0);
+		gpt_plan(&p, 4, sp, PLAN_RC_NONE);
+		p.seq_len = (int)s;
+		p.capacity_factor = cf;
+		four = model_layer_act_bytes(&m, &p, 0);
+		u = 2 * s * h * cf * m.top_k;
+		if (sp) /* (everything else) / 4 + u */
+			ck_assert_double_eq_tol(four, (one - u) / 4 + u, one * 1e-12);
+		else /* more than with sequence parallelism, the gathered tokens whole */
+			ck_assert_double_gt(four, (one - u) / 4 + u);
+	}
+}
+END_TEST
+
 START_TEST(activations_pipeline_in_flight)
 {
 	/* Korthikanti §4.2: with 1F1B the first stage holds L layers' worth
@@ -782,6 +812,7 @@ static Suite *models_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("memory");
 	tcase_add_test(tc, activations_table2_rows);
+	tcase_add_test(tc, activations_moe_gathered_tokens);
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, state_bytes_per_param);
 	tcase_add_test(tc, state_zero_stages_divide);
