@@ -536,7 +536,13 @@ static void layer_bwd(struct bld *b, int l)
 	 * does the same with every input-gradient collective, and pipelines
 	 * the all-gathers with the dgrad GEMM that consumes them. */
 	bool awg = p->tp > 1 && !sp && !ov && p->overlap_tp_grad;
-	bool hide = p->tp > 1 && (awg || ov); /* input-gradient collective behind wgrad */
+	/* With sequence parallelism Megatron-core's column-parallel linear
+	 * always works this way in backward (linear_with_grad_accumulation_
+	 * and_async_allreduce): it all-gathers its saved input shard for the
+	 * weight gradient behind the dgrad GEMM, then reduce-scatters the
+	 * input gradient behind the wgrad GEMM; Transformer Engine's bulk
+	 * overlaps do the same. */
+	bool hide = p->tp > 1 && (awg || ov || sp); /* input-gradient collective behind wgrad */
 
 	if (p->recompute == PLAN_RC_FULL)
 		layer_fwd(b, l, WL_P_RECOMPUTE);
@@ -580,6 +586,8 @@ static void layer_bwd(struct bld *b, int l)
 		gemm(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * T * ffn_t * b->wb, 0, 0,
 		       0, 0, WL_V_NONE);
+		if (sp) /* the saved input shard, gathered again for the wgrad */
+			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
 		gemm(b, ph, "mlp up dgrad", T, h, mats(m) * ffn_t, 1, scale, WL_V_NONE);
 		if (hide)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
@@ -603,6 +611,8 @@ static void layer_bwd(struct bld *b, int l)
 	if (p->cp > 1) /* the dK/dV it produced travel back around the ring */
 		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1),
 		     "cp dkv exchange", false);
+	if (sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
 	gemm(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
 	if (hide)
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
