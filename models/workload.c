@@ -235,7 +235,13 @@ static void gemm_then_reduce(struct bld *b, enum wl_phase ph, const char *name, 
  * output projection), forward or backward.
  * Flash attention (plan flash_attention): one fused kernel, FLOPs at the
  * compute model's attention efficiency, reading Q, K, V and writing O once
- * (backward: twice that traffic).
+ * (backward: twice that traffic). The FLOPs it executes follow
+ * FlashAttention's own accounting (benchmark_flash_attention.py's flops():
+ * 4 b s^2 heads d, halved when causal, backward 2.5x the forward: five
+ * matmuls to the forward's two): a decoder's causal mask lets the kernel
+ * skip the tiles above the diagonal (with context parallelism the
+ * load-balanced ring gives each rank the same half). The model FLOPs
+ * (MFU) keep Megatron's full count.
  * Otherwise Megatron's core attention: per (micro-batch, head) two batched
  * GEMMs, scores = Q K^T (sq x sk x d) and context = P V (sq x d x sk),
  * around a fused scale-mask-softmax and a dropout on the b x heads x sq x sk
@@ -247,6 +253,9 @@ static void gemm_then_reduce(struct bld *b, enum wl_phase ph, const char *name, 
  * reads the gradient and mask and writes (5 B/E); softmax backward reads
  * the gradient and the probabilities and writes (6 B/E). FLOPs total the
  * same 4 b sq sk heads d / tp (twice backward) as the flash path. */
+#define FLASH_CAUSAL_FRACTION 0.5 /* of the full s x s FLOPs, causal */
+#define FLASH_BWD_RATIO 2.5       /* backward FLOPs / forward FLOPs */
+
 static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 {
 	const struct model *m = b->m;
@@ -257,11 +266,12 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 	double bh = (double)p->micro_batch * m->heads / tp, E = bh * sq * sk;
 	double attn = 4.0 * sq * sk * q * p->micro_batch / tp;
 	if (p->flash_attention || p->cp > 1) {
+		double ex = FLASH_CAUSAL_FRACTION * attn;
 		if (!bwd)
 			cmp_op(b, ph, WL_ATTN, ph == WL_P_RECOMPUTE ? "attention recompute" : "attention",
-			       attn, 2 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
+			       ex, 2 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
 		else
-			cmp_op(b, ph, WL_ATTN, "attention bwd", 2 * attn,
+			cmp_op(b, ph, WL_ATTN, "attention bwd", FLASH_BWD_RATIO * ex,
 			       4 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
 		return;
 	}
@@ -651,13 +661,16 @@ static void vision(struct bld *b, bool bwd)
 	sumg = 2 * v->depth * P * (3 * vh * vh + vh * vh + 2 * vh * v->ffn) / tp;
 	scale = sumg > 0 ? (total - attn) / sumg : 1;
 	mult = bwd ? 2 : 1; /* backward: data + weight gradients */
+	/* attention: no mask in the encoder; the fused kernel's backward is
+	 * 2.5x its forward (FLASH_BWD_RATIO) */
+	double amult = bwd ? FLASH_BWD_RATIO : 1;
 	for (int d = 0; d < v->depth; d++) {
 		cmp_op(b, ph, WL_ELEM, bwd ? "vit norm bwd" : "vit norm", 0, mult * 4 * P * vh, 0, 0,
 		       0, 0, WL_V_VISION);
 		gemm(b, ph, bwd ? "vit qkv bwd" : "vit qkv gemm", P, 3 * vh / tp, vh, 1, scale * mult,
 		     WL_V_VISION);
-		cmp_op(b, ph, WL_ATTN, bwd ? "vit attention bwd" : "vit attention", mult * 4 * pimg * P * vh / tp,
-		       mult * 8 * P * vh / tp, 0, 0, 0, 0, WL_V_VISION);
+		cmp_op(b, ph, WL_ATTN, bwd ? "vit attention bwd" : "vit attention",
+		       amult * 4 * pimg * P * vh / tp, mult * 8 * P * vh / tp, 0, 0, 0, 0, WL_V_VISION);
 		gemm(b, ph, bwd ? "vit proj bwd" : "vit proj gemm", P, vh, vh / tp, 1, scale * mult,
 		     WL_V_VISION);
 		if (p->tp > 1)

@@ -292,6 +292,46 @@ static int slice_count(const struct sim_prediction *r, const char *name)
 	return slices(r, name).n;
 }
 
+/* Flash attention executes FlashAttention's own FLOP count: 4 b s^2 heads d
+ * halved for a decoder's causal mask, backward 2.5x the forward; each slice
+ * takes what the compute model gives for that many FLOPs and its bytes. */
+START_TEST(flash_attention_executes_causal_flops)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct sim_compute c;
+	struct sim_op_desc d;
+	setup_small(&p, &o, 1, small_model);
+	p.flash_attention = true;
+	p.seq_len = 2048;
+	p.global_batch = 8; /* dp 8, one micro-batch each */
+	resolve(&p);
+	run(&p, &o, &r);
+	sim_compute_init(&c, &topo.cl.gpu);
+	double s = 2048, q = 1024, full = 4 * s * s * q, T = s;
+	memset(&d, 0, sizeof(d));
+	d.cls = SIM_OP_ATTN;
+	d.dtype_bytes = 2;
+	d.flops = 0.5 * full;
+	d.bytes = 2 * T * (3 * q) * 2;
+	double want_f = sim_compute_time_s(&c, &d);
+	d.flops = 2.5 * 0.5 * full;
+	d.bytes = 4 * T * (3 * q) * 2;
+	double want_b = sim_compute_time_s(&c, &d);
+	struct slice_stats f = slices(&r, "attention"), b = slices(&r, "attention bwd");
+	ck_assert_int_eq(f.n, 8); /* one per layer */
+	ck_assert_int_eq(b.n, 8);
+	/* times are whole picoseconds */
+	ck_assert_msg(fabs(f.max - want_f) < 2e-12 && fabs(f.min - want_f) < 2e-12,
+		      "attention %.12g..%.12g s, want %.12g", f.min, f.max, want_f);
+	ck_assert_msg(fabs(b.max - want_b) < 2e-12 && fabs(b.min - want_b) < 2e-12,
+		      "attention bwd %.12g..%.12g s, want %.12g", b.min, b.max, want_b);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* ZeRO-Offload: the optimizer leaves the GPU; its time is the shard's bytes
  * over PCIe (both ways) and over host memory, as the compute model says. */
 START_TEST(zero_offload_costs_host_time)
@@ -1775,6 +1815,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, folded_exact_moe_64);
 	tcase_add_test(tc, image_variance_slows);
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
+	tcase_add_test(tc, flash_attention_executes_causal_flops);
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
 	tcase_add_test(tc, breakdown_follows_critical_path);
