@@ -379,10 +379,30 @@ static int layer_tensors(const struct model *m, int l)
  * outputs before the combine. All-to-all bytes per rank: capacity x top-k x
  * T/tp x h x 2 (model_layer_cost's ep_bytes, with the (ep-1)/ep that leaves
  * the rank); the TP all-gather and reduce-scatter move the T x top-k routed
- * tokens of the group. */
+ * tokens of the group. Around them the dispatcher's memory passes
+ * (assumption: each reads its input and writes its output once): permute
+ * copies the rank's tokens into top-k expert order (reads its T/tp x h,
+ * writes the routed copies R), sort_chunks_by_idxs regroups the gathered
+ * tokens by local expert when the rank holds more than one (reads and
+ * writes tp x R), and after the experts the reverse sort and unpermute,
+ * which sums each token's top-k outputs weighted by the router's
+ * probabilities (reads R, writes T/tp x h); backward the same passes. */
 static double moe_routed_bytes(const struct bld *b)
 {
 	return b->p->capacity_factor * b->m->top_k * b->T * b->m->hidden * 2;
+}
+
+static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
+{
+	double routed = moe_routed_bytes(b), tp = b->p->tp;
+	cmp_op(b, ph, WL_ELEM, name, 0, routed / tp + 2 * b->T / tp * b->m->hidden, 0, 0, 0, 0,
+	       WL_V_NONE);
+}
+
+static void moe_sort(struct bld *b, enum wl_phase ph, const char *name)
+{
+	if ((double)b->m->experts / b->p->ep > 1 && (b->p->ep > 1 || b->p->tp > 1))
+		cmp_op(b, ph, WL_ELEM, name, 0, 2 * moe_routed_bytes(b), 0, 0, 0, 0, WL_V_NONE);
 }
 
 static void moe_fwd(struct bld *b, enum wl_phase ph, const struct model_layer_cost *c, double me,
@@ -393,20 +413,24 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct model_layer_co
 	double h = m->hidden, tp = p->tp, routed = moe_routed_bytes(b);
 	bool sp = p->sp && p->tp > 1;
 	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
+	moe_permute(b, ph, "moe permute");
 	if (p->ep > 1)
 		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1), "ep dispatch",
 		     false);
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+	moe_sort(b, ph, "moe sort chunks");
 	gemm(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
 	       0, WL_V_EXPERT);
 	gemm(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+	moe_sort(b, ph, "moe unsort chunks");
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
 	if (p->ep > 1)
 		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1), "ep combine",
 		     false);
+	moe_permute(b, ph, "moe unpermute");
 	if (p->tp > 1 && !sp)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * b->T * h, "tp allgather", false);
 }
@@ -420,22 +444,26 @@ static void moe_bwd(struct bld *b, const struct model_layer_cost *c, double me, 
 	double h = m->hidden, tp = p->tp, T = b->T, routed = moe_routed_bytes(b);
 	bool sp = p->sp && p->tp > 1;
 	/* the output all-gather's backward without SP is a split: no traffic */
+	moe_permute(b, ph, "moe unpermute bwd");
 	if (p->ep > 1)
 		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 		     "ep combine bwd", false);
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+	moe_sort(b, ph, "moe unsort chunks bwd");
 	gemm(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	gemm(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
 	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
 	       0, 0, 0, WL_V_EXPERT);
 	gemm(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
 	gemm(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
+	moe_sort(b, ph, "moe sort chunks bwd");
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
 	if (p->ep > 1)
 		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 		     "ep dispatch bwd", false);
+	moe_permute(b, ph, "moe permute bwd");
 	gemm(b, ph, "router dgrad", T / tp, h, m->experts, 1, scale, WL_V_NONE);
 	if (p->tp > 1 && !sp) /* the input split's backward */
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * T * h, "tp allgather", false);

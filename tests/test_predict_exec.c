@@ -1473,7 +1473,8 @@ END_TEST
  * micro-batch: four all-to-alls (dispatch, combine, their backward) of
  * capacity x top-k x T/tp x h x 2 bytes per rank; a recomputed forward adds
  * the attention block's all-gather and reduce-scatter of T x h x 2 and the
- * MoE block's of capacity x top-k x T x h x 2. */
+ * MoE block's of capacity x top-k x T x h x 2. Around the exchanges, the
+ * dispatcher's permutes and sorts. */
 START_TEST(moe_dispatches_the_tp_shard)
 {
 	static const char *moe = "{\"hidden_size\": 512, \"num_hidden_layers\": 4, "
@@ -1510,6 +1511,37 @@ START_TEST(moe_dispatches_the_tp_shard)
 		      d_ep, want_ep / 2);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
+
+	/* the dispatcher's memory passes: permute and unpermute (the rank's
+	 * T/tp x h and its routed copies), and with 4 local experts the sort of
+	 * the gathered tokens and its reverse (tp x the routed copies, read and
+	 * written), each as the compute model prices those bytes */
+	struct sim_compute cm;
+	struct sim_op_desc d;
+	o.timeline = true;
+	p.recompute = PLAN_RC_NONE;
+	run(&p, &o, &a);
+	sim_compute_init(&cm, &topo.cl.gpu);
+	memset(&d, 0, sizeof(d));
+	d.cls = SIM_OP_ELEMENTWISE;
+	d.dtype_bytes = 2;
+	d.bytes = routed / p.tp + 2 * T / p.tp * h;
+	double want_perm = sim_compute_time_s(&cm, &d);
+	d.bytes = 2 * routed;
+	double want_sort = sim_compute_time_s(&cm, &d);
+	static const char *const perm[] = { "moe permute", "moe unpermute", "moe unpermute bwd",
+					    "moe permute bwd" };
+	static const char *const sort[] = { "moe sort chunks", "moe unsort chunks",
+					    "moe unsort chunks bwd", "moe sort chunks bwd" };
+	for (int k = 0; k < 4; k++) {
+		struct slice_stats x = slices(&a, perm[k]), y = slices(&a, sort[k]);
+		ck_assert_msg(x.n == 4 && y.n == 4, "%s %d, %s %d", perm[k], x.n, sort[k], y.n);
+		ck_assert_msg(fabs(x.max - want_perm) < 2e-12 && fabs(x.min - want_perm) < 2e-12,
+			      "%s %.12g s, want %.12g", perm[k], x.max, want_perm);
+		ck_assert_msg(fabs(y.max - want_sort) < 2e-12 && fabs(y.min - want_sort) < 2e-12,
+			      "%s %.12g s, want %.12g", sort[k], y.max, want_sort);
+	}
+	sim_prediction_release(&a);
 	topo_release(&topo);
 }
 END_TEST
