@@ -47,7 +47,7 @@ void plan_init(struct plan *p)
 	p->precision = PLAN_DT_BF16;
 	p->grad_dtype = PLAN_DT_FP32;        /* Megatron accumulates main grads in fp32 */
 	p->grad_reduce_dtype = PLAN_DT_FP32;
-	p->bucket_bytes = 40e6 * 4;          /* Megatron's default bucket: 40M fp32 elements */
+	p->bucket_bytes = 0;                 /* 0: Megatron's default, set by plan_resolve */
 	p->compression_ratio = 1;
 	p->sync_interval = 1;
 	p->capacity_factor = 1.0;            /* Megatron moe_expert_capacity_factor: none = 1 */
@@ -699,6 +699,10 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "layers_per_stage list)",
 		       p->pp, v, m->layers);
 	}
+	/* Megatron-core's DistributedDataParallel: bucket_size = max(4e7,
+	 * 1e6 x data-parallel size with CP) fp32 gradient elements */
+	if (!(p->bucket_bytes > 0))
+		p->bucket_bytes = 4.0 * fmax(4e7, 1e6 * (double)p->dp * p->cp);
 	if (resolve_batch(p, err))
 		return TS_EINPUT;
 	mbs = plan_microbatches(p);

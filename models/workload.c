@@ -1097,6 +1097,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			} else {
 				bool last_bwd = --bwd_left[tk->chunk] == 0;
 				bool reduce = last_bwd || per_micro; /* this backward's gradients */
+				/* Megatron-core's DDP buckets only pipeline stage 0's
+				 * first model chunk (bucket_size None on later stages,
+				 * disable_bucketing for chunks after the first): the rest
+				 * reduce their chunk in one bucket once its last backward
+				 * is done */
+				bool bucketed = p->ds_used || per_micro || (s == 0 && tk->chunk == 0);
+				bool flush = (p->overlap_dp || per_micro) && bucketed;
 				/* ZeRO-3: the head's weights, then the stage's last layer
 				 * (DeepSpeed prefetches it while the head's backward runs) */
 				int32_t g_head = last_vs ? z3_gather_extra(&b, head_params,
@@ -1135,7 +1142,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					if (reduce) {
 						b.bucket_dense += fnorm_params +
 								  (own ? (double)m->vocab * h / p->tp : 0);
-						if (p->overlap_dp || per_micro)
+						if (flush)
 							dp_flush(&b, false, false);
 					}
 				}
@@ -1154,7 +1161,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					if (reduce) {
 						b.bucket_dense += d;
 						b.bucket_exp += e;
-						if (p->overlap_dp || per_micro) {
+						if (flush) {
 							dp_flush(&b, false, false);
 							dp_flush(&b, true, false);
 						}
@@ -1186,9 +1193,14 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 								   (double)m->max_pos * h +
 								   (double)model_vision_params(m)) /
 								  p->tp;
-						if (p->overlap_dp || per_micro)
+						if (flush)
 							dp_flush(&b, false, false);
 					}
+				}
+				if (reduce && p->overlap_dp && !bucketed) {
+					b.layer = first; /* after the chunk's first layer */
+					dp_flush(&b, false, true);
+					dp_flush(&b, true, true);
 				}
 				if (per_micro) {
 					/* the rest of the buckets; the next micro-batch waits

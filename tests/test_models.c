@@ -621,6 +621,29 @@ static const struct {
 	{ "gpt3-175b", "{\"seq_len\": 4096, \"tp\": 8}", 8, "exceeds the 2048 learned" },
 };
 
+/* The DP bucket defaults to Megatron-core's max(4e7, 1e6 x dp x cp) fp32
+ * elements; a given size stays. */
+START_TEST(dp_bucket_default)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	plan_init(&p);
+	ck_assert_int_eq(plan_resolve(&p, &m, 16, &err), 0); /* dp 16 */
+	ck_assert_double_eq(p.bucket_bytes, 4 * 4e7);
+	plan_init(&p);
+	p.cp = 2;
+	p.flash_attention = true;
+	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0); /* dp 64 x cp 2 */
+	ck_assert_double_eq(p.bucket_bytes, 4 * 1e6 * 128);
+	plan_init(&p);
+	p.bucket_bytes = 25e6;
+	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
+	ck_assert_double_eq(p.bucket_bytes, 25e6);
+}
+END_TEST
+
 START_TEST(bad_plan_refused)
 {
 	struct model m;
@@ -813,6 +836,7 @@ static Suite *models_suite(void)
 	tc = tcase_create("memory");
 	tcase_add_test(tc, activations_table2_rows);
 	tcase_add_test(tc, activations_moe_gathered_tokens);
+	tcase_add_test(tc, dp_bucket_default);
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, state_bytes_per_param);
 	tcase_add_test(tc, state_zero_stages_divide);

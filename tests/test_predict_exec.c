@@ -1394,6 +1394,51 @@ START_TEST(consumers_wait_for_communication)
 }
 END_TEST
 
+/* Megatron-core's DDP with overlap.dp buckets only pipeline stage 0's first
+ * model chunk: a later stage, and a later chunk of the interleaved
+ * schedule, reduces the whole chunk's gradients in one collective once its
+ * last backward is done. */
+START_TEST(dp_buckets_on_stage_zero_only)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	for (int il = 0; il < 2; il++) {
+		int per[2][2] = { { 0, 0 }, { 0, 0 } }; /* [stage][first chunk or later] */
+		setup_small(&p, &o, 1, small_model);
+		p.pp = 2;
+		p.overlap_dp = true;
+		p.bucket_bytes = 4e6; /* small: several buckets per chunk */
+		p.global_batch = 16;
+		if (il) {
+			p.schedule = PLAN_SCHED_INTERLEAVED;
+			p.virtual_stages = 2;
+		}
+		resolve(&p);
+		run(&p, &o, &r);
+		for (int32_t i = 0; i < r.tl->n; i++) {
+			const struct sim_slice *x = &r.tl->s[i];
+			int stage = strstr(r.tl->track[x->track], "stage 1") ? 1 : 0;
+			if (x->track % WL_NSTREAMS != WL_S_DP || strcmp(x->name, "dp grad reduce") ||
+			    strncmp(r.tl->track[x->track], "rep 0 ", 6)) /* one replica */
+				continue;
+			/* chunk from the layer it was flushed after (a stage's
+			 * layers split in chunks: stage 0 holds 0-1 and 2-3,
+			 * stage 1 4-5 and 6-7; -1: the flush after backward) */
+			per[stage][il && x->layer >= 0 && (x->layer / 2) % 2] += 1;
+		}
+		ck_assert_msg(per[0][0] > 1, "stage 0 chunk 0: %d reductions", per[0][0]);
+		ck_assert_msg(per[1][0] == 1, "stage 1 chunk 0: %d reductions", per[1][0]);
+		if (il) {
+			ck_assert_msg(per[0][1] == 1, "stage 0 chunk 1: %d reductions", per[0][1]);
+			ck_assert_msg(per[1][1] == 1, "stage 1 chunk 1: %d reductions", per[1][1]);
+		}
+		sim_prediction_release(&r);
+		topo_release(&topo);
+	}
+}
+END_TEST
+
 /* The n-th slice (0-based, by start time) named `name` on representative
  * 0's track `track` in layer 0 of micro-batch 0, or NULL. */
 static const struct sim_slice *nth_slice(const struct sim_prediction *r, int track, const char *name,
@@ -1868,6 +1913,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tp_overlap_pipelines_in_chunks);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
 	tcase_add_test(tc, sp_backward_regathers_inputs);
+	tcase_add_test(tc, dp_buckets_on_stage_zero_only);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
