@@ -137,12 +137,14 @@ static int32_t cmp_op(struct bld *b, enum wl_phase ph, enum wl_class cls, const 
 }
 
 /* A GEMM of shape m x n x k (batch of them), FLOPs 2mnk x batch x scale;
- * bytes: the three operands once (16-bit). */
+ * bytes: the three operands once (inputs 1 byte under FP8, the output
+ * 16-bit). */
 static int32_t gemm(struct bld *b, enum wl_phase ph, const char *name, double m, double n,
 		    double k, double batch, double scale, enum wl_vary vary)
 {
 	double flops = 2 * m * n * k * batch * scale;
-	double bytes = (m * k + k * n + m * n) * batch * b->wb;
+	double ib = b->p->precision == PLAN_DT_FP8 ? 1 : b->wb;
+	double bytes = ((m * k + k * n) * ib + m * n * b->wb) * batch;
 	return cmp_op(b, ph, WL_GEMM, name, flops, bytes, m, n, k, batch, vary);
 }
 
@@ -993,7 +995,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	b.p = p;
 	b.o = o;
 	b.T = (double)p->micro_batch * p->seq_len / p->cp;
-	b.wb = dt_bytes(p->precision);
+	/* FP8 (Transformer Engine): weights, activations and the distributed
+	 * optimizer's parameter all-gather stay 16-bit (as models/memory.c
+	 * assumes; no fp8 parameter gather); only GEMM operands are FP8 */
+	b.wb = p->precision == PLAN_DT_FP8 ? 2 : dt_bytes(p->precision);
 	b.ga = dt_bytes(p->grad_dtype);
 	b.gb = p->compression == PLAN_CMP_FP16 || p->compression == PLAN_CMP_BF16 ?
 		       2 : dt_bytes(p->grad_reduce_dtype);

@@ -1439,6 +1439,33 @@ START_TEST(dp_buckets_on_stage_zero_only)
 }
 END_TEST
 
+/* FP8 training (Transformer Engine) keeps weights 16-bit: the distributed
+ * optimizer's parameter all-gather, and so the DP bytes, are those of BF16,
+ * while the GEMMs run at the FP8 peak. */
+START_TEST(fp8_gathers_16bit_params)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	setup_small(&p, &o, 1, small_model);
+	o.timeline = false;
+	p.distributed_optimizer = true;
+	p.global_batch = 8;
+	resolve(&p);
+	run(&p, &o, &a);
+	p.precision = PLAN_DT_FP8;
+	resolve(&p);
+	run(&p, &o, &b);
+	ck_assert_double_gt(a.comm_bytes[SIM_COMM_DP], 0);
+	ck_assert_msg(fabs(b.comm_bytes[SIM_COMM_DP] / a.comm_bytes[SIM_COMM_DP] - 1) < 1e-12,
+		      "dp bytes fp8 %.9g, bf16 %.9g", b.comm_bytes[SIM_COMM_DP], a.comm_bytes[SIM_COMM_DP]);
+	ck_assert_double_lt(b.bd.compute_s, a.bd.compute_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* The n-th slice (0-based, by start time) named `name` on representative
  * 0's track `track` in layer 0 of micro-batch 0, or NULL. */
 static const struct sim_slice *nth_slice(const struct sim_prediction *r, int track, const char *name,
@@ -1914,6 +1941,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
 	tcase_add_test(tc, sp_backward_regathers_inputs);
 	tcase_add_test(tc, dp_buckets_on_stage_zero_only);
+	tcase_add_test(tc, fp8_gathers_16bit_params);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
