@@ -52,6 +52,9 @@ void plan_init(struct plan *p)
 	p->sync_interval = 1;
 	p->capacity_factor = 1.0;            /* Megatron moe_expert_capacity_factor: none = 1 */
 	p->grad_accum_fusion = true;         /* Megatron's gradient_accumulation_fusion default */
+	/* Megatron-core's column-parallel linear all-reduces its input gradient
+	 * behind the weight-gradient GEMM whenever TP runs without SP */
+	p->overlap_tp_grad = true;
 	p->images_per_sample.kind = PLAN_DIST_FIXED;
 	p->images_per_sample.value = -1;     /* -1: 1 image for vision models, else 0 */
 	p->image_tokens.kind = PLAN_DIST_FIXED;
@@ -271,7 +274,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	if (jval_child(&r, "overlap", &c)) {
 		if (jval_check_keys(&c, ov_keys, err) ||
 		    get_bool_field(p, &c, "dp", PF_OVERLAP_DP, &p->overlap_dp, err) ||
-		    jval_get_bool(&c, "tp", false, &p->overlap_tp, err) ||
+		    get_bool_field(p, &c, "tp", PF_OVERLAP_TP, &p->overlap_tp, err) ||
 		    jval_get_bool(&c, "pp", false, &p->overlap_pp, err) ||
 		    jval_get_bool(&c, "tp_grad", false, &p->overlap_tp_grad, err))
 			return TS_EINPUT;
@@ -646,6 +649,10 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	if (m->has_vision && m->vit.heads % p->tp)
 		REFUSE(PF_TP, "tp (default)", "tp %d does not divide the %d vision-encoder heads", p->tp,
 		       m->vit.heads);
+	if (p->overlap_tp && p->tp > 1 && !p->sp)
+		REFUSE(PF_OVERLAP_TP, "overlap.tp (default)",
+		       "TP communication overlap needs sequence_parallel (Megatron's "
+		       "--tp-comm-overlap requires it)");
 	if (p->sp && p->seq_len % p->tp)
 		REFUSE(PF_SP, "sequence_parallel (default)",
 		       "sequence parallelism needs seq_len %d divisible by tp %d", p->seq_len, p->tp);

@@ -208,8 +208,7 @@ static double mats(const struct model *m)
  * beside the collective of the first (n-1)/n of the data, then the last
  * chunk's collective: t = g + (n-1) max(g, c) + c with c = RS/n. Two ops
  * each give the n-chunk pipeline's time; its other n-2 kernel launches are
- * not priced. An all-reduce (overlap.tp without sequence parallelism) is
- * pipelined the same way (assumption). */
+ * not priced. overlap.tp needs sequence parallelism (plan_resolve). */
 #define TP_OVERLAP_PIPE_SPLITS 4.0
 
 /* The GEMM fed by an overlapped all-gather (emitted just before). */
