@@ -1121,15 +1121,30 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "loss bwd", 0,
 					       2 * 4 * b.T * m->vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
 					wait_dp(&b, g_head);
+					/* a column-parallel linear like QKV (layer_bwd): with
+					 * SP its saved input shard is gathered again beside
+					 * the dgrad; the input gradient's collective runs
+					 * behind the wgrad (always with SP, with tp_grad or
+					 * overlap.tp without) */
+					bool hide_head = p->tp > 1 &&
+							 (spl || p->overlap_tp_grad || p->overlap_tp);
+					if (spl)
+						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
+						     "lm head tp allgather", true);
 					gemm(&b, WL_P_BWD, "lm head dgrad", b.T, h,
 					     (double)m->vocab / p->tp, 1, 1, WL_V_NONE);
-					gemm(&b, WL_P_BWD, "lm head wgrad", h, (double)m->vocab / p->tp,
-					     b.T, 1, 1, WL_V_NONE);
-					if (p->tp > 1)
-						comm(&b, WL_P_BWD, WL_D_TP,
-						     spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE, 2 * b.T * h,
-						     spl ? "lm head tp reducescatter" : "lm head tp allreduce",
-						     false);
+					for (int after = 0; after < 2; after++) {
+						if (after)
+							gemm(&b, WL_P_BWD, "lm head wgrad", h,
+							     (double)m->vocab / p->tp, b.T, 1, 1, WL_V_NONE);
+						if (p->tp > 1 && hide_head == !after)
+							comm(&b, WL_P_BWD, WL_D_TP,
+							     spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE,
+							     2 * b.T * h,
+							     spl ? "lm head tp reducescatter"
+								 : "lm head tp allreduce",
+							     hide_head);
+					}
 					/* the head's own weight, or the last stage's copy of a
 					 * tied one (one stage: it shares the embedding's).
 					 * Megatron reduces both copies over DP before summing

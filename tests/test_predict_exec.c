@@ -810,8 +810,9 @@ static void same_with_sp(struct plan *p, struct sim_predict_opts *o, bool *flag)
 }
 
 /* Megatron's async TP gradient all-reduce (overlap.tp_grad): the input
- * gradient of QKV and MLP-up is all-reduced while their weight-gradient
- * GEMM runs, so each backward layer saves min(all-reduce, wgrad) twice;
+ * gradient of QKV and MLP-up (and of the LM head) is all-reduced while
+ * their weight-gradient GEMM runs, so each backward layer saves
+ * min(all-reduce, wgrad) twice, and the head once per micro-batch;
  * the forward all-reduces stay blocking. Contention is set to 1 so the
  * saving is exactly that sum. */
 START_TEST(tp_grad_overlap_hides_wgrad)
@@ -839,6 +840,10 @@ START_TEST(tp_grad_overlap_hides_wgrad)
 		ck_assert_int_eq(n, model.layers * p.global_batch);
 		want += n * fmin(ar, slice_time(&a, wg[k]) / n);
 	}
+	/* and the LM head's, a column-parallel linear too (same 2Th bytes) */
+	ck_assert_int_eq(slice_count(&a, "lm head tp allreduce"), p.global_batch);
+	ck_assert_double_eq_tol(slice_time(&a, "lm head tp allreduce") / p.global_batch, ar, ar * 1e-6);
+	want += p.global_batch * fmin(ar, slice_time(&a, "lm head wgrad") / p.global_batch);
 	p.overlap_tp_grad = true;
 	run(&p, &o, &b);
 	got = a.iteration_time_s - b.iteration_time_s;
