@@ -163,8 +163,16 @@ static double layer_matmul_active(const struct model *m, int l)
 /* Parameters of layer l held by one rank: dense part / tp (K/V replicated
  * when tp exceeds the kv heads), experts / (ep x tp) (Megatron's default
  * expert_tensor_parallel_size = tp: assumption). */
-static void layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,
-			      double *experts)
+double model_kv_width_rank(const struct model *m, const struct plan *p)
+{
+	/* tp a multiple of the K/V heads: each rank keeps one group */
+	if (m->kv_heads % p->tp)
+		return m->head_dim;
+	return (double)m->kv_heads * m->head_dim / p->tp;
+}
+
+void model_layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,
+			     double *experts)
 {
 	int64_t tot, act, ex;
 	double kvfix = 0;
@@ -184,7 +192,7 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	double wb = dtype_bytes(p->precision);
 	memset(o, 0, sizeof(*o));
 	model_layer_params(m, l, &tot, NULL, NULL);
-	layer_rank_params(m, p, l, &dense, &ex);
+	model_layer_rank_params(m, p, l, &dense, &ex);
 	o->params = tot;
 	o->params_rank = dense + ex;
 	/* Megatron SC'21 appendix: 2 FLOPs/MAC; local queries attend to all s keys. */
@@ -206,7 +214,7 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 		o->ep_bytes = p->capacity_factor * m->top_k * tokens / p->tp * m->hidden * 2 *
 			      (p->ep - 1) / (double)p->ep;
 	if (p->cp > 1) /* ring attention: K and V of the other cp-1 chunks */
-		o->cp_bytes = 2.0 * 2 * tokens * m->kv_heads * m->head_dim * (p->cp - 1) / p->tp;
+		o->cp_bytes = 2.0 * 2 * tokens * model_kv_width_rank(m, p) * (p->cp - 1);
 }
 
 double model_flops_iteration(const struct model *m, const struct plan *p)
@@ -279,11 +287,11 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		if (moe && first_moe < 0) {
 			first_moe = l;
 			act_moe = model_layer_act_bytes(m, p, l);
-			layer_rank_params(m, p, l, &pd_moe, &pe_moe);
+			model_layer_rank_params(m, p, l, &pd_moe, &pe_moe);
 		} else if (!moe && first_dense < 0) {
 			first_dense = l;
 			act_dense = model_layer_act_bytes(m, p, l);
-			layer_rank_params(m, p, l, &pd_dense, &pe_dense);
+			model_layer_rank_params(m, p, l, &pd_dense, &pe_dense);
 		}
 	}
 

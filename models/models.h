@@ -257,6 +257,13 @@ struct model_layer_cost {
 /* Costs of decoder layer l for one micro-batch on one rank under plan p. */
 void model_layer_cost(const struct model *m, const struct plan *p, int l,
 		      struct model_layer_cost *out);
+/* K (or V) width one TP rank holds, elements: kv_heads x head_dim / tp, or
+ * one head when tp is a multiple of the K/V heads (replicated). */
+double model_kv_width_rank(const struct model *m, const struct plan *p);
+/* Parameters of decoder layer l one rank holds: dense (TP-split, K/V
+ * replicated as above) and experts (EP x TP). */
+void model_layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,
+			     double *experts);
 /* Korthikanti et al. (MLSys'23) Table 2 per-layer activation bytes for a
  * layer of the model at micro-batch b and sequence s (used by the cost). */
 double model_layer_act_bytes(const struct model *m, const struct plan *p, int l);

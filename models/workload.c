@@ -262,7 +262,7 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
 	double tp = p->tp, q = (double)m->heads * m->head_dim, d = m->head_dim;
-	double kv = (double)m->kv_heads * m->head_dim, T = b->T;
+	double kvr = model_kv_width_rank(m, p), T = b->T;
 	double sq = (double)p->seq_len / p->cp, sk = p->seq_len;
 	double bh = (double)p->micro_batch * m->heads / tp, E = bh * sq * sk;
 	double attn = 4.0 * sq * sk * q * p->micro_batch / tp;
@@ -270,10 +270,10 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		double ex = FLASH_CAUSAL_FRACTION * attn;
 		if (!bwd)
 			cmp_op(b, ph, WL_ATTN, ph == WL_P_RECOMPUTE ? "attention recompute" : "attention",
-			       ex, 2 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
+			       ex, 2 * T * (q / tp + 2 * kvr) * b->wb, 0, 0, 0, 0, WL_V_NONE);
 		else
 			cmp_op(b, ph, WL_ATTN, "attention bwd", FLASH_BWD_RATIO * ex,
-			       4 * T * (q + 2 * kv) / tp * b->wb, 0, 0, 0, 0, WL_V_NONE);
+			       4 * T * (q / tp + 2 * kvr) * b->wb, 0, 0, 0, 0, WL_V_NONE);
 		return;
 	}
 	if (!bwd) {
@@ -481,14 +481,16 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	double kv = (double)m->kv_heads * m->head_dim, ffn_t, attn, sumg, scale, act = 2 * T * h;
 	bool moe = m->experts > 0 && m->moe_layer[l], sp = p->sp && p->tp > 1;
 	bool ov = p->overlap_tp;
-	double qkv_n = (q + 2 * kv) / tp, e_loc = 0, me = 0;
+	/* the QKV GEMM's columns on this rank (K/V replicated when tp is a
+	 * multiple of their heads); sumg keeps the split model FLOPs */
+	double qkv_n = q / tp + 2 * model_kv_width_rank(m, p), e_loc = 0, me = 0;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 
 	model_layer_cost(m, p, l, &c);
 	b->layer = l;
 	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
 	/* GEMM FLOPs of the shapes, then scaled to model_layer_cost's count. */
-	sumg = T * qkv_n * h + T * h * (q / tp);
+	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
 	if (moe) {
 		e_loc = (double)m->experts / p->ep;
 		me = T * m->top_k / e_loc;
@@ -565,7 +567,9 @@ static void layer_bwd(struct bld *b, int l)
 	double kv = (double)m->kv_heads * m->head_dim, ffn_t, attn, sumg, scale, act = 2 * T * h;
 	bool moe = m->experts > 0 && m->moe_layer[l], sp = p->sp && p->tp > 1;
 	bool ov = p->overlap_tp;
-	double qkv_n = (q + 2 * kv) / tp, e_loc = 0, me = 0;
+	/* the QKV GEMM's columns on this rank (K/V replicated when tp is a
+	 * multiple of their heads); sumg keeps the split model FLOPs */
+	double qkv_n = q / tp + 2 * model_kv_width_rank(m, p), e_loc = 0, me = 0;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	const enum wl_phase ph = WL_P_BWD;
 	/* Megatron's async input-gradient all-reduce (not with sequence
@@ -598,7 +602,7 @@ static void layer_bwd(struct bld *b, int l)
 			     c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange", false);
 		attn_core(b, WL_P_RECOMPUTE, false);
 	}
-	sumg = T * qkv_n * h + T * h * (q / tp);
+	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
 	if (moe) {
 		e_loc = (double)m->experts / p->ep;
 		me = T * m->top_k / e_loc;
@@ -792,16 +796,6 @@ static void run_deferred(struct bld *b)
 	b->ndfr = 0;
 }
 
-/* Per-layer parameters of one rank: dense (TP-split) and experts (EP x TP). */
-static void layer_params_rank(const struct model *m, const struct plan *p, int l, double *dense,
-			      double *expert)
-{
-	int64_t tot, act, ex;
-	model_layer_params(m, l, &tot, &act, &ex);
-	*dense = (double)(tot - ex) / p->tp;
-	*expert = (double)ex / ((double)p->ep * p->tp);
-}
-
 /* A point-to-point op: a send (on the PP send stream, after d1/d2) or a
  * receive (PP receive stream) from/to stage `peer`; the workload connects
  * each send to its receive at the end. */
@@ -843,7 +837,7 @@ static int32_t z3_gather(struct bld *b, int l)
 	double d, e;
 	int32_t id;
 	const struct plan *p = b->p;
-	layer_params_rank(b->m, p, l, &d, &e);
+	model_layer_rank_params(b->m, p, l, &d, &e);
 	b->layer = l;
 	/* a prefetch: issued ahead, waited for by the layer's first op */
 	id = coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, "zero3 param allgather", -1);
@@ -1175,7 +1169,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 									"zero3 embedding allgather");
 					wait_dp(&b, g_cur);
 					layer_bwd(&b, l);
-					layer_params_rank(m, p, l, &d, &e);
+					model_layer_rank_params(m, p, l, &d, &e);
 					grad_accum(&b, "grad accumulate", d + e, layer_tensors(m, l));
 					if (reduce) {
 						b.bucket_dense += d;
@@ -1265,7 +1259,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			chunk_layers(p, m, s, l0, v, &first, &nl);
 			for (int l = first; l < first + nl; l++) {
 				double d, e;
-				layer_params_rank(m, p, l, &d, &e);
+				model_layer_rank_params(m, p, l, &d, &e);
 				opt_dense += d;
 				opt_exp += e;
 			}

@@ -1626,6 +1626,65 @@ START_TEST(moe_dispatches_the_tp_shard)
 }
 END_TEST
 
+/* tp a multiple of the K/V heads: every rank keeps one K/V group, in the
+ * QKV GEMM, in the gradients it reduces and in memory alike: the fp32
+ * all-reduce moves twice the bf16 weight bytes the memory model counts. */
+START_TEST(kv_replicated_consistently)
+{
+	static const char *gqa = "{\"hidden_size\": 1024, \"num_hidden_layers\": 4, "
+				 "\"num_attention_heads\": 16, \"num_key_value_heads\": 2, "
+				 "\"intermediate_size\": 2048, \"vocab_size\": 1000, "
+				 "\"max_position_embeddings\": 4096, \"hidden_act\": \"silu\", "
+				 "\"model_type\": \"llama\"}";
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct memory_env env = { 80e9, 8, 0 };
+	struct memory_report mr;
+	setup_small(&p, &o, 1, gqa);
+	p.tp = 4;
+	p.global_batch = 2;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 2);
+	ck_assert(p.grad_reduce_dtype == PLAN_DT_FP32 && p.precision == PLAN_DT_BF16);
+	run(&p, &o, &r);
+	memory_eval(&model, &p, &env, &mr);
+	ck_assert_msg(fabs(r.comm_bytes[SIM_COMM_DP] / (2 * mr.stage[0].weights_bytes) - 1) < 1e-9,
+		      "dp bytes %.9g, 2 x weights %.9g", r.comm_bytes[SIM_COMM_DP],
+		      2 * mr.stage[0].weights_bytes);
+	/* the QKV GEMM: 16/4 query heads and one K and one V head of 64 */
+	const struct sim_slice *qkv = nth_slice(&r, WL_S_COMPUTE, "qkv gemm", 0);
+	struct sim_compute cm;
+	struct sim_op_desc d;
+	double T = p.seq_len, n = 16 / 4 * 64 + 2 * 64, k = 1024;
+	ck_assert(qkv);
+	sim_compute_init(&cm, &topo.cl.gpu);
+	memset(&d, 0, sizeof(d));
+	d.cls = SIM_OP_GEMM;
+	d.dtype_bytes = 2;
+	d.m = (int64_t)T;
+	d.n = (int64_t)n;
+	d.k = (int64_t)k;
+	d.batch = 1;
+	d.flops = 2 * T * n * k;
+	d.bytes = 2 * (T * k + k * n + T * n);
+	ck_assert_msg(fabs(qkv->t1_s - qkv->t0_s - sim_compute_time_s(&cm, &d)) < 2e-12,
+		      "qkv gemm %.12g s, want %.12g", qkv->t1_s - qkv->t0_s, sim_compute_time_s(&cm, &d));
+	sim_prediction_release(&r);
+	p.tp = 2; /* splits the two K/V heads: 8 + 1 + 1 heads of 64 per rank */
+	p.dp = 0;
+	p.global_batch = 4;
+	resolve(&p);
+	run(&p, &o, &r);
+	memory_eval(&model, &p, &env, &mr);
+	ck_assert_msg(fabs(r.comm_bytes[SIM_COMM_DP] / (2 * mr.stage[0].weights_bytes) - 1) < 1e-9,
+		      "tp 2: dp bytes %.9g, 2 x weights %.9g", r.comm_bytes[SIM_COMM_DP],
+		      2 * mr.stage[0].weights_bytes);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* overlap.tp as Transformer Engine's userbuffers pipeline it. The
  * all-gather before the QKV GEMM is a ring exchange in tp chunks: the
  * first (tp-1)/tp of the GEMM runs beside it and only the last 1/tp waits
@@ -1950,6 +2009,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, sp_backward_regathers_inputs);
 	tcase_add_test(tc, dp_buckets_on_stage_zero_only);
 	tcase_add_test(tc, fp8_gathers_16bit_params);
+	tcase_add_test(tc, kv_replicated_consistently);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
