@@ -1088,9 +1088,16 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						     "lm head tp allgather", false);
 					gemm(&b, WL_P_FWD, "lm head gemm", b.T, (double)m->vocab / p->tp,
 					     h, 1, 1, WL_V_NONE);
-					/* softmax cross-entropy: fp32 logits read and written */
+					/* softmax cross-entropy: fp32 logits read and written;
+					 * over a vocabulary split by TP, Megatron's
+					 * vocab_parallel_cross_entropy all-reduces the
+					 * per-token max, the predicted logit and the sum of
+					 * exponentials (fp32 each) */
 					cmp_op(&b, WL_P_FWD, WL_ELEM, "loss", 0,
 					       2 * 4 * b.T * m->vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
+					for (int k = 0; k < 3 && p->tp > 1; k++)
+						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLREDUCE, 4 * b.T,
+						     "loss tp allreduce", false);
 				}
 			} else {
 				bool last_bwd = --bwd_left[tk->chunk] == 0;
