@@ -77,17 +77,23 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 	(void)tp;
 }
 
-static double act_combine(const struct act_shape *x, const struct plan *p, int tp)
+static double act_combine_as(const struct act_shape *x, const struct plan *p, int tp, bool sp,
+			     bool flash)
 {
 	double R, S, A, U, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
-	act_terms(x, tp, &R, &S, &A, &U, p->flash_attention);
+	act_terms(x, tp, &R, &S, &A, &U, flash);
 	if (p->recompute == PLAN_RC_FULL) /* Korthikanti Table 2: 2sbh (the layer input) */
-		return scale * 2 * x->s * x->b * x->h / (p->sp ? tp : 1);
+		return scale * 2 * x->s * x->b * x->h / (sp ? tp : 1);
 	if (p->recompute == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
 		A = 0;
-	if (p->sp) /* Table 2: TP + SP divides everything by t */
+	if (sp) /* Table 2: TP + SP divides everything by t */
 		return scale * ((R + S + A) / tp + U);
 	return scale * (R + S / tp + A / tp + U);
+}
+
+static double act_combine(const struct act_shape *x, const struct plan *p, int tp)
+{
+	return act_combine_as(x, p, tp, p->sp, p->flash_attention);
 }
 
 static void layer_shape(const struct model *m, const struct plan *p, int l,
@@ -137,7 +143,9 @@ static double vision_act_bytes(const struct model *m, const struct plan *p, doub
 	x.h = x.q = x.kvd = v->hidden;
 	x.a = v->heads;
 	x.f = v->ffn;
-	per = act_combine(&x, p, p->tp) * v->depth;
+	/* as models/workload.c runs the encoder: TP without sequence
+	 * parallelism, fused (flash) attention */
+	per = act_combine_as(&x, p, p->tp, false, true) * v->depth;
 	/* Mergers: input, fc1 output, gelu output per merged token (2 bytes each). */
 	in = (double)v->hidden * v->merge * v->merge;
 	merged = patches / ((double)v->merge * v->merge);

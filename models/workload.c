@@ -686,6 +686,11 @@ static void vision(struct bld *b, bool bwd)
 	double pimg = plan_dist_mean(&p->image_tokens) * v->merge * v->merge;
 	double P = imgs * pimg, vh = v->hidden, tp = p->tp, total, attn, sumg, scale, mult;
 	enum wl_phase ph = WL_P_VISION;
+	/* full recompute covers the encoder too (its blocks keep only their
+	 * inputs, as models/memory.c counts): its forward runs again first */
+	if (bwd && p->recompute == PLAN_RC_FULL && m->has_vision) {
+		vision(b, false);
+	}
 	if (!m->has_vision || P <= 0)
 		return;
 	b->layer = -1;

@@ -1687,6 +1687,33 @@ START_TEST(kv_replicated_consistently)
 }
 END_TEST
 
+/* Full recompute covers the vision encoder as the memory model assumes (it
+ * stores only each encoder block's input): the encoder's forward runs again
+ * before its backward. */
+START_TEST(full_recompute_reruns_the_encoder)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	struct ts_error err = TS_ERROR_INIT;
+	setup_small(&p, &o, 1, small_model);
+	ck_assert_msg(model_load(&model, "qwen3-vl-2b", &err) == 0, "%s", err.msg);
+	p.seq_len = 1024;
+	p.global_batch = 8;
+	resolve(&p);
+	run(&p, &o, &a);
+	p.recompute = PLAN_RC_FULL;
+	run(&p, &o, &b);
+	int na = slice_count(&a, "vit qkv gemm"), nb = slice_count(&b, "vit qkv gemm");
+	ck_assert_int_eq(na, model.vit.depth);
+	ck_assert_int_eq(nb, 2 * model.vit.depth);
+	ck_assert_int_eq(slice_count(&b, "vit qkv bwd"), model.vit.depth);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* overlap.tp as Transformer Engine's userbuffers pipeline it. The
  * all-gather before the QKV GEMM is a ring exchange in tp chunks: the
  * first (tp-1)/tp of the GEMM runs beside it and only the last 1/tp waits
@@ -2012,6 +2039,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, dp_buckets_on_stage_zero_only);
 	tcase_add_test(tc, fp8_gathers_16bit_params);
 	tcase_add_test(tc, kv_replicated_consistently);
+	tcase_add_test(tc, full_recompute_reruns_the_encoder);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
