@@ -388,6 +388,10 @@ static int layer_tensors(const struct model *m, int l)
  * writes tp x R), and after the experts the reverse sort and unpermute,
  * which sums each token's top-k outputs weighted by the router's
  * probabilities (reads R, writes T/tp x h); backward the same passes. */
+/* Sized by the capacity: without padding each rank sends its top-k x T/tp
+ * tokens, but an all-to-all lasts as long as its busiest receiver, whose
+ * experts get at most capacity x their mean (the executor caps the expert
+ * GEMMs the same way); capacity 1 (dropless, the default) is the mean. */
 static double moe_routed_bytes(const struct bld *b)
 {
 	return b->p->capacity_factor * b->m->top_k * b->T * b->m->hidden * 2;
