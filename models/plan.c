@@ -215,7 +215,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"layers_per_stage", "flash_attention", "capacity_factor", "pp_scatter_gather",
 		"grad_accum_fusion", NULL
 	};
-	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", NULL };
+	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", NULL };
 	static const char *const cmp_keys[] = { "type", "ratio", "error_feedback", NULL };
 	static const char *const sync_keys[] = { "mode", "interval", "staleness", NULL };
 	struct jval r = jdoc_root(d), c;
@@ -276,7 +276,9 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		    get_bool_field(p, &c, "dp", PF_OVERLAP_DP, &p->overlap_dp, err) ||
 		    get_bool_field(p, &c, "tp", PF_OVERLAP_TP, &p->overlap_tp, err) ||
 		    jval_get_bool(&c, "pp", false, &p->overlap_pp, err) ||
-		    jval_get_bool(&c, "tp_grad", false, &p->overlap_tp_grad, err))
+		    jval_get_bool(&c, "tp_grad", false, &p->overlap_tp_grad, err) ||
+		    get_bool_field(p, &c, "param_gather", PF_OVERLAP_PG, &p->overlap_param_gather,
+				   err))
 			return TS_EINPUT;
 	}
 	if (jval_child(&r, "bucket_mb", &c)) {
@@ -736,6 +738,10 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	if (p->zero >= 2 && p->distributed_optimizer)
 		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
 		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
+	if (p->overlap_param_gather && !p->distributed_optimizer)
+		REFUSE(PF_OVERLAP_PG, "overlap.param_gather (default)",
+		       "overlapping the parameter all-gather needs distributed_optimizer (Megatron's "
+		       "--overlap-param-gather requires it)");
 	if (p->offload == PLAN_OFF_OPTIMIZER && p->zero == 0)
 		REFUSE(PF_OFFLOAD, "offload (default)", "optimizer offload needs ZeRO stage 1, 2 or 3");
 	if (p->offload == PLAN_OFF_PARAMS && p->zero != 3)

@@ -879,6 +879,34 @@ static int32_t z3_gather_extra(struct bld *b, double params, const char *name)
 	return id;
 }
 
+/* overlap.param_gather (Megatron --overlap-param-gather): the distributed
+ * optimizer's all-gather of the updated parameters runs beside the next
+ * iteration's first forward, a layer ahead (Megatron dispatches the next
+ * bucket's all-gather from each forward pre-hook; per layer here), and
+ * the layer's forward waits for its own. In one iteration: issued in the
+ * first forward of each model chunk instead of after the step. */
+static int32_t pg_gather(struct bld *b, int l)
+{
+	const struct plan *p = b->p;
+	double d, e;
+	int32_t id;
+	model_layer_rank_params(b->m, p, l, &d, &e);
+	b->layer = l;
+	id = coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, "dp param allgather", -1);
+	if (e > 0 && p->dp * p->cp / p->ep > 1)
+		id = coll_op(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, "edp param allgather",
+			     -1);
+	return id;
+}
+
+static int32_t pg_gather_extra(struct bld *b, double params)
+{
+	b->layer = -1;
+	return params > 0 ? coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, params * b->wb,
+				    "dp param allgather", -1)
+			  : -1;
+}
+
 /* Schedule of device s: 2 x mm x v tasks in Megatron's order. */
 static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 {
@@ -968,6 +996,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	 * with the final norm before it */
 	double head_params = (double)m->vocab * m->hidden / p->tp + fnorm_params;
 	double vit_params = (double)model_vision_params(m) / p->tp;
+	/* the parameters the last stage's optimizer holds outside the layers */
+	double pg_head = (!m->tie_embeddings || P > 1 ? (double)m->vocab * m->hidden / p->tp : 0) +
+			 fnorm_params;
+	bool pg = p->overlap_param_gather && p->distributed_optimizer && p->zero < 3 &&
+		  p->dp * p->cp > 1 && o->dp_reduce;
 
 	memset(w, 0, sizeof(*w));
 	memset(&b, 0, sizeof(b));
@@ -1057,6 +1090,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 			if (!tk->bwd) {
 				int32_t g_head = -1;
+				bool gat = pg && tk->micro == 0; /* this chunk's parameter gathers */
+				if (first_vs && gat)
+					wait_dp(&b, pg_gather_extra(&b, emb_params + vit_params));
 				if (first_vs) {
 					wait_dp(&b, z3_gather_extra(&b, emb_params + vit_params,
 								    "zero3 embedding allgather"));
@@ -1070,24 +1106,30 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						     spl ? "embedding tp reducescatter" : "embedding tp allreduce",
 						     false);
 				}
-				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first) : -1;
+				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first) :
+						 gat && nl > 0	       ? pg_gather(&b, first) :
+									 -1;
 				for (int l = first; l < first + nl; l++) {
 					int32_t g_cur = g_next;
 					/* prefetch: the next layer's gather is queued before this
 					 * layer runs; this layer's first op waits for its own */
-					g_next = p->zero >= 3 && l + 1 < first + nl ? z3_gather(&b, l + 1) :
-										      -1;
+					g_next = l + 1 >= first + nl ? -1 :
+						 p->zero >= 3	    ? z3_gather(&b, l + 1) :
+						 gat		    ? pg_gather(&b, l + 1) :
+									    -1;
 					/* the head's weights are prefetched with the last layer */
 					if (last_vs && l + 1 == first + nl)
-						g_head = z3_gather_extra(&b, head_params,
-									 "zero3 lm head allgather");
+						g_head = gat ? pg_gather_extra(&b, pg_head) :
+							       z3_gather_extra(&b, head_params,
+									       "zero3 lm head allgather");
 					wait_dp(&b, g_cur);
 					layer_fwd(&b, l, WL_P_FWD);
 				}
 				if (last_vs) {
 					if (nl == 0)
-						g_head = z3_gather_extra(&b, head_params,
-									 "zero3 lm head allgather");
+						g_head = gat ? pg_gather_extra(&b, pg_head) :
+							       z3_gather_extra(&b, head_params,
+									       "zero3 lm head allgather");
 					b.layer = -1;
 					wait_dp(&b, g_head);
 					cmp_op(&b, WL_P_FWD, WL_ELEM, "final norm", 0,
@@ -1319,7 +1361,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload params h2d", 0, n_opt * wbp,
 				       0, 0, 0, 0, WL_V_NONE);
 			}
-			if (shard && p->zero < 3 && D > 1 && o->dp_reduce) {
+			if (shard && p->zero < 3 && D > 1 && o->dp_reduce && !pg) {
 				comm(&b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, opt_dense * b.wb,
 				     "dp param allgather", false);
 				if (opt_exp > 0 && D / p->ep > 1)

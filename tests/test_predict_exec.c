@@ -1714,6 +1714,42 @@ START_TEST(full_recompute_reruns_the_encoder)
 }
 END_TEST
 
+/* overlap.param_gather: the distributed optimizer's parameter all-gather
+ * moves from after the step to beside the first forward, one layer ahead,
+ * each layer's forward waiting for its own: the same bytes, a shorter
+ * iteration. */
+START_TEST(param_gather_overlaps_forward)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	setup_small(&p, &o, 1, small_model);
+	o.overlap_slowdown = 1;
+	p.distributed_optimizer = true;
+	p.global_batch = 16; /* dp 8, two micro-batches */
+	resolve(&p);
+	run(&p, &o, &a);
+	p.overlap_param_gather = true;
+	resolve(&p);
+	run(&p, &o, &b);
+	ck_assert_msg(fabs(b.comm_bytes[SIM_COMM_DP] / a.comm_bytes[SIM_COMM_DP] - 1) < 1e-12,
+		      "dp bytes %.9g vs %.9g", b.comm_bytes[SIM_COMM_DP], a.comm_bytes[SIM_COMM_DP]);
+	ck_assert_int_eq(slice_count(&a, "dp param allgather"), 1);
+	/* the 8 layers, the embedding, the head (tied: its final norm) */
+	ck_assert_int_eq(slice_count(&b, "dp param allgather"), model.layers + 2);
+	ck_assert_msg(b.iteration_time_s < a.iteration_time_s, "overlapped %.9g s, after %.9g s",
+		      b.iteration_time_s, a.iteration_time_s);
+	/* the first layer's forward starts after its gather ends */
+	const struct sim_slice *g = nth_slice(&b, WL_S_DP, "dp param allgather", 0);
+	const struct sim_slice *q = nth_slice(&b, WL_S_COMPUTE, "qkv gemm", 0);
+	ck_assert(g && q);
+	ck_assert_double_ge(q->t0_s, g->t1_s - 1e-12);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* overlap.tp as Transformer Engine's userbuffers pipeline it. The
  * all-gather before the QKV GEMM is a ring exchange in tp chunks: the
  * first (tp-1)/tp of the GEMM runs beside it and only the last 1/tp waits
@@ -2040,6 +2076,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, fp8_gathers_16bit_params);
 	tcase_add_test(tc, kv_replicated_consistently);
 	tcase_add_test(tc, full_recompute_reruns_the_encoder);
+	tcase_add_test(tc, param_gather_overlaps_forward);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
