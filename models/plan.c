@@ -662,6 +662,14 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		REFUSE(PF_SEQ, "seq_len (default)", "seq_len %d exceeds the %d learned positions", p->seq_len,
 		       m->max_pos);
 	/* Experts: EP divides them and fits in DP x CP (Megatron's rule). */
+	if (m->experts > 0 && p->tp > 1 && !p->sp) {
+		/* at sequence_parallel if the plan set it false, else at tp */
+		enum plan_field f = p->src[PF_SP][0] ? PF_SP : PF_TP;
+		REFUSE(f, f == PF_SP ? "sequence_parallel (default)" : "tp (default)",
+		       "a MoE model with tp %d needs sequence_parallel (Megatron-core's MoE layer "
+		       "requires it with tensor parallelism)",
+		       p->tp);
+	}
 	if (p->ep > 1 && m->experts == 0)
 		REFUSE(PF_EP, "ep (default)", "ep %d given for a dense model", p->ep);
 	if (m->experts && m->experts % p->ep)

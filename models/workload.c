@@ -373,9 +373,8 @@ static int layer_tensors(const struct model *m, int l)
  * (moe_token_dispatcher_type alltoall, experts split over the TP group).
  * With TP the router and the dispatch work on the rank's 1/tp of the
  * tokens: its sequence-parallel shard (Megatron-core's MoE layer requires
- * sequence parallelism with TP), or without it its slice of the replicated
- * tokens, all-gathered again after the combine (and the input gradient
- * after the router's backward). After the dispatch the TP group all-gathers
+ * sequence parallelism with TP; plan_resolve refuses the plan without
+ * it). After the dispatch the TP group all-gathers
  * the routed tokens for its TP-split experts and reduce-scatters their
  * outputs before the combine. All-to-all bytes per rank: capacity x top-k x
  * T/tp x h x 2 (model_layer_cost's ep_bytes, with the (ep-1)/ep that leaves
@@ -416,7 +415,6 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct model_layer_co
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
 	double h = m->hidden, tp = p->tp, routed = moe_routed_bytes(b);
-	bool sp = p->sp && p->tp > 1;
 	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
 	moe_permute(b, ph, "moe permute");
 	if (p->ep > 1)
@@ -436,8 +434,6 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct model_layer_co
 		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1), "ep combine",
 		     false);
 	moe_permute(b, ph, "moe unpermute");
-	if (p->tp > 1 && !sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * b->T * h, "tp allgather", false);
 }
 
 static void moe_bwd(struct bld *b, const struct model_layer_cost *c, double me, double e_loc,
@@ -447,8 +443,6 @@ static void moe_bwd(struct bld *b, const struct model_layer_cost *c, double me, 
 	const struct plan *p = b->p;
 	const enum wl_phase ph = WL_P_BWD;
 	double h = m->hidden, tp = p->tp, T = b->T, routed = moe_routed_bytes(b);
-	bool sp = p->sp && p->tp > 1;
-	/* the output all-gather's backward without SP is a split: no traffic */
 	moe_permute(b, ph, "moe unpermute bwd");
 	if (p->ep > 1)
 		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
@@ -470,8 +464,6 @@ static void moe_bwd(struct bld *b, const struct model_layer_cost *c, double me, 
 		     "ep dispatch bwd", false);
 	moe_permute(b, ph, "moe permute bwd");
 	gemm(b, ph, "router dgrad", T / tp, h, m->experts, 1, scale, WL_V_NONE);
-	if (p->tp > 1 && !sp) /* the input split's backward */
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * T * h, "tp allgather", false);
 	gemm(b, ph, "router wgrad", h, m->experts, T / tp, 1, scale, WL_V_NONE);
 }
 

@@ -616,6 +616,7 @@ static const struct {
 	{ "llama3-8b", "{\"overlap\": {\"tp_grads\": true}}", 8, "unknown field 'tp_grads'" },
 	{ "llama3-8b", "{\"tp\": 2, \"overlap\": {\"tp\": true}}", 8, "needs sequence_parallel" },
 	{ "llama3-8b", "{\"overlap\": {\"param_gather\": true}}", 8, "needs distributed_optimizer" },
+	{ "qwen3-30b-a3b", "{\"tp\": 2}", 8, "needs sequence_parallel" },
 	{ "llama3-8b", "{\"pp_scatter_gather\": 1}", 8, "pp_scatter_gather" },
 	{ "llama3-8b", "{\"grad_accum_fusion\": \"no\"}", 8, "grad_accum_fusion" },
 	{ "llama3-8b", "{\"images_per_sample\": 2}", 8, "without a vision encoder" },
@@ -804,6 +805,7 @@ START_TEST(layer_cost_consistent)
 	ck_assert_int_eq(model_load(&m, "qwen3-235b-a22b", &err), 0);
 	plan_init(&p);
 	p.tp = 4;
+	p.sp = true;
 	p.ep = 8;
 	p.seq_len = 4096;
 	ck_assert_int_eq(plan_resolve(&p, &m, 32, &err), 0);
