@@ -137,15 +137,32 @@ static int32_t cmp_op(struct bld *b, enum wl_phase ph, enum wl_class cls, const 
 }
 
 /* A GEMM of shape m x n x k (batch of them), FLOPs 2mnk x batch x scale;
- * bytes: the three operands once (inputs 1 byte under FP8, the output
- * 16-bit). */
+ * bytes: the three operands once. A decoder linear layer's GEMM (linear())
+ * takes FP8 inputs under an FP8 plan (Transformer Engine's default recipe:
+ * its Linear and GroupedLinear modules); attention's batched GEMMs, the
+ * router, the LM head and the vision encoder stay 16-bit. */
+static int32_t gemm_op(struct bld *b, enum wl_phase ph, const char *name, double m, double n,
+		       double k, double batch, double scale, enum wl_vary vary, bool lin)
+{
+	double flops = 2 * m * n * k * batch * scale;
+	bool f8 = lin && b->p->precision == PLAN_DT_FP8;
+	double bytes = ((m * k + k * n) * (f8 ? 1 : b->wb) + m * n * b->wb) * batch;
+	int32_t id = cmp_op(b, ph, WL_GEMM, name, flops, bytes, m, n, k, batch, vary);
+	if (id >= 0)
+		b->r->ops[id].linear = lin;
+	return id;
+}
+
 static int32_t gemm(struct bld *b, enum wl_phase ph, const char *name, double m, double n,
 		    double k, double batch, double scale, enum wl_vary vary)
 {
-	double flops = 2 * m * n * k * batch * scale;
-	double ib = b->p->precision == PLAN_DT_FP8 ? 1 : b->wb;
-	double bytes = ((m * k + k * n) * ib + m * n * b->wb) * batch;
-	return cmp_op(b, ph, WL_GEMM, name, flops, bytes, m, n, k, batch, vary);
+	return gemm_op(b, ph, name, m, n, k, batch, scale, vary, false);
+}
+
+static int32_t linear(struct bld *b, enum wl_phase ph, const char *name, double m, double n,
+		      double k, double batch, double scale, enum wl_vary vary)
+{
+	return gemm_op(b, ph, name, m, n, k, batch, scale, vary, true);
 }
 
 /* A collective after the last compute op and `after`, `after2` (other ops,
@@ -216,8 +233,8 @@ static void gemm_after_ag(struct bld *b, enum wl_phase ph, const char *name, dou
 			  double k, double scale)
 {
 	double s = b->p->tp;
-	gemm(b, ph, name, m * (s - 1) / s, n, k, 1, scale, WL_V_NONE);
-	gemm(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
+	linear(b, ph, name, m * (s - 1) / s, n, k, 1, scale, WL_V_NONE);
+	linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
 }
 
 /* A GEMM whose output a TP collective of `bytes` reduces, pipelined. */
@@ -226,9 +243,9 @@ static void gemm_then_reduce(struct bld *b, enum wl_phase ph, const char *name, 
 			     const char *cname)
 {
 	double s = TP_OVERLAP_PIPE_SPLITS;
-	gemm(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
+	linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
 	comm(b, ph, WL_D_TP, coll, bytes * (s - 1) / s, cname, true);
-	gemm(b, ph, name, m * (s - 1) / s, n, k, 1, scale, WL_V_NONE);
+	linear(b, ph, name, m * (s - 1) / s, n, k, 1, scale, WL_V_NONE);
 	comm(b, ph, WL_D_TP, coll, bytes / s, cname, false);
 }
 
@@ -423,10 +440,10 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct model_layer_co
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
 	moe_sort(b, ph, "moe sort chunks");
-	gemm(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
 	       0, WL_V_EXPERT);
-	gemm(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
 	moe_sort(b, ph, "moe unsort chunks");
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
@@ -450,12 +467,12 @@ static void moe_bwd(struct bld *b, const struct model_layer_cost *c, double me, 
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
 	moe_sort(b, ph, "moe unsort chunks bwd");
-	gemm(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
-	gemm(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
 	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
 	       0, 0, 0, WL_V_EXPERT);
-	gemm(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
-	gemm(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
 	moe_sort(b, ph, "moe sort chunks bwd");
 	if (p->tp > 1)
 		comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
@@ -512,7 +529,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	if (sp && ov)
 		gemm_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
 	else
-		gemm(b, ph, "qkv gemm", T, qkv_n, h, 1, scale, WL_V_NONE);
+		linear(b, ph, "qkv gemm", T, qkv_n, h, 1, scale, WL_V_NONE);
 	if (p->cp > 1) /* ring attention K/V of the other chunks (allgather output) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
 		     false);
@@ -521,7 +538,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		gemm_then_reduce(b, ph, "proj gemm", T, h, q / tp, scale, tpc, act,
 				 sp ? "tp reducescatter" : "tp allreduce");
 	} else {
-		gemm(b, ph, "proj gemm", T, h, q / tp, 1, scale, WL_V_NONE);
+		linear(b, ph, "proj gemm", T, h, q / tp, 1, scale, WL_V_NONE);
 		if (p->tp > 1)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	}
@@ -535,14 +552,14 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		if (sp && ov)
 			gemm_after_ag(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, scale);
 		else
-			gemm(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, 1, scale, WL_V_NONE);
+			linear(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, 1, scale, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
 		       WL_V_NONE);
 		if (p->tp > 1 && ov) {
 			gemm_then_reduce(b, ph, "mlp down gemm", T, h, ffn_t, scale, tpc, act,
 					 sp ? "tp reducescatter" : "tp allreduce");
 		} else {
-			gemm(b, ph, "mlp down gemm", T, h, ffn_t, 1, scale, WL_V_NONE);
+			linear(b, ph, "mlp down gemm", T, h, ffn_t, 1, scale, WL_V_NONE);
 			if (p->tp > 1)
 				comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce",
 				     false);
@@ -621,16 +638,16 @@ static void layer_bwd(struct bld *b, int l)
 		if (sp && ov)
 			gemm_after_ag(b, ph, "mlp down dgrad", T, ffn_t, h, scale);
 		else
-			gemm(b, ph, "mlp down dgrad", T, ffn_t, h, 1, scale, WL_V_NONE);
-		gemm(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
+			linear(b, ph, "mlp down dgrad", T, ffn_t, h, 1, scale, WL_V_NONE);
+		linear(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * T * ffn_t * b->wb, 0, 0,
 		       0, 0, WL_V_NONE);
 		if (sp) /* the saved input shard, gathered again for the wgrad */
 			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
-		gemm(b, ph, "mlp up dgrad", T, h, mats(m) * ffn_t, 1, scale, WL_V_NONE);
+		linear(b, ph, "mlp up dgrad", T, h, mats(m) * ffn_t, 1, scale, WL_V_NONE);
 		if (hide)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
-		gemm(b, ph, "mlp up wgrad", h, mats(m) * ffn_t, T, 1, scale, WL_V_NONE);
+		linear(b, ph, "mlp up wgrad", h, mats(m) * ffn_t, T, 1, scale, WL_V_NONE);
 		if (p->tp > 1 && !hide)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	}
@@ -641,8 +658,8 @@ static void layer_bwd(struct bld *b, int l)
 	if (sp && ov)
 		gemm_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);
 	else
-		gemm(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
-	gemm(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
+		linear(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
+	linear(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
 	if (p->cp > 1)
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1),
 		     "cp kv exchange", false);
@@ -652,10 +669,10 @@ static void layer_bwd(struct bld *b, int l)
 		     "cp dkv exchange", false);
 	if (sp)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
-	gemm(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
+	linear(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
 	if (hide)
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
-	gemm(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
+	linear(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
 	if (p->tp > 1 && !hide)
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);

@@ -45,6 +45,8 @@ struct wl_op {
 	uint8_t phase;             /* enum wl_phase */
 	uint8_t vary;              /* enum wl_vary */
 	uint8_t ndeps;             /* entries in deps, count */
+	uint8_t linear;            /* compute: a GEMM of a decoder linear layer (QKV, projection,
+	                            * MLP, experts): FP8 operands under an FP8 plan, flag */
 	int16_t layer;             /* decoder layer, -1 vision/embedding/head/optimizer */
 	int16_t chunk;             /* virtual pipeline chunk on this device, index */
 	int32_t micro;             /* micro-batch, -1 for per-iteration ops */

@@ -329,7 +329,11 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 	d.n = op->n;
 	d.k = op->k;
 	d.batch = op->batch;
-	d.dtype_bytes = x->p->precision == PLAN_DT_FP32 ? 4 : x->p->precision == PLAN_DT_FP8 ? 1 : 2;
+	/* FP8 plans: only the decoder's linear layers run on FP8 operands
+	 * (models/workload.c, linear()); everything else stays 16-bit */
+	d.dtype_bytes = x->p->precision == PLAN_DT_FP32		  ? 4 :
+			x->p->precision == PLAN_DT_FP8 && op->linear ? 1 :
+								       2;
 	if (op->cls == WL_GEMM && d.m < 1)
 		d.m = 1;
 	dur = (d.flops > 0 || d.bytes > 0) ? sim_compute_time_s(&x->comp, &d) : 0;

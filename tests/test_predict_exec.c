@@ -1451,14 +1451,15 @@ END_TEST
 
 /* FP8 training (Transformer Engine) keeps weights 16-bit: the distributed
  * optimizer's parameter all-gather, and so the DP bytes, are those of BF16,
- * while the GEMMs run at the FP8 peak. */
+ * while the linear layers' GEMMs run at the FP8 peak; attention and the LM
+ * head stay 16-bit. */
 START_TEST(fp8_gathers_16bit_params)
 {
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction a, b;
 	setup_small(&p, &o, 1, small_model);
-	o.timeline = false;
+	p.flash_attention = true;
 	p.distributed_optimizer = true;
 	p.global_batch = 8;
 	resolve(&p);
@@ -1470,6 +1471,11 @@ START_TEST(fp8_gathers_16bit_params)
 	ck_assert_msg(fabs(b.comm_bytes[SIM_COMM_DP] / a.comm_bytes[SIM_COMM_DP] - 1) < 1e-12,
 		      "dp bytes fp8 %.9g, bf16 %.9g", b.comm_bytes[SIM_COMM_DP], a.comm_bytes[SIM_COMM_DP]);
 	ck_assert_double_lt(b.bd.compute_s, a.bd.compute_s);
+	ck_assert_double_lt(slice_time(&b, "qkv gemm"), slice_time(&a, "qkv gemm"));
+	ck_assert_double_lt(slice_time(&b, "mlp down wgrad"), slice_time(&a, "mlp down wgrad"));
+	/* the same durations (to the picosecond clock's rounding) */
+	ck_assert_double_eq_tol(slice_time(&b, "attention"), slice_time(&a, "attention"), 1e-11);
+	ck_assert_double_eq_tol(slice_time(&b, "lm head gemm"), slice_time(&a, "lm head gemm"), 1e-11);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	topo_release(&topo);
