@@ -302,6 +302,7 @@ static int row_plan(const struct row *r, const struct model *m, const struct set
 	 * fp16 gradients */
 	p->bucket_bytes = st->overlap_dp ? 25.0 * 1024 * 1024 : 5e8 * 2;
 	p->overlap_dp = st->overlap_dp;
+	p->bucket_all_stages = true; /* PyTorch DDP and DeepSpeed bucket every stage */
 	p->overlap_tp = false;
 	p->overlap_tp_grad = true; /* Megatron-DeepSpeed default: async_tensor_model_parallel_allreduce */
 	p->overlap_pp = false;

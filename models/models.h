@@ -187,8 +187,12 @@ struct plan {
 	                                * false: one add kernel per parameter tensor per
 	                                * micro-batch after the first (PyTorch autograd's
 	                                * AccumulateGrad, as under DeepSpeed's engine), flag */
-	double bucket_bytes;           /* DP gradient bucket, bytes (0 before plan_resolve:
-	                                * Megatron's default, max(4e7, 1e6 dp cp) x 4) */
+	double bucket_bytes;           /* DP gradient bucket, bytes (0 before plan_resolve: the
+	                                * framework's default, see plan_resolve) */
+	bool bucket_all_stages;        /* overlap.dp buckets every stage and chunk (PyTorch DDP,
+	                                * DeepSpeed) instead of only stage 0's first chunk
+	                                * (Megatron-core's DDP), flag; set by callers, not a
+	                                * plan key */
 	enum plan_offload offload;     /* what ZeRO-Offload moves to host memory */
 	enum plan_compress compression;/* gradient compression */
 	double compression_ratio;      /* top-k: fraction kept, dimensionless */

@@ -716,10 +716,14 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "layers_per_stage list)",
 		       p->pp, v, m->layers);
 	}
-	/* Megatron-core's DistributedDataParallel: bucket_size = max(4e7,
-	 * 1e6 x data-parallel size with CP) fp32 gradient elements */
+	/* Default bucket: DeepSpeed's reduce_bucket_size, 5e8 elements of 16-bit
+	 * gradients, under a ds_config; else Megatron-core's
+	 * DistributedDataParallel, bucket_size = max(4e7, 1e6 x data-parallel
+	 * size with CP) elements of the gradients it reduces */
 	if (!(p->bucket_bytes > 0))
-		p->bucket_bytes = 4.0 * fmax(4e7, 1e6 * (double)p->dp * p->cp);
+		p->bucket_bytes = p->ds_used ? 5e8 * 2 :
+				  fmax(4e7, 1e6 * (double)p->dp * p->cp) *
+					  (p->grad_reduce_dtype == PLAN_DT_FP32 ? 4 : 2);
 	if (resolve_batch(p, err))
 		return TS_EINPUT;
 	mbs = plan_microbatches(p);

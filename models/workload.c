@@ -1167,7 +1167,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * disable_bucketing for chunks after the first): the rest
 				 * reduce their chunk in one bucket once its last backward
 				 * is done */
-				bool bucketed = p->ds_used || per_micro || (s == 0 && tk->chunk == 0);
+				bool bucketed = p->ds_used || p->bucket_all_stages || per_micro ||
+						(s == 0 && tk->chunk == 0);
 				bool flush = (p->overlap_dp || per_micro) && bucketed;
 				/* ZeRO-3: the head's weights, then the stage's last layer
 				 * (DeepSpeed prefetches it while the head's backward runs) */

@@ -624,8 +624,9 @@ static const struct {
 	{ "gpt3-175b", "{\"seq_len\": 4096, \"tp\": 8}", 8, "exceeds the 2048 learned" },
 };
 
-/* The DP bucket defaults to Megatron-core's max(4e7, 1e6 x dp x cp) fp32
- * elements; a given size stays. */
+/* The DP bucket defaults to Megatron-core's max(4e7, 1e6 x dp x cp)
+ * elements of the reduced gradients, or DeepSpeed's 5e8 16-bit elements
+ * under a ds_config; a given size stays. */
 START_TEST(dp_bucket_default)
 {
 	struct model m;
@@ -641,9 +642,23 @@ START_TEST(dp_bucket_default)
 	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0); /* dp 64 x cp 2 */
 	ck_assert_double_eq(p.bucket_bytes, 4 * 1e6 * 128);
 	plan_init(&p);
+	p.grad_reduce_dtype = PLAN_DT_BF16; /* elements of the reduced gradients */
+	ck_assert_int_eq(plan_resolve(&p, &m, 16, &err), 0);
+	ck_assert_double_eq(p.bucket_bytes, 2 * 4e7);
+	plan_init(&p);
 	p.bucket_bytes = 25e6;
 	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
 	ck_assert_double_eq(p.bucket_bytes, 25e6);
+	/* under a ds_config without reduce_bucket_size: DeepSpeed's 5e8
+	 * 16-bit elements */
+	struct jdoc d = JDOC_INIT;
+	const char *ds = "{\"zero_optimization\": {\"stage\": 1}}";
+	plan_init(&p);
+	ck_assert_int_eq(jdoc_parse(&d, "ds.json", ds, strlen(ds), &err), 0);
+	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+	jdoc_release(&d);
+	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
+	ck_assert_double_eq(p.bucket_bytes, 1e9);
 }
 END_TEST
 
