@@ -129,6 +129,31 @@ double model_layer_act_bytes(const struct model *m, const struct plan *p, int l)
 }
 
 /* One ViT block and the mergers, for `images` images of `patches` each. */
+static void vision_shape(const struct model *m, double images, double patches,
+			 struct act_shape *x)
+{
+	const struct model_vision *v = &m->vit;
+	memset(x, 0, sizeof(*x));
+	x->s = patches;
+	x->b = images;
+	x->h = x->q = x->kvd = v->hidden;
+	x->a = v->heads;
+	x->f = v->ffn;
+}
+
+/* One encoder block's full activations (what its recompute holds). */
+static double vision_block_full_bytes(const struct model *m, const struct plan *p, double images,
+				      double patches)
+{
+	struct act_shape x;
+	struct plan q = *p;
+	if (!m->has_vision || images <= 0 || patches <= 0)
+		return 0;
+	vision_shape(m, images, patches, &x);
+	q.recompute = PLAN_RC_NONE;
+	return act_combine_as(&x, &q, p->tp, false, true);
+}
+
 static double vision_act_bytes(const struct model *m, const struct plan *p, double images,
 			       double patches)
 {
@@ -137,12 +162,7 @@ static double vision_act_bytes(const struct model *m, const struct plan *p, doub
 	double in, per, merged;
 	if (!m->has_vision || images <= 0 || patches <= 0)
 		return 0;
-	memset(&x, 0, sizeof(x));
-	x.s = patches;
-	x.b = images;
-	x.h = x.q = x.kvd = v->hidden;
-	x.a = v->heads;
-	x.f = v->ffn;
+	vision_shape(m, images, patches, &x);
 	/* as models/workload.c runs the encoder: TP without sequence
 	 * parallelism, fused (flash) attention */
 	per = act_combine_as(&x, p, p->tp, false, true) * v->depth;
@@ -168,9 +188,6 @@ static double layer_matmul_active(const struct model *m, int l)
 	return p;
 }
 
-/* Parameters of layer l held by one rank: dense part / tp (K/V replicated
- * when tp exceeds the kv heads), experts / (ep x tp) (Megatron's default
- * expert_tensor_parallel_size = tp: assumption). */
 double model_kv_width_rank(const struct model *m, const struct plan *p)
 {
 	/* tp a multiple of the K/V heads: each rank keeps one group */
@@ -179,6 +196,9 @@ double model_kv_width_rank(const struct model *m, const struct plan *p)
 	return (double)m->kv_heads * m->head_dim / p->tp;
 }
 
+/* Parameters of layer l held by one rank: dense part / tp (K/V replicated
+ * when tp exceeds the kv heads), experts / (ep x tp) (Megatron's default
+ * expert_tensor_parallel_size = tp: assumption). */
 void model_layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,
 			     double *experts)
 {
@@ -357,18 +377,22 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			     nmoe * (act_moe > 0 ? act_moe : 0);
 		st->inflight = inflight;
 		st->activations_bytes = act_layers * inflight / v;
+		double imgs = b * plan_dist_mean(&p->images_per_sample);
+		double patches = plan_dist_mean(&p->image_tokens) *
+				 (m->has_vision ? m->vit.merge * m->vit.merge : 0);
 		if (p->recompute == PLAN_RC_FULL && n > 0) {
-			/* Backward recomputes one layer at a time: its full activations. */
+			/* Backward recomputes one layer at a time: its full
+			 * activations (on stage 0 the larger of a decoder layer's
+			 * and an encoder block's, recomputed at different times) */
 			struct plan q = *p;
 			q.recompute = PLAN_RC_NONE;
-			st->activations_bytes +=
-				(nmoe ? model_layer_act_bytes(m, &q, first_moe)
-				      : model_layer_act_bytes(m, &q, first_dense));
+			double one = nmoe ? model_layer_act_bytes(m, &q, first_moe)
+					  : model_layer_act_bytes(m, &q, first_dense);
+			if (s == 0)
+				one = fmax(one, vision_block_full_bytes(m, p, imgs, patches));
+			st->activations_bytes += one;
 		}
 		if (s == 0) {
-			double imgs = b * plan_dist_mean(&p->images_per_sample);
-			double patches = plan_dist_mean(&p->image_tokens) *
-					 (m->has_vision ? m->vit.merge * m->vit.merge : 0);
 			/* Korthikanti §4.3: embedding dropout mask sbh per micro-batch. */
 			if (m->dropout)
 				st->activations_bytes += s_loc * b * h / p->tp * inflight / v;

@@ -690,7 +690,18 @@ static void vision_comm(struct bld *b, enum wl_phase ph, double bytes)
 /* Vision encoder of one micro-batch (mean load; the executor scales it per
  * replica). ViT blocks under the plan's TP (assumption: Megatron applies
  * the LLM's tensor parallelism to the encoder, as for LLaVA). */
+static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph);
+
 static void vision(struct bld *b, bool bwd)
+{
+	/* full recompute covers the encoder too (its blocks keep only their
+	 * inputs, as models/memory.c counts): its forward runs again first */
+	if (bwd && b->p->recompute == PLAN_RC_FULL)
+		vision_pass(b, false, WL_P_RECOMPUTE);
+	vision_pass(b, bwd, WL_P_VISION);
+}
+
+static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
@@ -698,12 +709,6 @@ static void vision(struct bld *b, bool bwd)
 	double imgs = plan_dist_mean(&p->images_per_sample) * p->micro_batch;
 	double pimg = plan_dist_mean(&p->image_tokens) * v->merge * v->merge;
 	double P = imgs * pimg, vh = v->hidden, tp = p->tp, total, attn, sumg, scale, mult;
-	enum wl_phase ph = WL_P_VISION;
-	/* full recompute covers the encoder too (its blocks keep only their
-	 * inputs, as models/memory.c counts): its forward runs again first */
-	if (bwd && p->recompute == PLAN_RC_FULL && m->has_vision) {
-		vision(b, false);
-	}
 	if (!m->has_vision || P <= 0)
 		return;
 	b->layer = -1;
