@@ -237,6 +237,22 @@ static void gemm_after_ag(struct bld *b, enum wl_phase ph, const char *name, dou
 	linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
 }
 
+/* A linear layer's GEMM on the activation all-gathered over TP first (with
+ * sequence parallelism; pipelined with it under overlap.tp). */
+static void linear_after_ag(struct bld *b, enum wl_phase ph, const char *name, double m, double n,
+			    double k, double scale)
+{
+	const struct plan *p = b->p;
+	bool sp = p->sp && p->tp > 1;
+	if (sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * b->T * b->m->hidden, "tp allgather",
+		     p->overlap_tp);
+	if (sp && p->overlap_tp)
+		gemm_after_ag(b, ph, name, m, n, k, scale);
+	else
+		linear(b, ph, name, m, n, k, 1, scale, WL_V_NONE);
+}
+
 /* A GEMM whose output a TP collective of `bytes` reduces, pipelined. */
 static void gemm_then_reduce(struct bld *b, enum wl_phase ph, const char *name, double m,
 			     double n, double k, double scale, enum wl_coll coll, double bytes,
@@ -524,12 +540,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	 * consumes it, a reduce-scatter or all-reduce with the GEMM that
 	 * produces it; the op after that GEMM waits for it. */
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
-	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
-	if (sp && ov)
-		gemm_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
-	else
-		linear(b, ph, "qkv gemm", T, qkv_n, h, 1, scale, WL_V_NONE);
+	linear_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
 	if (p->cp > 1) /* ring attention K/V of the other chunks (allgather output) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
 		     false);
@@ -547,12 +558,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	if (moe) {
 		moe_fwd(b, ph, &c, me, e_loc, ffn_t, scale);
 	} else {
-		if (sp)
-			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
-		if (sp && ov)
-			gemm_after_ag(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, scale);
-		else
-			linear(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, 1, scale, WL_V_NONE);
+		linear_after_ag(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, scale);
 		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
 		       WL_V_NONE);
 		if (p->tp > 1 && ov) {
@@ -633,12 +639,7 @@ static void layer_bwd(struct bld *b, int l)
 	if (moe) {
 		moe_bwd(b, &c, me, e_loc, ffn_t, scale);
 	} else {
-		if (sp)
-			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
-		if (sp && ov)
-			gemm_after_ag(b, ph, "mlp down dgrad", T, ffn_t, h, scale);
-		else
-			linear(b, ph, "mlp down dgrad", T, ffn_t, h, 1, scale, WL_V_NONE);
+		linear_after_ag(b, ph, "mlp down dgrad", T, ffn_t, h, scale);
 		linear(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * T * ffn_t * b->wb, 0, 0,
 		       0, 0, WL_V_NONE);
@@ -653,12 +654,7 @@ static void layer_bwd(struct bld *b, int l)
 	}
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	residual(b, ph, true);
-	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", ov);
-	if (sp && ov)
-		gemm_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);
-	else
-		linear(b, ph, "proj dgrad", T, q / tp, h, 1, scale, WL_V_NONE);
+	linear_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);
 	linear(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
 	if (p->cp > 1)
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1),
