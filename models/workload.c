@@ -676,9 +676,9 @@ static void layer_bwd(struct bld *b, int l)
 
 /* A TP all-reduce of the vision encoder: its size follows the drawn image
  * load like the encoder's compute (the executor scales WL_V_VISION ops). */
-static void vision_comm(struct bld *b, enum wl_phase ph, double bytes)
+static void vision_comm(struct bld *b, enum wl_phase ph, double bytes, bool overlap)
 {
-	int32_t id = comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, bytes, "vit tp allreduce", false);
+	int32_t id = comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, bytes, "vit tp allreduce", overlap);
 	if (id >= 0)
 		b->r->ops[id].vary = WL_V_VISION;
 }
@@ -716,23 +716,49 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 	/* attention: no mask in the encoder; the fused kernel's backward is
 	 * 2.5x its forward (FLASH_BWD_RATIO) */
 	double amult = bwd ? FLASH_BWD_RATIO : 1;
+	if (bwd) {
+		/* Backward, block by block: the row-parallel GEMMs (MLP down,
+		 * projection) need no exchange; the column-parallel ones (MLP up,
+		 * QKV) all-reduce their input gradient, behind their wgrad GEMM
+		 * when Megatron's async all-reduce is on (tp_grad, the default;
+		 * the encoder runs without sequence parallelism). */
+		bool hide = p->tp > 1 && (p->overlap_tp_grad || p->overlap_tp);
+		for (int d = 0; d < v->depth; d++) {
+			gemm(b, ph, "vit mlp down dgrad", P, v->ffn / tp, vh, 1, scale, WL_V_VISION);
+			gemm(b, ph, "vit mlp down wgrad", v->ffn / tp, vh, P, 1, scale, WL_V_VISION);
+			gemm(b, ph, "vit mlp up dgrad", P, vh, v->ffn / tp, 1, scale, WL_V_VISION);
+			if (p->tp > 1 && hide)
+				vision_comm(b, ph, 2 * P * vh, true);
+			gemm(b, ph, "vit mlp up wgrad", vh, v->ffn / tp, P, 1, scale, WL_V_VISION);
+			if (p->tp > 1 && !hide)
+				vision_comm(b, ph, 2 * P * vh, false);
+			gemm(b, ph, "vit proj dgrad", P, vh / tp, vh, 1, scale, WL_V_VISION);
+			gemm(b, ph, "vit proj wgrad", vh / tp, vh, P, 1, scale, WL_V_VISION);
+			cmp_op(b, ph, WL_ATTN, "vit attention bwd", amult * 4 * pimg * P * vh / tp,
+			       mult * 8 * P * vh / tp, 0, 0, 0, 0, WL_V_VISION);
+			gemm(b, ph, "vit qkv dgrad", P, vh, 3 * vh / tp, 1, scale, WL_V_VISION);
+			if (p->tp > 1 && hide)
+				vision_comm(b, ph, 2 * P * vh, true);
+			gemm(b, ph, "vit qkv wgrad", vh, 3 * vh / tp, P, 1, scale, WL_V_VISION);
+			if (p->tp > 1 && !hide)
+				vision_comm(b, ph, 2 * P * vh, false);
+			cmp_op(b, ph, WL_ELEM, "vit norm bwd", 0, mult * 4 * P * vh, 0, 0, 0, 0,
+			       WL_V_VISION);
+		}
+		return;
+	}
 	for (int d = 0; d < v->depth; d++) {
-		cmp_op(b, ph, WL_ELEM, bwd ? "vit norm bwd" : "vit norm", 0, mult * 4 * P * vh, 0, 0,
-		       0, 0, WL_V_VISION);
-		gemm(b, ph, bwd ? "vit qkv bwd" : "vit qkv gemm", P, 3 * vh / tp, vh, 1, scale * mult,
-		     WL_V_VISION);
-		cmp_op(b, ph, WL_ATTN, bwd ? "vit attention bwd" : "vit attention",
-		       amult * 4 * pimg * P * vh / tp, mult * 8 * P * vh / tp, 0, 0, 0, 0, WL_V_VISION);
-		gemm(b, ph, bwd ? "vit proj bwd" : "vit proj gemm", P, vh, vh / tp, 1, scale * mult,
-		     WL_V_VISION);
+		cmp_op(b, ph, WL_ELEM, "vit norm", 0, 4 * P * vh, 0, 0, 0, 0, WL_V_VISION);
+		gemm(b, ph, "vit qkv gemm", P, 3 * vh / tp, vh, 1, scale, WL_V_VISION);
+		cmp_op(b, ph, WL_ATTN, "vit attention", 4 * pimg * P * vh / tp, 8 * P * vh / tp, 0, 0, 0,
+		       0, WL_V_VISION);
+		gemm(b, ph, "vit proj gemm", P, vh, vh / tp, 1, scale, WL_V_VISION);
 		if (p->tp > 1)
-			vision_comm(b, ph, 2 * P * vh);
-		gemm(b, ph, bwd ? "vit mlp bwd" : "vit mlp up gemm", P, v->ffn / tp, vh, 1,
-		     scale * mult, WL_V_VISION);
-		gemm(b, ph, bwd ? "vit mlp bwd" : "vit mlp down gemm", P, vh, v->ffn / tp, 1,
-		     scale * mult, WL_V_VISION);
+			vision_comm(b, ph, 2 * P * vh, false);
+		gemm(b, ph, "vit mlp up gemm", P, v->ffn / tp, vh, 1, scale, WL_V_VISION);
+		gemm(b, ph, "vit mlp down gemm", P, vh, v->ffn / tp, 1, scale, WL_V_VISION);
 		if (p->tp > 1)
-			vision_comm(b, ph, 2 * P * vh);
+			vision_comm(b, ph, 2 * P * vh, false);
 	}
 }
 

@@ -1715,9 +1715,42 @@ START_TEST(full_recompute_reruns_the_encoder)
 	int na = slice_count(&a, "vit qkv gemm"), nb = slice_count(&b, "vit qkv gemm");
 	ck_assert_int_eq(na, model.vit.depth);
 	ck_assert_int_eq(nb, 2 * model.vit.depth);
-	ck_assert_int_eq(slice_count(&b, "vit qkv bwd"), model.vit.depth);
+	ck_assert_int_eq(slice_count(&b, "vit qkv dgrad"), model.vit.depth);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
+/* The encoder's backward all-reduces the input gradients of its
+ * column-parallel GEMMs (QKV, MLP up) behind their weight-gradient GEMMs,
+ * as Megatron's async all-reduce does: two per block each way. */
+START_TEST(vision_backward_hides_allreduce)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	int side_by_side = 0;
+	setup_small(&p, &o, 1, small_model);
+	ck_assert_msg(model_load(&model, "qwen3-vl-2b", &err) == 0, "%s", err.msg);
+	p.tp = 2;
+	p.seq_len = 1024;
+	p.global_batch = 4; /* one micro-batch per rank */
+	resolve(&p);
+	run(&p, &o, &r);
+	ck_assert_int_eq(slice_count(&r, "vit tp allreduce"), 4 * model.vit.depth);
+	for (int32_t i = 0; i < r.tl->n; i++) {
+		const struct sim_slice *a = &r.tl->s[i];
+		if (a->track != WL_S_COMM || strcmp(a->name, "vit tp allreduce"))
+			continue;
+		const struct sim_slice *w = compute_from(&r, a->t0_s, -1, -1, NULL);
+		if (w && (!strcmp(w->name, "vit qkv wgrad") || !strcmp(w->name, "vit mlp up wgrad")) &&
+		    fabs(w->t0_s - a->t0_s) < 1e-12)
+			side_by_side++;
+	}
+	ck_assert_int_eq(side_by_side, 2 * model.vit.depth);
+	sim_prediction_release(&r);
 	topo_release(&topo);
 }
 END_TEST
@@ -2085,6 +2118,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, kv_replicated_consistently);
 	tcase_add_test(tc, full_recompute_reruns_the_encoder);
 	tcase_add_test(tc, param_gather_overlaps_forward);
+	tcase_add_test(tc, vision_backward_hides_allreduce);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, traces_are_valid);
