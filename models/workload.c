@@ -1378,6 +1378,27 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			n_opt = shard ? opt_dense / D + opt_exp / ((double)D / p->ep) : grads_total;
 			if (b.last[WL_S_DP] >= 0)
 				b.pend = b.last[WL_S_DP];
+			/* With sequence parallelism the parameters every TP rank
+			 * holds whole but uses on its sequence shard (norms, q/k
+			 * norms, MoE routers) have partial gradients: Megatron's
+			 * finalize_model_grads all-reduces them over TP, coalesced
+			 * into one collective of fp32 gradients, after the DP sync */
+			if (spl) {
+				double rep = s == (V - 1) % P ? (double)model_norm_params(m) : 0;
+				for (int l0 = 0; l0 < v; l0++) {
+					int first, nl;
+					chunk_layers(p, m, s, l0, v, &first, &nl);
+					for (int l = first; l < first + nl; l++)
+						rep += 2.0 * (m->norm == MODEL_NORM_LAYER ? 2 : 1) * h +
+						       (m->qk_norm ? 2.0 * m->head_dim : 0) +
+						       (m->experts > 0 && m->moe_layer[l] ?
+								(double)m->experts * h :
+								0);
+				}
+				b.layer = -1;
+				comm(&b, WL_P_OPT, WL_D_TP, WL_C_ALLREDUCE, 4 * rep,
+				     "tp replicated grads allreduce", false);
+			}
 			if (p->offload == PLAN_OFF_NONE) {
 				/* Adam (assumption): reads weights, gradients and optimizer
 				 * state, writes weights and state; ~10 FLOP per parameter. */

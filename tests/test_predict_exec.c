@@ -1537,6 +1537,8 @@ START_TEST(sp_backward_regathers_inputs)
 	ck_assert_int_eq(count_slices(&r, WL_S_COMM, "tp reducescatter"), 4);
 	/* the vocabulary-parallel cross-entropy: max, predicted logit, sum */
 	ck_assert_int_eq(slice_count(&r, "loss tp allreduce"), 3);
+	/* the norms' partial gradients, once before the step */
+	ck_assert_int_eq(slice_count(&r, "tp replicated grads allreduce"), 1);
 	/* the QKV re-gather (the last all-gather of the layer's backward) runs
 	 * beside the dgrad, the wgrad waits for it; the reduce-scatter after it
 	 * runs beside the wgrad, and the norm backward waits for it */
