@@ -209,6 +209,7 @@ struct plan {
 	char src[PF_COUNT][96];        /* where each field was set ("" = default) */
 	/* DeepSpeed batch numbers, checked once dp is known (plan_resolve). */
 	bool ds_used;                  /* a ds_config.json was applied, flag */
+	bool ds_bucket_auto;           /* its reduce_bucket_size is "auto" (hidden^2), flag */
 	bool ds_tb_given, ds_mb_given; /* train_batch_size / micro given (not "auto"), flags */
 	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
 	char ds_gas_src[96];           /* where ds_gas was set */

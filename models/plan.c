@@ -466,6 +466,9 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		if (jval_child(&zo, "reduce_bucket_size", &st) && !cJSON_IsNumber(st.j)) {
 			if (!cJSON_IsString(st.j) || strcmp(st.j->valuestring, "auto"))
 				return jval_error(&st, err, "must be an element count or \"auto\"");
+			/* Hugging Face Trainer fills it with hidden_size^2
+			 * (plan_resolve, which knows the model) */
+			p->ds_bucket_auto = true;
 		} else if (st.j) {
 			double el;
 			if (jval_get_number(&zo, "reduce_bucket_size", true, &el, err))
@@ -716,10 +719,13 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "layers_per_stage list)",
 		       p->pp, v, m->layers);
 	}
-	/* Default bucket: DeepSpeed's reduce_bucket_size, 5e8 elements of 16-bit
-	 * gradients, under a ds_config; else Megatron-core's
+	/* Default bucket: "auto" in a ds_config is what Hugging Face's Trainer
+	 * writes there, hidden_size^2 elements (16-bit); DeepSpeed's own
+	 * reduce_bucket_size is 5e8 elements; else Megatron-core's
 	 * DistributedDataParallel, bucket_size = max(4e7, 1e6 x data-parallel
 	 * size with CP) elements of the gradients it reduces */
+	if (!(p->bucket_bytes > 0) && p->ds_bucket_auto)
+		p->bucket_bytes = (double)m->hidden * m->hidden * 2;
 	if (!(p->bucket_bytes > 0))
 		p->bucket_bytes = p->ds_used ? 5e8 * 2 :
 				  fmax(4e7, 1e6 * (double)p->dp * p->cp) *

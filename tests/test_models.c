@@ -626,7 +626,8 @@ static const struct {
 
 /* The DP bucket defaults to Megatron-core's max(4e7, 1e6 x dp x cp)
  * elements of the reduced gradients, or DeepSpeed's 5e8 16-bit elements
- * under a ds_config; a given size stays. */
+ * under a ds_config (hidden^2 for "auto", as Hugging Face's Trainer fills
+ * it); a given size stays. */
 START_TEST(dp_bucket_default)
 {
 	struct model m;
@@ -659,6 +660,14 @@ START_TEST(dp_bucket_default)
 	jdoc_release(&d);
 	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
 	ck_assert_double_eq(p.bucket_bytes, 1e9);
+	/* "auto": what Hugging Face's Trainer writes, hidden^2 elements */
+	ds = "{\"zero_optimization\": {\"stage\": 1, \"reduce_bucket_size\": \"auto\"}}";
+	plan_init(&p);
+	ck_assert_int_eq(jdoc_parse(&d, "ds.json", ds, strlen(ds), &err), 0);
+	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+	jdoc_release(&d);
+	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
+	ck_assert_double_eq(p.bucket_bytes, 2.0 * m.hidden * m.hidden);
 }
 END_TEST
 
