@@ -356,6 +356,12 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		st->weights_bytes = wb * (Pd / sh_w_d + Pe / sh_w_e);
 		st->grads_bytes = gb * (Pd / sh_g_d + Pe / sh_g_e);
 		st->optimizer_bytes = ob * (Pd / sh_o_d + Pe / sh_o_e);
+		/* top-k compression's error feedback keeps the unsent residual of
+		 * every gradient element, fp32 (Lin et al. 2018, DGC; top-k is
+		 * refused with ZeRO >= 2, so it is not sharded); counted with the
+		 * gradients */
+		if (p->compression == PLAN_CMP_TOPK && p->error_feedback)
+			st->grads_bytes += 4 * (Pd + Pe);
 		/* ZeRO-Offload (Ren et al. ATC'21): optimizer state, and with ZeRO >= 2
 		 * the reduced gradient partitions (fp32 on the host), leave the GPU;
 		 * ZeRO-Infinity parameter offload moves the fp16 shards too. */

@@ -1368,8 +1368,6 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			opt_dense += fnorm_params;
 		grads_total = opt_dense + opt_exp;
 		r->param_bytes = grads_total * b.gb;
-		if (p->compression == PLAN_CMP_TOPK && p->error_feedback)
-			w->ef_bytes = grads_total * 4 > w->ef_bytes ? grads_total * 4 : w->ef_bytes;
 		{
 			int D = p->dp * p->cp;
 			bool shard = p->zero >= 1 || p->distributed_optimizer;

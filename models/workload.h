@@ -80,7 +80,6 @@ struct workload {
 	int tokens_per_micro;      /* tokens of one micro-batch on one rank (b x s / cp), tokens */
 	double vision_flops_micro; /* mean forward vision FLOPs of one micro-batch (one rank), FLOP */
 	double expert_tokens;      /* token-expert assignments per rank per MoE layer, count */
-	double ef_bytes;           /* top-k error-feedback residual per rank, bytes */
 	int64_t nops;              /* ops of all roles, count */
 };
 

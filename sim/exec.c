@@ -144,7 +144,6 @@ struct exec {
 	struct ts_error *errp;
 	struct sim_timeline *tl;
 	int32_t *ranks_buf;        /* scratch for group ranks */
-	double ef_bytes;           /* top-k error-feedback residual per rank, bytes */
 };
 
 static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
@@ -1740,7 +1739,6 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 				if (op->kind == WL_K_COLL || op->kind == WL_K_SEND)
 					ro->comm_bytes[kind_of(op->dim)] += op->size_bytes / w.nroles;
 			}
-		x->ef_bytes = w.ef_bytes;
 	}
 out:
 	if (rc && x->errp && !x->errp->code)
@@ -1882,8 +1880,8 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	env.ngpus = need;
 	env.host_mem_bytes = 0;
 	memory_eval(m, p, &env, mr);
-	out->memory_gib_per_gpu = bytes_to_gib(mr->peak_bytes + x.ef_bytes);
-	out->fits = mr->fits && mr->peak_bytes + x.ef_bytes <= env.gpu_mem_bytes;
+	out->memory_gib_per_gpu = bytes_to_gib(mr->peak_bytes);
+	out->fits = mr->fits;
 	if (x.tl) {
 		int32_t per = 0;
 		out->tl = x.tl;

@@ -671,6 +671,30 @@ START_TEST(dp_bucket_default)
 }
 END_TEST
 
+/* Top-k compression with error feedback keeps an fp32 residual of every
+ * gradient element the rank holds: twice the bf16 weight bytes. */
+START_TEST(error_feedback_memory)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	struct memory_env env = { 80e9, 8, 0 };
+	struct memory_report a, b;
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	plan_init(&p);
+	p.pp = 2;
+	ck_assert_int_eq(plan_resolve(&p, &m, 8, &err), 0);
+	memory_eval(&m, &p, &env, &a);
+	p.compression = PLAN_CMP_TOPK;
+	p.compression_ratio = 0.01;
+	p.error_feedback = true;
+	memory_eval(&m, &p, &env, &b);
+	for (int s = 0; s < 2; s++)
+		ck_assert_double_eq_tol(b.stage[s].grads_bytes - a.stage[s].grads_bytes,
+					2 * a.stage[s].weights_bytes, a.stage[s].weights_bytes * 1e-12);
+}
+END_TEST
+
 START_TEST(bad_plan_refused)
 {
 	struct model m;
@@ -865,6 +889,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_table2_rows);
 	tcase_add_test(tc, activations_moe_gathered_tokens);
 	tcase_add_test(tc, dp_bucket_default);
+	tcase_add_test(tc, error_feedback_memory);
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, state_bytes_per_param);
 	tcase_add_test(tc, state_zero_stages_divide);
