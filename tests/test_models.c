@@ -616,6 +616,8 @@ static const struct {
 	{ "llama3-8b", "{\"overlap\": {\"tp_grads\": true}}", 8, "unknown field 'tp_grads'" },
 	{ "llama3-8b", "{\"tp\": 2, \"overlap\": {\"tp\": true}}", 8, "needs sequence_parallel" },
 	{ "llama3-8b", "{\"overlap\": {\"param_gather\": true}}", 8, "needs distributed_optimizer" },
+	{ "llama3-8b", "{\"distributed_optimizer\": true, \"overlap\": {\"param_gather\": 1}}", 8,
+	  "param_gather" },
 	{ "qwen3-30b-a3b", "{\"tp\": 2}", 8, "needs sequence_parallel" },
 	{ "llama3-8b", "{\"pp_scatter_gather\": 1}", 8, "pp_scatter_gather" },
 	{ "llama3-8b", "{\"grad_accum_fusion\": \"no\"}", 8, "grad_accum_fusion" },
