@@ -77,24 +77,22 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 	(void)tp;
 }
 
+/* Stored bytes of one layer of shape x under TP tp, sequence parallelism
+ * sp, fused attention flash and recompute rc (the plan gives the dtype). */
 static double act_combine_as(const struct act_shape *x, const struct plan *p, int tp, bool sp,
-			     bool flash)
+			     bool flash, enum plan_recompute rc)
 {
 	double R, S, A, U, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
 	act_terms(x, tp, &R, &S, &A, &U, flash);
-	if (p->recompute == PLAN_RC_FULL) /* Korthikanti Table 2: 2sbh (the layer input) */
+	if (rc == PLAN_RC_FULL) /* Korthikanti Table 2: 2sbh (the layer input) */
 		return scale * 2 * x->s * x->b * x->h / (sp ? tp : 1);
-	if (p->recompute == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
+	if (rc == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
 		A = 0;
 	if (sp) /* Table 2: TP + SP divides everything by t */
 		return scale * ((R + S + A) / tp + U);
 	return scale * (R + S / tp + A / tp + U);
 }
 
-static double act_combine(const struct act_shape *x, const struct plan *p, int tp)
-{
-	return act_combine_as(x, p, tp, p->sp, p->flash_attention);
-}
 
 static void layer_shape(const struct model *m, const struct plan *p, int l,
 			struct act_shape *x)
@@ -121,11 +119,17 @@ static void layer_shape(const struct model *m, const struct plan *p, int l,
 	}
 }
 
-double model_layer_act_bytes(const struct model *m, const struct plan *p, int l)
+static double layer_act_rc(const struct model *m, const struct plan *p, int l,
+			   enum plan_recompute rc)
 {
 	struct act_shape x;
 	layer_shape(m, p, l, &x);
-	return act_combine(&x, p, p->tp);
+	return act_combine_as(&x, p, p->tp, p->sp, p->flash_attention, rc);
+}
+
+double model_layer_act_bytes(const struct model *m, const struct plan *p, int l)
+{
+	return layer_act_rc(m, p, l, p->recompute);
 }
 
 /* One ViT block and the mergers, for `images` images of `patches` each. */
@@ -146,12 +150,10 @@ static double vision_block_full_bytes(const struct model *m, const struct plan *
 				      double patches)
 {
 	struct act_shape x;
-	struct plan q = *p;
 	if (!m->has_vision || images <= 0 || patches <= 0)
 		return 0;
 	vision_shape(m, images, patches, &x);
-	q.recompute = PLAN_RC_NONE;
-	return act_combine_as(&x, &q, p->tp, false, true);
+	return act_combine_as(&x, p, p->tp, false, true, PLAN_RC_NONE);
 }
 
 static double vision_act_bytes(const struct model *m, const struct plan *p, double images,
@@ -165,7 +167,7 @@ static double vision_act_bytes(const struct model *m, const struct plan *p, doub
 	vision_shape(m, images, patches, &x);
 	/* as models/workload.c runs the encoder: TP without sequence
 	 * parallelism, fused (flash) attention */
-	per = act_combine_as(&x, p, p->tp, false, true) * v->depth;
+	per = act_combine_as(&x, p, p->tp, false, true, p->recompute) * v->depth;
 	/* Mergers: input, fc1 output, gelu output per merged token (2 bytes each). */
 	in = (double)v->hidden * v->merge * v->merge;
 	merged = patches / ((double)v->merge * v->merge);
@@ -390,10 +392,8 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			/* Backward recomputes one layer at a time: its full
 			 * activations (on stage 0 the larger of a decoder layer's
 			 * and an encoder block's, recomputed at different times) */
-			struct plan q = *p;
-			q.recompute = PLAN_RC_NONE;
-			double one = nmoe ? model_layer_act_bytes(m, &q, first_moe)
-					  : model_layer_act_bytes(m, &q, first_dense);
+			double one = layer_act_rc(m, p, nmoe ? first_moe : first_dense,
+						  PLAN_RC_NONE);
 			if (s == 0)
 				one = fmax(one, vision_block_full_bytes(m, p, imgs, patches));
 			st->activations_bytes += one;

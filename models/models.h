@@ -191,8 +191,8 @@ struct plan {
 	                                * framework's default, see plan_resolve) */
 	bool bucket_all_stages;        /* overlap.dp buckets every stage and chunk (PyTorch DDP,
 	                                * DeepSpeed) instead of only stage 0's first chunk
-	                                * (Megatron-core's DDP), flag; set by callers, not a
-	                                * plan key */
+	                                * (Megatron-core's DDP), flag; set by a ds_config and
+	                                * by callers, not a plan key */
 	enum plan_offload offload;     /* what ZeRO-Offload moves to host memory */
 	enum plan_compress compression;/* gradient compression */
 	double compression_ratio;      /* top-k: fraction kept, dimensionless */

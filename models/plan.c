@@ -525,6 +525,7 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	p->ds_tb_given = tb != 0;
 	p->ds_mb_given = mb != 0;
 	p->ds_used = true;
+	p->bucket_all_stages = true; /* DeepSpeed's engine buckets every stage */
 	return 0;
 }
 

@@ -402,6 +402,44 @@ static int layer_tensors(const struct model *m, int l)
 	return n + 2 + (m->bias ? 2 : 0);
 }
 
+/* What a decoder layer's forward and backward both need: its costs, the
+ * rank's GEMM widths (the QKV columns with K/V replicated when tp is a
+ * multiple of their heads), the experts it holds and the tokens each gets,
+ * and the factor that brings the GEMMs' FLOPs to model_layer_cost's count
+ * (the model FLOPs keep K/V split). */
+struct lshape {
+	struct model_layer_cost c;
+	bool moe;
+	double qkv_n, ffn_t, e_loc, me, scale;
+};
+
+static void layer_shape(const struct bld *b, int l, struct lshape *o)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * m->head_dim;
+	double kv = (double)m->kv_heads * m->head_dim, attn, sumg;
+	model_layer_cost(m, p, l, &o->c);
+	o->moe = m->experts > 0 && m->moe_layer[l];
+	o->qkv_n = q / tp + 2 * model_kv_width_rank(m, p);
+	o->e_loc = o->me = 0;
+	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
+	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
+	if (o->moe) {
+		o->e_loc = (double)m->experts / p->ep;
+		o->me = T * m->top_k / o->e_loc;
+		o->ffn_t = (double)m->moe_ffn / tp;
+		sumg += T / tp * m->experts * h +
+			o->e_loc * (o->me * mats(m) * o->ffn_t * h + o->me * h * o->ffn_t);
+	} else {
+		o->ffn_t = (double)m->ffn / tp;
+		sumg += T * mats(m) * o->ffn_t * h + T * h * o->ffn_t;
+	}
+	sumg *= 2;
+	/* the backward's GEMMs are each at this forward scale (bwd = 2 x fwd) */
+	o->scale = sumg > 0 ? (o->c.fwd_flops - attn) / sumg : 1;
+}
+
 /* The MoE block as Megatron-core's all-to-all token dispatcher runs it
  * (moe_token_dispatcher_type alltoall, experts split over the TP group).
  * With TP the router and the dispatch work on the rank's 1/tp of the
@@ -442,12 +480,13 @@ static void moe_sort(struct bld *b, enum wl_phase ph, const char *name)
 		cmp_op(b, ph, WL_ELEM, name, 0, 2 * moe_routed_bytes(b), 0, 0, 0, 0, WL_V_NONE);
 }
 
-static void moe_fwd(struct bld *b, enum wl_phase ph, const struct model_layer_cost *c, double me,
-		    double e_loc, double ffn_t, double scale)
+static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
+	const struct model_layer_cost *c = &ls->c;
 	double h = m->hidden, tp = p->tp, routed = moe_routed_bytes(b);
+	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
 	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
 	moe_permute(b, ph, "moe permute");
 	if (p->ep > 1)
@@ -469,13 +508,14 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct model_layer_co
 	moe_permute(b, ph, "moe unpermute");
 }
 
-static void moe_bwd(struct bld *b, const struct model_layer_cost *c, double me, double e_loc,
-		    double ffn_t, double scale)
+static void moe_bwd(struct bld *b, const struct lshape *ls)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
+	const struct model_layer_cost *c = &ls->c;
 	const enum wl_phase ph = WL_P_BWD;
 	double h = m->hidden, tp = p->tp, T = b->T, routed = moe_routed_bytes(b);
+	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
 	moe_permute(b, ph, "moe unpermute bwd");
 	if (p->ep > 1)
 		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
@@ -505,32 +545,17 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
-	struct model_layer_cost c;
+	struct lshape ls;
 	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * m->head_dim;
-	double kv = (double)m->kv_heads * m->head_dim, ffn_t, attn, sumg, scale, act = 2 * T * h;
-	bool moe = m->experts > 0 && m->moe_layer[l], sp = p->sp && p->tp > 1;
+	double act = 2 * T * h;
+	bool sp = p->sp && p->tp > 1;
 	bool ov = p->overlap_tp;
-	/* the QKV GEMM's columns on this rank (K/V replicated when tp is a
-	 * multiple of their heads); sumg keeps the split model FLOPs */
-	double qkv_n = q / tp + 2 * model_kv_width_rank(m, p), e_loc = 0, me = 0;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 
-	model_layer_cost(m, p, l, &c);
+	layer_shape(b, l, &ls);
 	b->layer = l;
-	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
-	/* GEMM FLOPs of the shapes, then scaled to model_layer_cost's count. */
-	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
-	if (moe) {
-		e_loc = (double)m->experts / p->ep;
-		me = T * m->top_k / e_loc;
-		ffn_t = (double)m->moe_ffn / tp;
-		sumg += T / tp * m->experts * h + e_loc * (me * mats(m) * ffn_t * h + me * h * ffn_t);
-	} else {
-		ffn_t = (double)m->ffn / tp;
-		sumg += T * mats(m) * ffn_t * h + T * h * ffn_t;
-	}
-	sumg *= 2;
-	scale = sumg > 0 ? (c.fwd_flops - attn) / sumg : 1;
+	const struct model_layer_cost c = ls.c;
+	double qkv_n = ls.qkv_n, ffn_t = ls.ffn_t, scale = ls.scale;
 
 	/* Element-wise traffic (assumption): a norm or residual reads and
 	 * writes the bsh activation once each in 16 bits: 2 x 2Th bytes (with
@@ -555,8 +580,8 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	}
 	residual(b, ph, false);
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
-	if (moe) {
-		moe_fwd(b, ph, &c, me, e_loc, ffn_t, scale);
+	if (ls.moe) {
+		moe_fwd(b, ph, &ls);
 	} else {
 		linear_after_ag(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, scale);
 		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
@@ -581,14 +606,11 @@ static void layer_bwd(struct bld *b, int l)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
-	struct model_layer_cost c;
+	struct lshape ls;
 	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * m->head_dim;
-	double kv = (double)m->kv_heads * m->head_dim, ffn_t, attn, sumg, scale, act = 2 * T * h;
-	bool moe = m->experts > 0 && m->moe_layer[l], sp = p->sp && p->tp > 1;
+	double act = 2 * T * h;
+	bool sp = p->sp && p->tp > 1;
 	bool ov = p->overlap_tp;
-	/* the QKV GEMM's columns on this rank (K/V replicated when tp is a
-	 * multiple of their heads); sumg keeps the split model FLOPs */
-	double qkv_n = q / tp + 2 * model_kv_width_rank(m, p), e_loc = 0, me = 0;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	const enum wl_phase ph = WL_P_BWD;
 	/* Megatron's async input-gradient all-reduce (not with sequence
@@ -608,9 +630,10 @@ static void layer_bwd(struct bld *b, int l)
 
 	if (p->recompute == PLAN_RC_FULL)
 		layer_fwd(b, l, WL_P_RECOMPUTE);
-	model_layer_cost(m, p, l, &c);
+	layer_shape(b, l, &ls);
 	b->layer = l;
-	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
+	const struct model_layer_cost c = ls.c;
+	double qkv_n = ls.qkv_n, ffn_t = ls.ffn_t, scale = ls.scale;
 	/* Ring attention keeps only the rank's own K/V chunk (Transformer
 	 * Engine's context-parallel attention, both its P2P and all-gather
 	 * forms): recomputing the attention forward exchanges K/V again, and
@@ -621,23 +644,10 @@ static void layer_bwd(struct bld *b, int l)
 			     c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange", false);
 		attn_core(b, WL_P_RECOMPUTE, false);
 	}
-	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
-	if (moe) {
-		e_loc = (double)m->experts / p->ep;
-		me = T * m->top_k / e_loc;
-		ffn_t = (double)m->moe_ffn / tp;
-		sumg += T / tp * m->experts * h + e_loc * (me * mats(m) * ffn_t * h + me * h * ffn_t);
-	} else {
-		ffn_t = (double)m->ffn / tp;
-		sumg += T * mats(m) * ffn_t * h + T * h * ffn_t;
-	}
-	sumg *= 2;
-	/* bwd_flops = 2 x fwd: each GEMM appears twice below at the forward scale. */
-	scale = sumg > 0 ? (c.bwd_flops / 2 - attn) / sumg : 1;
 
 	residual(b, ph, true);
-	if (moe) {
-		moe_bwd(b, &c, me, e_loc, ffn_t, scale);
+	if (ls.moe) {
+		moe_bwd(b, &ls);
 	} else {
 		linear_after_ag(b, ph, "mlp down dgrad", T, ffn_t, h, scale);
 		linear(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
@@ -876,43 +886,56 @@ static void emb_exchange(struct bld *b, int peer, double bytes, int32_t *recv_id
 	b->pend2 = *recv_id;
 }
 
-/* ZeRO-3: gather the parameters of layer l (dense over DP, experts over EDP). */
-static int32_t z3_gather(struct bld *b, int l)
+/* Gather the parameters of layer l (dense over DP, experts over EDP) as
+ * the collectives `dense` and `expert`: ZeRO-3's before each use, or the
+ * distributed optimizer's after its step (overlap.param_gather). A
+ * prefetch: issued ahead, waited for by the layer's first op. Returns the
+ * last collective (the DP stream runs them in order). */
+static int32_t layer_gather(struct bld *b, int l, const char *dense, const char *expert)
 {
 	double d, e;
 	int32_t id;
 	const struct plan *p = b->p;
 	model_layer_rank_params(b->m, p, l, &d, &e);
 	b->layer = l;
-	/* a prefetch: issued ahead, waited for by the layer's first op */
-	id = coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, "zero3 param allgather", -1);
-	/* ZeRO-Infinity (offload: params): the rank's shard lives in host
-	 * memory and is copied to the GPU before each gather. */
+	id = coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, dense, -1);
+	/* ZeRO-Infinity (offload: params, ZeRO-3 only): the rank's shard lives
+	 * in host memory and is copied to the GPU before each gather. */
 	if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
 		b->r->ops[id].bytes = d * b->wb / (p->dp * p->cp);
 	if (e > 0 && p->dp * p->cp / p->ep > 1) {
-		id = coll_op(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, "zero3 expert allgather",
-			     -1);
+		id = coll_op(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, expert, -1);
 		if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
 			b->r->ops[id].bytes = e * b->wb / (p->dp * p->cp / p->ep);
 	}
 	return id;
 }
 
-/* ZeRO-3: gather `params` dense parameters of this rank that belong to no
- * layer (embeddings, LM head, vision encoder: DeepSpeed partitions every
- * parameter and gathers each module's before its forward and backward). */
-static int32_t z3_gather_extra(struct bld *b, double params, const char *name)
+/* The same for `params` dense parameters of this rank that belong to no
+ * layer (embeddings, LM head, vision encoder), -1 if none. */
+static int32_t extra_gather(struct bld *b, double params, const char *name)
 {
 	const struct plan *p = b->p;
 	int32_t id;
-	if (p->zero < 3 || params <= 0)
+	if (params <= 0)
 		return -1;
 	b->layer = -1;
 	id = coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, params * b->wb, name, -1);
 	if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
 		b->r->ops[id].bytes = params * b->wb / (p->dp * p->cp);
 	return id;
+}
+
+/* ZeRO-3 gathers every parameter before its forward and backward
+ * (DeepSpeed partitions every module's). */
+static int32_t z3_gather(struct bld *b, int l)
+{
+	return layer_gather(b, l, "zero3 param allgather", "zero3 expert allgather");
+}
+
+static int32_t z3_gather_extra(struct bld *b, double params, const char *name)
+{
+	return b->p->zero >= 3 ? extra_gather(b, params, name) : -1;
 }
 
 /* overlap.param_gather (Megatron --overlap-param-gather): the distributed
@@ -923,24 +946,12 @@ static int32_t z3_gather_extra(struct bld *b, double params, const char *name)
  * first forward of each model chunk instead of after the step. */
 static int32_t pg_gather(struct bld *b, int l)
 {
-	const struct plan *p = b->p;
-	double d, e;
-	int32_t id;
-	model_layer_rank_params(b->m, p, l, &d, &e);
-	b->layer = l;
-	id = coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, d * b->wb, "dp param allgather", -1);
-	if (e > 0 && p->dp * p->cp / p->ep > 1)
-		id = coll_op(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, "edp param allgather",
-			     -1);
-	return id;
+	return layer_gather(b, l, "dp param allgather", "edp param allgather");
 }
 
 static int32_t pg_gather_extra(struct bld *b, double params)
 {
-	b->layer = -1;
-	return params > 0 ? coll_op(b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, params * b->wb,
-				    "dp param allgather", -1)
-			  : -1;
+	return extra_gather(b, params, "dp param allgather");
 }
 
 /* Schedule of device s: 2 x mm x v tasks in Megatron's order. */
@@ -1035,8 +1046,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	/* the parameters the last stage's optimizer holds outside the layers */
 	double pg_head = (!m->tie_embeddings || P > 1 ? (double)m->vocab * m->hidden / p->tp : 0) +
 			 fnorm_params;
-	bool pg = p->overlap_param_gather && p->distributed_optimizer && p->zero < 3 &&
-		  p->dp * p->cp > 1 && o->dp_reduce;
+	/* a sharded optimizer below ZeRO-3 all-gathers the updated parameters:
+	 * after its step, or beside the next forward with overlap.param_gather */
+	bool step_gather = (p->zero >= 1 || p->distributed_optimizer) && p->zero < 3 &&
+			   p->dp * p->cp > 1 && o->dp_reduce;
+	bool pg = step_gather && p->overlap_param_gather;
 
 	memset(w, 0, sizeof(*w));
 	memset(&b, 0, sizeof(b));
@@ -1194,7 +1208,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * disable_bucketing for chunks after the first): the rest
 				 * reduce their chunk in one bucket once its last backward
 				 * is done */
-				bool bucketed = p->ds_used || p->bucket_all_stages || per_micro ||
+				bool bucketed = p->bucket_all_stages || per_micro ||
 						(s == 0 && tk->chunk == 0);
 				bool flush = (p->overlap_dp || per_micro) && bucketed;
 				/* ZeRO-3: the head's weights, then the stage's last layer
@@ -1222,18 +1236,15 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						     "lm head tp allgather", true);
 					gemm(&b, WL_P_BWD, "lm head dgrad", b.T, h,
 					     (double)m->vocab / p->tp, 1, 1, WL_V_NONE);
-					for (int after = 0; after < 2; after++) {
-						if (after)
-							gemm(&b, WL_P_BWD, "lm head wgrad", h,
-							     (double)m->vocab / p->tp, b.T, 1, 1, WL_V_NONE);
-						if (p->tp > 1 && hide_head == !after)
-							comm(&b, WL_P_BWD, WL_D_TP,
-							     spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE,
-							     2 * b.T * h,
-							     spl ? "lm head tp reducescatter"
-								 : "lm head tp allreduce",
-							     hide_head);
-					}
+					enum wl_coll hc = spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
+					const char *hn = spl ? "lm head tp reducescatter"
+							     : "lm head tp allreduce";
+					if (p->tp > 1 && hide_head)
+						comm(&b, WL_P_BWD, WL_D_TP, hc, 2 * b.T * h, hn, true);
+					gemm(&b, WL_P_BWD, "lm head wgrad", h, (double)m->vocab / p->tp,
+					     b.T, 1, 1, WL_V_NONE);
+					if (p->tp > 1 && !hide_head)
+						comm(&b, WL_P_BWD, WL_D_TP, hc, 2 * b.T * h, hn, false);
 					/* the head's own weight, or the last stage's copy of a
 					 * tied one (one stage: it shares the embedding's).
 					 * Megatron reduces both copies over DP before summing
@@ -1417,7 +1428,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload params h2d", 0, n_opt * wbp,
 				       0, 0, 0, 0, WL_V_NONE);
 			}
-			if (shard && p->zero < 3 && D > 1 && o->dp_reduce && !pg) {
+			if (step_gather && !pg) {
 				comm(&b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, opt_dense * b.wb,
 				     "dp param allgather", false);
 				if (opt_exp > 0 && D / p->ep > 1)
