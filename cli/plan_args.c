@@ -10,7 +10,7 @@
 
 enum {
 	O_PLAN = CLI_PLAN_OPT_BASE,
-	O_DS, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_BUCKET
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_BUCKET
 };
 
 static const struct option plan_opts[] = {
@@ -38,6 +38,7 @@ static const struct option plan_opts[] = {
 	{ "images-per-sample", required_argument, NULL, O_IMAGES },
 	{ "image-tokens", required_argument, NULL, O_ITOK },
 	{ "capacity-factor", required_argument, NULL, O_CAP },
+	{ "expert-imbalance", required_argument, NULL, O_EIMB },
 	{ "bucket-mb", required_argument, NULL, O_BUCKET },
 	{ NULL, 0, NULL, 0 }
 };
@@ -52,7 +53,7 @@ const char cli_plan_help[] =
 	"    --distributed-optimizer --precision bf16|fp16|fp32|fp8\n"
 	"    --grad-dtype bf16|fp16|fp32 --offload none|optimizer|params\n"
 	"    --flash-attention --layers-per-stage 24,24,23,23 --images-per-sample N\n"
-	"    --image-tokens N --capacity-factor F --bucket-mb MB\n";
+	"    --image-tokens N --capacity-factor F --expert-imbalance CV --bucket-mb MB\n";
 
 void cli_plan_args_init(struct cli_plan_args *a, const char *cmd)
 {
@@ -190,6 +191,11 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 		if (cli_parse_double(a->cmd, "--capacity-factor", v, 1e-3, 1000, &p->capacity_factor))
 			return 2;
 		plan_set_src(p, PF_CAPACITY, "--capacity-factor");
+		return 0;
+	case O_EIMB:
+		if (cli_parse_double(a->cmd, "--expert-imbalance", v, 0, 100, &p->expert_imbalance))
+			return 2;
+		plan_set_src(p, PF_EXPERT_IMB, "--expert-imbalance");
 		return 0;
 	case O_BUCKET:
 		if (cli_parse_double(a->cmd, "--bucket-mb", v, 1e-3, 1e6, &d))

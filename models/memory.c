@@ -239,10 +239,11 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	/* Megatron SC'21 §3.5: two all-reduces of bsh per layer forward (TP). */
 	o->tp_bytes = p->tp > 1 ? 2 * 2 * tokens * m->hidden : 0;
 	/* Megatron-core's all-to-all dispatcher: each TP rank dispatches its
-	 * 1/tp of the tokens (models/workload.c, moe_fwd) */
+	 * 1/tp of the tokens (models/workload.c, moe_fwd), at the balanced
+	 * load; sim/ scales each exchange by the drawn load of its busiest
+	 * receiver */
 	if (m->experts > 0 && m->moe_layer[l] && p->ep > 1)
-		o->ep_bytes = p->capacity_factor * m->top_k * tokens / p->tp * m->hidden * 2 *
-			      (p->ep - 1) / (double)p->ep;
+		o->ep_bytes = m->top_k * tokens / p->tp * m->hidden * 2 * (p->ep - 1) / (double)p->ep;
 	if (p->cp > 1) /* ring attention: K and V of the other cp-1 chunks */
 		o->cp_bytes = 2.0 * 2 * tokens * model_kv_width_rank(m, p) * (p->cp - 1);
 }

@@ -156,7 +156,7 @@ enum plan_field {
 	PF_TP, PF_PP, PF_DP, PF_EP, PF_CP, PF_SP, PF_MICRO, PF_GLOBAL, PF_SEQ, PF_SCHED,
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
-	PF_CAPACITY, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_COUNT
+	PF_CAPACITY, PF_EXPERT_IMB, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_COUNT
 };
 
 struct plan {
@@ -203,7 +203,11 @@ struct plan {
 	struct plan_dist images_per_sample; /* images per sequence, count */
 	struct plan_dist image_tokens; /* LLM tokens per image (after merge), tokens */
 	bool flash_attention;          /* no s^2 score storage (Dao et al. 2022), flag */
-	double capacity_factor;        /* MoE expert capacity factor, dimensionless */
+	double capacity_factor;        /* MoE expert capacity factor, dimensionless (1 = dropless) */
+	double expert_imbalance;       /* MoE router skew: coefficient of variation of the experts'
+	                                * shares of one layer's tokens in one micro-batch, drawn
+	                                * per EP group from a symmetric Dirichlet (0 = a uniform
+	                                * router: multinomial noise only), dimensionless */
 	int nlps;                      /* entries in layers_per_stage (0 = even split), count */
 	int layers_per_stage[PLAN_MAX_STAGES]; /* decoder layers per stage, count */
 	char src[PF_COUNT][96];        /* where each field was set ("" = default) */
@@ -259,7 +263,8 @@ struct model_layer_cost {
 	double out_bytes;          /* layer output (PP send/recv size), one rank, bytes */
 	double tp_bytes;           /* TP all-reduce payload per forward, bytes (x2 with backward) */
 	double ep_bytes;           /* EP all-to-all dispatch payload per forward and rank (1/tp of
-	                            * the tokens each), bytes */
+	                            * the tokens each) at the balanced load (the executor scales
+	                            * it by the drawn load of the busiest receiver), bytes */
 	double cp_bytes;           /* CP K/V exchange per forward, bytes */
 };
 /* Costs of decoder layer l for one micro-batch on one rank under plan p. */

@@ -212,7 +212,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"global_batch", "seq_len", "schedule", "virtual_stages", "recompute", "zero",
 		"distributed_optimizer", "precision", "grad_dtype", "grad_reduce_dtype", "overlap",
 		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
-		"layers_per_stage", "flash_attention", "capacity_factor", "pp_scatter_gather",
+		"layers_per_stage", "flash_attention", "capacity_factor", "expert_imbalance",
+		"pp_scatter_gather",
 		"grad_accum_fusion", NULL
 	};
 	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", NULL };
@@ -296,6 +297,13 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		if (!(p->capacity_factor >= 1e-3) || p->capacity_factor > 1000)
 			return jval_error(&c, err, "must be between 0.001 and 1000 (as --capacity-factor)");
 		src_json(p, PF_CAPACITY, &r, "capacity_factor");
+	}
+	if (jval_child(&r, "expert_imbalance", &c)) {
+		if (jval_get_number(&r, "expert_imbalance", true, &p->expert_imbalance, err))
+			return TS_EINPUT;
+		if (!(p->expert_imbalance >= 0) || p->expert_imbalance > 100)
+			return jval_error(&c, err, "must be between 0 and 100 (as --expert-imbalance)");
+		src_json(p, PF_EXPERT_IMB, &r, "expert_imbalance");
 	}
 	if (jval_child(&r, "compression", &c)) {
 		e = 0;
@@ -676,6 +684,15 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	}
 	if (p->ep > 1 && m->experts == 0)
 		REFUSE(PF_EP, "ep (default)", "ep %d given for a dense model", p->ep);
+	if (p->expert_imbalance > 0 && m->experts == 0)
+		REFUSE(PF_EXPERT_IMB, "expert_imbalance",
+		       "expert_imbalance %g given for a dense model", p->expert_imbalance);
+	/* a symmetric Dirichlet over E experts has a share CV below sqrt(E - 1) */
+	if (m->experts > 1 && p->expert_imbalance * p->expert_imbalance >= m->experts - 1)
+		REFUSE(PF_EXPERT_IMB, "expert_imbalance",
+		       "expert_imbalance %g must be below sqrt(experts - 1) = %.4g (all tokens on one "
+		       "expert)",
+		       p->expert_imbalance, sqrt(m->experts - 1.0));
 	if (m->experts && m->experts % p->ep)
 		REFUSE(PF_EP, "ep (default)", "ep %d does not divide the %d experts", p->ep, m->experts);
 	if (((long long)p->dp * p->cp) % p->ep)

@@ -447,24 +447,40 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
  * sequence parallelism with TP; plan_resolve refuses the plan without
  * it). After the dispatch the TP group all-gathers
  * the routed tokens for its TP-split experts and reduce-scatters their
- * outputs before the combine. All-to-all bytes per rank: capacity x top-k x
- * T/tp x h x 2 (model_layer_cost's ep_bytes, with the (ep-1)/ep that leaves
- * the rank); the TP all-gather and reduce-scatter move the T x top-k routed
- * tokens of the group. Around them the dispatcher's memory passes
- * (assumption: each reads its input and writes its output once): permute
- * copies the rank's tokens into top-k expert order (reads its T/tp x h,
- * writes the routed copies R), sort_chunks_by_idxs regroups the gathered
- * tokens by local expert when the rank holds more than one (reads and
- * writes tp x R), and after the experts the reverse sort and unpermute,
- * which sums each token's top-k outputs weighted by the router's
- * probabilities (reads R, writes T/tp x h); backward the same passes. */
-/* Sized by the capacity: without padding each rank sends its top-k x T/tp
- * tokens, but an all-to-all lasts as long as its busiest receiver, whose
- * experts get at most capacity x their mean (the executor caps the expert
- * GEMMs the same way); capacity 1 (dropless, the default) is the mean. */
+ * outputs before the combine. All-to-all bytes per rank: top-k x T/tp x h x
+ * 2 (model_layer_cost's ep_bytes, with the (ep-1)/ep that leaves the rank);
+ * the TP all-gather and reduce-scatter move the T x top-k routed tokens of
+ * the group. Around them the dispatcher's memory passes (assumption: each
+ * reads its input and writes its output once): permute copies the rank's
+ * tokens into top-k expert order (reads its T/tp x h, writes the routed
+ * copies R), sort_chunks_by_idxs regroups the gathered tokens by local
+ * expert when the rank holds more than one (reads and writes tp x R), and
+ * after the experts the reverse sort and unpermute, which sums each token's
+ * top-k outputs weighted by the router's probabilities (reads R, writes
+ * T/tp x h); backward the same passes.
+ *
+ * Every size here is the balanced load. What a rank receives follows the
+ * router: the ops on received tokens (WL_V_EXPERT: the expert GEMMs, the
+ * sorts, the TP all-gather and reduce-scatter of the routed tokens) scale
+ * with the load the executor draws for the rank's experts in that layer
+ * and micro-batch (capped at capacity_factor x the balanced load per expert
+ * when a capacity is set), and the all-to-alls, which last as long as
+ * their busiest receiver (dispatch) or sender (combine), with the largest
+ * load of the EP group. Megatron's default does not pad to the capacity
+ * (moe_pad_expert_input_to_capacity off), so a capacity bounds the
+ * exchange but does not size it. */
 static double moe_routed_bytes(const struct bld *b)
 {
-	return b->p->capacity_factor * b->m->top_k * b->T * b->m->hidden * 2;
+	return b->m->top_k * b->T * b->m->hidden * 2;
+}
+
+/* A communication op on the routed tokens (see above). */
+static void moe_comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
+		     double size, const char *name)
+{
+	int32_t id = comm(b, ph, dim, coll, size, name, false);
+	if (id >= 0)
+		b->r->ops[id].vary = WL_V_EXPERT;
 }
 
 static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
@@ -477,7 +493,7 @@ static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
 static void moe_sort(struct bld *b, enum wl_phase ph, const char *name)
 {
 	if ((double)b->m->experts / b->p->ep > 1 && (b->p->ep > 1 || b->p->tp > 1))
-		cmp_op(b, ph, WL_ELEM, name, 0, 2 * moe_routed_bytes(b), 0, 0, 0, 0, WL_V_NONE);
+		cmp_op(b, ph, WL_ELEM, name, 0, 2 * moe_routed_bytes(b), 0, 0, 0, 0, WL_V_EXPERT);
 }
 
 static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
@@ -490,10 +506,10 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
 	moe_permute(b, ph, "moe permute");
 	if (p->ep > 1)
-		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1), "ep dispatch",
-		     false);
+		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
+			 "ep dispatch");
 	if (p->tp > 1)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather");
 	moe_sort(b, ph, "moe sort chunks");
 	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
@@ -501,10 +517,10 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
 	moe_sort(b, ph, "moe unsort chunks");
 	if (p->tp > 1)
-		comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
+		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter");
 	if (p->ep > 1)
-		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1), "ep combine",
-		     false);
+		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
+			 "ep combine");
 	moe_permute(b, ph, "moe unpermute");
 }
 
@@ -518,10 +534,10 @@ static void moe_bwd(struct bld *b, const struct lshape *ls)
 	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
 	moe_permute(b, ph, "moe unpermute bwd");
 	if (p->ep > 1)
-		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
-		     "ep combine bwd", false);
+		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
+			 "ep combine bwd");
 	if (p->tp > 1)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather");
 	moe_sort(b, ph, "moe unsort chunks bwd");
 	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
@@ -531,10 +547,10 @@ static void moe_bwd(struct bld *b, const struct lshape *ls)
 	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
 	moe_sort(b, ph, "moe sort chunks bwd");
 	if (p->tp > 1)
-		comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
+		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter");
 	if (p->ep > 1)
-		comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
-		     "ep dispatch bwd", false);
+		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
+			 "ep dispatch bwd");
 	moe_permute(b, ph, "moe permute bwd");
 	gemm(b, ph, "router dgrad", T / tp, h, m->experts, 1, scale, WL_V_NONE);
 	gemm(b, ph, "router wgrad", h, m->experts, T / tp, 1, scale, WL_V_NONE);

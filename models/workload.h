@@ -33,7 +33,10 @@ enum wl_class { WL_GEMM, WL_ATTN, WL_ELEM, WL_OPT, WL_HOST_COPY, WL_HOST_OPT };
 enum wl_dim { WL_D_TP, WL_D_PP, WL_D_DP, WL_D_EP, WL_D_CP, WL_D_EDP, WL_NDIMS };
 enum wl_coll { WL_C_ALLREDUCE, WL_C_REDUCESCATTER, WL_C_ALLGATHER, WL_C_ALLTOALL, WL_C_P2P };
 enum wl_phase { WL_P_FWD, WL_P_BWD, WL_P_RECOMPUTE, WL_P_VISION, WL_P_OPT, WL_P_DP };
-/* Per data-parallel replica variation the executor applies. */
+/* Per data-parallel replica variation the executor applies: VISION scales
+ * by the replica's drawn image load of the micro-batch; EXPERT by the drawn
+ * load of the rank's experts in the op's layer and micro-batch (an EP
+ * all-to-all by the largest of its group). */
 enum wl_vary { WL_V_NONE, WL_V_VISION, WL_V_EXPERT };
 
 struct wl_op {

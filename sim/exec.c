@@ -83,7 +83,10 @@ struct inst {
 	simtime_ps *xfer;          /* per COLL/SEND op: when it launched (all members there), ps */
 	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2) */
 	int32_t comm_inflight;     /* communication ops running, count */
-	double *vis_f, *exp_f;     /* per micro-batch load factors, dimensionless */
+	double *vis_f;             /* per micro-batch vision load factor, dimensionless */
+	float *exp_f, *grp_f;      /* per micro-batch x decoder layer: the rank's expert load and
+	                            * the largest of its EP group, factors (folded: both the
+	                            * unit's largest), dimensionless */
 	simtime_ps cpu_ps;         /* host thread: when it finished dispatching the last op, ps */
 };
 
@@ -318,8 +321,8 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 	double f = 1, dur;
 	if (op->vary == WL_V_VISION && op->micro >= 0)
 		f = in->vis_f[op->micro];
-	else if (op->vary == WL_V_EXPERT && op->micro >= 0)
-		f = in->exp_f[op->micro];
+	else if (op->vary == WL_V_EXPERT && op->micro >= 0 && op->layer >= 0)
+		f = in->exp_f[(size_t)op->micro * x->m->layers + op->layer];
 	memset(&d, 0, sizeof(d));
 	d.cls = (enum sim_op_class)op->cls;
 	d.flops = op->flops * f;
@@ -837,6 +840,12 @@ static void launch_go(struct exec *x, struct launch *l)
 	l->size = op->size_bytes;
 	if (op->vary == WL_V_VISION && op->micro >= 0)
 		l->size *= in0->vis_f[op->micro];
+	else if (op->vary == WL_V_EXPERT && op->micro >= 0 && op->layer >= 0) {
+		/* routed tokens: an all-to-all waits for its busiest member, the
+		 * TP group's gather moves what its experts received */
+		size_t k = (size_t)op->micro * x->m->layers + op->layer;
+		l->size *= op->dim == WL_D_EP ? in0->grp_f[k] : in0->exp_f[k];
+	}
 	if (x->o->free_comm || l->size <= 0)
 		goto timer;
 	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC) {
@@ -1073,8 +1082,10 @@ static int inst_alloc(struct exec *x, struct inst *in, int role, int mm)
 	in->xfer = calloc((size_t)n, sizeof(simtime_ps));
 	in->arrived = calloc((size_t)n, 1);
 	in->vis_f = malloc((size_t)mm * sizeof(double));
-	in->exp_f = malloc((size_t)mm * sizeof(double));
-	if (!in->ndeps || !in->t0 || !in->t1 || !in->xfer || !in->arrived || !in->vis_f || !in->exp_f)
+	in->exp_f = malloc((size_t)mm * x->m->layers * sizeof(float));
+	in->grp_f = malloc((size_t)mm * x->m->layers * sizeof(float));
+	if (!in->ndeps || !in->t0 || !in->t1 || !in->xfer || !in->arrived || !in->vis_f ||
+	    !in->exp_f || !in->grp_f)
 		return TS_ENOMEM;
 	for (int32_t i = 0; i < n; i++) {
 		in->ndeps[i] = (int16_t)x->w->roles[role].ops[i].ndeps;
@@ -1093,6 +1104,7 @@ static void inst_release(struct inst *in)
 	free(in->arrived);
 	free(in->vis_f);
 	free(in->exp_f);
+	free(in->grp_f);
 }
 
 /* Draw one value of a plan distribution (GSL, seeded). */
@@ -1108,17 +1120,34 @@ static double draw(struct rng *g, const struct plan_dist *d)
 }
 
 /* Per replica and micro-batch vision load over the plan's mean, and per DP x
- * CP position and micro-batch expert load over the balanced load. */
-static int draw_loads(struct exec *x, double *vis, double *exp_, int mm)
+ * CP position, micro-batch and decoder layer the load of the rank's experts
+ * over the balanced load (exp_[(pos x mm + micro) x layers + layer]; 1 for
+ * dense layers and without EP). *load_max: the mean over EP groups, micro-
+ * batches and MoE layers of the group's largest load (1 without EP).
+ *
+ * Routing (assumption): in each layer and micro-batch the T x top-k
+ * assignments of an EP group fall on the E experts as a multinomial whose
+ * probabilities are drawn from a symmetric Dirichlet with concentration
+ * a = ((E - 1)/cv^2 - 1)/E, so that each expert's share has the plan's
+ * coefficient of variation cv (expert_imbalance; its variance is
+ * (1/E)(1 - 1/E)/(E a + 1)); cv 0 is a uniform router. Draws are
+ * independent across layers and micro-batches (each layer has its own
+ * router; which experts are hot also drifts with the data). Without a
+ * capacity the ranks' loads are all that matters: by the Dirichlet's
+ * aggregation property the E/ep experts of a rank have a Dirichlet share
+ * with a x E/ep, so ep categories are drawn instead of E. With a capacity
+ * (capacity_factor != 1) each expert keeps at most capacity x its balanced
+ * load, so the experts are drawn one by one. */
+static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *load_max)
 {
 	const struct plan *p = x->p;
 	const struct model *m = x->m;
 	double mean_img = plan_dist_mean(&p->images_per_sample);
 	double mean_pat = plan_dist_mean(&p->image_tokens) * m->vit.merge * m->vit.merge;
 	double mean_f = m->has_vision ? mean_img * p->micro_batch * model_vision_flops_fwd(m, mean_pat) : 0;
-	unsigned int *cnt = NULL;
-	double *prob = NULL;
-	int E = m->experts, ep = p->ep;
+	int E = m->experts, ep = p->ep, L = m->layers;
+	size_t n = (size_t)x->D * mm * L;
+
 	for (int r = 0; r < p->dp; r++)
 		for (int j = 0; j < mm; j++) {
 			double f = 0;
@@ -1136,40 +1165,60 @@ static int draw_loads(struct exec *x, double *vis, double *exp_, int mm)
 				f = 1;
 			vis[(size_t)r * mm + j] = f;
 		}
-	for (int i = 0; i < x->D * mm; i++)
+	for (size_t i = 0; i < n; i++)
 		exp_[i] = 1;
+	*load_max = 1;
 	if (E > 0 && ep > 1) {
-		/* Uniform routing (assumption): the T x top_k assignments of each
-		 * rank of an EP group fall on experts as a multinomial; a rank's
-		 * expert GEMMs scale with the tokens its E/ep experts receive,
-		 * capped at capacity_factor x mean when a capacity is set (> 1). */
-		double assign = x->w->expert_tokens * ep;
-		cnt = malloc((size_t)E * sizeof(*cnt));
-		prob = malloc((size_t)E * sizeof(*prob));
-		if (!cnt || !prob) {
+		bool cap = p->capacity_factor != 1;
+		int nc = cap ? E : ep, per = E / nc; /* categories drawn, experts in each */
+		double cv = p->expert_imbalance;
+		double a = cv > 0 ? ((E - 1) / (cv * cv) - 1) / E : 0; /* per expert */
+		double assign = x->w->expert_tokens * ep, mean_r = assign / ep;
+		double mean_e = assign / E, sum = 0;
+		long cnt_n = 0;
+		unsigned int *cnt = malloc((size_t)nc * sizeof(*cnt));
+		double *prob = malloc((size_t)nc * sizeof(*prob));
+		double *alpha = malloc((size_t)nc * sizeof(*alpha));
+		if (!cnt || !prob || !alpha) {
 			free(cnt);
 			free(prob);
+			free(alpha);
 			return TS_ENOMEM;
 		}
-		for (int e = 0; e < E; e++)
-			prob[e] = 1.0 / E;
+		for (int c = 0; c < nc; c++) {
+			prob[c] = 1.0 / nc;
+			alpha[c] = a * per;
+		}
 		for (int g = 0; g < x->D / ep; g++)
-			for (int j = 0; j < mm; j++) {
-				double mean_e = assign / E;
-				gsl_ran_multinomial(x->rng.r, (size_t)E, (unsigned int)assign, prob, cnt);
-				for (int r = 0; r < ep; r++) {
-					double load = 0;
-					for (int e = r * (E / ep); e < (r + 1) * (E / ep); e++) {
-						double c = cnt[e];
-						if (p->capacity_factor > 1 && c > p->capacity_factor * mean_e)
-							c = p->capacity_factor * mean_e;
-						load += c;
+			for (int j = 0; j < mm; j++)
+				for (int l = 0; l < L; l++) {
+					double top = 0;
+					if (!m->moe_layer[l])
+						continue;
+					if (a > 0)
+						gsl_ran_dirichlet(x->rng.r, (size_t)nc, alpha, prob);
+					gsl_ran_multinomial(x->rng.r, (size_t)nc, (unsigned int)assign, prob,
+							    cnt);
+					for (int r = 0; r < ep; r++) {
+						double load = 0;
+						for (int c = r * (nc / ep); c < (r + 1) * (nc / ep); c++) {
+							double v = cnt[c];
+							if (cap && v > p->capacity_factor * mean_e)
+								v = p->capacity_factor * mean_e;
+							load += v;
+						}
+						load /= mean_r;
+						exp_[((size_t)(g * ep + r) * mm + j) * L + l] = (float)load;
+						top = load > top ? load : top;
 					}
-					exp_[(size_t)(g * ep + r) * mm + j] = load / (mean_e * (E / ep));
+					sum += top;
+					cnt_n++;
 				}
-			}
 		free(cnt);
 		free(prob);
+		free(alpha);
+		if (cnt_n)
+			*load_max = sum / cnt_n;
 	}
 	return 0;
 }
@@ -1475,14 +1524,17 @@ struct run_out {
 	int crit;
 	double dp_busy_s;          /* DP stream busy time of the critical instance, s */
 	double comm_bytes[SIM_COMM_COUNT]; /* nccl-tests bytes per GPU by kind */
+	double expert_load_max;    /* mean largest expert load of an EP group, factor */
 };
 
 static int run_once(struct exec *x, struct run_out *ro)
 {
 	const struct plan *p = x->p;
 	int P = p->pp, mm = x->w->micro, rc = 0;
-	double *vis = NULL, *exp_ = NULL;
+	double *vis = NULL, *ef = NULL;
+	float *exp_ = NULL;
 	struct scored *sc = NULL;
+	int L = x->m->layers;
 	simtime_ps end = 0;
 	double best = -1;
 	int32_t end_inst = -1, end_op = -1;
@@ -1493,37 +1545,49 @@ static int run_once(struct exec *x, struct run_out *ro)
 		x->U = x->D;
 	x->nunits = x->D / x->U;
 	vis = malloc((size_t)p->dp * mm * sizeof(double));
-	exp_ = malloc((size_t)x->D * mm * sizeof(double));
+	exp_ = malloc((size_t)x->D * mm * L * sizeof(float));
+	ef = calloc((size_t)L, sizeof(double));
 	sc = malloc((size_t)x->nunits * sizeof(*sc));
 	x->unit_of = malloc((size_t)x->nunits * sizeof(int32_t));
 	x->sim_unit = malloc((size_t)x->nunits * sizeof(int32_t));
-	if (!vis || !exp_ || !sc || !x->unit_of || !x->sim_unit) {
+	if (!vis || !exp_ || !ef || !sc || !x->unit_of || !x->sim_unit) {
 		rc = TS_ENOMEM;
 		goto out;
 	}
-	if ((rc = draw_loads(x, vis, exp_, mm)))
+	if ((rc = draw_loads(x, vis, exp_, mm, &ro->expert_load_max)))
 		goto out;
-	/* score units by drawn load; the heaviest K are simulated */
+	/* score units by drawn load (vision FLOPs by the image load of each
+	 * micro-batch, each layer's expert FLOPs by its expert load); the
+	 * heaviest K are simulated */
 	{
-		double vf = 0, ef = 0;
+		double vf = 0;
 		for (int s = 0; s < P; s++)
 			for (int32_t i = 0; i < x->w->roles[s].nops; i++) {
 				const struct wl_op *op = &x->w->roles[s].ops[i];
 				if (op->vary == WL_V_VISION)
 					vf += op->flops;
-				else if (op->vary == WL_V_EXPERT)
-					ef += op->flops;
+				else if (op->vary == WL_V_EXPERT && op->layer >= 0)
+					ef[op->layer] += op->flops / mm;
 			}
 		for (int u = 0; u < x->nunits; u++) {
 			double s = 0;
 			for (int j = 0; j < mm; j++) {
-				double v = 0, e = 0;
+				double v = 0;
 				for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
-					double a = vis[(size_t)(pos / p->cp) * mm + j], b = exp_[(size_t)pos * mm + j];
+					double a = vis[(size_t)(pos / p->cp) * mm + j];
 					v = a > v ? a : v;
-					e = b > e ? b : e;
 				}
-				s += v * vf + e * ef;
+				s += v * vf / mm;
+				for (int l = 0; l < L; l++) {
+					double e = 0;
+					if (ef[l] <= 0)
+						continue;
+					for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
+						double b = exp_[((size_t)pos * mm + j) * L + l];
+						e = b > e ? b : e;
+					}
+					s += e * ef[l];
+				}
 			}
 			sc[u].s = s;
 			sc[u].u = u;
@@ -1565,18 +1629,29 @@ static int run_once(struct exec *x, struct run_out *ro)
 		if ((rc = inst_alloc(x, in, s, mm)))
 			goto out;
 		for (int j = 0; j < mm; j++) {
+			/* exact: the rank's own loads, and its EP group's largest
+			 * for the all-to-alls; folded: the unit's largest for both */
+			int g0 = x->o->exact ? in->pos / p->ep * p->ep : in->pos;
+			int g1 = x->o->exact ? g0 + p->ep : in->pos + x->U;
 			if (x->o->exact) {
 				in->vis_f[j] = vis[(size_t)(in->pos / p->cp) * mm + j];
-				in->exp_f[j] = exp_[(size_t)in->pos * mm + j];
 			} else {
-				double v = 0, e = 0;
+				double v = 0;
 				for (int pos = in->pos; pos < in->pos + x->U; pos++) {
-					double a = vis[(size_t)(pos / p->cp) * mm + j], b = exp_[(size_t)pos * mm + j];
+					double a = vis[(size_t)(pos / p->cp) * mm + j];
 					v = a > v ? a : v;
-					e = b > e ? b : e;
 				}
 				in->vis_f[j] = v;
-				in->exp_f[j] = e;
+			}
+			for (int l = 0; l < L; l++) {
+				float e = 0;
+				for (int pos = g0; pos < g1; pos++) {
+					float b = exp_[((size_t)pos * mm + j) * L + l];
+					e = b > e ? b : e;
+				}
+				in->grp_f[(size_t)j * L + l] = e;
+				in->exp_f[(size_t)j * L + l] =
+					x->o->exact ? exp_[((size_t)in->pos * mm + j) * L + l] : e;
 			}
 		}
 	}
@@ -1650,6 +1725,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 out:
 	free(vis);
 	free(exp_);
+	free(ef);
 	free(sc);
 	return rc;
 }
@@ -1820,6 +1896,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	out->bd = sync_run.bd;
 	memcpy(out->comm_bytes, sync_run.comm_bytes, sizeof(out->comm_bytes));
 	out->critical_stage = sync_run.crit;
+	out->expert_load_max = sync_run.expert_load_max;
 	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp * p->cp > 1) {
 		/* the same iteration without the gradient reduction */
 		struct sim_timeline *keep = x.tl;

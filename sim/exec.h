@@ -100,7 +100,11 @@ struct sim_prediction {
 	uint64_t events;              /* engine events fired, count */
 	uint64_t collectives;         /* collectives started on the network, count */
 	uint64_t flows;               /* transfers handed to the network, count */
-	double comm_bytes[SIM_COMM_COUNT]; /* payload per GPU per iteration by kind, bytes */
+	double comm_bytes[SIM_COMM_COUNT]; /* payload per GPU per iteration by kind (MoE exchanges
+	                                    * at the balanced load), bytes */
+	double expert_load_max;       /* MoE: the EP group's largest expert load over the balanced
+	                               * one, mean over groups, micro-batches and MoE layers
+	                               * (what the all-to-alls wait for; 1 without EP), factor */
 	double wall_s;                /* host wall time of the prediction, s */
 	struct sim_timeline *tl;      /* NULL unless opts.timeline (owned) */
 };

@@ -595,6 +595,9 @@ static const struct {
 	{ "llama3-8b", "{\"micro_batch\": 2, \"global_batch\": 10}", 8, "not divisible by dp 8" },
 	{ "llama3-8b", "{\"schedule\": \"zigzag\"}", 8, "schedule" },
 	{ "llama3-8b", "{\"capacity_factor\": 1e-300}", 8, "between 0.001 and 1000" },
+	{ "llama3-8b", "{\"expert_imbalance\": 0.3}", 8, "expert_imbalance 0.3 given for a dense model" },
+	{ "qwen3-235b-a22b", "{\"expert_imbalance\": -1}", 8, "between 0 and 100" },
+	{ "qwen3-235b-a22b", "{\"expert_imbalance\": 12}", 8, "below sqrt(experts - 1) = 11.27" },
 	/* the length the user gave is named, not the default image tokens */
 	{ "qwen3-vl-8b", "{\"seq_len\": 100}", 8, "seq_len: images x image tokens (196) exceed" },
 	{ "llama3-8b", "{\"zero\": 2, \"compression\": {\"type\": \"topk\", \"ratio\": 0.01}}", 8,
