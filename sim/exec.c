@@ -1175,6 +1175,11 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 		double a = cv > 0 ? ((E - 1) / (cv * cv) - 1) / E : 0; /* per expert */
 		double assign = x->w->expert_tokens * ep, mean_r = assign / ep;
 		double mean_e = assign / E, sum = 0;
+		/* GSL counts in unsigned int: beyond 1e9 assignments (where the
+		 * multinomial's noise is 1e-4 of the load) each count stands for
+		 * several */
+		unsigned int ndraw = assign > 1e9 ? 1000000000u : (unsigned int)assign;
+		double unit = assign / ndraw;
 		long cnt_n = 0;
 		unsigned int *cnt = malloc((size_t)nc * sizeof(*cnt));
 		double *prob = malloc((size_t)nc * sizeof(*prob));
@@ -1197,12 +1202,11 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 						continue;
 					if (a > 0)
 						gsl_ran_dirichlet(x->rng.r, (size_t)nc, alpha, prob);
-					gsl_ran_multinomial(x->rng.r, (size_t)nc, (unsigned int)assign, prob,
-							    cnt);
+					gsl_ran_multinomial(x->rng.r, (size_t)nc, ndraw, prob, cnt);
 					for (int r = 0; r < ep; r++) {
 						double load = 0;
 						for (int c = r * (nc / ep); c < (r + 1) * (nc / ep); c++) {
-							double v = cnt[c];
+							double v = cnt[c] * unit;
 							if (cap && v > p->capacity_factor * mean_e)
 								v = p->capacity_factor * mean_e;
 							load += v;
