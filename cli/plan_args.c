@@ -188,8 +188,12 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 		plan_set_src(p, PF_IMAGE_TOKENS, "--image-tokens");
 		return 0;
 	case O_CAP:
-		if (cli_parse_double(a->cmd, "--capacity-factor", v, 1e-3, 1000, &p->capacity_factor))
+		if (cli_parse_double(a->cmd, "--capacity-factor", v, 0, 1000, &p->capacity_factor))
 			return 2;
+		if (p->capacity_factor > 0 && p->capacity_factor < 1e-3)
+			return cli_usage(a->cmd, "--capacity-factor must be 0 (dropless) or between "
+					 "0.001 and 1000 (got %g)",
+					 p->capacity_factor);
 		plan_set_src(p, PF_CAPACITY, "--capacity-factor");
 		return 0;
 	case O_EIMB:

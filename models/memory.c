@@ -112,7 +112,8 @@ static void layer_shape(const struct model *m, const struct plan *p, int l,
 	x->qk_norm = m->qk_norm;
 	if (m->experts > 0 && m->moe_layer[l]) {
 		x->f = m->moe_ffn;
-		x->routed = p->capacity_factor * m->top_k;
+		/* at most capacity x the balanced load; dropless: the mean */
+		x->routed = (p->capacity_factor > 0 ? p->capacity_factor : 1) * m->top_k;
 		x->experts = m->experts;
 	} else {
 		x->f = m->ffn;

@@ -203,7 +203,10 @@ struct plan {
 	struct plan_dist images_per_sample; /* images per sequence, count */
 	struct plan_dist image_tokens; /* LLM tokens per image (after merge), tokens */
 	bool flash_attention;          /* no s^2 score storage (Dao et al. 2022), flag */
-	double capacity_factor;        /* MoE expert capacity factor, dimensionless (1 = dropless) */
+	double capacity_factor;        /* MoE expert capacity factor: each expert keeps at most this
+	                                * multiple of its balanced share of a source rank's tokens
+	                                * (Megatron's moe_expert_capacity_factor); 0 = None,
+	                                * dropless, dimensionless */
 	double expert_imbalance;       /* MoE router skew: coefficient of variation of the experts'
 	                                * shares of one layer's tokens in one micro-batch, drawn
 	                                * per EP group from a symmetric Dirichlet (0 = a uniform

@@ -50,7 +50,7 @@ void plan_init(struct plan *p)
 	p->bucket_bytes = 0;                 /* 0: Megatron's default, set by plan_resolve */
 	p->compression_ratio = 1;
 	p->sync_interval = 1;
-	p->capacity_factor = 1.0;            /* Megatron moe_expert_capacity_factor: none = 1 */
+	p->capacity_factor = 0;              /* Megatron moe_expert_capacity_factor None: dropless */
 	p->grad_accum_fusion = true;         /* Megatron's gradient_accumulation_fusion default */
 	/* Megatron-core's column-parallel linear all-reduces its input gradient
 	 * behind the weight-gradient GEMM whenever TP runs without SP */
@@ -294,8 +294,11 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	if (jval_child(&r, "capacity_factor", &c)) {
 		if (jval_get_number(&r, "capacity_factor", true, &p->capacity_factor, err))
 			return TS_EINPUT;
-		if (!(p->capacity_factor >= 1e-3) || p->capacity_factor > 1000)
-			return jval_error(&c, err, "must be between 0.001 and 1000 (as --capacity-factor)");
+		if (!(p->capacity_factor == 0 || p->capacity_factor >= 1e-3) ||
+		    p->capacity_factor > 1000)
+			return jval_error(&c, err,
+					  "must be 0 (dropless) or between 0.001 and 1000 (as "
+					  "--capacity-factor)");
 		src_json(p, PF_CAPACITY, &r, "capacity_factor");
 	}
 	if (jval_child(&r, "expert_imbalance", &c)) {

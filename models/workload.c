@@ -463,24 +463,27 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
  * router: the ops on received tokens (WL_V_EXPERT: the expert GEMMs, the
  * sorts, the TP all-gather and reduce-scatter of the routed tokens) scale
  * with the load the executor draws for the rank's experts in that layer
- * and micro-batch (capped at capacity_factor x the balanced load per expert
- * when a capacity is set), and the all-to-alls, which last as long as
- * their busiest receiver (dispatch) or sender (combine), with the largest
- * load of the EP group. Megatron's default does not pad to the capacity
- * (moe_pad_expert_input_to_capacity off), so a capacity bounds the
- * exchange but does not size it. */
+ * and micro-batch (after the capacity's drops when one is set), and each
+ * all-to-all runs as an alltoallv: every rank receives (dispatch; sends,
+ * combine) its own load's share, so the busiest member sets the time and
+ * shared links carry the true total. Megatron's default does not pad to
+ * the capacity (moe_pad_expert_input_to_capacity off), so a capacity
+ * bounds the exchange but does not size it. */
 static double moe_routed_bytes(const struct bld *b)
 {
 	return b->m->top_k * b->T * b->m->hidden * 2;
 }
 
-/* A communication op on the routed tokens (see above). */
+/* A communication op on the routed tokens (see above); inbound: an
+ * all-to-all towards the experts (dispatch, the combine's backward). */
 static void moe_comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
-		     double size, const char *name)
+		     double size, const char *name, bool inbound)
 {
 	int32_t id = comm(b, ph, dim, coll, size, name, false);
-	if (id >= 0)
+	if (id >= 0) {
 		b->r->ops[id].vary = WL_V_EXPERT;
+		b->r->ops[id].inbound = inbound;
+	}
 }
 
 static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
@@ -507,9 +510,9 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	moe_permute(b, ph, "moe permute");
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
-			 "ep dispatch");
+			 "ep dispatch", true);
 	if (p->tp > 1)
-		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather");
+		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
 	moe_sort(b, ph, "moe sort chunks");
 	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
@@ -517,10 +520,10 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
 	moe_sort(b, ph, "moe unsort chunks");
 	if (p->tp > 1)
-		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter");
+		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
-			 "ep combine");
+			 "ep combine", false);
 	moe_permute(b, ph, "moe unpermute");
 }
 
@@ -535,9 +538,9 @@ static void moe_bwd(struct bld *b, const struct lshape *ls)
 	moe_permute(b, ph, "moe unpermute bwd");
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
-			 "ep combine bwd");
+			 "ep combine bwd", true);
 	if (p->tp > 1)
-		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather");
+		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
 	moe_sort(b, ph, "moe unsort chunks bwd");
 	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
@@ -547,10 +550,10 @@ static void moe_bwd(struct bld *b, const struct lshape *ls)
 	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
 	moe_sort(b, ph, "moe sort chunks bwd");
 	if (p->tp > 1)
-		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter");
+		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
-			 "ep dispatch bwd");
+			 "ep dispatch bwd", false);
 	moe_permute(b, ph, "moe permute bwd");
 	gemm(b, ph, "router dgrad", T / tp, h, m->experts, 1, scale, WL_V_NONE);
 	gemm(b, ph, "router wgrad", h, m->experts, T / tp, 1, scale, WL_V_NONE);

@@ -36,7 +36,7 @@ enum wl_phase { WL_P_FWD, WL_P_BWD, WL_P_RECOMPUTE, WL_P_VISION, WL_P_OPT, WL_P_
 /* Per data-parallel replica variation the executor applies: VISION scales
  * by the replica's drawn image load of the micro-batch; EXPERT by the drawn
  * load of the rank's experts in the op's layer and micro-batch (an EP
- * all-to-all by the largest of its group). */
+ * all-to-all becomes an alltoallv: each member's share by its own load). */
 enum wl_vary { WL_V_NONE, WL_V_VISION, WL_V_EXPERT };
 
 struct wl_op {
@@ -50,6 +50,8 @@ struct wl_op {
 	uint8_t ndeps;             /* entries in deps, count */
 	uint8_t linear;            /* compute: a GEMM of a decoder linear layer (QKV, projection,
 	                            * MLP, experts): FP8 operands under an FP8 plan, flag */
+	uint8_t inbound;           /* EP all-to-all: carries tokens to the experts (what each
+	                            * rank receives follows its load; else what it sends), flag */
 	int16_t layer;             /* decoder layer, -1 vision/embedding/head/optimizer */
 	int16_t chunk;             /* virtual pipeline chunk on this device, index */
 	int32_t micro;             /* micro-batch, -1 for per-iteration ops */

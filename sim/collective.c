@@ -93,6 +93,7 @@ struct sim_coll {
 	struct sim_coll_spec s;    /* copy; s.ranks points to gpus-independent copy */
 	int32_t *ranks;            /* owned copy of the group */
 	int32_t *gpus;             /* GPU of each group member */
+	double *weights;           /* owned copy of s.weights, NULL uniform */
 	int nph, cur;              /* phases, current */
 	struct phase ph[MAX_PHASES];
 	double wire_factor;        /* 1 / protocol efficiency */
@@ -205,6 +206,14 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
 	if (s->root < 0 || s->root >= s->nranks)
 		return ts_error_set(err, TS_EINPUT, "root %d is not in the group of %d", (int)s->root,
 				    (int)s->nranks);
+	if (s->weights) {
+		if (s->op != SIM_OP_ALLTOALL)
+			return ts_error_set(err, TS_EINPUT, "per-member weights are for alltoall only");
+		for (int32_t i = 0; i < s->nranks; i++)
+			if (!(s->weights[i] >= 0) || !isfinite(s->weights[i]))
+				return ts_error_set(err, TS_EINPUT, "alltoall weight %d is %g", (int)i,
+						    s->weights[i]);
+	}
 	if (s->algo == SIM_ALGO_AUTO)
 		return 0;
 	if (!nccl_has(s->algo, s->op))
@@ -773,10 +782,15 @@ static int build_plan(struct sim_coll *c)
 		case SIM_OP_ALLGATHER:
 		case SIM_OP_REDUCESCATTER:
 			for (i = 0; i < n; i++)
-				for (j = 0; j < n; j++)
-					if (i != j && dag_add(d, c->gpus[i], c->gpus[j], -1, S / n, true,
+				for (j = 0; j < n; j++) {
+					/* alltoallv: what i sends j scaled by j's (or i's) weight */
+					double w = !c->weights	       ? 1 :
+						   s->weight_by_sender ? c->weights[i] :
+									 c->weights[j];
+					if (i != j && dag_add(d, c->gpus[i], c->gpus[j], -1, S / n * w, true,
 							      rng_hash2(hh, (uint64_t)i << 32 | (uint64_t)j)) < 0)
 						return TS_ENOMEM;
+				}
 			return 0;
 		case SIM_OP_ALLREDUCE: {
 			/* reduce-scatter then allgather, both pairwise; a join per rank
@@ -1414,6 +1428,13 @@ static struct sim_coll *coll_new(const struct topo *t, const struct sim_coll_spe
 	for (i = 0; i < s->nranks; i++)
 		c->gpus[i] = t->rank_gpu[s->ranks[i]];
 	c->s.ranks = c->ranks;
+	if (s->weights) {
+		c->weights = malloc((size_t)s->nranks * sizeof(double));
+		if (!c->weights)
+			goto fail;
+		memcpy(c->weights, s->weights, (size_t)s->nranks * sizeof(double));
+		c->s.weights = c->weights;
+	}
 	c->t1 = -1;
 	c->join_free = -1;
 	coll_params(c);
@@ -1480,6 +1501,7 @@ void sim_coll_free(struct sim_coll *c)
 	free(c->joins);
 	free(c->ranks);
 	free(c->gpus);
+	free(c->weights);
 	free(c);
 }
 

@@ -84,9 +84,8 @@ struct inst {
 	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2) */
 	int32_t comm_inflight;     /* communication ops running, count */
 	double *vis_f;             /* per micro-batch vision load factor, dimensionless */
-	float *exp_f, *grp_f;      /* per micro-batch x decoder layer: the rank's expert load and
-	                            * the largest of its EP group, factors (folded: both the
-	                            * unit's largest), dimensionless */
+	float *exp_f;              /* per micro-batch x decoder layer: the rank's expert load
+	                            * (folded: the unit's largest), factor; NULL without EP */
 	simtime_ps cpu_ps;         /* host thread: when it finished dispatching the last op, ps */
 };
 
@@ -132,6 +131,8 @@ struct exec {
 	int32_t *unit_of;          /* folded: unit -> simulated index k it rides with */
 	int32_t *sim_unit;         /* folded: k -> unit */
 	int U, nunits, D;          /* positions per unit, units, DP x CP positions */
+	int nle;                   /* decoder layers with drawn expert loads: all under EP, else 0 */
+	const float *loads;        /* the drawn expert loads (run_once's), [(pos x micro) x nle + layer] */
 	struct launch **rtab;      /* rendezvous hash table */
 	struct launch *inflight;   /* launched and not done (freed at release if a run stops) */
 	uint32_t rcap;
@@ -147,6 +148,7 @@ struct exec {
 	struct ts_error *errp;
 	struct sim_timeline *tl;
 	int32_t *ranks_buf;        /* scratch for group ranks */
+	double *wbuf;              /* scratch for an EP group's loads (ep) */
 };
 
 static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
@@ -321,8 +323,8 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 	double f = 1, dur;
 	if (op->vary == WL_V_VISION && op->micro >= 0)
 		f = in->vis_f[op->micro];
-	else if (op->vary == WL_V_EXPERT && op->micro >= 0 && op->layer >= 0)
-		f = in->exp_f[(size_t)op->micro * x->m->layers + op->layer];
+	else if (op->vary == WL_V_EXPERT && in->exp_f && op->micro >= 0 && op->layer >= 0)
+		f = in->exp_f[(size_t)op->micro * x->nle + op->layer];
 	memset(&d, 0, sizeof(d));
 	d.cls = (enum sim_op_class)op->cls;
 	d.flops = op->flops * f;
@@ -569,8 +571,24 @@ out:
 }
 
 /* Start one group's collective on the network. */
+/* An EP all-to-all of routed tokens is an alltoallv: what each member
+ * receives (dispatch and its backward, towards the experts) or sends
+ * (combine and its backward) follows its drawn load in the op's layer and
+ * micro-batch; the group of position pos gets its members' loads in w
+ * (returns w, or NULL for a uniform exchange). */
+static const double *ep_weights(const struct exec *x, const struct wl_op *op, int pos, double *w)
+{
+	int ep = x->p->ep, mm = x->w->micro;
+	if (!x->loads || op->vary != WL_V_EXPERT || op->dim != WL_D_EP || op->micro < 0 ||
+	    op->layer < 0)
+		return NULL;
+	for (int i = 0; i < ep; i++)
+		w[i] = x->loads[((size_t)(pos / ep * ep + i) * mm + op->micro) * x->nle + op->layer];
+	return w;
+}
+
 static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, int n,
-		       const struct wl_op *op)
+		       const struct wl_op *op, const double *w)
 {
 	struct sim_coll_spec s;
 	struct sim_coll *c = NULL;
@@ -586,6 +604,8 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	s.nranks = n;
 	s.ranks = ranks;
 	s.hash = rng_hash2(x->o->seed, (uint64_t)ranks[0] << 20 ^ (uint64_t)l->op);
+	s.weights = w;
+	s.weight_by_sender = !op->inbound;
 	if (sop == SIM_OP_ALLTOALL) {
 		s.algo = SIM_ALGO_DIRECT;
 		s.proto = SIM_PROTO_SIMPLE;
@@ -617,7 +637,7 @@ static void an_keep(struct exec *x, uint64_t key, double *sec)
  * cached under a hash of exactly those (building the algorithm's transfer
  * plan for every candidate is what costs). */
 static int analytic_group(struct exec *x, const int32_t *ranks, int n, const struct wl_op *op,
-			  double size, double *sec)
+			  double size, const double *w, double *sec)
 {
 	struct sim_coll_spec s;
 	struct memo *mm;
@@ -632,11 +652,17 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	s.nranks = n;
 	s.ranks = ranks;
 	s.hash = rng_hash2(x->o->seed, (uint64_t)(uint32_t)ranks[0] << 20);
+	s.weights = w;
+	s.weight_by_sender = !op->inbound;
 	memcpy(&sz, &s.size_bytes, sizeof(sz));
 	key = rng_hash2((uint64_t)s.op << 32 | (uint64_t)(uint32_t)n, sz);
-	for (int i = 0; i < n; i++)
-		key = rng_hash2(key, (uint64_t)(uint32_t)ranks[i]);
-	key |= 1;
+	for (int i = 0; i < n; i++) {
+		uint64_t wb = 0;
+		if (w)
+			memcpy(&wb, &w[i], sizeof(wb));
+		key = rng_hash2(rng_hash2(key, (uint64_t)(uint32_t)ranks[i]), wb);
+	}
+	key = rng_hash2(key, w && s.weight_by_sender) | 1;
 	if ((mm = memo_find(&x->an_memo, key))) {
 		*sec = time_to_s(mm->dur);
 		return 0;
@@ -680,25 +706,31 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp, ng = 0, nr = 0, rc, draws = 1;
 	struct sim_coll_spec *s = NULL;
 	int32_t *r = NULL;
+	double *wt = NULL;
 	struct memo *mm;
 	uint64_t key, sz;
+	bool weighted = ep_weights(x, op, 0, x->wbuf) != NULL;
 	*sec = 0;
 	if (x->local[dim]) {
 		int n = group_ranks(x, dim, tpi, pos, stage, x->ranks_buf);
-		return analytic_group(x, x->ranks_buf, n, op, size, sec);
+		return analytic_group(x, x->ranks_buf, n, op, size, ep_weights(x, op, pos, x->wbuf),
+				      sec);
 	}
 	memcpy(&sz, &size, sizeof(sz));
 	key = rng_hash2(0x616e616c79746963ULL ^ ((uint64_t)op->coll << 40 | (uint64_t)dim << 32 |
 						  (uint64_t)(uint32_t)stage),
 			sz) | 1;
-	if ((mm = memo_find(&x->an_memo, key))) {
+	/* (an alltoallv's loads differ from op to op: not cached) */
+	if (!weighted && (mm = memo_find(&x->an_memo, key))) {
 		*sec = time_to_s(mm->dur);
 		return 0;
 	}
 	/* every rank of the stage is in exactly one group of dim */
 	r = malloc((size_t)x->p->tp * (size_t)x->D * sizeof(*r));
 	s = malloc((size_t)x->p->tp * (size_t)x->D * sizeof(*s));
-	if (!r || !s) {
+	if (weighted)
+		wt = malloc((size_t)x->p->tp * (size_t)x->D * sizeof(*wt));
+	if (!r || !s || (weighted && !wt)) {
 		rc = ts_error_set(x->errp, TS_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -714,6 +746,8 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			s[ng].size_bytes = size;
 			s[ng].nranks = n;
 			s[ng].ranks = r + nr;
+			s[ng].weights = weighted ? ep_weights(x, op, q, wt + nr) : NULL;
+			s[ng].weight_by_sender = !op->inbound;
 			/* each group its own ECMP salt, as each communicator has
 			 * (one salt for all would send every group's i-th
 			 * connection down the same spine) */
@@ -753,10 +787,14 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			goto out;
 		*sec += t1 / draws;
 	}
-	an_keep(x, key, sec);
+	if (!weighted)
+		an_keep(x, key, sec);
+	else
+		*sec = time_to_s(time_from_s(*sec));
 out:
 	free(r);
 	free(s);
+	free(wt);
 	return rc;
 }
 
@@ -840,15 +878,16 @@ static void launch_go(struct exec *x, struct launch *l)
 	l->size = op->size_bytes;
 	if (op->vary == WL_V_VISION && op->micro >= 0)
 		l->size *= in0->vis_f[op->micro];
-	else if (op->vary == WL_V_EXPERT && op->micro >= 0 && op->layer >= 0) {
-		/* routed tokens: an all-to-all waits for its busiest member, the
-		 * TP group's gather moves what its experts received */
-		size_t k = (size_t)op->micro * x->m->layers + op->layer;
-		l->size *= op->dim == WL_D_EP ? in0->grp_f[k] : in0->exp_f[k];
+	else if (op->vary == WL_V_EXPERT && in0->exp_f && op->micro >= 0 && op->layer >= 0 &&
+		 op->dim != WL_D_EP) {
+		/* routed tokens: the TP group's gather moves what its experts
+		 * received (an EP all-to-all is an alltoallv: ep_weights) */
+		l->size *= in0->exp_f[(size_t)op->micro * x->nle + op->layer];
 	}
 	if (x->o->free_comm || l->size <= 0)
 		goto timer;
-	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC) {
+	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && !ep_weights(x, op, 0, x->wbuf)) {
+		/* (an alltoallv's loads differ from op to op: always live) */
 		l->memo_key = memo_key(x, l->role, op, l->size);
 		if ((mm = memo_find(&x->memo, l->memo_key))) {
 			an = time_to_s(mm->dur);
@@ -904,7 +943,7 @@ static void launch_go(struct exec *x, struct launch *l)
 			goto timer;
 	} else if (x->o->exact) {
 		n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
-		rc = start_group(x, l, r, n, op);
+		rc = start_group(x, l, r, n, op, ep_weights(x, op, in0->pos, x->wbuf));
 	} else {
 		/* folded: every group of this dim the arriving instances stand for */
 		int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp;
@@ -922,7 +961,7 @@ static void launch_go(struct exec *x, struct launch *l)
 					if (x->local[dim] && !first)
 						continue;
 					first = false;
-					rc = start_group(x, l, r, n, op);
+					rc = start_group(x, l, r, n, op, ep_weights(x, op, pos, x->wbuf));
 				}
 			}
 		}
@@ -1082,10 +1121,12 @@ static int inst_alloc(struct exec *x, struct inst *in, int role, int mm)
 	in->xfer = calloc((size_t)n, sizeof(simtime_ps));
 	in->arrived = calloc((size_t)n, 1);
 	in->vis_f = malloc((size_t)mm * sizeof(double));
-	in->exp_f = malloc((size_t)mm * x->m->layers * sizeof(float));
-	in->grp_f = malloc((size_t)mm * x->m->layers * sizeof(float));
-	if (!in->ndeps || !in->t0 || !in->t1 || !in->xfer || !in->arrived || !in->vis_f ||
-	    !in->exp_f || !in->grp_f)
+	if (x->nle) {
+		in->exp_f = malloc((size_t)mm * x->nle * sizeof(float));
+		if (!in->exp_f)
+			return TS_ENOMEM;
+	}
+	if (!in->ndeps || !in->t0 || !in->t1 || !in->xfer || !in->arrived || !in->vis_f)
 		return TS_ENOMEM;
 	for (int32_t i = 0; i < n; i++) {
 		in->ndeps[i] = (int16_t)x->w->roles[role].ops[i].ndeps;
@@ -1104,7 +1145,6 @@ static void inst_release(struct inst *in)
 	free(in->arrived);
 	free(in->vis_f);
 	free(in->exp_f);
-	free(in->grp_f);
 }
 
 /* Draw one value of a plan distribution (GSL, seeded). */
@@ -1122,8 +1162,9 @@ static double draw(struct rng *g, const struct plan_dist *d)
 /* Per replica and micro-batch vision load over the plan's mean, and per DP x
  * CP position, micro-batch and decoder layer the load of the rank's experts
  * over the balanced load (exp_[(pos x mm + micro) x layers + layer]; 1 for
- * dense layers and without EP). *load_max: the mean over EP groups, micro-
- * batches and MoE layers of the group's largest load (1 without EP).
+ * dense layers; not touched without EP, x->nle 0). *load_max: the mean over
+ * EP groups, micro-batches and MoE layers of the group's largest load (1
+ * without EP).
  *
  * Routing (assumption): in each layer and micro-batch the T x top-k
  * assignments of an EP group fall on the E experts as a multinomial whose
@@ -1136,8 +1177,10 @@ static double draw(struct rng *g, const struct plan_dist *d)
  * capacity the ranks' loads are all that matters: by the Dirichlet's
  * aggregation property the E/ep experts of a rank have a Dirichlet share
  * with a x E/ep, so ep categories are drawn instead of E. With a capacity
- * (capacity_factor != 1) each expert keeps at most capacity x its balanced
- * load, so the experts are drawn one by one. */
+ * (capacity_factor > 0) each source rank keeps at most capacity x its
+ * balanced share per expert, so the experts are drawn one by one, per
+ * source. cv is the spread of the router's probabilities; the token counts
+ * spread a little more (multinomial noise). */
 static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *load_max)
 {
 	const struct plan *p = x->p;
@@ -1146,7 +1189,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 	double mean_pat = plan_dist_mean(&p->image_tokens) * m->vit.merge * m->vit.merge;
 	double mean_f = m->has_vision ? mean_img * p->micro_batch * model_vision_flops_fwd(m, mean_pat) : 0;
 	int E = m->experts, ep = p->ep, L = m->layers;
-	size_t n = (size_t)x->D * mm * L;
+	size_t n = (size_t)x->D * mm * x->nle;
 
 	for (int r = 0; r < p->dp; r++)
 		for (int j = 0; j < mm; j++) {
@@ -1168,26 +1211,34 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 	for (size_t i = 0; i < n; i++)
 		exp_[i] = 1;
 	*load_max = 1;
-	if (E > 0 && ep > 1) {
-		bool cap = p->capacity_factor != 1;
+	if (x->nle) {
+		bool cap = p->capacity_factor > 0;
 		int nc = cap ? E : ep, per = E / nc; /* categories drawn, experts in each */
+		/* with a capacity, each source rank (the EP group's ep positions
+		 * x their tp ranks, each routing its 1/tp of the tokens) drops
+		 * what exceeds capacity x its own balanced share per expert, as
+		 * Megatron's router does before the dispatch */
+		int nsrc = cap ? ep * p->tp : 1;
 		double cv = p->expert_imbalance;
 		double a = cv > 0 ? ((E - 1) / (cv * cv) - 1) / E : 0; /* per expert */
 		double assign = x->w->expert_tokens * ep, mean_r = assign / ep;
-		double mean_e = assign / E, sum = 0;
+		double src = assign / nsrc, sum = 0;
+		double limit = cap ? p->capacity_factor * src / E : 0; /* per source and expert */
 		/* GSL counts in unsigned int: beyond 1e9 assignments (where the
 		 * multinomial's noise is 1e-4 of the load) each count stands for
 		 * several */
-		unsigned int ndraw = assign > 1e9 ? 1000000000u : (unsigned int)assign;
-		double unit = assign / ndraw;
+		unsigned int ndraw = src > 1e9 ? 1000000000u : (unsigned int)src;
+		double unit = src / ndraw;
 		long cnt_n = 0;
 		unsigned int *cnt = malloc((size_t)nc * sizeof(*cnt));
 		double *prob = malloc((size_t)nc * sizeof(*prob));
 		double *alpha = malloc((size_t)nc * sizeof(*alpha));
-		if (!cnt || !prob || !alpha) {
+		double *got = malloc((size_t)nc * sizeof(*got));
+		if (!cnt || !prob || !alpha || !got) {
 			free(cnt);
 			free(prob);
 			free(alpha);
+			free(got);
 			return TS_ENOMEM;
 		}
 		for (int c = 0; c < nc; c++) {
@@ -1202,15 +1253,19 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 						continue;
 					if (a > 0)
 						gsl_ran_dirichlet(x->rng.r, (size_t)nc, alpha, prob);
-					gsl_ran_multinomial(x->rng.r, (size_t)nc, ndraw, prob, cnt);
+					for (int c = 0; c < nc; c++)
+						got[c] = 0;
+					for (int q = 0; q < nsrc; q++) {
+						gsl_ran_multinomial(x->rng.r, (size_t)nc, ndraw, prob, cnt);
+						for (int c = 0; c < nc; c++) {
+							double v = cnt[c] * unit;
+							got[c] += cap && v > limit ? limit : v;
+						}
+					}
 					for (int r = 0; r < ep; r++) {
 						double load = 0;
-						for (int c = r * (nc / ep); c < (r + 1) * (nc / ep); c++) {
-							double v = cnt[c] * unit;
-							if (cap && v > p->capacity_factor * mean_e)
-								v = p->capacity_factor * mean_e;
-							load += v;
-						}
+						for (int c = r * (nc / ep); c < (r + 1) * (nc / ep); c++)
+							load += got[c];
 						load /= mean_r;
 						exp_[((size_t)(g * ep + r) * mm + j) * L + l] = (float)load;
 						top = load > top ? load : top;
@@ -1221,6 +1276,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 		free(cnt);
 		free(prob);
 		free(alpha);
+		free(got);
 		if (cnt_n)
 			*load_max = sum / cnt_n;
 	}
@@ -1549,17 +1605,20 @@ static int run_once(struct exec *x, struct run_out *ro)
 		x->U = x->D;
 	x->nunits = x->D / x->U;
 	vis = malloc((size_t)p->dp * mm * sizeof(double));
-	exp_ = malloc((size_t)x->D * mm * L * sizeof(float));
+	x->nle = x->m->experts > 0 && p->ep > 1 ? L : 0;
+	if (x->nle)
+		exp_ = malloc((size_t)x->D * mm * L * sizeof(float));
 	ef = calloc((size_t)L, sizeof(double));
 	sc = malloc((size_t)x->nunits * sizeof(*sc));
 	x->unit_of = malloc((size_t)x->nunits * sizeof(int32_t));
 	x->sim_unit = malloc((size_t)x->nunits * sizeof(int32_t));
-	if (!vis || !exp_ || !ef || !sc || !x->unit_of || !x->sim_unit) {
+	if (!vis || (x->nle && !exp_) || !ef || !sc || !x->unit_of || !x->sim_unit) {
 		rc = TS_ENOMEM;
 		goto out;
 	}
 	if ((rc = draw_loads(x, vis, exp_, mm, &ro->expert_load_max)))
 		goto out;
+	x->loads = exp_;
 	/* score units by drawn load (vision FLOPs by the image load of each
 	 * micro-batch, each layer's expert FLOPs by its expert load); the
 	 * heaviest K are simulated */
@@ -1582,7 +1641,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 					v = a > v ? a : v;
 				}
 				s += v * vf / mm;
-				for (int l = 0; l < L; l++) {
+				for (int l = 0; l < x->nle; l++) {
 					double e = 0;
 					if (ef[l] <= 0)
 						continue;
@@ -1633,10 +1692,8 @@ static int run_once(struct exec *x, struct run_out *ro)
 		if ((rc = inst_alloc(x, in, s, mm)))
 			goto out;
 		for (int j = 0; j < mm; j++) {
-			/* exact: the rank's own loads, and its EP group's largest
-			 * for the all-to-alls; folded: the unit's largest for both */
-			int g0 = x->o->exact ? in->pos / p->ep * p->ep : in->pos;
-			int g1 = x->o->exact ? g0 + p->ep : in->pos + x->U;
+			/* exact: the rank's own loads; folded: the unit's largest
+			 * (the all-to-alls take every member's: ep_weights) */
 			if (x->o->exact) {
 				in->vis_f[j] = vis[(size_t)(in->pos / p->cp) * mm + j];
 			} else {
@@ -1647,15 +1704,13 @@ static int run_once(struct exec *x, struct run_out *ro)
 				}
 				in->vis_f[j] = v;
 			}
-			for (int l = 0; l < L; l++) {
+			for (int l = 0; l < x->nle; l++) {
 				float e = 0;
-				for (int pos = g0; pos < g1; pos++) {
+				for (int pos = in->pos; pos < in->pos + (x->o->exact ? 1 : x->U); pos++) {
 					float b = exp_[((size_t)pos * mm + j) * L + l];
 					e = b > e ? b : e;
 				}
-				in->grp_f[(size_t)j * L + l] = e;
-				in->exp_f[(size_t)j * L + l] =
-					x->o->exact ? exp_[((size_t)in->pos * mm + j) * L + l] : e;
+				in->exp_f[(size_t)j * L + l] = e;
 			}
 		}
 	}
@@ -1728,6 +1783,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 	}
 out:
 	free(vis);
+	x->loads = NULL;
 	free(exp_);
 	free(ef);
 	free(sc);
@@ -1881,8 +1937,9 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	}
 	x.use_memo = o->memo > 0;
 	x.ranks_buf = malloc((size_t)need * sizeof(int32_t));
+	x.wbuf = malloc((size_t)p->ep * sizeof(double));
 	mr = malloc(sizeof(*mr));
-	if (!x.ranks_buf || !mr) {
+	if (!x.ranks_buf || !x.wbuf || !mr) {
 		rc = ts_error_set(err, TS_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1992,6 +2049,7 @@ out:
 		free(x.tl);
 	}
 	free(x.ranks_buf);
+	free(x.wbuf);
 	free(x.memo.e);
 	free(x.an_memo.e);
 	free(mr);

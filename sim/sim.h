@@ -255,6 +255,11 @@ struct sim_coll_spec {
 	int32_t chunks;               /* pipeline chunks per step/tree, 0 = automatic */
 	int32_t ps_servers;           /* parameter-server ranks (first of group), 0 = 1 */
 	uint64_t hash;                /* ECMP salt for this collective's flows */
+	/* alltoallv (direct alltoall only): per group member a factor on what
+	 * it receives (or, weight_by_sender, sends): i -> j carries size/n x
+	 * weights[j] (weights[i]); NULL: uniform. Not owned; copied at start. */
+	const double *weights;
+	bool weight_by_sender;
 };
 
 void sim_coll_spec_init(struct sim_coll_spec *s);

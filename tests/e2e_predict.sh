@@ -30,6 +30,11 @@ check "rendered png is not empty" 0 test -s "$TMP/t.png"
 check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
 expect "qwen3 exposed ep reported" '"ep":' "$TMP/out"
+expect "qwen3 expert load reported" '"expert_load_max":[[:space:]]*1\.[0-9]' "$TMP/out"
+check "a skewed router" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
+	--capacity-factor 0 --expert-imbalance 1
+expect "its busiest rank in the summary" '^expert load, busiest rank +1\.[1-9][0-9]* x mean' "$TMP/out"
 check "a calibration for another GPU" 0 "$TRAINSIM" predict $SMALL --fidelity analytic --json \
 	--calibration "$EX/calibration/a100-vtrain.json"
 expect "warns of the GPU mismatch" "warning: calibration .*a100-vtrain.json is for GPU 'A100-SXM4-80GB', the cluster's is 'H100" "$TMP/err"
@@ -65,6 +70,11 @@ expect "names the missing FP8 rate" "fp8.*no FP8 rate" "$TMP/err"
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
+expect_err "expert imbalance for a dense model" \
+	"--expert-imbalance: expert_imbalance 0.5 given for a dense model" \
+	"$TRAINSIM" predict $SMALL --expert-imbalance 0.5
+expect_err "capacity factor between 0 and 0.001" "must be 0 \(dropless\) or between 0.001 and 1000" \
+	"$TRAINSIM" predict $SMALL --capacity-factor 1e-4
 check "tp does not divide heads" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 3
 printf '{"peak_flops": 1e9}\n' >"$TMP/slow_gpu.json"
 check "an op beyond the simulated-time horizon" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \

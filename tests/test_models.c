@@ -594,7 +594,7 @@ static const struct {
 	{ "llama3-8b", "{\"ep\": 2}", 8, "dense model" },
 	{ "llama3-8b", "{\"micro_batch\": 2, \"global_batch\": 10}", 8, "not divisible by dp 8" },
 	{ "llama3-8b", "{\"schedule\": \"zigzag\"}", 8, "schedule" },
-	{ "llama3-8b", "{\"capacity_factor\": 1e-300}", 8, "between 0.001 and 1000" },
+	{ "llama3-8b", "{\"capacity_factor\": 1e-300}", 8, "0 (dropless) or between 0.001 and 1000" },
 	{ "llama3-8b", "{\"expert_imbalance\": 0.3}", 8, "expert_imbalance 0.3 given for a dense model" },
 	{ "qwen3-235b-a22b", "{\"expert_imbalance\": -1}", 8, "between 0 and 100" },
 	{ "qwen3-235b-a22b", "{\"expert_imbalance\": 12}", 8, "below sqrt(experts - 1) = 11.27" },

@@ -198,6 +198,72 @@ START_TEST(analytic_matches_flow_on_switch)
 }
 END_TEST
 
+/* alltoallv (a MoE dispatch with uneven expert loads): with per-member
+ * weights, i sends j size/n x w[j] (by receiver) or x w[i] (by sender). On
+ * a non-blocking switch with one NIC per GPU the busiest member's port sets
+ * the bandwidth term: member 0 at weight 3 and seven at 1 receives (or
+ * sends) 7 x 3 size/8 against 7 x size/8 uniform, three times the bytes, in
+ * the analytic model and in the flow model alike; the payload is the sum of
+ * the weighted pairs. */
+START_TEST(alltoallv_follows_weights)
+{
+	struct world w;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_coll_spec s;
+	int32_t ranks[8];
+	double wt[8], S = 64 * TS_MiB, t1, t2, tu, lat;
+	world_open(&w, switch_cluster(), 64, NULL, 1);
+	for (int i = 0; i < 8; i++) {
+		ranks[i] = i;
+		wt[i] = i ? 1 : 3;
+	}
+	sim_coll_spec_init(&s);
+	s.op = SIM_OP_ALLTOALL;
+	s.algo = SIM_ALGO_DIRECT;
+	s.proto = SIM_PROTO_SIMPLE;
+	s.nranks = 8;
+	s.ranks = ranks;
+	s.size_bytes = S;
+	ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &t1, &err), 0);
+	s.size_bytes = 2 * S;
+	ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &t2, &err), 0);
+	lat = 2 * t1 - t2; /* the size-independent part */
+	tu = t1;
+	s.size_bytes = S;
+	s.weights = wt;
+	for (int by_sender = 0; by_sender < 2; by_sender++) {
+		struct sim_engine e;
+		struct sim_net net;
+		struct sim_coll *c;
+		double ta;
+		int done = 0;
+		s.weight_by_sender = by_sender;
+		ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &ta, &err), 0);
+		ck_assert_msg(fabs((ta - lat) / (tu - lat) - 3) < 0.01, "by %s: %g s vs uniform %g s",
+			      by_sender ? "sender" : "receiver", ta, tu);
+		sim_engine_init(&e);
+		ck_assert_msg(sim_net_init_topo(&net, &e, SIM_FLOW, &w.t, &err) == 0, "%s", err.msg);
+		ck_assert_msg(sim_coll_start(&net, &w.t, &s, on_done, &done, &c, &err) == 0, "%s",
+			      err.msg);
+		sim_run(&e, TS_SIMTIME_MAX);
+		ck_assert_int_eq(done, 1);
+		ck_assert_msg(fabs(time_to_s(sim_coll_end_time(c)) / ta - 1) < 0.02,
+			      "flow %g s vs analytic %g s", time_to_s(sim_coll_end_time(c)), ta);
+		ck_assert_double_eq_tol(sim_coll_bytes(c), S / 8 * 7 * 10, 1e-6 * S);
+		sim_coll_free(c);
+		sim_net_release(&net);
+		sim_engine_release(&e);
+	}
+	/* weights are for alltoall only, and finite and non-negative */
+	s.op = SIM_OP_ALLGATHER;
+	ck_assert_int_eq(sim_coll_check(&w.t, &s, &err), TS_EINPUT);
+	s.op = SIM_OP_ALLTOALL;
+	wt[3] = -1;
+	ck_assert_int_eq(sim_coll_check(&w.t, &s, &err), TS_EINPUT);
+	world_close(&w);
+}
+END_TEST
+
 /* ---- presets vs the maintainers' numbers (nccl.md §2.3) ------------------------- */
 
 START_TEST(h100_nvswitch_ring_and_nvls)
@@ -505,6 +571,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, ring_closed_form_switch);
 	tcase_add_test(tc, analytic_matches_flow_on_switch);
+	tcase_add_test(tc, alltoallv_follows_weights);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("presets");
 	tcase_set_timeout(tc, 120);
