@@ -156,7 +156,7 @@ enum plan_field {
 	PF_TP, PF_PP, PF_DP, PF_EP, PF_CP, PF_SP, PF_MICRO, PF_GLOBAL, PF_SEQ, PF_SCHED,
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
-	PF_CAPACITY, PF_EXPERT_IMB, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_COUNT
+	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_COUNT
 };
 
 struct plan {
@@ -207,6 +207,9 @@ struct plan {
 	                                * multiple of its balanced share of a source rank's tokens
 	                                * (Megatron's moe_expert_capacity_factor); 0 = None,
 	                                * dropless, dimensionless */
+	bool pad_to_capacity;          /* every expert's input padded to the capacity (Megatron
+	                               * --moe-pad-expert-input-to-capacity): fixed-size
+	                               * exchanges and expert GEMMs at capacity_factor, flag */
 	double expert_imbalance;       /* MoE router skew: coefficient of variation of the experts'
 	                                * shares of one layer's tokens in one micro-batch, drawn
 	                                * per EP group from a symmetric Dirichlet (0 = a uniform

@@ -214,7 +214,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
 		"layers_per_stage", "flash_attention", "capacity_factor", "expert_imbalance",
 		"pp_scatter_gather",
-		"grad_accum_fusion", NULL
+		"grad_accum_fusion", "pad_to_capacity", NULL
 	};
 	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", NULL };
 	static const char *const cmp_keys[] = { "type", "ratio", "error_feedback", NULL };
@@ -246,7 +246,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 			   err) ||
 	    get_bool_field(p, &r, "flash_attention", PF_FLASH, &p->flash_attention, err) ||
 	    get_bool_field(p, &r, "pp_scatter_gather", PF_PP_SG, &p->pp_scatter_gather, err) ||
-	    get_bool_field(p, &r, "grad_accum_fusion", PF_GA_FUSION, &p->grad_accum_fusion, err))
+	    get_bool_field(p, &r, "grad_accum_fusion", PF_GA_FUSION, &p->grad_accum_fusion, err) ||
+	    get_bool_field(p, &r, "pad_to_capacity", PF_PAD_CAP, &p->pad_to_capacity, err))
 		return TS_EINPUT;
 	e = (int)p->schedule;
 	if (get_enum_field(p, &r, "schedule", PF_SCHED, sched_names, &e, err))
@@ -687,6 +688,9 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	}
 	if (p->ep > 1 && m->experts == 0)
 		REFUSE(PF_EP, "ep (default)", "ep %d given for a dense model", p->ep);
+	if (p->pad_to_capacity && !(p->capacity_factor > 0))
+		REFUSE(PF_PAD_CAP, "pad_to_capacity",
+		       "padding to the capacity needs a capacity_factor (Megatron asserts it)");
 	if (p->expert_imbalance > 0 && m->experts == 0)
 		REFUSE(PF_EXPERT_IMB, "expert_imbalance",
 		       "expert_imbalance %g given for a dense model", p->expert_imbalance);

@@ -1211,7 +1211,17 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 	for (size_t i = 0; i < n; i++)
 		exp_[i] = 1;
 	*load_max = 1;
-	if (x->nle) {
+	if (x->nle && p->pad_to_capacity) {
+		/* every expert's input padded to the capacity: fixed sizes, no
+		 * draw (the MoE layers at capacity_factor x the balanced load) */
+		for (int pos = 0; pos < x->D; pos++)
+			for (int j = 0; j < mm; j++)
+				for (int l = 0; l < L; l++)
+					if (m->moe_layer[l])
+						exp_[((size_t)pos * mm + j) * L + l] =
+							(float)p->capacity_factor;
+		*load_max = p->capacity_factor;
+	} else if (x->nle) {
 		bool cap = p->capacity_factor > 0;
 		int nc = cap ? E : ep, per = E / nc; /* categories drawn, experts in each */
 		/* with a capacity, each source rank (the EP group's ep positions

@@ -1744,6 +1744,14 @@ START_TEST(expert_imbalance_follows_dirichlet)
 			      d.iteration_time_s < c.iteration_time_s,
 		      "cv 1: %g x mean, %.6f s; capacity 1.25: %g x mean, %.6f s", c.expert_load_max,
 		      c.iteration_time_s, d.expert_load_max, d.iteration_time_s);
+	/* padded to the capacity: every rank at 1.25 x the balanced load,
+	 * slower than dropping without padding */
+	sim_prediction_release(&c);
+	p.pad_to_capacity = true;
+	run(&p, &o, &c);
+	ck_assert_msg(c.expert_load_max == 1.25 && c.iteration_time_s > d.iteration_time_s,
+		      "padded: %g x mean, %.6f s vs %.6f s", c.expert_load_max, c.iteration_time_s,
+		      d.iteration_time_s);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	sim_prediction_release(&c);
