@@ -507,6 +507,15 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	double h = m->hidden, tp = p->tp, routed = moe_routed_bytes(b);
 	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
 	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
+	/* the dispatcher's preprocess all-gathers every rank's tokens per
+	 * expert (E int64 counts) over the TP x EP group for the all-to-all's
+	 * split sizes (not when padding to the capacity, whose sizes are
+	 * fixed); run on the EP group (the TP x EP group when tp > 1 is not
+	 * a group of the plan: assumption), the dispatch waits for it, the
+	 * permute does not */
+	if (!p->pad_to_capacity && (p->ep > 1 || p->tp > 1))
+		comm(b, ph, p->ep > 1 ? WL_D_EP : WL_D_TP, WL_C_ALLGATHER,
+		     (double)m->experts * 8 * p->ep * p->tp, "moe token counts", true);
 	moe_permute(b, ph, "moe permute");
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),

@@ -1530,7 +1530,78 @@ static double path_lat_s(const struct topo *t, const int32_t *p, int h)
 /* Add bytes from GPU a to GPU b to the per-link load (one ECMP path, or
  * spread over the sprayed paths); returns the path latency in seconds or a
  * negative error. */
-static double add_load(struct sim_coll *c, double *load, int32_t a, int32_t b, uint64_t hash,
+/* Per-link bytes of one analytic phase in a small open-addressing table
+ * keyed by link, so that a phase costs what it touches, not the topology's
+ * size (a 16k-GPU fabric has hundreds of thousands of links; a small
+ * collective touches a few dozen). */
+struct lload {
+	int32_t *link;             /* per slot: link id, -1 empty */
+	double *bytes;             /* per slot: bytes on that link */
+	int32_t *used;             /* slots in use, in first-touch order */
+	int32_t n, cap;            /* slots in use; slots (a power of two, 0 before use) */
+	bool oom;                  /* the table could not grow */
+};
+
+static uint32_t lload_slot(const struct lload *ll, int32_t l)
+{
+	uint32_t i = (uint32_t)rng_hash64((uint64_t)(uint32_t)l) & (uint32_t)(ll->cap - 1);
+	while (ll->link[i] >= 0 && ll->link[i] != l)
+		i = (i + 1) & (uint32_t)(ll->cap - 1);
+	return i;
+}
+
+static bool lload_grow(struct lload *ll)
+{
+	int32_t nc = ll->cap ? 2 * ll->cap : 256;
+	struct lload g = { malloc((size_t)nc * sizeof(int32_t)), malloc((size_t)nc * sizeof(double)),
+			   malloc((size_t)nc / 2 * sizeof(int32_t)), 0, nc, false };
+	if (!g.link || !g.bytes || !g.used) {
+		free(g.link);
+		free(g.bytes);
+		free(g.used);
+		return false;
+	}
+	for (int32_t i = 0; i < nc; i++)
+		g.link[i] = -1;
+	for (int32_t j = 0; j < ll->n; j++) {
+		uint32_t o = (uint32_t)ll->used[j], k = lload_slot(&g, ll->link[o]);
+		g.link[k] = ll->link[o];
+		g.bytes[k] = ll->bytes[o];
+		g.used[g.n++] = (int32_t)k;
+	}
+	free(ll->link);
+	free(ll->bytes);
+	free(ll->used);
+	*ll = g;
+	return true;
+}
+
+static void bump(struct lload *ll, int32_t l, double bytes)
+{
+	uint32_t i;
+	if (!(bytes > 0))
+		return;
+	if (2 * (ll->n + 1) > ll->cap && !lload_grow(ll)) {
+		ll->oom = true;
+		return;
+	}
+	i = lload_slot(ll, l);
+	if (ll->link[i] < 0) {
+		ll->link[i] = l;
+		ll->bytes[i] = 0;
+		ll->used[ll->n++] = (int32_t)i;
+	}
+	ll->bytes[i] += bytes;
+}
+
+static void lload_clear(struct lload *ll)
+{
+	for (int32_t j = 0; j < ll->n; j++)
+		ll->link[ll->used[j]] = -1;
+	ll->n = 0;
+}
+
+static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t b, uint64_t hash,
 		       double bytes)
 {
 	int32_t p[TOPO_MAX_HOPS];
@@ -1544,7 +1615,7 @@ static double add_load(struct sim_coll *c, double *load, int32_t a, int32_t b, u
 		if (h < 0)
 			return h;
 		for (q = 0; q < h; q++)
-			load[p[q]] += bytes;
+			bump(ll, p[q], bytes);
 		return path_lat_s(c->t, p, h);
 	}
 	if (np > SPRAY_MAX_PATHS)
@@ -1557,7 +1628,7 @@ static double add_load(struct sim_coll *c, double *load, int32_t a, int32_t b, u
 		if (h < 0)
 			return h;
 		for (q = 0; q < h; q++)
-			load[p[q]] += bytes / (double)np;
+			bump(ll, p[q], bytes / (double)np);
 		lat = path_lat_s(c->t, p, h);
 	}
 	return lat;
@@ -1570,11 +1641,10 @@ static double add_load(struct sim_coll *c, double *load, int32_t a, int32_t b, u
 static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 {
 	const struct topo *t = cs[0]->t;
-	double *load = calloc((size_t)t->nlinks, sizeof(double)), total = 0;
+	struct lload ll = { NULL, NULL, NULL, 0, 0, false };
+	double total = 0;
 	double *fin = NULL;
-	int p, ci, nph = 0;
-	if (!load)
-		return TS_ENOMEM;
+	int p, ci, nph = 0, rc = 0;
 	for (ci = 0; ci < ncs; ci++) {
 		if (cs[ci]->nph > nph)
 			nph = cs[ci]->nph;
@@ -1583,8 +1653,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 	}
 	for (p = 0; p < nph; p++) {
 		double lat = 0, bw = 0;
-		int32_t l;
-		memset(load, 0, (size_t)t->nlinks * sizeof(double));
+		lload_clear(&ll); /* the previous phase's */
 		for (ci = 0; ci < ncs; ci++) {
 			struct sim_coll *c = cs[ci];
 			struct phase *ph = &c->ph[p];
@@ -1596,12 +1665,11 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 				double lap = 0;
 				for (k = 0; k < r->m; k++) {
 					int32_t a = r->gpu[k], b = r->gpu[(k + 1) % r->m];
-					double pl = add_load(c, load, a, b, rng_hash2(r->hash, (uint64_t)k),
+					double pl = add_load(c, &ll, a, b, rng_hash2(r->hash, (uint64_t)k),
 							     r->step_bytes * c->wire_factor * r->nsteps);
 					if (pl < 0) {
-						free(load);
-						free(fin);
-						return (int)pl;
+						rc = (int)pl;
+						goto out;
 					}
 					lap += time_to_s(c->a_ps[hop_class(t, a, b)]) + pl;
 				}
@@ -1611,26 +1679,26 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 			}
 			if (ph->dag.n > 0) {
 				struct dag *d = &ph->dag;
-				fin = realloc(fin, (size_t)d->n * sizeof(double));
-				if (!fin) {
-					free(load);
-					return TS_ENOMEM;
+				double *nf = realloc(fin, (size_t)d->n * sizeof(double));
+				if (!nf) {
+					rc = TS_ENOMEM;
+					goto out;
 				}
+				fin = nf;
 				for (i = 0; i < d->n; i++)
 					fin[i] = 0;
 				for (i = 0; i < d->n; i++) {
 					const struct xfer *x = &d->x[i];
 					double a, pl;
 					if (x->dst < 0) {
-						load[x->link] += x->bytes * c->wire_factor;
+						bump(&ll, x->link, x->bytes * c->wire_factor);
 						pl = path_lat_s(t, &x->link, 1);
 					} else {
-						pl = add_load(c, load, x->src, x->dst, x->hash, x->bytes * c->wire_factor);
+						pl = add_load(c, &ll, x->src, x->dst, x->hash, x->bytes * c->wire_factor);
 					}
 					if (pl < 0) {
-						free(load);
-						free(fin);
-						return (int)pl;
+						rc = (int)pl;
+						goto out;
 					}
 					a = pl + (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
 					/* fin[i] is the latest predecessor's finish (set below) */
@@ -1643,15 +1711,24 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 				}
 			}
 		}
-		for (l = 0; l < t->nlinks; l++)
-			if (load[l] > 0 && load[l] / link_cap(t, l) > bw)
-				bw = load[l] / link_cap(t, l);
+		if (ll.oom) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+		for (int32_t j = 0; j < ll.n; j++) {
+			int32_t k = ll.used[j];
+			if (ll.bytes[k] / link_cap(t, ll.link[k]) > bw)
+				bw = ll.bytes[k] / link_cap(t, ll.link[k]);
+		}
 		total += lat + bw;
 	}
-	free(load);
-	free(fin);
 	*out_s = total;
-	return 0;
+out:
+	free(ll.link);
+	free(ll.bytes);
+	free(ll.used);
+	free(fin);
+	return rc;
 }
 
 int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
