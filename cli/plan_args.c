@@ -10,7 +10,7 @@
 
 enum {
 	O_PLAN = CLI_PLAN_OPT_BASE,
-	O_DS, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_BUCKET
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET
 };
 
 static const struct option plan_opts[] = {
@@ -39,6 +39,7 @@ static const struct option plan_opts[] = {
 	{ "image-tokens", required_argument, NULL, O_ITOK },
 	{ "capacity-factor", required_argument, NULL, O_CAP },
 	{ "expert-imbalance", required_argument, NULL, O_EIMB },
+	{ "pad-to-capacity", no_argument, NULL, O_PAD },
 	{ "bucket-mb", required_argument, NULL, O_BUCKET },
 	{ NULL, 0, NULL, 0 }
 };
@@ -53,7 +54,8 @@ const char cli_plan_help[] =
 	"    --distributed-optimizer --precision bf16|fp16|fp32|fp8\n"
 	"    --grad-dtype bf16|fp16|fp32 --offload none|optimizer|params\n"
 	"    --flash-attention --layers-per-stage 24,24,23,23 --images-per-sample N\n"
-	"    --image-tokens N --capacity-factor F --expert-imbalance CV --bucket-mb MB\n";
+	"    --image-tokens N --capacity-factor F --pad-to-capacity --expert-imbalance CV\n"
+	"    --bucket-mb MB\n";
 
 void cli_plan_args_init(struct cli_plan_args *a, const char *cmd)
 {
@@ -138,6 +140,10 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 	case O_FLASH:
 		p->flash_attention = true;
 		plan_set_src(p, PF_FLASH, "--flash-attention");
+		return 0;
+	case O_PAD:
+		p->pad_to_capacity = true;
+		plan_set_src(p, PF_PAD_CAP, "--pad-to-capacity");
 		return 0;
 	case O_DISTOPT:
 		p->distributed_optimizer = true;

@@ -783,12 +783,15 @@ static int build_plan(struct sim_coll *c)
 		case SIM_OP_REDUCESCATTER:
 			for (i = 0; i < n; i++)
 				for (j = 0; j < n; j++) {
-					/* alltoallv: what i sends j scaled by j's (or i's) weight */
+					/* alltoallv: what i sends j scaled by j's (or i's)
+					 * weight; a member with nothing to send or receive
+					 * (weight 0) has no transfer */
 					double w = !c->weights	       ? 1 :
 						   s->weight_by_sender ? c->weights[i] :
 									 c->weights[j];
-					if (i != j && dag_add(d, c->gpus[i], c->gpus[j], -1, S / n * w, true,
-							      rng_hash2(hh, (uint64_t)i << 32 | (uint64_t)j)) < 0)
+					if (i != j && w > 0 &&
+					    dag_add(d, c->gpus[i], c->gpus[j], -1, S / n * w, true,
+						    rng_hash2(hh, (uint64_t)i << 32 | (uint64_t)j)) < 0)
 						return TS_ENOMEM;
 				}
 			return 0;

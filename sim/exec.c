@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
 #include "common/rng.h"
@@ -947,8 +948,14 @@ static void launch_go(struct exec *x, struct launch *l)
 	} else {
 		/* folded: every group of this dim the arriving instances stand for */
 		int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp;
-		bool first = true;
-		for (int u = 0; u < x->nunits && !rc; u++) {
+		bool first = true, own = x->local[dim] && ep_weights(x, op, in0->pos, x->wbuf);
+		if (own) {
+			/* one group inside a host stands for all: for an alltoallv,
+			 * the representative's own, whose loads it computes with */
+			n = group_ranks(x, dim, 0, in0->pos, l->role, r);
+			rc = start_group(x, l, r, n, op, ep_weights(x, op, in0->pos, x->wbuf));
+		}
+		for (int u = 0; u < x->nunits && !rc && !own; u++) {
 			bool dp = dim == WL_D_DP || dim == WL_D_EDP;
 			if (!dp && !unit_covered(x, in0->unit, u))
 				continue;
@@ -1159,6 +1166,21 @@ static double draw(struct rng *g, const struct plan_dist *d)
 	}
 }
 
+/* What one source rank keeps for one expert under a capacity: the mean of
+ * min(X, c) for its X ~ Binomial(n, q) token assignments to the expert, in
+ * the normal approximation (mu = nq, sigma^2 = nq(1 - q)):
+ * mu - E[(X - c)+] = mu - (sigma phi(z) + (mu - c) Q(z)), z = (c - mu)/sigma.
+ * (The mean rather than a draw: summed over the experts of a rank and the
+ * sources, the tokens' own noise is a fraction of a percent.) */
+static double kept_mean(double n, double q, double c)
+{
+	double mu = n * q, sd = sqrt(n * q * (1 - q)), z;
+	if (!(sd > 0))
+		return mu < c ? mu : c;
+	z = (c - mu) / sd;
+	return mu - (sd * gsl_ran_ugaussian_pdf(z) + (mu - c) * gsl_cdf_ugaussian_Q(z));
+}
+
 /* Per replica and micro-batch vision load over the plan's mean, and per DP x
  * CP position, micro-batch and decoder layer the load of the rank's experts
  * over the balanced load (exp_[(pos x mm + micro) x layers + layer]; 1 for
@@ -1177,10 +1199,11 @@ static double draw(struct rng *g, const struct plan_dist *d)
  * capacity the ranks' loads are all that matters: by the Dirichlet's
  * aggregation property the E/ep experts of a rank have a Dirichlet share
  * with a x E/ep, so ep categories are drawn instead of E. With a capacity
- * (capacity_factor > 0) each source rank keeps at most capacity x its
- * balanced share per expert, so the experts are drawn one by one, per
- * source. cv is the spread of the router's probabilities; the token counts
- * spread a little more (multinomial noise). */
+ * (capacity_factor > 0; with or without EP) each source rank keeps at most
+ * capacity x its balanced share per expert: the experts' probabilities are
+ * drawn one by one and each source's kept tokens taken at their mean
+ * (kept_mean). cv is the spread of the router's probabilities; the token
+ * counts spread a little more (multinomial noise). */
 static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *load_max)
 {
 	const struct plan *p = x->p;
@@ -1243,12 +1266,12 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 		unsigned int *cnt = malloc((size_t)nc * sizeof(*cnt));
 		double *prob = malloc((size_t)nc * sizeof(*prob));
 		double *alpha = malloc((size_t)nc * sizeof(*alpha));
-		double *got = malloc((size_t)nc * sizeof(*got));
-		if (!cnt || !prob || !alpha || !got) {
+		double *ld = malloc((size_t)ep * sizeof(*ld));
+		if (!cnt || !prob || !alpha || !ld) {
 			free(cnt);
 			free(prob);
 			free(alpha);
-			free(got);
+			free(ld);
 			return TS_ENOMEM;
 		}
 		for (int c = 0; c < nc; c++) {
@@ -1263,22 +1286,22 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 						continue;
 					if (a > 0)
 						gsl_ran_dirichlet(x->rng.r, (size_t)nc, alpha, prob);
-					for (int c = 0; c < nc; c++)
-						got[c] = 0;
-					for (int q = 0; q < nsrc; q++) {
+					if (!cap) {
 						gsl_ran_multinomial(x->rng.r, (size_t)nc, ndraw, prob, cnt);
-						for (int c = 0; c < nc; c++) {
-							double v = cnt[c] * unit;
-							got[c] += cap && v > limit ? limit : v;
+						for (int r = 0; r < ep; r++)
+							ld[r] = cnt[r] * unit / mean_r;
+					} else if (a > 0 || cnt_n == 0) {
+						/* (a uniform router: the same every time) */
+						for (int r = 0; r < ep; r++) {
+							ld[r] = 0;
+							for (int e = r * (E / ep); e < (r + 1) * (E / ep); e++)
+								ld[r] += nsrc * kept_mean(src, prob[e], limit);
+							ld[r] /= mean_r;
 						}
 					}
 					for (int r = 0; r < ep; r++) {
-						double load = 0;
-						for (int c = r * (nc / ep); c < (r + 1) * (nc / ep); c++)
-							load += got[c];
-						load /= mean_r;
-						exp_[((size_t)(g * ep + r) * mm + j) * L + l] = (float)load;
-						top = load > top ? load : top;
+						exp_[((size_t)(g * ep + r) * mm + j) * L + l] = (float)ld[r];
+						top = ld[r] > top ? ld[r] : top;
 					}
 					sum += top;
 					cnt_n++;
@@ -1286,7 +1309,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 		free(cnt);
 		free(prob);
 		free(alpha);
-		free(got);
+		free(ld);
 		if (cnt_n)
 			*load_max = sum / cnt_n;
 	}
@@ -1615,7 +1638,8 @@ static int run_once(struct exec *x, struct run_out *ro)
 		x->U = x->D;
 	x->nunits = x->D / x->U;
 	vis = malloc((size_t)p->dp * mm * sizeof(double));
-	x->nle = x->m->experts > 0 && p->ep > 1 ? L : 0;
+	/* expert loads vary across ranks under EP, and drop under a capacity */
+	x->nle = x->m->experts > 0 && (p->ep > 1 || p->capacity_factor > 0) ? L : 0;
 	if (x->nle)
 		exp_ = malloc((size_t)x->D * mm * L * sizeof(float));
 	ef = calloc((size_t)L, sizeof(double));

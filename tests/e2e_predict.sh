@@ -30,7 +30,7 @@ check "rendered png is not empty" 0 test -s "$TMP/t.png"
 check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
 expect "qwen3 exposed ep reported" '"ep":' "$TMP/out"
-expect "qwen3 expert load reported" '"expert_load_max":[[:space:]]*1\.[0-9]' "$TMP/out"
+expect "qwen3 expert load reported" '"expert_load_max":[[:space:]]*[01]\.[0-9]' "$TMP/out"
 check "a skewed router" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
 	--capacity-factor 0 --expert-imbalance 1
