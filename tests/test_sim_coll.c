@@ -198,6 +198,27 @@ START_TEST(analytic_matches_flow_on_switch)
 }
 END_TEST
 
+/* One collective alone on a flow-level network: its time and payload. */
+static void flow_one(const struct topo *t, const struct sim_coll_spec *s, double *time_s,
+		     double *bytes)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_engine e;
+	struct sim_net net;
+	struct sim_coll *c;
+	int done = 0;
+	sim_engine_init(&e);
+	ck_assert_msg(sim_net_init_topo(&net, &e, SIM_FLOW, t, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sim_coll_start(&net, t, s, on_done, &done, &c, &err) == 0, "%s", err.msg);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(done, 1);
+	*time_s = time_to_s(sim_coll_end_time(c));
+	*bytes = sim_coll_bytes(c);
+	sim_coll_free(c);
+	sim_net_release(&net);
+	sim_engine_release(&e);
+}
+
 /* alltoallv (a MoE dispatch with uneven expert loads): with per-member
  * weights, i sends j size/n x w[j] (by receiver) or x w[i] (by sender). On
  * a non-blocking switch with one NIC per GPU the busiest member's port sets
@@ -232,47 +253,23 @@ START_TEST(alltoallv_follows_weights)
 	s.size_bytes = S;
 	s.weights = wt;
 	for (int by_sender = 0; by_sender < 2; by_sender++) {
-		struct sim_engine e;
-		struct sim_net net;
-		struct sim_coll *c;
-		double ta;
-		int done = 0;
+		double ta, tf, bytes;
 		s.weight_by_sender = by_sender;
 		ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &ta, &err), 0);
 		ck_assert_msg(fabs((ta - lat) / (tu - lat) - 3) < 0.01, "by %s: %g s vs uniform %g s",
 			      by_sender ? "sender" : "receiver", ta, tu);
-		sim_engine_init(&e);
-		ck_assert_msg(sim_net_init_topo(&net, &e, SIM_FLOW, &w.t, &err) == 0, "%s", err.msg);
-		ck_assert_msg(sim_coll_start(&net, &w.t, &s, on_done, &done, &c, &err) == 0, "%s",
-			      err.msg);
-		sim_run(&e, TS_SIMTIME_MAX);
-		ck_assert_int_eq(done, 1);
-		ck_assert_msg(fabs(time_to_s(sim_coll_end_time(c)) / ta - 1) < 0.02,
-			      "flow %g s vs analytic %g s", time_to_s(sim_coll_end_time(c)), ta);
-		ck_assert_double_eq_tol(sim_coll_bytes(c), S / 8 * 7 * 10, 1e-6 * S);
-		sim_coll_free(c);
-		sim_net_release(&net);
-		sim_engine_release(&e);
+		flow_one(&w.t, &s, &tf, &bytes);
+		ck_assert_msg(fabs(tf / ta - 1) < 0.02, "flow %g s vs analytic %g s", tf, ta);
+		ck_assert_double_eq_tol(bytes, S / 8 * 7 * 10, 1e-6 * S);
 	}
 	/* a member that receives nothing (a weight of 0) sends no empty
 	 * transfers: the rest is delivered, in the flow model too */
 	wt[0] = 0;
 	s.weight_by_sender = false;
 	{
-		struct sim_engine e;
-		struct sim_net net;
-		struct sim_coll *c;
-		int done = 0;
-		sim_engine_init(&e);
-		ck_assert_msg(sim_net_init_topo(&net, &e, SIM_FLOW, &w.t, &err) == 0, "%s", err.msg);
-		ck_assert_msg(sim_coll_start(&net, &w.t, &s, on_done, &done, &c, &err) == 0, "%s",
-			      err.msg);
-		sim_run(&e, TS_SIMTIME_MAX);
-		ck_assert_int_eq(done, 1);
-		ck_assert_double_eq_tol(sim_coll_bytes(c), S / 8 * 7 * 7, 1e-6 * S);
-		sim_coll_free(c);
-		sim_net_release(&net);
-		sim_engine_release(&e);
+		double tf, bytes;
+		flow_one(&w.t, &s, &tf, &bytes);
+		ck_assert_double_eq_tol(bytes, S / 8 * 7 * 7, 1e-6 * S);
 	}
 	/* weights are for alltoall only, and finite and non-negative */
 	s.op = SIM_OP_ALLGATHER;
