@@ -309,6 +309,21 @@ START_TEST(activations_moe_gathered_tokens)
 		else /* more than with sequence parallelism, the gathered tokens whole */
 			ck_assert_double_gt(four, (one - u) / 4 + u);
 	}
+	/* dropless (capacity 0, the default) keeps the balanced top-k copies:
+	 * as much as a capacity of 1, less than 1.25 */
+	{
+		double c0, c1, c125;
+		gpt_plan(&p, 1, false, PLAN_RC_NONE);
+		p.seq_len = 4096;
+		p.capacity_factor = 0;
+		c0 = model_layer_act_bytes(&m, &p, 0);
+		p.capacity_factor = 1;
+		c1 = model_layer_act_bytes(&m, &p, 0);
+		p.capacity_factor = 1.25;
+		c125 = model_layer_act_bytes(&m, &p, 0);
+		ck_assert_double_eq(c0, c1);
+		ck_assert_double_gt(c125, c1);
+	}
 }
 END_TEST
 
