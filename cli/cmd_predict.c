@@ -51,8 +51,9 @@ static void usage(FILE *out)
 		"  --json               JSON: iteration_time_s, tokens_per_s, tflops_per_gpu, mfu,\n"
 		"                       hfu, memory_gib_per_gpu, fits, breakdown {compute_s,\n"
 		"                       bubble_s, optimizer_s, exposed_comm_s {tp, pp, dp, ep, cp}},\n"
-		"                       comm_bytes_per_gpu {..}, expert_load_max (with ep > 1:\n"
-		"                       the busiest rank's drawn expert load over the mean),\n"
+		"                       comm_bytes_per_gpu {..}, expert_load_max (MoE with ep > 1\n"
+		"                       or a capacity: the busiest rank's drawn expert load\n"
+		"                       over the balanced one),\n"
 		"                       gpus, micro_batches, instances,\n"
 		"                       ops, events, flows, wall_s, ...\n",
 		cli_plan_help);
@@ -117,7 +118,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddItemToObject(root, "breakdown", bd);
 		cJSON_AddItemToObject(root, "comm_bytes_per_gpu", cb);
 		cJSON_AddNumberToObject(root, "critical_stage", r->critical_stage);
-		if (p->ep > 1)
+		if (m->experts > 0 && (p->ep > 1 || p->capacity_factor > 0))
 			cJSON_AddNumberToObject(root, "expert_load_max", r->expert_load_max);
 		cJSON_AddNumberToObject(root, "gpus", r->ngpus);
 		cJSON_AddNumberToObject(root, "tp", p->tp);
@@ -163,7 +164,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 			table_cell(&t, "exposed %s communication", comm[k]);
 			table_cell(&t, "%.4f s", r->bd.exposed_comm_s[k]);
 		}
-		if (p->ep > 1) {
+		if (m->experts > 0 && (p->ep > 1 || p->capacity_factor > 0)) {
 			table_cell(&t, "expert load, busiest rank");
 			table_cell(&t, "%.3f x mean", r->expert_load_max);
 		}
