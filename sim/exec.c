@@ -1166,6 +1166,34 @@ static double draw(struct rng *g, const struct plan_dist *d)
 	}
 }
 
+/* Multinomial counts of n trials over k categories of probabilities p
+ * (summing to 1), as GSL's gsl_ran_multinomial draws them (a chain of
+ * conditional binomials), but with each binomial of variance 50 or more
+ * drawn from its normal approximation: a group's token assignments number
+ * in the thousands to millions per draw, and a plan draws one per EP group,
+ * micro-batch and MoE layer (millions at 16k GPUs), where exact binomials
+ * took seconds. Counts are whole and add up to n. */
+static void multinomial(const gsl_rng *r, int k, double n, const double *p, double *out)
+{
+	double left = round(n), rest = 1;
+	for (int i = 0; i < k - 1; i++) {
+		double q = rest > 0 ? p[i] / rest : 1, v, c;
+		q = q < 0 ? 0 : q > 1 ? 1 : q;
+		v = left * q * (1 - q);
+		if (v >= 50)
+			c = round(left * q + gsl_ran_gaussian_ziggurat(r, sqrt(v)));
+		else if (left <= 4e9)
+			c = gsl_ran_binomial(r, q, (unsigned int)left);
+		else /* a rare category among very many trials */
+			c = gsl_ran_poisson(r, left * q);
+		c = c < 0 ? 0 : c > left ? left : c;
+		out[i] = c;
+		left -= c;
+		rest -= p[i];
+	}
+	out[k - 1] = left;
+}
+
 /* What one source rank keeps for one expert under a capacity: the mean of
  * min(X, c) for its X ~ Binomial(n, q) token assignments to the expert, in
  * the normal approximation (mu = nq, sigma^2 = nq(1 - q)):
@@ -1257,13 +1285,8 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 		double assign = x->w->expert_tokens * ep, mean_r = assign / ep;
 		double src = assign / nsrc, sum = 0;
 		double limit = cap ? p->capacity_factor * src / E : 0; /* per source and expert */
-		/* GSL counts in unsigned int: beyond 1e9 assignments (where the
-		 * multinomial's noise is 1e-4 of the load) each count stands for
-		 * several */
-		unsigned int ndraw = src > 1e9 ? 1000000000u : (unsigned int)src;
-		double unit = src / ndraw;
 		long cnt_n = 0;
-		unsigned int *cnt = malloc((size_t)nc * sizeof(*cnt));
+		double *cnt = malloc((size_t)nc * sizeof(*cnt));
 		double *prob = malloc((size_t)nc * sizeof(*prob));
 		double *alpha = malloc((size_t)nc * sizeof(*alpha));
 		double *ld = malloc((size_t)ep * sizeof(*ld));
@@ -1287,9 +1310,9 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 					if (a > 0)
 						gsl_ran_dirichlet(x->rng.r, (size_t)nc, alpha, prob);
 					if (!cap) {
-						gsl_ran_multinomial(x->rng.r, (size_t)nc, ndraw, prob, cnt);
+						multinomial(x->rng.r, nc, src, prob, cnt);
 						for (int r = 0; r < ep; r++)
-							ld[r] = cnt[r] * unit / mean_r;
+							ld[r] = cnt[r] / mean_r;
 					} else if (a > 0 || cnt_n == 0) {
 						/* (a uniform router: the same every time) */
 						for (int r = 0; r < ep; r++) {
@@ -1620,6 +1643,9 @@ struct run_out {
 	double expert_load_max;    /* mean largest expert load of an EP group, factor */
 };
 
+/* Expert loads drawn per iteration at most (one float each: 1 GiB). */
+#define EXP_MAX_DRAWS 268435456.0
+
 static int run_once(struct exec *x, struct run_out *ro)
 {
 	const struct plan *p = x->p;
@@ -1640,6 +1666,14 @@ static int run_once(struct exec *x, struct run_out *ro)
 	vis = malloc((size_t)p->dp * mm * sizeof(double));
 	/* expert loads vary across ranks under EP, and drop under a capacity */
 	x->nle = x->m->experts > 0 && (p->ep > 1 || p->capacity_factor > 0) ? L : 0;
+	if (x->nle && (double)x->D * mm * L > EXP_MAX_DRAWS) {
+		rc = ts_error_set(x->errp, TS_EINPUT,
+				  "the plan's expert loads (dp x cp %d x %d micro-batches x %d layers "
+				  "= %.3g) exceed the %.3g the simulator draws; use fewer, larger "
+				  "micro-batches",
+				  x->D, mm, L, (double)x->D * mm * L, EXP_MAX_DRAWS);
+		goto out;
+	}
 	if (x->nle)
 		exp_ = malloc((size_t)x->D * mm * L * sizeof(float));
 	ef = calloc((size_t)L, sizeof(double));
