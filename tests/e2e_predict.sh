@@ -73,6 +73,9 @@ check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
 expect_err "expert imbalance for a dense model" \
 	"--expert-imbalance: expert_imbalance 0.5 given for a dense model" \
 	"$TRAINSIM" predict $SMALL --expert-imbalance 0.5
+expect_err "more expert-load draws than the simulator holds" "expert loads .* exceed the 2.68e\+08" \
+	"$TRAINSIM" predict --cluster dgx-h100-ndr-fat-tree --nodes 2048 --model qwen3-30b-a3b --ep 8 \
+	--global-batch 8388608 --seq-len 512 --fidelity analytic
 expect_err "capacity factor between 0 and 0.001" "must be 0 \(dropless\) or between 0.001 and 1000" \
 	"$TRAINSIM" predict $SMALL --capacity-factor 1e-4
 check "tp does not divide heads" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 3
