@@ -31,6 +31,12 @@ run "collective flow" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce
 run "collective packet" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce -b 64K -e 64K --fidelity packet
 run "predict" predict --cluster dgx-h100-ndr --nodes 2 --model qwen3-vl-2b --tp 2 --pp 2 \
 	--micro-batch 1 --global-batch 16 --seq-len 1024 --trace "$tmp/t.json" --svg "$tmp/t.svg"
+run "predict moe, skewed router, capacity" predict --cluster dgx-h100-ndr --nodes 2 \
+	--model qwen3-30b-a3b --tp 2 --sequence-parallel --ep 8 --global-batch 8 --seq-len 1024 \
+	--expert-imbalance 0.5 --capacity-factor 1.25
+run "predict moe exact, alltoallv across nodes" predict --cluster dgx-h100-ndr --nodes 2 \
+	--model qwen3-30b-a3b --tp 2 --sequence-parallel --ep 8 --global-batch 8 --seq-len 512 \
+	--expert-imbalance 3 --exact
 run "predict bad plan" predict --cluster dgx-h100-ndr --nodes 2 --model qwen3-vl-2b --tp 3
 echo "e2e_valgrind: $pass passed, $fail failed"
 [ $fail = 0 ]
