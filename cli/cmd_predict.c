@@ -118,7 +118,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddItemToObject(root, "breakdown", bd);
 		cJSON_AddItemToObject(root, "comm_bytes_per_gpu", cb);
 		cJSON_AddNumberToObject(root, "critical_stage", r->critical_stage);
-		if (m->experts > 0 && (p->ep > 1 || p->capacity_factor > 0))
+		if (r->expert_load_max > 0)
 			cJSON_AddNumberToObject(root, "expert_load_max", r->expert_load_max);
 		cJSON_AddNumberToObject(root, "gpus", r->ngpus);
 		cJSON_AddNumberToObject(root, "tp", p->tp);
@@ -164,7 +164,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 			table_cell(&t, "exposed %s communication", comm[k]);
 			table_cell(&t, "%.4f s", r->bd.exposed_comm_s[k]);
 		}
-		if (m->experts > 0 && (p->ep > 1 || p->capacity_factor > 0)) {
+		if (r->expert_load_max > 0) {
 			table_cell(&t, "expert load, busiest rank");
 			table_cell(&t, "%.3f x mean", r->expert_load_max);
 		}

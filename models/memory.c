@@ -241,8 +241,8 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	o->tp_bytes = p->tp > 1 ? 2 * 2 * tokens * m->hidden : 0;
 	/* Megatron-core's all-to-all dispatcher: each TP rank dispatches its
 	 * 1/tp of the tokens (models/workload.c, moe_fwd), at the balanced
-	 * load; sim/ scales each exchange by the drawn load of its busiest
-	 * receiver */
+	 * load; sim/ runs each exchange as an alltoallv at every member's drawn
+	 * load */
 	if (m->experts > 0 && m->moe_layer[l] && p->ep > 1)
 		o->ep_bytes = m->top_k * tokens / p->tp * m->hidden * 2 * (p->ep - 1) / (double)p->ep;
 	if (p->cp > 1) /* ring attention: K and V of the other cp-1 chunks */

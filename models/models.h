@@ -269,8 +269,8 @@ struct model_layer_cost {
 	double out_bytes;          /* layer output (PP send/recv size), one rank, bytes */
 	double tp_bytes;           /* TP all-reduce payload per forward, bytes (x2 with backward) */
 	double ep_bytes;           /* EP all-to-all dispatch payload per forward and rank (1/tp of
-	                            * the tokens each) at the balanced load (the executor scales
-	                            * it by the drawn load of the busiest receiver), bytes */
+	                            * the tokens each) at the balanced load (the executor runs
+	                            * it as an alltoallv at the members' drawn loads), bytes */
 	double cp_bytes;           /* CP K/V exchange per forward, bytes */
 };
 /* Costs of decoder layer l for one micro-batch on one rank under plan p. */

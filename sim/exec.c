@@ -86,7 +86,7 @@ struct inst {
 	int32_t comm_inflight;     /* communication ops running, count */
 	double *vis_f;             /* per micro-batch vision load factor, dimensionless */
 	float *exp_f;              /* per micro-batch x decoder layer: the rank's expert load
-	                            * (folded: the unit's largest), factor; NULL without EP */
+	                            * (folded: the unit's largest), factor; NULL if not drawn */
 	simtime_ps cpu_ps;         /* host thread: when it finished dispatching the last op, ps */
 };
 
@@ -132,7 +132,8 @@ struct exec {
 	int32_t *unit_of;          /* folded: unit -> simulated index k it rides with */
 	int32_t *sim_unit;         /* folded: k -> unit */
 	int U, nunits, D;          /* positions per unit, units, DP x CP positions */
-	int nle;                   /* decoder layers with drawn expert loads: all under EP, else 0 */
+	int nle;                   /* decoder layers with drawn expert loads: all for a MoE under
+	                            * EP or a capacity, else 0 */
 	const float *loads;        /* the drawn expert loads (run_once's), [(pos x micro) x nle + layer] */
 	struct launch **rtab;      /* rendezvous hash table */
 	struct launch *inflight;   /* launched and not done (freed at release if a run stops) */
@@ -571,23 +572,29 @@ out:
 	return rc;
 }
 
-/* Start one group's collective on the network. */
 /* An EP all-to-all of routed tokens is an alltoallv: what each member
  * receives (dispatch and its backward, towards the experts) or sends
  * (combine and its backward) follows its drawn load in the op's layer and
- * micro-batch; the group of position pos gets its members' loads in w
- * (returns w, or NULL for a uniform exchange). */
+ * micro-batch. */
+static bool ep_weighted(const struct exec *x, const struct wl_op *op)
+{
+	return x->loads && op->vary == WL_V_EXPERT && op->dim == WL_D_EP && op->micro >= 0 &&
+	       op->layer >= 0;
+}
+
+/* The members' loads of the EP group of position pos in w (returns w), or
+ * NULL for a uniform exchange. */
 static const double *ep_weights(const struct exec *x, const struct wl_op *op, int pos, double *w)
 {
 	int ep = x->p->ep, mm = x->w->micro;
-	if (!x->loads || op->vary != WL_V_EXPERT || op->dim != WL_D_EP || op->micro < 0 ||
-	    op->layer < 0)
+	if (!ep_weighted(x, op))
 		return NULL;
 	for (int i = 0; i < ep; i++)
 		w[i] = x->loads[((size_t)(pos / ep * ep + i) * mm + op->micro) * x->nle + op->layer];
 	return w;
 }
 
+/* Start one group's collective on the network (w: its alltoallv loads). */
 static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, int n,
 		       const struct wl_op *op, const double *w)
 {
@@ -622,13 +629,14 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	return keep_coll(x, c);
 }
 
-/* Cache an analytic duration under key; *sec becomes the value a cache hit
- * returns (rounded to the engine's time unit). Beyond the horizon nothing is
- * kept: after_s refuses the run. */
+/* Cache an analytic duration under key (0: not cached); *sec becomes the
+ * value a cache hit returns (rounded to the engine's time unit). Beyond the
+ * horizon nothing is kept: after_s refuses the run. */
 static void an_keep(struct exec *x, uint64_t key, double *sec)
 {
 	if (*sec <= SIM_HORIZON_S) {
-		memo_put(&x->an_memo, key, time_from_s(*sec));
+		if (key)
+			memo_put(&x->an_memo, key, time_from_s(*sec));
 		*sec = time_to_s(time_from_s(*sec));
 	}
 }
@@ -672,10 +680,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		return rc;
 	if ((rc = sim_coll_analytic(x->t, &s, sec, x->errp)))
 		return rc;
-	if (!w)
-		an_keep(x, key, sec);
-	else
-		*sec = time_to_s(time_from_s(*sec));
+	an_keep(x, w ? 0 : key, sec);
 	return 0;
 }
 
@@ -710,7 +715,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	double *wt = NULL;
 	struct memo *mm;
 	uint64_t key, sz;
-	bool weighted = ep_weights(x, op, 0, x->wbuf) != NULL;
+	bool weighted = ep_weighted(x, op);
 	*sec = 0;
 	if (x->local[dim]) {
 		int n = group_ranks(x, dim, tpi, pos, stage, x->ranks_buf);
@@ -788,10 +793,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			goto out;
 		*sec += t1 / draws;
 	}
-	if (!weighted)
-		an_keep(x, key, sec);
-	else
-		*sec = time_to_s(time_from_s(*sec));
+	an_keep(x, weighted ? 0 : key, sec);
 out:
 	free(r);
 	free(s);
@@ -887,7 +889,7 @@ static void launch_go(struct exec *x, struct launch *l)
 	}
 	if (x->o->free_comm || l->size <= 0)
 		goto timer;
-	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && !ep_weights(x, op, 0, x->wbuf)) {
+	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && !ep_weighted(x, op)) {
 		/* (an alltoallv's loads differ from op to op: always live) */
 		l->memo_key = memo_key(x, l->role, op, l->size);
 		if ((mm = memo_find(&x->memo, l->memo_key))) {
@@ -948,7 +950,7 @@ static void launch_go(struct exec *x, struct launch *l)
 	} else {
 		/* folded: every group of this dim the arriving instances stand for */
 		int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp;
-		bool first = true, own = x->local[dim] && ep_weights(x, op, in0->pos, x->wbuf);
+		bool first = true, own = x->local[dim] && ep_weighted(x, op);
 		if (own) {
 			/* one group inside a host stands for all: for an alltoallv,
 			 * the representative's own, whose loads it computes with */
@@ -1212,9 +1214,9 @@ static double kept_mean(double n, double q, double c)
 /* Per replica and micro-batch vision load over the plan's mean, and per DP x
  * CP position, micro-batch and decoder layer the load of the rank's experts
  * over the balanced load (exp_[(pos x mm + micro) x layers + layer]; 1 for
- * dense layers; not touched without EP, x->nle 0). *load_max: the mean over
- * EP groups, micro-batches and MoE layers of the group's largest load (1
- * without EP).
+ * dense layers; not touched when x->nle is 0). *load_max: the mean over EP
+ * groups, micro-batches and MoE layers of the group's largest load (0 when
+ * nothing is drawn).
  *
  * Routing (assumption): in each layer and micro-batch the T x top-k
  * assignments of an EP group fall on the E experts as a multinomial whose
@@ -1261,7 +1263,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 		}
 	for (size_t i = 0; i < n; i++)
 		exp_[i] = 1;
-	*load_max = 1;
+	*load_max = 0;
 	if (x->nle && p->pad_to_capacity) {
 		/* every expert's input padded to the capacity: fixed sizes, no
 		 * draw (the MoE layers at capacity_factor x the balanced load) */
@@ -1640,7 +1642,7 @@ struct run_out {
 	int crit;
 	double dp_busy_s;          /* DP stream busy time of the critical instance, s */
 	double comm_bytes[SIM_COMM_COUNT]; /* nccl-tests bytes per GPU by kind */
-	double expert_load_max;    /* mean largest expert load of an EP group, factor */
+	double expert_load_max;    /* mean largest expert load of an EP group, factor (0 undrawn) */
 };
 
 /* Expert loads drawn per iteration at most (one float each: 1 GiB). */

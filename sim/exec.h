@@ -105,7 +105,8 @@ struct sim_prediction {
 	double expert_load_max;       /* MoE: the EP group's largest expert load over the balanced
 	                               * one, mean over groups, micro-batches and MoE layers
 	                               * (what the all-to-alls wait for; under a capacity what is
-	                               * kept; 1 without EP or capacity), factor */
+	                               * kept); 0 when no load is drawn (dense, or MoE without
+	                               * EP and capacity), factor */
 	double wall_s;                /* host wall time of the prediction, s */
 	struct sim_timeline *tl;      /* NULL unless opts.timeline (owned) */
 };
