@@ -4,6 +4,7 @@
  * Exit 1 when the plan needs more GPUs than the cluster has or does not fit
  * in memory (with the reason), 2 on bad input. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +52,10 @@ static void usage(FILE *out)
 		"  --json               JSON: iteration_time_s, tokens_per_s, tflops_per_gpu, mfu,\n"
 		"                       hfu, memory_gib_per_gpu, fits, breakdown {compute_s,\n"
 		"                       bubble_s, optimizer_s, exposed_comm_s {tp, pp, dp, ep, cp}},\n"
-		"                       comm_bytes_per_gpu {..}, expert_load_max (MoE with ep > 1\n"
-		"                       or a capacity: the busiest rank's drawn expert load\n"
-		"                       over the balanced one),\n"
+		"                       comm_bytes_per_gpu {..}, expert_load_max and\n"
+		"                       expert_load_mean (MoE with ep > 1 or a capacity: the\n"
+		"                       busiest and the mean rank's drawn expert load over the\n"
+		"                       balanced one),\n"
 		"                       gpus, micro_batches, instances,\n"
 		"                       ops, events, flows, wall_s, ...\n",
 		cli_plan_help);
@@ -118,8 +120,10 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddItemToObject(root, "breakdown", bd);
 		cJSON_AddItemToObject(root, "comm_bytes_per_gpu", cb);
 		cJSON_AddNumberToObject(root, "critical_stage", r->critical_stage);
-		if (r->expert_load_max > 0)
+		if (r->expert_load_max > 0) {
 			cJSON_AddNumberToObject(root, "expert_load_max", r->expert_load_max);
+			cJSON_AddNumberToObject(root, "expert_load_mean", r->expert_load_mean);
+		}
 		cJSON_AddNumberToObject(root, "gpus", r->ngpus);
 		cJSON_AddNumberToObject(root, "tp", p->tp);
 		cJSON_AddNumberToObject(root, "pp", p->pp);
@@ -166,7 +170,11 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		}
 		if (r->expert_load_max > 0) {
 			table_cell(&t, "expert load, busiest rank");
-			table_cell(&t, "%.3f x mean", r->expert_load_max);
+			table_cell(&t, "%.3f x balanced", r->expert_load_max);
+			if (fabs(r->expert_load_mean - 1) > 5e-4) { /* dropped or padded */
+				table_cell(&t, "expert load, mean rank");
+				table_cell(&t, "%.3f x balanced", r->expert_load_mean);
+			}
 		}
 		printf("model %s on %s: %d GPUs, tp %d pp %d dp %d ep %d cp %d, %d micro-batches of "
 		       "%d, %s schedule, fidelity %s%s\n\n",

@@ -67,9 +67,12 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 	     + 2 * sb * x->q;                /* output-projection input */
 	if (x->qk_norm)
 		*S += 2 * sb * x->q + 2 * sb * x->kvd; /* q_norm/k_norm inputs */
-	/* MLP: gelu stores fc1 output and gelu output (2 x 2sbf); gated stores
-	 * gate, up, act(gate) and the product (4 x 2sbf). */
-	*S += (x->gated ? 8 : 4) * sb * x->f * mlp_in;
+	/* MLP: gelu stores fc1 output and gelu output (2 x 2sbf); gated, with
+	 * Megatron-core's fused SwiGLU (bias_swiglu_fusion, on by default),
+	 * the fc1 output [gate, up] that the fused kernel saves for its
+	 * backward and the activation output that fc2 saves as its input
+	 * (3 x 2sbf; unfused PyTorch would also keep act(gate): 4 x 2sbf). */
+	*S += (x->gated ? 6 : 4) * sb * x->f * mlp_in;
 	if (flash)
 		*A = 4 * sb * x->a; /* fp32 log-sum-exp per row (Dao et al. 2022) */
 	else
@@ -112,8 +115,13 @@ static void layer_shape(const struct model *m, const struct plan *p, int l,
 	x->qk_norm = m->qk_norm;
 	if (m->experts > 0 && m->moe_layer[l]) {
 		x->f = m->moe_ffn;
-		/* at most capacity x the balanced load; dropless: the mean */
-		x->routed = (p->capacity_factor > 0 ? p->capacity_factor : 1) * m->top_k;
+		/* the mean load: every routed token when dropless, at most the
+		 * balanced load under a capacity (what exceeds it is dropped;
+		 * capacity x that when every expert's input is padded to it).
+		 * A layer's skew averages out over the layers and micro-batches
+		 * a stage keeps. */
+		double cf = p->capacity_factor;
+		x->routed = (p->pad_to_capacity ? cf : cf > 0 && cf < 1 ? cf : 1) * m->top_k;
 		x->experts = m->experts;
 	} else {
 		x->f = m->ffn;

@@ -1216,7 +1216,9 @@ static double kept_mean(double n, double q, double c)
  * over the balanced load (exp_[(pos x mm + micro) x layers + layer]; 1 for
  * dense layers; not touched when x->nle is 0). *load_max: the mean over EP
  * groups, micro-batches and MoE layers of the group's largest load (0 when
- * nothing is drawn).
+ * nothing is drawn); *load_mean: the mean load of all of them (1 when
+ * nothing is drawn; below 1 when tokens are dropped, the capacity when
+ * padded).
  *
  * Routing (assumption): in each layer and micro-batch the T x top-k
  * assignments of an EP group fall on the E experts as a multinomial whose
@@ -1231,10 +1233,14 @@ static double kept_mean(double n, double q, double c)
  * with a x E/ep, so ep categories are drawn instead of E. With a capacity
  * (capacity_factor > 0; with or without EP) each source rank keeps at most
  * capacity x its balanced share per expert: the experts' probabilities are
- * drawn one by one and each source's kept tokens taken at their mean
- * (kept_mean). cv is the spread of the router's probabilities; the token
- * counts spread a little more (multinomial noise). */
-static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *load_max)
+ * drawn one by one, each source's kept tokens per expert taken at their
+ * mean (kept_mean), and a rank keeps that fraction of the tokens drawn for
+ * it (at most its capacity): the same draw as dropless, less the expected
+ * drops, so a large capacity converges on dropless. cv is the spread of the
+ * router's probabilities; the token counts spread a little more
+ * (multinomial noise). */
+static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *load_max,
+		      double *load_mean)
 {
 	const struct plan *p = x->p;
 	const struct model *m = x->m;
@@ -1264,6 +1270,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 	for (size_t i = 0; i < n; i++)
 		exp_[i] = 1;
 	*load_max = 0;
+	*load_mean = 1;
 	if (x->nle && p->pad_to_capacity) {
 		/* every expert's input padded to the capacity: fixed sizes, no
 		 * draw (the MoE layers at capacity_factor x the balanced load) */
@@ -1273,10 +1280,10 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 					if (m->moe_layer[l])
 						exp_[((size_t)pos * mm + j) * L + l] =
 							(float)p->capacity_factor;
-		*load_max = p->capacity_factor;
+		*load_max = *load_mean = p->capacity_factor;
 	} else if (x->nle) {
 		bool cap = p->capacity_factor > 0;
-		int nc = cap ? E : ep, per = E / nc; /* categories drawn, experts in each */
+		int nc = cap ? E : ep, per = E / nc; /* categories of the Dirichlet, experts in each */
 		/* with a capacity, each source rank (the EP group's ep positions
 		 * x their tp ranks, each routing its 1/tp of the tokens) drops
 		 * what exceeds capacity x its own balanced share per expert, as
@@ -1285,18 +1292,21 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 		double cv = p->expert_imbalance;
 		double a = cv > 0 ? ((E - 1) / (cv * cv) - 1) / E : 0; /* per expert */
 		double assign = x->w->expert_tokens * ep, mean_r = assign / ep;
-		double src = assign / nsrc, sum = 0;
+		double src = assign / nsrc, sum = 0, all = 0;
 		double limit = cap ? p->capacity_factor * src / E : 0; /* per source and expert */
 		long cnt_n = 0;
 		double *cnt = malloc((size_t)nc * sizeof(*cnt));
 		double *prob = malloc((size_t)nc * sizeof(*prob));
 		double *alpha = malloc((size_t)nc * sizeof(*alpha));
 		double *ld = malloc((size_t)ep * sizeof(*ld));
-		if (!cnt || !prob || !alpha || !ld) {
+		double *rp = malloc((size_t)ep * sizeof(*rp)), *kf = malloc((size_t)ep * sizeof(*kf));
+		if (!cnt || !prob || !alpha || !ld || !rp || !kf) {
 			free(cnt);
 			free(prob);
 			free(alpha);
 			free(ld);
+			free(rp);
+			free(kf);
 			return TS_ENOMEM;
 		}
 		for (int c = 0; c < nc; c++) {
@@ -1312,21 +1322,33 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 					if (a > 0)
 						gsl_ran_dirichlet(x->rng.r, (size_t)nc, alpha, prob);
 					if (!cap) {
-						multinomial(x->rng.r, nc, src, prob, cnt);
+						multinomial(x->rng.r, nc, assign, prob, cnt);
 						for (int r = 0; r < ep; r++)
 							ld[r] = cnt[r] / mean_r;
-					} else if (a > 0 || cnt_n == 0) {
-						/* (a uniform router: the same every time) */
+					} else {
+						/* per rank: its experts' probability and
+						 * the fraction of their tokens kept (a
+						 * uniform router: the same every time) */
+						if (a > 0 || cnt_n == 0)
+							for (int r = 0; r < ep; r++) {
+								double q = 0, k = 0;
+								for (int e = r * (E / ep); e < (r + 1) * (E / ep); e++) {
+									q += prob[e];
+									k += kept_mean(src, prob[e], limit);
+								}
+								rp[r] = q;
+								kf[r] = q > 0 ? k / (src * q) : 0;
+							}
+						multinomial(x->rng.r, ep, assign, rp, cnt);
 						for (int r = 0; r < ep; r++) {
-							ld[r] = 0;
-							for (int e = r * (E / ep); e < (r + 1) * (E / ep); e++)
-								ld[r] += nsrc * kept_mean(src, prob[e], limit);
-							ld[r] /= mean_r;
+							double kept = cnt[r] * kf[r], most = nsrc * limit * (E / ep);
+							ld[r] = (kept < most ? kept : most) / mean_r;
 						}
 					}
 					for (int r = 0; r < ep; r++) {
 						exp_[((size_t)(g * ep + r) * mm + j) * L + l] = (float)ld[r];
 						top = ld[r] > top ? ld[r] : top;
+						all += ld[r];
 					}
 					sum += top;
 					cnt_n++;
@@ -1335,8 +1357,12 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 		free(prob);
 		free(alpha);
 		free(ld);
-		if (cnt_n)
+		free(rp);
+		free(kf);
+		if (cnt_n) {
 			*load_max = sum / cnt_n;
+			*load_mean = all / ((double)cnt_n * ep);
+		}
 	}
 	return 0;
 }
@@ -1643,6 +1669,9 @@ struct run_out {
 	double dp_busy_s;          /* DP stream busy time of the critical instance, s */
 	double comm_bytes[SIM_COMM_COUNT]; /* nccl-tests bytes per GPU by kind */
 	double expert_load_max;    /* mean largest expert load of an EP group, factor (0 undrawn) */
+	double expert_load_mean;   /* mean expert load of all ranks, factor (1 undrawn) */
+	double vision_load_mean;   /* mean image load of all replicas' micro-batches, factor */
+	double hw_flops;           /* executed by all GPUs, FLOP */
 };
 
 /* Expert loads drawn per iteration at most (one float each: 1 GiB). */
@@ -1686,8 +1715,11 @@ static int run_once(struct exec *x, struct run_out *ro)
 		rc = TS_ENOMEM;
 		goto out;
 	}
-	if ((rc = draw_loads(x, vis, exp_, mm, &ro->expert_load_max)))
+	if ((rc = draw_loads(x, vis, exp_, mm, &ro->expert_load_max, &ro->expert_load_mean)))
 		goto out;
+	ro->vision_load_mean = 0;
+	for (size_t i = 0; i < (size_t)p->dp * mm; i++)
+		ro->vision_load_mean += vis[i] / ((double)p->dp * mm);
 	x->loads = exp_;
 	/* score units by drawn load (vision FLOPs by the image load of each
 	 * micro-batch, each layer's expert FLOPs by its expert load); the
@@ -1939,11 +1971,22 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 	}
 	out->collectives += (uint64_t)x->ncolls;
 	if (!rc) {
+		/* a role's ops are those of each of its tp x dp x cp ranks */
+		double ranks = (double)x->p->tp * x->p->dp * x->p->cp;
 		for (int s = 0; s < w.nroles; s++)
 			for (int32_t i = 0; i < w.roles[s].nops; i++) {
 				const struct wl_op *op = &w.roles[s].ops[i];
+				if (op->kind == WL_K_COMPUTE)
+					ro->hw_flops += op->flops * ranks *
+							(op->vary == WL_V_EXPERT   ? ro->expert_load_mean
+							 : op->vary == WL_V_VISION ? ro->vision_load_mean
+										   : 1);
+				/* (what a rank moves for its experts: at the
+				 * mean drawn load) */
 				if (op->kind == WL_K_COLL || op->kind == WL_K_SEND)
-					ro->comm_bytes[kind_of(op->dim)] += op->size_bytes / w.nroles;
+					ro->comm_bytes[kind_of(op->dim)] +=
+						op->size_bytes / w.nroles *
+						(op->vary == WL_V_EXPERT ? ro->expert_load_mean : 1);
 			}
 	}
 out:
@@ -2028,6 +2071,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	memcpy(out->comm_bytes, sync_run.comm_bytes, sizeof(out->comm_bytes));
 	out->critical_stage = sync_run.crit;
 	out->expert_load_max = sync_run.expert_load_max;
+	out->expert_load_mean = sync_run.expert_load_max > 0 ? sync_run.expert_load_mean : 0;
 	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp * p->cp > 1) {
 		/* the same iteration without the gradient reduction */
 		struct sim_timeline *keep = x.tl;
@@ -2067,12 +2111,14 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		}
 	}
 	/* FLOPs and utilisation */
-	model_f = model_flops_iteration(m, p);
+	/* model FLOPs: Megatron's count without recompute (what `model`
+	 * reports); hardware FLOPs: what the ops executed (recompute, causal
+	 * flash attention, dropped or padded expert tokens, the drawn images) */
 	{
 		struct plan q = *p;
 		q.recompute = PLAN_RC_NONE;
-		hw_f = model_f;
 		model_f = model_flops_iteration(m, &q);
+		hw_f = sync_run.hw_flops;
 	}
 	out->model_flops = model_f;
 	out->hw_flops = hw_f;

@@ -86,13 +86,16 @@ struct sim_prediction {
 	double tokens_per_s;          /* global_batch x seq_len / iteration, tokens/s */
 	double tflops_per_gpu;        /* model FLOPs / iteration / GPUs, TFLOP/s */
 	double mfu;                   /* model FLOPs / (iteration x GPUs x peak), fraction */
-	double hfu;                   /* hardware FLOPs (with recompute) likewise, fraction */
+	double hfu;                   /* hardware FLOPs likewise, fraction */
 	double memory_gib_per_gpu;    /* worst rank, GiB (with error-feedback residuals) */
 	bool fits;                    /* memory fits in GPU memory */
 	struct sim_breakdown bd;      /* along the critical path */
 	int critical_stage;           /* stage with the most compute and optimizer time */
-	double model_flops;           /* per iteration, all GPUs, FLOP */
-	double hw_flops;              /* per iteration with recompute, all GPUs, FLOP */
+	double model_flops;           /* per iteration, all GPUs: Megatron's count (full s x s
+	                               * attention, every routed token, no recompute), FLOP */
+	double hw_flops;              /* per iteration, all GPUs: what the ops execute (recompute,
+	                               * causal flash attention, dropped or padded expert
+	                               * tokens, the drawn images), FLOP */
 	int ngpus;                    /* GPUs used by the plan, count */
 	int micro_batches;            /* per replica per iteration, count */
 	int instances;                /* representative ranks simulated, count */
@@ -100,13 +103,16 @@ struct sim_prediction {
 	uint64_t events;              /* engine events fired, count */
 	uint64_t collectives;         /* collectives started on the network, count */
 	uint64_t flows;               /* transfers handed to the network, count */
-	double comm_bytes[SIM_COMM_COUNT]; /* payload per GPU per iteration by kind (MoE exchanges
-	                                    * at the balanced load), bytes */
+	double comm_bytes[SIM_COMM_COUNT]; /* nccl-tests size per GPU per iteration by kind (MoE
+	                                    * exchanges at the mean drawn load), bytes */
 	double expert_load_max;       /* MoE: the EP group's largest expert load over the balanced
 	                               * one, mean over groups, micro-batches and MoE layers
 	                               * (what the all-to-alls wait for; under a capacity what is
 	                               * kept); 0 when no load is drawn (dense, or MoE without
 	                               * EP and capacity), factor */
+	double expert_load_mean;      /* MoE: the mean over all ranks likewise (below 1 when a
+	                               * capacity drops tokens; the capacity when padded); 0
+	                               * when no load is drawn, factor */
 	double wall_s;                /* host wall time of the prediction, s */
 	struct sim_timeline *tl;      /* NULL unless opts.timeline (owned) */
 };

@@ -31,10 +31,15 @@ check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --no
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
 expect "qwen3 exposed ep reported" '"ep":' "$TMP/out"
 expect "qwen3 expert load reported" '"expert_load_max":[[:space:]]*[01]\.[0-9]' "$TMP/out"
+expect "its mean kept load too" '"expert_load_mean":[[:space:]]*0\.9[0-9]' "$TMP/out"
+check "padded to the capacity" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
+	--pad-to-capacity
+expect "every rank at the capacity" '^expert load, mean rank +1\.250 x balanced' "$TMP/out"
 check "a skewed router" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
 	--capacity-factor 0 --expert-imbalance 1
-expect "its busiest rank in the summary" '^expert load, busiest rank +1\.[1-9][0-9]* x mean' "$TMP/out"
+expect "its busiest rank in the summary" '^expert load, busiest rank +1\.[1-9][0-9]* x balanced' "$TMP/out"
 check "a calibration for another GPU" 0 "$TRAINSIM" predict $SMALL --fidelity analytic --json \
 	--calibration "$EX/calibration/a100-vtrain.json"
 expect "warns of the GPU mismatch" "warning: calibration .*a100-vtrain.json is for GPU 'A100-SXM4-80GB', the cluster's is 'H100" "$TMP/err"

@@ -282,10 +282,36 @@ START_TEST(activations_table2_rows)
 }
 END_TEST
 
+/* A Qwen3 dense layer (GQA, q_norm/k_norm, SwiGLU, no dropout, flash
+ * attention), written out: norm inputs 2 x 2sbh, QKV and MLP inputs 2 x
+ * 2sbh, Q 2sbq, K/V 2 x 2sb kv, projection input 2sbq, q/k norm inputs
+ * 2sbq + 2sb kv, the MLP's fc1 output [gate, up] 4sbf and fc2 input 2sbf
+ * (Megatron-core's fused SwiGLU), the log-sum-exp 4sba. */
+START_TEST(activations_gated_dense_layer)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	double s = 4096, h, q, kv, f, a, want;
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-8b", &err), 0);
+	ck_assert(m.mlp == MODEL_MLP_GATED && !m.dropout && m.qk_norm);
+	h = m.hidden;
+	q = (double)m.heads * m.head_dim;
+	kv = (double)m.kv_heads * m.head_dim;
+	f = m.ffn;
+	a = m.heads;
+	gpt_plan(&p, 1, false, PLAN_RC_NONE);
+	p.seq_len = (int)s;
+	p.flash_attention = true;
+	want = s * (8 * h + 2 * q + 4 * kv + 2 * q + 2 * q + 2 * kv + 6 * f + 4 * a);
+	ck_assert_double_eq_tol(model_layer_act_bytes(&m, &p, 0), want, want * 1e-12);
+}
+END_TEST
+
 /* A MoE layer under TP keeps the routed tokens its TP group all-gathered
  * for the TP-split experts (Megatron-core's all-to-all dispatcher): that
- * term, capacity x top-k x sbh x 2 bytes, is not divided by tp even with
- * sequence parallelism, which divides the rest. */
+ * term, top-k x sbh x 2 bytes (x capacity when padded to it), is not
+ * divided by tp even with sequence parallelism, which divides the rest. */
 START_TEST(activations_moe_gathered_tokens)
 {
 	struct model m;
@@ -298,10 +324,12 @@ START_TEST(activations_moe_gathered_tokens)
 		gpt_plan(&p, 1, false, PLAN_RC_NONE);
 		p.seq_len = (int)s;
 		p.capacity_factor = cf;
+		p.pad_to_capacity = true;
 		one = model_layer_act_bytes(&m, &p, 0);
 		gpt_plan(&p, 4, sp, PLAN_RC_NONE);
 		p.seq_len = (int)s;
 		p.capacity_factor = cf;
+		p.pad_to_capacity = true;
 		four = model_layer_act_bytes(&m, &p, 0);
 		u = 2 * s * h * cf * m.top_k;
 		if (sp) /* (everything else) / 4 + u */
@@ -309,20 +337,30 @@ START_TEST(activations_moe_gathered_tokens)
 		else /* more than with sequence parallelism, the gathered tokens whole */
 			ck_assert_double_gt(four, (one - u) / 4 + u);
 	}
-	/* dropless (capacity 0, the default) keeps the balanced top-k copies:
-	 * as much as a capacity of 1, less than 1.25 */
+	/* dropless (capacity 0, the default) keeps the balanced top-k copies,
+	 * and so does any capacity >= 1 without padding (it only drops what
+	 * exceeds it); a capacity below 1 keeps at most that fraction; padded
+	 * to 1.25, the expert inputs and outputs are 1.25 x as large: here
+	 * (gated, SwiGLU) u = 2sbh k and the experts' 6 sbf k grow by 0.25 */
 	{
-		double c0, c1, c125;
+		double c0, c1, c125, c05, pad, s = 4096, h = m.hidden, f = m.moe_ffn, k = m.top_k;
 		gpt_plan(&p, 1, false, PLAN_RC_NONE);
-		p.seq_len = 4096;
+		p.seq_len = (int)s;
 		p.capacity_factor = 0;
 		c0 = model_layer_act_bytes(&m, &p, 0);
 		p.capacity_factor = 1;
 		c1 = model_layer_act_bytes(&m, &p, 0);
 		p.capacity_factor = 1.25;
 		c125 = model_layer_act_bytes(&m, &p, 0);
+		p.pad_to_capacity = true;
+		pad = model_layer_act_bytes(&m, &p, 0);
+		p.pad_to_capacity = false;
+		p.capacity_factor = 0.5;
+		c05 = model_layer_act_bytes(&m, &p, 0);
 		ck_assert_double_eq(c0, c1);
-		ck_assert_double_gt(c125, c1);
+		ck_assert_double_eq(c125, c1);
+		ck_assert_double_eq_tol(pad - c1, 0.25 * k * (2 * s * h + 6 * s * f), c1 * 1e-12);
+		ck_assert_double_eq_tol(c1 - c05, 0.5 * k * (2 * s * h + 6 * s * f), c1 * 1e-12);
 	}
 }
 END_TEST
@@ -909,6 +947,7 @@ static Suite *models_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("memory");
 	tcase_add_test(tc, activations_table2_rows);
+	tcase_add_test(tc, activations_gated_dense_layer);
 	tcase_add_test(tc, activations_moe_gathered_tokens);
 	tcase_add_test(tc, dp_bucket_default);
 	tcase_add_test(tc, error_feedback_memory);
