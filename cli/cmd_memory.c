@@ -243,7 +243,7 @@ int cmd_memory(int argc, char **argv)
 	if (rc)
 		goto fail;
 	rc = 2;
-	if (cli_plan_check_gpus(p, env.ngpus, cname, &err) ||
+	if (plan_check_model(p, m, &err) || cli_plan_check_gpus(p, env.ngpus, cname, &err) ||
 	    plan_resolve(p, m, env.ngpus, &err))
 		goto fail;
 	memory_eval(m, p, &env, r);

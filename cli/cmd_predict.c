@@ -301,6 +301,8 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	rc = 2;
 	/* more GPUs than the cluster has: a valid plan that cannot run here */
+	if (plan_check_model(p, m, &err))
+		goto fail;
 	if (cli_plan_check_gpus(p, (long long)cl.node.gpus * cl.nodes, cl.name, &err))
 		goto fail;
 	if (plan_resolve(p, m, cl.node.gpus * cl.nodes, &err))

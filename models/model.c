@@ -174,6 +174,11 @@ static int parse_vision(struct model *m, const struct jval *v, struct ts_error *
 			    it->valuedouble >= x->depth || it->valuedouble != floor(it->valuedouble))
 				return jval_error(&e, err, "must be a ViT layer index in [0, %d)",
 						  x->depth);
+			/* each index is one merger: a repeat would count one twice */
+			for (const cJSON *o = ds.j->child; o != it; o = o->next)
+				if (o->valuedouble == it->valuedouble)
+					return jval_error(&e, err, "repeats ViT layer %d",
+							  (int)it->valuedouble);
 		}
 		x->deepstack = i;
 	}
@@ -324,6 +329,13 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 				m->moe_layer[(int)it->valuedouble] = 0;
 			}
 		}
+		/* every layer dense (mlp_only_layers, decoder_sparse_step): a
+		 * dense model, which EP and the router settings refuse */
+		bool any = false;
+		for (int l = 0; l < m->layers; l++)
+			any = any || m->moe_layer[l];
+		if (!any)
+			m->experts = m->top_k = 0;
 	}
 	if (jval_child(&root, "vision_config", &v) && parse_vision(m, &v, err))
 		return TS_EINPUT;

@@ -251,6 +251,10 @@ const char *plan_offload_name(enum plan_offload o);
  * GPU count and check the plan against the model; one reason per refusal,
  * naming where the offending value came from. TS_EINPUT on refusal. */
 int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_error *err);
+/* The part of plan_resolve's checks that holds whatever the GPU count (run
+ * it before refusing a plan for needing more GPUs than there are, so that
+ * bad input is said first). TS_EINPUT on refusal. */
+int plan_check_model(const struct plan *p, const struct model *m, struct ts_error *err);
 /* Micro-batches per iteration per replica. */
 int plan_microbatches(const struct plan *p);
 /* First decoder layer and layer count of pipeline stage s. */

@@ -631,31 +631,12 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 	return 0;
 }
 
-int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_error *err)
+/* What a plan must satisfy for the model whatever the GPU count (dp unknown
+ * yet): run before a GPU-count refusal, so bad input says so first. */
+int plan_check_model(const struct plan *p, const struct model *m, struct ts_error *err)
 {
-	long long base = (long long)p->tp * p->pp * p->cp;
 	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1;
-	int mbs;
 
-	if (ngpus < 1)
-		return ts_error_set(err, TS_EINPUT, "the cluster has no GPUs");
-	if (p->dp == 0) {
-		if (base > ngpus || ngpus % base) {
-			/* point at the factor that breaks it: the first whose product
-			 * with those before it no longer divides the GPUs */
-			long long tpp = (long long)p->tp * p->pp;
-			enum plan_field f = ngpus % p->tp || p->tp > ngpus ? PF_TP
-					    : ngpus % tpp || tpp > ngpus     ? PF_PP
-									     : PF_CP;
-			REFUSE(f, f == PF_TP ? "tp (default)" : f == PF_PP ? "pp (default)" : "cp (default)",
-			       "tp %d x pp %d x cp %d = %lld does not divide the %d GPUs", p->tp,
-			       p->pp, p->cp, base, ngpus);
-		}
-		p->dp = (int)(ngpus / base);
-	} else if (base * p->dp != ngpus) {
-		REFUSE(PF_DP, "dp (default)", "dp %d x tp %d x pp %d x cp %d = %lld, but the cluster has %d GPUs",
-		       p->dp, p->tp, p->pp, p->cp, base * p->dp, ngpus);
-	}
 	/* Tensor parallelism splits heads; K/V heads are split too, or, when
 	 * tp is a multiple of them, replicated (each rank keeps one group). */
 	if (m->heads % p->tp)
@@ -688,6 +669,9 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	}
 	if (p->ep > 1 && m->experts == 0)
 		REFUSE(PF_EP, "ep (default)", "ep %d given for a dense model", p->ep);
+	if (p->capacity_factor > 0 && m->experts == 0)
+		REFUSE(PF_CAPACITY, "capacity_factor",
+		       "capacity_factor %g given for a dense model", p->capacity_factor);
 	if (p->pad_to_capacity && !(p->capacity_factor > 0))
 		REFUSE(PF_PAD_CAP, "pad_to_capacity",
 		       "padding to the capacity needs a capacity_factor (Megatron asserts it)");
@@ -695,16 +679,13 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		REFUSE(PF_EXPERT_IMB, "expert_imbalance",
 		       "expert_imbalance %g given for a dense model", p->expert_imbalance);
 	/* a symmetric Dirichlet over E experts has a share CV below sqrt(E - 1) */
-	if (m->experts > 1 && p->expert_imbalance * p->expert_imbalance >= m->experts - 1)
+	if (p->expert_imbalance > 0 && p->expert_imbalance * p->expert_imbalance >= m->experts - 1)
 		REFUSE(PF_EXPERT_IMB, "expert_imbalance",
 		       "expert_imbalance %g must be below sqrt(experts - 1) = %.4g (all tokens on one "
 		       "expert)",
 		       p->expert_imbalance, sqrt(m->experts - 1.0));
 	if (m->experts && m->experts % p->ep)
 		REFUSE(PF_EP, "ep (default)", "ep %d does not divide the %d experts", p->ep, m->experts);
-	if (((long long)p->dp * p->cp) % p->ep)
-		REFUSE(PF_EP, "ep (default)", "ep %d must divide dp %d x cp %d (Megatron's rule)", p->ep, p->dp,
-		       p->cp);
 	if (p->cp > 1 && p->seq_len % (2 * p->cp))
 		REFUSE(PF_CP, "cp (default)",
 		       "cp %d needs seq_len %d divisible by 2 x cp (Megatron's load-balanced split)",
@@ -744,6 +725,63 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "layers_per_stage list)",
 		       p->pp, v, m->layers);
 	}
+	if (p->zero >= 2 && p->pp > 1)
+		REFUSE(PF_ZERO, "zero (default)",
+		       "ZeRO stage %d with pp %d: DeepSpeed's pipeline engine supports stages 0 "
+		       "and 1 only",
+		       p->zero, p->pp);
+	if (p->zero >= 2 && p->compression == PLAN_CMP_TOPK)
+		REFUSE(PF_COMPRESSION, "compression (default)",
+		       "top-k compression with ZeRO stage %d is not modelled (its gradients are "
+		       "reduce-scattered every micro-batch); use ZeRO 0 or 1",
+		       p->zero);
+	if (p->zero >= 2 && p->distributed_optimizer)
+		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
+		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
+	if (p->overlap_param_gather && !p->distributed_optimizer)
+		REFUSE(PF_OVERLAP_PG, "overlap.param_gather (default)",
+		       "overlapping the parameter all-gather needs distributed_optimizer (Megatron's "
+		       "--overlap-param-gather requires it)");
+	if (p->offload == PLAN_OFF_OPTIMIZER && p->zero == 0)
+		REFUSE(PF_OFFLOAD, "offload (default)", "optimizer offload needs ZeRO stage 1, 2 or 3");
+	if (p->offload == PLAN_OFF_PARAMS && p->zero != 3)
+		REFUSE(PF_OFFLOAD, "offload (default)", "parameter offload needs ZeRO stage 3 (got %d)",
+		       p->zero);
+	if (!m->has_vision && plan_dist_mean(&p->images_per_sample) > 0)
+		REFUSE(PF_IMAGES, "images_per_sample (default)",
+		       "images per sample given for a model without a vision encoder");
+	return 0;
+}
+
+int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_error *err)
+{
+	long long base = (long long)p->tp * p->pp * p->cp;
+	int mbs;
+
+	if (ngpus < 1)
+		return ts_error_set(err, TS_EINPUT, "the cluster has no GPUs");
+	if (p->dp == 0) {
+		if (base > ngpus || ngpus % base) {
+			/* point at the factor that breaks it: the first whose product
+			 * with those before it no longer divides the GPUs */
+			long long tpp = (long long)p->tp * p->pp;
+			enum plan_field f = ngpus % p->tp || p->tp > ngpus ? PF_TP
+					    : ngpus % tpp || tpp > ngpus     ? PF_PP
+									     : PF_CP;
+			REFUSE(f, f == PF_TP ? "tp (default)" : f == PF_PP ? "pp (default)" : "cp (default)",
+			       "tp %d x pp %d x cp %d = %lld does not divide the %d GPUs", p->tp,
+			       p->pp, p->cp, base, ngpus);
+		}
+		p->dp = (int)(ngpus / base);
+	} else if (base * p->dp != ngpus) {
+		REFUSE(PF_DP, "dp (default)", "dp %d x tp %d x pp %d x cp %d = %lld, but the cluster has %d GPUs",
+		       p->dp, p->tp, p->pp, p->cp, base * p->dp, ngpus);
+	}
+	if (plan_check_model(p, m, err))
+		return TS_EINPUT;
+	if (((long long)p->dp * p->cp) % p->ep)
+		REFUSE(PF_EP, "ep (default)", "ep %d must divide dp %d x cp %d (Megatron's rule)", p->ep, p->dp,
+		       p->cp);
 	/* Default bucket: "auto" in a ds_config is what Hugging Face's Trainer
 	 * writes there, hidden_size^2 elements (16-bit); DeepSpeed's own
 	 * reduce_bucket_size is 5e8 elements; else Megatron-core's
@@ -768,28 +806,6 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * DeepSpeed's default, on for the final stage 3 only */
 	if (p->ds_used && !p->src[PF_OVERLAP_DP][0])
 		p->overlap_dp = p->zero == 3;
-	if (p->zero >= 2 && p->pp > 1)
-		REFUSE(PF_ZERO, "zero (default)",
-		       "ZeRO stage %d with pp %d: DeepSpeed's pipeline engine supports stages 0 "
-		       "and 1 only",
-		       p->zero, p->pp);
-	if (p->zero >= 2 && p->compression == PLAN_CMP_TOPK)
-		REFUSE(PF_COMPRESSION, "compression (default)",
-		       "top-k compression with ZeRO stage %d is not modelled (its gradients are "
-		       "reduce-scattered every micro-batch); use ZeRO 0 or 1",
-		       p->zero);
-	if (p->zero >= 2 && p->distributed_optimizer)
-		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
-		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
-	if (p->overlap_param_gather && !p->distributed_optimizer)
-		REFUSE(PF_OVERLAP_PG, "overlap.param_gather (default)",
-		       "overlapping the parameter all-gather needs distributed_optimizer (Megatron's "
-		       "--overlap-param-gather requires it)");
-	if (p->offload == PLAN_OFF_OPTIMIZER && p->zero == 0)
-		REFUSE(PF_OFFLOAD, "offload (default)", "optimizer offload needs ZeRO stage 1, 2 or 3");
-	if (p->offload == PLAN_OFF_PARAMS && p->zero != 3)
-		REFUSE(PF_OFFLOAD, "offload (default)", "parameter offload needs ZeRO stage 3 (got %d)",
-		       p->zero);
 	/* Images. */
 	if (p->images_per_sample.value < 0 && p->images_per_sample.kind == PLAN_DIST_FIXED)
 		p->images_per_sample.value = m->has_vision ? 1 : 0;
@@ -798,9 +814,6 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		model_image_tokens(m, 448, 448, &pt, &tk);
 		p->image_tokens.value = tk;
 	}
-	if (!m->has_vision && plan_dist_mean(&p->images_per_sample) > 0)
-		REFUSE(PF_IMAGES, "images_per_sample (default)",
-		       "images per sample given for a model without a vision encoder");
 	if (m->has_vision && plan_dist_mean(&p->images_per_sample) *
 				     plan_dist_mean(&p->image_tokens) > p->seq_len) {
 		/* name the value the user gave: tokens, images, or the length */

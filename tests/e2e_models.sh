@@ -26,6 +26,11 @@ check "model from HF config" 0 "$TRAINSIM" model --model "$EX/models/qwen3-vl-8b
 expect "HF config equals the built-in" '"params_total":[[:space:]]*8767123696' "$TMP/out"
 check "model gpt2 config" 0 "$TRAINSIM" model --model "$EX/models/gpt2.json" --json
 expect "gpt2 small is 124439808" '"params_total":[[:space:]]*124439808' "$TMP/out"
+# a DeepStack merger listed twice would be counted twice
+sed 's/"deepstack_visual_indexes": \[8, 16, 24\]/"deepstack_visual_indexes": [8, 16, 8]/' \
+	"$EX/models/qwen3-vl-8b.json" >"$TMP/ds-dup.json"
+check "repeated deepstack index" 2 "$TRAINSIM" model --model "$TMP/ds-dup.json"
+expect "names the repeat" "ds-dup.json:41:[0-9]+: vision_config.deepstack_visual_indexes\[2\]: repeats ViT layer 8" "$TMP/err"
 check "model seq-len changes attention FLOPs" 0 "$TRAINSIM" model --model llama3-8b --seq-len 1 --json
 f1=$(jnum flops_per_token_fwd)
 "$TRAINSIM" model --model llama3-8b --seq-len 8193 --json >"$TMP/out"
@@ -135,13 +140,16 @@ check "plan name not a string" 2 "$TRAINSIM" memory $A100 --model llama3-8b --pl
 expect "name's position" "name.json:1:[0-9]+: name: expected a string" "$TMP/err"
 check "hexadecimal flag value" 2 "$TRAINSIM" memory $A100 --model qwen3-vl-8b --image-tokens 0x10
 
-printf '{"tp": 2,\n "cp": 3}\n' >"$TMP/cp3.json"
+printf '{"tp": 2, "seq_len": 6144, "flash_attention": true,\n "cp": 3}\n' >"$TMP/cp3.json"
 check "cp breaks the division" 2 "$TRAINSIM" memory --gpus 8 --gpu-mem-gib 80 --model llama3-8b --plan "$TMP/cp3.json"
 expect "points at cp" "cp3.json:2:[0-9]+: cp: tp 2 x pp 1 x cp 3 = 6 does not divide the 8 GPUs" "$TMP/err"
 
 # ---- memory: a valid plan bigger than the cluster: exit 1, as predict ----
 check "more GPUs than the cluster" 1 "$TRAINSIM" memory $A100 --model llama3-8b --dp 1000000
 expect "names the GPU count" "needs 1000000 GPUs" "$TMP/err"
+# bad input is said before the GPU count: ep on a dense model, any size
+check "bad input before the GPU count" 2 "$TRAINSIM" memory $A100 --model llama3-8b --dp 1000000 --ep 4
+expect "names ep" "ep 4 given for a dense model" "$TMP/err"
 
 ok=$((n - fail))
 echo "e2e_models: $ok passed, $fail failed"

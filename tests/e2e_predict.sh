@@ -49,8 +49,11 @@ expect "summary names the compute model" "^compute model: defaults: H100" "$TMP/
 
 # ---- bad input ----
 check "more GPUs than the cluster" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
+	--model "$TMP/tiny.json" --tp 4 --pp 4 --dp 2 --global-batch 16 --seq-len 1024
+expect "names the GPU count" "needs 32 GPUs" "$TMP/err"
+check "bad input said before the GPU count" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model "$TMP/tiny.json" --tp 4 --pp 4 --dp 2 --global-batch 16
-expect "names the GPU count" "GPU" "$TMP/err"
+expect "names the learned positions" "seq_len 4096 exceeds the 2048 learned positions" "$TMP/err"
 check "does not fit in memory" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model qwen3-vl-235b-a22b --tp 1 --pp 1 --global-batch 8 --seq-len 1024
 expect "says it does not fit" "does not fit|GiB" "$TMP/err"

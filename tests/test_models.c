@@ -616,6 +616,38 @@ START_TEST(bad_model_configs)
 }
 END_TEST
 
+/* A MoE config whose every layer is dense (mlp_only_layers) is a dense
+ * model: EP and the router settings are refused as for one; with a single
+ * expert no router skew is possible (sqrt(E - 1) = 0). */
+START_TEST(moe_configs_without_routing)
+{
+	static const char *const all_dense =
+		"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+		"\"vocab_size\": 100, \"hidden_act\": \"silu\", \"intermediate_size\": 128, "
+		"\"num_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, "
+		"\"mlp_only_layers\": [0, 1]}";
+	static const char *const one_expert =
+		"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+		"\"vocab_size\": 100, \"hidden_act\": \"silu\", \"intermediate_size\": 128, "
+		"\"num_experts\": 1, \"num_experts_per_tok\": 1, \"moe_intermediate_size\": 32}";
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(load_text(&m, all_dense, &err), 0);
+	ck_assert_int_eq(m.experts, 0);
+	plan_init(&p);
+	p.ep = 2;
+	ck_assert_int_eq(plan_resolve(&p, &m, 8, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "ep 2 given for a dense model"), "%s", err.msg);
+	ck_assert_int_eq(load_text(&m, one_expert, &err), 0);
+	ck_assert_int_eq(m.experts, 1);
+	plan_init(&p);
+	p.expert_imbalance = 0.5;
+	ck_assert_int_eq(plan_check_model(&p, &m, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "must be below sqrt(experts - 1) = 0"), "%s", err.msg);
+}
+END_TEST
+
 START_TEST(good_model_config_hf)
 {
 	/* A Qwen3-VL-style nested config equals the built-in. */
@@ -645,6 +677,7 @@ static const struct {
 	{ "qwen3-235b-a22b", "{\"ep\": 3}", 24, "ep 3 does not divide the 128 experts" },
 	{ "qwen3-235b-a22b", "{\"ep\": 16}", 8, "must divide dp 8 x cp 1" },
 	{ "llama3-8b", "{\"ep\": 2}", 8, "dense model" },
+	{ "llama3-8b", "{\"capacity_factor\": 1.25}", 8, "capacity_factor 1.25 given for a dense model" },
 	{ "llama3-8b", "{\"micro_batch\": 2, \"global_batch\": 10}", 8, "not divisible by dp 8" },
 	{ "llama3-8b", "{\"schedule\": \"zigzag\"}", 8, "schedule" },
 	{ "llama3-8b", "{\"capacity_factor\": 1e-300}", 8, "0 (dropless) or between 0.001 and 1000" },
@@ -959,6 +992,7 @@ static Suite *models_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bad_input");
 	tcase_add_loop_test(tc, bad_model_configs, 0, (int)TS_ARRAY_LEN(bad_models));
+	tcase_add_test(tc, moe_configs_without_routing);
 	tcase_add_loop_test(tc, bad_plan_refused, 0, (int)TS_ARRAY_LEN(bad_plans));
 	tcase_add_loop_test(tc, bad_deepspeed_refused, 0, (int)TS_ARRAY_LEN(bad_ds));
 	tcase_add_test(tc, deepspeed_maps_fields);
