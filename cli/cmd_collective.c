@@ -424,11 +424,13 @@ int cmd_collective(int argc, char **argv)
 		double S = floor(size);
 		enum sim_algo a;
 		enum sim_proto p;
-		/* nccl-tests: AG/RS/alltoall buffers hold a multiple of n floats */
+		/* nccl-tests: AG/RS/alltoall buffers hold a multiple of n floats,
+		 * rounded down; a size below one float per rank, or one that
+		 * rounds onto the previous row's, gives no row of its own */
 		if (o.op == SIM_OP_ALLGATHER || o.op == SIM_OP_REDUCESCATTER || o.op == SIM_OP_ALLTOALL) {
 			S = floor(S / (4.0 * n)) * 4.0 * n;
-			if (S < 4.0 * n)
-				S = 4.0 * n;
+			if (S < 4.0 * n || (nrows > 0 && S == rows[nrows - 1].size_bytes))
+				continue;
 		}
 		for (g = 0; g < ng; g++) {
 			specs[g].size_bytes = S;
@@ -452,6 +454,13 @@ int cmd_collective(int argc, char **argv)
 		nrows++;
 		if (o.minb == o.maxb)
 			break;
+	}
+	if (nrows == 0) {
+		status = cli_usage("collective",
+				   "-b/-e: no size from %.0f to %.0f holds one float per rank (%d bytes "
+				   "for %d ranks)",
+				   o.minb, o.maxb, 4 * n, n);
+		goto out;
 	}
 	avg /= nrows;
 	if (o.json)

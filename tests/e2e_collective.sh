@@ -15,6 +15,16 @@ else
 	bad "--help"
 fi
 
+# allgather sizes round down to a multiple of 4 x 8 bytes, as nccl-tests';
+# sizes under one float per rank, or rounding onto the previous row, give
+# no row: 1..64 B on 8 ranks leaves 32 and 64
+if "$TRAINSIM" "${C[@]}" --op allgather -b 1 -e 64 -f 2 >"$tmp/out" 2>"$tmp/err" &&
+   [ "$(grep -v '^#' "$tmp/out" | awk '{ printf "%s ", $1 }')" = "32 64 " ]; then
+	ok "allgather sizes round down, one row each"
+else
+	bad "allgather sizes: $(cat "$tmp/out" "$tmp/err")"
+fi
+
 # nccl-tests table: '#' header, one row per size (8 sizes 1M..128M), footer
 if "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 128M -f 2 >"$tmp/out" 2>"$tmp/err"; then
 	rows=$(grep -vc '^#' "$tmp/out")
@@ -96,6 +106,8 @@ expect_err "unknown algo" "unknown algorithm 'star'" "$TRAINSIM" "${C[@]}" --op 
 expect_err "unknown proto" "unknown protocol 'LL64'" "$TRAINSIM" "${C[@]}" --op allreduce --proto LL64 -b 1M
 expect_err "unknown fidelity" "unknown fidelity 'exact'" "$TRAINSIM" "${C[@]}" --op allreduce --fidelity exact -b 1M
 expect_err "size zero" "-b must be between 1 and" "$TRAINSIM" "${C[@]}" --op allreduce -b 0
+expect_err "no size holds a float per rank" "no size from 1 to 16 holds one float per rank \\(32 bytes for 8 ranks\\)" \
+	"$TRAINSIM" "${C[@]}" --op allgather -b 1 -e 16
 expect_err "size beyond 2^50" "-e must be between 1 and 1125899906842624" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 2251799813685248
 expect_err "size 2^50+1" "-e must be between" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 1125899906842625
 expect_err "bad size" "-b needs a size" "$TRAINSIM" "${C[@]}" --op allreduce -b lots
