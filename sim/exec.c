@@ -1211,7 +1211,9 @@ static double kept_mean(double n, double q, double c)
 	return mu - (sd * gsl_ran_ugaussian_pdf(z) + (mu - c) * gsl_cdf_ugaussian_Q(z));
 }
 
-/* Per replica and micro-batch vision load over the plan's mean, and per DP x
+/* Per replica and micro-batch vision load over the plan's mean (a sample's
+ * drawn images take at most seq_len tokens: one that would overflow is cut
+ * to what is left, as a data pipeline truncates to the context), and per DP x
  * CP position, micro-batch and decoder layer the load of the rank's experts
  * over the balanced load (exp_[(pos x mm + micro) x layers + layer]; 1 for
  * dense layers; not touched when x->nle is 0). *load_max: the mean over EP
@@ -1256,10 +1258,13 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 			if (mean_f > 0) {
 				for (int b = 0; b < p->micro_batch; b++) {
 					int ni = (int)floor(draw(&x->rng, &p->images_per_sample) + 0.5);
+					double room = p->seq_len; /* a sample's images fit in it */
 					for (int i = 0; i < ni; i++) {
 						double tok = draw(&x->rng, &p->image_tokens);
+						tok = tok < room ? tok : room;
 						if (tok > 0)
 							f += model_vision_flops_fwd(m, tok * m->vit.merge * m->vit.merge);
+						room -= tok > 0 ? tok : 0;
 					}
 				}
 				f /= mean_f;

@@ -197,6 +197,40 @@ START_TEST(image_variance_slows)
 }
 END_TEST
 
+/* A sample's images fit in its sequence: with 2000-token images in 2048
+ * tokens, 0, 1 or 2 images per sample (uniform on [0, 2], rounded: 1/4,
+ * 1/2, 1/4) do about 3/4 of the vision work of exactly one image, since a
+ * second image keeps only the 48 tokens left (uncut, the same mean would
+ * do the same work). Vision work: hardware FLOPs over those without
+ * images. */
+START_TEST(images_fit_in_the_sequence)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b, c;
+	vl_plan(&p, 64);
+	p.image_tokens.value = 2000;
+	p.images_per_sample.value = 1;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &a);
+	p.images_per_sample.kind = PLAN_DIST_UNIFORM;
+	p.images_per_sample.min = 0;
+	p.images_per_sample.max = 2;
+	run(&p, &o, &b);
+	p.images_per_sample.kind = PLAN_DIST_FIXED;
+	p.images_per_sample.value = 0;
+	run(&p, &o, &c);
+	double r = (b.hw_flops - c.hw_flops) / (a.hw_flops - c.hw_flops);
+	ck_assert_msg(r > 0.6 && r < 0.9, "vision work %.4f of one image per sample", r);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	sim_prediction_release(&c);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Sum of the durations of the slices named `name` of representative 0 by
  * micro-batch, into per[micro]. */
 static void slice_sums(const struct sim_prediction *r, const char *name, double *per, int n)
@@ -2345,6 +2379,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, folded_exact_dense_16);
 	tcase_add_test(tc, folded_exact_moe_64);
 	tcase_add_test(tc, image_variance_slows);
+	tcase_add_test(tc, images_fit_in_the_sequence);
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);
 	tcase_add_test(tc, zero_offload_costs_host_time);
