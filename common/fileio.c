@@ -2,10 +2,99 @@
 #include "common/fileio.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- temporary files removed on SIGINT/SIGTERM/SIGHUP ------------------------ */
+
+/* The temporary files open now; a signal handler may only unlink fixed
+ * buffers, so a few slots of PATH_MAX each. */
+#define TMP_SLOTS 4
+static char tmp_slot[TMP_SLOTS][PATH_MAX];
+static volatile sig_atomic_t tmp_used[TMP_SLOTS];
+static const int tmp_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction tmp_old[3];
+static bool tmp_hooked;
+
+static void tmp_on_signal(int sig)
+{
+	for (int i = 0; i < TMP_SLOTS; i++)
+		if (tmp_used[i])
+			unlink(tmp_slot[i]);
+	for (int k = 0; k < 3; k++)
+		if (tmp_sigs[k] == sig)
+			sigaction(sig, &tmp_old[k], NULL);
+	raise(sig);
+}
+
+/* Remember a temporary file (a path too long for a slot, or no slot free,
+ * is simply not removed on a signal). */
+static int tmp_track(const char *path)
+{
+	if (!tmp_hooked) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = tmp_on_signal;
+		sigemptyset(&sa.sa_mask);
+		for (int k = 0; k < 3; k++)
+			sigaction(tmp_sigs[k], &sa, &tmp_old[k]);
+		tmp_hooked = true;
+	}
+	if (strlen(path) >= PATH_MAX)
+		return -1;
+	for (int i = 0; i < TMP_SLOTS; i++)
+		if (!tmp_used[i]) {
+			memcpy(tmp_slot[i], path, strlen(path) + 1);
+			tmp_used[i] = 1;
+			return i;
+		}
+	return -1;
+}
+
+static void tmp_untrack(const char *path)
+{
+	for (int i = 0; i < TMP_SLOTS; i++)
+		if (tmp_used[i] && !strcmp(tmp_slot[i], path))
+			tmp_used[i] = 0;
+}
+
+/* path with its last component's symbolic links followed (heap; a copy of
+ * path when it is not a link or does not exist): writing "out.json" that
+ * links to "a.json" writes a.json and keeps the link. */
+static char *follow_links(const char *path)
+{
+	char *cur = strdup(path);
+	for (int hop = 0; cur && hop < 40; hop++) {
+		struct stat st;
+		char target[PATH_MAX];
+		ssize_t n;
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			break;
+		n = readlink(cur, target, sizeof(target) - 1);
+		if (n < 0)
+			break;
+		target[n] = '\0';
+		const char *slash = strrchr(cur, '/');
+		char *next;
+		if (target[0] == '/' || !slash) {
+			next = strdup(target);
+		} else { /* relative to the link's directory */
+			size_t d = (size_t)(slash - cur) + 1, len = d + strlen(target) + 1;
+			next = malloc(len);
+			if (next) {
+				memcpy(next, cur, d);
+				memcpy(next + d, target, strlen(target) + 1);
+			}
+		}
+		free(cur);
+		cur = next;
+	}
+	return cur;
+}
 
 int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 		    struct ts_error *err)
@@ -59,29 +148,36 @@ int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 	return 0;
 }
 
-int afile_open(struct afile *a, const char *path, struct ts_error *err)
+int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 {
-	size_t n = strlen(path) + 16;
+	char *path = follow_links(user_path);
+	size_t n;
 	int fd;
 
 	*a = (struct afile)AFILE_INIT;
+	if (!path)
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
+	n = strlen(path) + 16;
 	{
 		/* the rename would replace a device, FIFO or socket (as root,
 		 * even /dev/null) with a plain file */
 		struct stat st;
-		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			free(path);
 			return ts_error_set(err, TS_EIO, "'%s' exists and is not a regular file",
-					    path);
+					    user_path);
+		}
 	}
-	a->path = malloc(strlen(path) + 1);
+	a->path = path;
 	a->tmp_path = malloc(n);
-	if (!a->path || !a->tmp_path) {
+	if (!a->tmp_path) {
 		afile_abort(a);
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	}
-	memcpy(a->path, path, strlen(path) + 1);
 	snprintf(a->tmp_path, n, "%s.tmp.XXXXXX", path);
 	fd = mkstemp(a->tmp_path);
+	if (fd >= 0)
+		tmp_track(a->tmp_path);
 	if (fd < 0) {
 		int e = errno;
 		free(a->tmp_path);
@@ -111,6 +207,8 @@ int afile_commit(struct afile *a, struct ts_error *err)
 	a->f = NULL;
 	if (!bad && rename(a->tmp_path, a->path) != 0)
 		bad = errno;
+	if (!bad)
+		tmp_untrack(a->tmp_path);
 	if (bad) {
 		ts_error_set(err, TS_EIO, "cannot write '%s': %s", a->path, strerror(bad));
 		afile_abort(a);
@@ -130,6 +228,7 @@ void afile_abort(struct afile *a)
 	}
 	if (a->tmp_path) {
 		unlink(a->tmp_path);
+		tmp_untrack(a->tmp_path);
 		free(a->tmp_path);
 		a->tmp_path = NULL;
 	}
@@ -178,18 +277,29 @@ static char *canonical(const char *path)
 	return out;
 }
 
-bool fileio_same_file(const char *a, const char *b)
+bool fileio_same_file(const char *a0, const char *b0)
 {
 	struct stat sa, sb;
-	char *ca, *cb;
+	char *a, *b, *ca = NULL, *cb = NULL;
 	bool same;
-	if (!strcmp(a, b))
+	if (!strcmp(a0, b0))
 		return true;
-	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-	ca = canonical(a);
-	cb = canonical(b);
-	same = ca && cb && !strcmp(ca, cb);
+	/* (a link is the file it is written through, existing or not) */
+	a = follow_links(a0);
+	b = follow_links(b0);
+	if (!a || !b)
+		same = false;
+	else if (!strcmp(a, b))
+		same = true;
+	else if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	else {
+		ca = canonical(a);
+		cb = canonical(b);
+		same = ca && cb && !strcmp(ca, cb);
+	}
+	free(a);
+	free(b);
 	free(ca);
 	free(cb);
 	return same;

@@ -25,16 +25,18 @@ struct afile {
 
 #define AFILE_INIT { NULL, NULL, NULL }
 
-/* Open a temporary file beside path. */
+/* Open a temporary file beside path (beside the file a symbolic link at
+ * path names, which is what commit replaces; the link stays). Until commit
+ * or abort, SIGINT, SIGTERM and SIGHUP remove it before the process ends. */
 int afile_open(struct afile *a, const char *path, struct ts_error *err);
 /* Flush, sync and rename over path; on failure the temporary is removed. */
 int afile_commit(struct afile *a, struct ts_error *err);
 /* Drop the temporary file (safe after commit, and on an unopened afile). */
 void afile_abort(struct afile *a);
 
-/* Whether paths a and b name one file: the same inode when both exist,
- * else the same canonical directory and last component ("x.json",
- * "./x.json" and "$PWD/x.json" are one file). */
+/* Whether paths a and b name one file, symbolic links followed: the same
+ * inode when both exist, else the same canonical directory and last
+ * component ("x.json", "./x.json" and "$PWD/x.json" are one file). */
 bool fileio_same_file(const char *a, const char *b);
 
 /* Write len bytes to path atomically. */

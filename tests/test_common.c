@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/fileio.h"
@@ -281,6 +283,58 @@ START_TEST(fileio_atomic_commit_and_abort)
 }
 END_TEST
 
+/* A process killed while writing (SIGTERM between open and commit) leaves
+ * neither the file nor its temporary; a symbolic link is written through
+ * (the link stays) and names the same file as its target. */
+START_TEST(fileio_killed_and_linked)
+{
+	char dir[] = "/tmp/trainsim_fio_XXXXXX";
+	char path[300], link[300], tmpl[320];
+	struct ts_error err = TS_ERROR_INIT;
+	struct stat st;
+	int status = 0;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct afile a;
+		/* (Check's runner handles SIGTERM by killing its process group;
+		 * this process dies of the signal as a user's run would) */
+		signal(SIGTERM, SIG_DFL);
+		if (afile_open(&a, path, &err))
+			_exit(3);
+		fputs("partial", a.f);
+		fflush(a.f);
+		if (stat(a.tmp_path, &st) != 0)
+			_exit(4);
+		raise(SIGTERM);
+		_exit(5);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "child status %d", status);
+	ck_assert_int_ne(stat(path, &st), 0);
+	snprintf(tmpl, sizeof(tmpl), "%s", dir);
+	ck_assert_int_eq(rmdir(tmpl), 0); /* empty: no temporary left */
+	snprintf(dir, sizeof(dir), "/tmp/trainsim_fio_XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a.json", dir);
+	snprintf(link, sizeof(link), "%s/link.json", dir);
+	ck_assert_int_eq(symlink("a.json", link), 0); /* dangling until written */
+	ck_assert(fileio_same_file(path, link));
+	ck_assert_int_eq(fileio_write_atomic(link, "{}\n", 3, &err), 0);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 3);
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* ---- RNG --------------------------------------------------------------------------- */
 
 START_TEST(rng_deterministic)
@@ -353,6 +407,7 @@ static Suite *common_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fileio");
 	tcase_add_test(tc, fileio_atomic_commit_and_abort);
+	tcase_add_test(tc, fileio_killed_and_linked);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rng");
 	tcase_add_test(tc, rng_deterministic);
