@@ -269,6 +269,11 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	if (jval_get_enum(&r, "grad_reduce_dtype", false, dt_names, &e, err))
 		return TS_EINPUT;
 	p->grad_reduce_dtype = (enum plan_dtype)e;
+	if (p->grad_reduce_dtype == PLAN_DT_FP8) {
+		struct jval x;
+		jval_child(&r, "grad_reduce_dtype", &x);
+		return jval_error(&x, err, "fp8: gradients are reduced in bf16, fp16 or fp32");
+	}
 	e = (int)p->offload;
 	if (get_enum_field(p, &r, "offload", PF_OFFLOAD, off_names, &e, err))
 		return TS_EINPUT;
@@ -322,6 +327,26 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 			jval_child(&c, "ratio", &x);
 			return jval_error(&x, err, "must be in (0, 1] (got %.17g)", p->compression_ratio);
 		}
+		{
+			/* each key belongs to top-k; top-k needs its ratio */
+			struct jval x;
+			bool topk = p->compression == PLAN_CMP_TOPK;
+			if (!topk && jval_child(&c, "ratio", &x))
+				return jval_error(&x, err, "only top-k compression takes a ratio");
+			if (!topk && jval_child(&c, "error_feedback", &x))
+				return jval_error(&x, err, "only top-k compression keeps an error feedback");
+			if (topk && !jval_child(&c, "ratio", &x))
+				return jval_error(&c, err,
+						  "top-k compression needs a ratio (the fraction of "
+						  "gradient values sent, in (0, 1])");
+			if (!topk && p->compression != PLAN_CMP_NONE &&
+			    jval_child(&r, "grad_reduce_dtype", &x) &&
+			    p->grad_reduce_dtype == PLAN_DT_FP32)
+				return jval_error(&x, err,
+						  "fp32 contradicts compression '%s' (the gradients "
+						  "are reduced in 16 bits)",
+						  p->compression == PLAN_CMP_FP16 ? "fp16" : "bf16");
+		}
 		src_json(p, PF_COMPRESSION, &r, "compression");
 	}
 	if (jval_child(&r, "sync", &c)) {
@@ -335,6 +360,15 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		p->sync = (enum plan_sync)e;
 		p->sync_interval = (int)iv;
 		p->staleness = (int)st;
+		{
+			/* interval: local SGD's; staleness: SSP's and async's bound */
+			struct jval x;
+			if (p->sync != PLAN_SYNC_LOCAL_SGD && jval_child(&c, "interval", &x))
+				return jval_error(&x, err, "only local_sgd synchronises at an interval");
+			if (p->sync != PLAN_SYNC_SSP && p->sync != PLAN_SYNC_ASYNC &&
+			    jval_child(&c, "staleness", &x))
+				return jval_error(&x, err, "only ssp and async take a staleness bound");
+		}
 		src_json(p, PF_SYNC, &r, "sync");
 	}
 	if (jval_child(&r, "images_per_sample", &c)) {
@@ -669,6 +703,11 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	}
 	if (p->ep > 1 && m->experts == 0)
 		REFUSE(PF_EP, "ep (default)", "ep %d given for a dense model", p->ep);
+	/* FP8 training (Transformer Engine) keeps 16-bit gradients */
+	if (p->grad_dtype == PLAN_DT_FP8)
+		REFUSE(PF_GRAD_DTYPE, "grad_dtype (default)",
+		       "fp8: gradients are kept in bf16, fp16 or fp32 (FP8 training keeps 16-bit "
+		       "gradients)");
 	if (p->capacity_factor > 0 && m->experts == 0)
 		REFUSE(PF_CAPACITY, "capacity_factor",
 		       "capacity_factor %g given for a dense model", p->capacity_factor);

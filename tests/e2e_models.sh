@@ -151,6 +151,13 @@ expect "names the GPU count" "needs 1000000 GPUs" "$TMP/err"
 check "bad input before the GPU count" 2 "$TRAINSIM" memory $A100 --model llama3-8b --dp 1000000 --ep 4
 expect "names ep" "ep 4 given for a dense model" "$TMP/err"
 
+# the README's plan example (every key) loads and fits as printed
+awk '/^\*\*Plans\*\*/ { p = 1 } p && /^```$/ && j { exit } p && j { print } p && /^```json$/ { j = 1 }' \
+	"$TS_SOURCE_DIR/README.md" >"$TMP/readme-plan.json"
+check "the README's plan example" 0 "$TRAINSIM" memory --gpus 32 --gpu-mem-gib 80 \
+	--model qwen3-vl-30b-a3b --plan "$TMP/readme-plan.json"
+expect "it fits" "fits" "$TMP/out"
+
 ok=$((n - fail))
 echo "e2e_models: $ok passed, $fail failed"
 [ $fail = 0 ]
