@@ -463,6 +463,118 @@ static int ds_enabled(const struct jval *o, const char *key, int *out, struct ts
 	return 0;
 }
 
+/* Keys of a ds_config (DeepSpeed's config docs and runtime/zero/config.py,
+ * offload_config.py). DeepSpeed has more, and adds some each release, so a
+ * key not listed is not refused; one within two edits of a listed key is
+ * a typo DeepSpeed itself would reject or ignore ("offload_optimiser",
+ * "zero_optimisation") and is refused with the key it resembles. */
+static const char *const ds_top_keys[] = {
+	"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+	"optimizer", "scheduler", "fp16", "bf16", "bfloat16", "amp", "zero_optimization", "gradient_clipping",
+	"prescale_gradients", "gradient_predivide_factor", "sparse_gradients", "steps_per_print",
+	"wall_clock_breakdown", "dump_state", "zero_allow_untested_optimizer",
+	"zero_force_ds_cpu_optimizer", "activation_checkpointing", "flops_profiler",
+	"comms_logger", "tensorboard", "wandb", "csv_monitor", "elasticity", "aio", "autotuning",
+	"data_efficiency", "curriculum_learning", "compression_training", "checkpoint",
+	"data_types", "communication_data_type", "seq_parallel_communication_data_type",
+	"fp16_master_weights_and_grads", "pipeline", "memory_breakdown", "sparse_attention",
+	"load_universal_checkpoint", "use_node_local_storage", "nebula", "weight_quantization",
+	"hybrid_engine", "graph_harvesting", "torch_autocast", "compile", "timers",
+	"disable_allgather", "zero_quantized_weights", NULL
+};
+static const char *const ds_zero_keys[] = {
+	"stage", "contiguous_gradients", "reduce_scatter", "reduce_bucket_size",
+	"use_multi_rank_bucket_allreduce", "allgather_partitions", "allgather_bucket_size",
+	"overlap_comm", "load_from_fp32_weights", "elastic_checkpoint", "offload_param",
+	"offload_optimizer", "sub_group_size", "cpu_offload_param", "cpu_offload_use_pin_memory",
+	"cpu_offload", "prefetch_bucket_size", "stage3_prefetch_bucket_size",
+	"param_persistence_threshold", "stage3_param_persistence_threshold",
+	"model_persistence_threshold", "stage3_model_persistence_threshold",
+	"max_live_parameters", "stage3_max_live_parameters", "max_reuse_distance",
+	"stage3_max_reuse_distance", "gather_16bit_weights_on_model_save",
+	"stage3_gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save",
+	"module_granularity_threshold", "stage3_module_granularity_threshold",
+	"use_all_reduce_for_fetch_params", "stage3_use_all_reduce_for_fetch_params",
+	"ignore_unused_parameters", "legacy_stage1", "round_robin_gradients",
+	"zero_hpz_partition_size", "zero_quantized_weights", "zero_quantized_nontrainable_weights",
+	"zero_quantized_gradients", "zeropp_loco_param", "mics_shard_size",
+	"mics_hierarchical_params_gather", "memory_efficient_linear",
+	"pipeline_loading_checkpoint", "override_module_apply", "log_trace_cache_warnings", NULL
+};
+static const char *const ds_offload_keys[] = {
+	"device", "nvme_path", "buffer_count", "buffer_size", "max_in_cpu", "pin_memory",
+	"pipeline", "pipeline_read", "pipeline_write", "fast_init", "ratio", NULL
+};
+
+/* Levenshtein distance of a and b, capped at 3 (short keys only). */
+static int edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int row[64], prev, t;
+	if (la >= 63 || lb >= 63)
+		return 3;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			t = row[j];
+			row[j] = prev + (a[i - 1] != b[j - 1]);
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (t + 1 < row[j])
+				row[j] = t + 1;
+			prev = t;
+		}
+	}
+	return row[lb] < 3 ? row[lb] : 3;
+}
+
+/* Refuse a key of object o that is a near miss of a known one, after
+ * refusing (when whole) an object none of whose keys is known: a file
+ * that is not a ds_config at all (a plan's "schedule" is a near miss of
+ * "scheduler"). */
+static int ds_keys(const struct jval *o, const char *const *keys, bool whole, struct ts_error *err)
+{
+	const cJSON *it;
+	bool known = false, all_near = true;
+	cJSON_ArrayForEach(it, o->j)
+	{
+		bool near = false;
+		for (int k = 0; keys[k]; k++) {
+			known = known || !strcmp(it->string, keys[k]);
+			near = near || (strlen(keys[k]) >= 6 && edits(it->string, keys[k]) <= 2);
+		}
+		all_near = all_near && near;
+	}
+	/* (every key a near miss: typos, said below) */
+	if (whole && !known && !all_near && o->j->child) {
+		struct jval x;
+		jval_child(o, o->j->child->string, &x);
+		return jval_error(&x, err,
+				  "not a DeepSpeed config: none of its keys is DeepSpeed's "
+				  "(zero_optimization, fp16, bf16, train_batch_size, ...)");
+	}
+	cJSON_ArrayForEach(it, o->j)
+	{
+		const char *near = NULL;
+		bool exact = false;
+		for (int k = 0; keys[k] && !exact; k++) {
+			if (!strcmp(it->string, keys[k]))
+				exact = true;
+			else if (!near && strlen(keys[k]) >= 6 && edits(it->string, keys[k]) <= 2)
+				near = keys[k];
+		}
+		if (!exact && near) {
+			struct jval x;
+			jval_child(o, it->string, &x);
+			return jval_error(&x, err, "unknown DeepSpeed key (did you mean '%s'?)", near);
+		}
+	}
+	return 0;
+}
+
 static int ds_offload(const struct jval *zo, const char *key, bool *on, struct ts_error *err)
 {
 	static const char *const devs[] = { "none", "cpu", "nvme", NULL };
@@ -471,7 +583,8 @@ static int ds_offload(const struct jval *zo, const char *key, bool *on, struct t
 	*on = false;
 	if (!jval_child(zo, key, &c))
 		return 0;
-	if (jval_expect_object(&c, err) || jval_get_enum(&c, "device", true, devs, &dev, err))
+	if (jval_expect_object(&c, err) || ds_keys(&c, ds_offload_keys, false, err) ||
+	    jval_get_enum(&c, "device", true, devs, &dev, err))
 		return TS_EINPUT;
 	*on = dev != 0; /* nvme: off the GPU as well; host memory is then not charged */
 	return 0;
@@ -483,12 +596,12 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	int fp16 = -1, bf16 = -1, tb = 0, mb = 0, gas = 0;
 	char w_tb[96] = "", w_mb[96] = "", w_gas[96] = "";
 
-	if (jval_expect_object(&r, err))
+	if (jval_expect_object(&r, err) || ds_keys(&r, ds_top_keys, true, err))
 		return TS_EINPUT;
 	if (jval_child(&r, "zero_optimization", &zo)) {
 		struct jval st;
 		bool off_opt = false, off_par = false;
-		if (jval_expect_object(&zo, err))
+		if (jval_expect_object(&zo, err) || ds_keys(&zo, ds_zero_keys, false, err))
 			return TS_EINPUT;
 		if (jval_child(&zo, "stage", &st)) {
 			long long s;
@@ -502,12 +615,27 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		if (ds_offload(&zo, "offload_optimizer", &off_opt, err) ||
 		    ds_offload(&zo, "offload_param", &off_par, err))
 			return TS_EINPUT;
+		/* the older spellings: "cpu_offload" (the optimizer) and
+		 * "cpu_offload_param" booleans */
+		const char *opt_key = "offload_optimizer", *par_key = "offload_param";
+		bool old_opt = false, old_par = false;
+		if (jval_get_bool(&zo, "cpu_offload", false, &old_opt, err) ||
+		    jval_get_bool(&zo, "cpu_offload_param", false, &old_par, err))
+			return TS_EINPUT;
+		if (old_par && !off_par) {
+			off_par = true;
+			par_key = "cpu_offload_param";
+		}
+		if (old_opt && !off_opt) {
+			off_opt = true;
+			opt_key = "cpu_offload";
+		}
 		if (off_par) {
 			p->offload = PLAN_OFF_PARAMS;
-			src_json(p, PF_OFFLOAD, &zo, "offload_param");
+			src_json(p, PF_OFFLOAD, &zo, par_key);
 		} else if (off_opt) {
 			p->offload = PLAN_OFF_OPTIMIZER;
-			src_json(p, PF_OFFLOAD, &zo, "offload_optimizer");
+			src_json(p, PF_OFFLOAD, &zo, opt_key);
 		}
 		if (jval_child(&zo, "reduce_bucket_size", &st) && !cJSON_IsNumber(st.j)) {
 			if (!cJSON_IsString(st.j) || strcmp(st.j->valuestring, "auto"))
@@ -537,7 +665,10 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	 * GEMM, unless the plan says otherwise */
 	if (!p->src[PF_GA_FUSION][0])
 		p->grad_accum_fusion = false;
-	if (ds_enabled(&r, "fp16", &fp16, err) || ds_enabled(&r, "bf16", &bf16, err))
+	/* ("bfloat16": DeepSpeed's older name of "bf16") */
+	if (ds_enabled(&r, "fp16", &fp16, err) ||
+	    ds_enabled(&r, jval_child(&r, "bf16", &(struct jval){ 0 }) ? "bf16" : "bfloat16", &bf16,
+		       err))
 		return TS_EINPUT;
 	if (fp16 == 1 && bf16 == 1) {
 		struct jval c;

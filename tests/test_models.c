@@ -830,6 +830,15 @@ static const struct {
 	{ "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": \"yes\"}}", "overlap_comm" },
 	{ "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": \"lots\"}}",
 	  "element count" },
+	/* typos DeepSpeed would reject or ignore, and a file that is not a
+	 * ds_config (a plan's "schedule" is a near miss of "scheduler") */
+	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_optimiser\": {\"device\": \"cpu\"}}}",
+	  "zero_optimization.offload_optimiser: unknown DeepSpeed key (did you mean "
+	  "'offload_optimizer'?)" },
+	{ "{\"zero_optimisation\": {\"stage\": 3}}", "did you mean 'zero_optimization'?" },
+	{ "{\"zero_optimization\": {\"offload_param\": {\"device\": \"cpu\", \"pin_memmory\": true}}}",
+	  "offload_param.pin_memmory: unknown DeepSpeed key (did you mean 'pin_memory'?)" },
+	{ "{\"tp\": 2, \"schedule\": \"1f1b\"}", "tp: not a DeepSpeed config" },
 	/* 2^29 x 8 samples would wrap a 32-bit batch */
 	{ "{\"gradient_accumulation_steps\": 536870912}", "absurdly large" },
 	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
@@ -894,6 +903,38 @@ START_TEST(deepspeed_maps_fields)
 	 * gradient accumulation (no fused wgrad) */
 	ck_assert(p.overlap_dp);
 	ck_assert(!p.grad_accum_fusion);
+}
+END_TEST
+
+/* DeepSpeed's older spellings: "bfloat16" for "bf16", the booleans
+ * "cpu_offload" (the optimizer) and "cpu_offload_param"; and keys it has
+ * that trainsim does not use are accepted. */
+START_TEST(deepspeed_older_spellings)
+{
+	static const struct {
+		const char *ds;
+		enum plan_dtype prec;
+		enum plan_offload off;
+	} cases[] = {
+		{ "{\"bfloat16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2, "
+		  "\"cpu_offload\": true}}",
+		  PLAN_DT_BF16, PLAN_OFF_OPTIMIZER },
+		{ "{\"zero_optimization\": {\"stage\": 3, \"cpu_offload_param\": true, "
+		  "\"stage3_gather_16bit_weights_on_model_save\": true, \"sub_group_size\": 1e9}, "
+		  "\"gradient_clipping\": 1.0, \"steps_per_print\": 10, \"future_key\": 1}",
+		  PLAN_DT_BF16, PLAN_OFF_PARAMS },
+	};
+	for (size_t i = 0; i < TS_ARRAY_LEN(cases); i++) {
+		struct plan p;
+		struct jdoc d = JDOC_INIT;
+		struct ts_error err = TS_ERROR_INIT;
+		plan_init(&p);
+		ck_assert_int_eq(jdoc_parse(&d, "ds.json", cases[i].ds, strlen(cases[i].ds), &err), 0);
+		ck_assert_msg(plan_apply_deepspeed(&p, &d, &err) == 0, "%s", err.msg);
+		jdoc_release(&d);
+		ck_assert_int_eq(p.precision, cases[i].prec);
+		ck_assert_int_eq(p.offload, cases[i].off);
+	}
 }
 END_TEST
 
@@ -1008,6 +1049,7 @@ static Suite *models_suite(void)
 	tcase_add_loop_test(tc, bad_plan_refused, 0, (int)TS_ARRAY_LEN(bad_plans));
 	tcase_add_loop_test(tc, bad_deepspeed_refused, 0, (int)TS_ARRAY_LEN(bad_ds));
 	tcase_add_test(tc, deepspeed_maps_fields);
+	tcase_add_test(tc, deepspeed_older_spellings);
 	tcase_add_loop_test(tc, deepspeed_overlap_and_fusion, 0, 5);
 	tcase_add_test(tc, deepspeed_overlap_default_follows_stage);
 	suite_add_tcase(s, tc);
