@@ -580,10 +580,11 @@ int jval_get_int(const struct jval *obj, const char *key, bool required, long lo
 	if (!cJSON_IsNumber(c.j))
 		return jval_error(&c, err, "expected an integer, got %s", type_name(c.j));
 	v = c.j->valuedouble;
-	if (!isfinite(v) || v != floor(v) || fabs(v) > 9.0e15)
+	if (!isfinite(v) || v != floor(v))
 		return jval_error(&c, err, "expected an integer, got %g", v);
-	if (v < (double)min || v > (double)max)
-		return jval_error(&c, err, "must be between %lld and %lld (got %.0f)", min, max, v);
+	if (v < (double)min || v > (double)max) /* (beyond 2^53 too: a whole number) */
+		return jval_error(&c, err, "must be between %lld and %lld (got %.*g)", min, max,
+				  fabs(v) < 1e15 ? 16 : 6, v);
 	*out = (long long)v;
 	return 0;
 }

@@ -107,6 +107,12 @@ START_TEST(json_int_error_has_position_and_path)
 	ck_assert_int_eq(jval_get_int(&fab, "k", true, 2, 1000, &k, &err), TS_EINPUT);
 	ck_assert_str_eq(err.msg, "c.json:4:10: fabric.k: expected an integer, got 3.5");
 	jdoc_release(&d);
+	/* a whole number too large for the range says so, whatever its size */
+	ck_assert_int_eq(jdoc_parse(&d, "b.json", "{\"n\": 1e18}", 11, &err), 0);
+	fab = jdoc_root(&d);
+	ck_assert_int_eq(jval_get_int(&fab, "n", true, 1, 1000, &k, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "b.json:1:7: n: must be between 1 and 1000 (got 1e+18)");
+	jdoc_release(&d);
 }
 END_TEST
 
