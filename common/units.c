@@ -28,9 +28,11 @@ static const struct unit bw_units[] = {
 };
 static const struct unit size_units[] = {
 	{ "B", 1.0 }, { "bytes", 1.0 },
-	{ "kB", 1e3 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { "TB", 1e12 },
+	{ "kB", 1e3 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { "TB", 1e12 }, { "PB", 1e15 },
 	{ "KiB", TS_KiB }, { "MiB", TS_MiB }, { "GiB", TS_GiB }, { "TiB", TS_GiB * 1024.0 },
+	{ "PiB", TS_GiB * 1024.0 * 1024.0 },
 	{ "K", TS_KiB }, { "M", TS_MiB }, { "G", TS_GiB }, /* nccl-tests style -b 8M */
+	{ "T", TS_GiB * 1024.0 },
 };
 static const struct unit time_units[] = {
 	{ "s", 1.0 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "\xc2\xb5s", 1e-6 }, { "ns", 1e-9 }, { "ps", 1e-12 },

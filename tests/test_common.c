@@ -31,6 +31,8 @@ static const struct {
 	{ "4KiB", TS_QTY_SIZE, 4096 },
 	{ "1500B", TS_QTY_SIZE, 1500 },
 	{ "80GB", TS_QTY_SIZE, 80e9 },
+	{ "1PB", TS_QTY_SIZE, 1e15 },
+	{ "1T", TS_QTY_SIZE, 1099511627776.0 },
 	{ "1.5us", TS_QTY_TIME, 1.5e-6 },
 	{ "100ns", TS_QTY_TIME, 100e-9 },
 	{ "2ms", TS_QTY_TIME, 2e-3 },
