@@ -201,6 +201,30 @@ static long bad_string_at(const char *text, size_t len, const char **why)
 	return -1;
 }
 
+/* Arrays and objects open at offset off of text (strings skipped). */
+static long nesting_at(const char *text, size_t off)
+{
+	long depth = 0, top = 0;
+	bool str = false;
+	for (size_t i = 0; i < off && text[i]; i++) {
+		char ch = text[i];
+		if (str) {
+			if (ch == '\\' && text[i + 1])
+				i++;
+			else if (ch == '"')
+				str = false;
+		} else if (ch == '"') {
+			str = true;
+		} else if (ch == '[' || ch == '{') {
+			depth++;
+			top = depth > top ? depth : top;
+		} else if (ch == ']' || ch == '}') {
+			depth--;
+		}
+	}
+	return top;
+}
+
 int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 	       struct ts_error *err)
 {
@@ -235,7 +259,11 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 				off = (size_t)(e - d->text);
 		}
 		offset_to_linecol(d->text, off, &l, &c);
-		if (off >= len)
+		if (nesting_at(d->text, off) >= CJSON_NESTING_LIMIT)
+			ts_error_set(err, TS_EINPUT,
+				     "%s:%d:%d: JSON nested deeper than %d levels (cJSON's limit)", name,
+				     l, c, CJSON_NESTING_LIMIT);
+		else if (off >= len)
 			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON: unexpected end of input",
 				     name, l, c);
 		else

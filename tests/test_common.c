@@ -236,6 +236,22 @@ START_TEST(json_malformed_positions)
 }
 END_TEST
 
+/* Deeper than cJSON's nesting limit: said as such, at the level it hit. */
+START_TEST(json_too_deep)
+{
+	struct jdoc d;
+	struct ts_error err = TS_ERROR_INIT;
+	char *text = malloc(2401);
+	ck_assert_ptr_nonnull(text);
+	memset(text, '[', 1200);
+	memset(text + 1200, ']', 1200);
+	text[2400] = '\0';
+	ck_assert_int_eq(jdoc_parse(&d, "deep.json", text, 2400, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "deep.json:1:1001: JSON nested deeper than 1000 levels (cJSON's limit)");
+	free(text);
+}
+END_TEST
+
 START_TEST(json_quantity_twice)
 {
 	static const char t[] = "{\"bw\": \"1Gb/s\", \"bw_gbps\": 1}";
@@ -411,6 +427,7 @@ static Suite *common_suite(void)
 	tcase_add_test(tc, json_unknown_key_and_enum);
 	tcase_add_loop_test(tc, json_malformed_positions, 0, (int)TS_ARRAY_LEN(malformed));
 	tcase_add_test(tc, json_quantity_twice);
+	tcase_add_test(tc, json_too_deep);
 	tcase_add_test(tc, json_load_missing_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fileio");
