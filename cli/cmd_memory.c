@@ -58,8 +58,9 @@ static double gib(double b)
 }
 
 static int report(const struct model *m, const struct plan *p, const struct memory_env *env,
-		  const struct memory_report *r, const char *cluster, bool json)
+		  const struct memory_report *r, const char *cluster, bool json, int gpn)
 {
+	/* gpn: GPUs per node of the cluster; -1: no cluster (--gpus), one a node */
 	int peak = r->peak_stage;
 	const struct memory_stage *ps = &r->stage[peak];
 	if (json) {
@@ -127,7 +128,10 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		table_print(&t, stdout);
 		table_release(&t);
 		printf("\npeak %.2f GiB per GPU on stage %d of %.1f GiB: %s\n", gib(r->peak_bytes),
-		       peak, gib(env->gpu_mem_bytes), r->fits ? "fits" : "does not fit");
+		       peak, gib(env->gpu_mem_bytes),
+		       r->fits ? "fits"
+		       : r->peak_bytes > env->gpu_mem_bytes ? "does not fit"
+							     : "fits, but host memory does not");
 	}
 	if (!r->fits) {
 		if (r->peak_bytes > env->gpu_mem_bytes)
@@ -142,8 +146,11 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		else
 			fprintf(stderr,
 				"trainsim: error: offloaded state needs %.1f GiB of host memory per "
-				"GPU, %.1f GiB available\n",
-				gib(r->peak_host_bytes), gib(env->host_mem_bytes));
+				"node (%d GPU%s x %.2f GiB%s), --host-mem-gib gives %.1f GiB\n",
+				gib(r->peak_host_bytes) * abs(gpn), abs(gpn), abs(gpn) == 1 ? "" : "s",
+				gib(r->peak_host_bytes),
+				gpn < 0 ? ": --gpus without a cluster counts a GPU per node" : "",
+				gib(env->host_mem_bytes) * abs(gpn));
 		return 1;
 	}
 	return 0;
@@ -247,7 +254,7 @@ int cmd_memory(int argc, char **argv)
 	    plan_resolve(p, m, env.ngpus, &err))
 		goto fail;
 	memory_eval(m, p, &env, r);
-	rc = report(m, p, &env, r, cname, json);
+	rc = report(m, p, &env, r, cname, json, cluster ? gpus_per_node : -1);
 	goto out;
 fail:
 	rc = cli_fail(&err);

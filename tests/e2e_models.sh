@@ -70,7 +70,8 @@ check "seed's 256 GB per node is too little host memory for the offload" 1 "$TRA
 	$A100 --host-mem-gib 256 --model qwen3-vl-235b-a22b \
 	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
 	--deepspeed "$EX/plans/ds_config_zero3_offload.json"
-expect "host memory reason" "host memory" "$TMP/err"
+expect "host memory reason" "host memory per node \\(1 GPU x [0-9.]+ GiB: --gpus without a cluster counts a GPU per node\\), --host-mem-gib gives 256.0 GiB" "$TMP/err"
+expect "the summary says the GPU fits" "fits, but host memory does not$" "$TMP/out"
 check "param offload with auto batch sizes" 0 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
 	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
 	--deepspeed "$EX/plans/ds_config_zero3_offload_params.json" --json
