@@ -216,9 +216,25 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		return TS_EINPUT;
 	t = root;
 	if (jval_child(&root, "text_config", &c)) {
+		/* the decoder's numbers come from text_config; one repeated at
+		 * the top level with another value is a contradiction */
+		static const char *const keys[] = {
+			"hidden_size", "num_hidden_layers", "num_attention_heads",
+			"num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
+			"num_experts", "num_experts_per_tok", "moe_intermediate_size",
+			"max_position_embeddings", NULL
+		};
 		if (jval_expect_object(&c, err))
 			return TS_EINPUT;
 		t = c;
+		for (int k = 0; keys[k]; k++) {
+			struct jval a, b;
+			if (jval_child(&root, keys[k], &a) && jval_child(&t, keys[k], &b) &&
+			    cJSON_IsNumber(a.j) && cJSON_IsNumber(b.j) &&
+			    a.j->valuedouble != b.j->valuedouble)
+				return jval_error(&a, err, "%.17g contradicts text_config.%s %.17g",
+						  a.j->valuedouble, keys[k], b.j->valuedouble);
+		}
 	}
 	if (jval_get_string(&root, "model_type", false, &mtype, err))
 		return TS_EINPUT;

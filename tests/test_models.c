@@ -601,6 +601,10 @@ static const struct {
 	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": \"4\", "
 	  "\"vocab_size\": 100, \"hidden_act\": \"silu\", \"intermediate_size\": 128}",
 	  "num_attention_heads" },
+	{ "{\"hidden_size\": 96, \"text_config\": {\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+	  "\"num_attention_heads\": 4, \"vocab_size\": 100, \"hidden_act\": \"silu\", "
+	  "\"intermediate_size\": 128}}",
+	  "hidden_size: 96 contradicts text_config.hidden_size 64" },
 	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2,", "malformed JSON" },
 };
 
