@@ -17,7 +17,8 @@ static void usage(FILE *out)
 		"token: forward, and training (forward + backward = 3x forward).\n"
 		"\n"
 		"  --model M          built-in name or a Hugging Face config.json path\n"
-		"  --seq-len S        sequence length for the attention term (default 4096)\n"
+		"  --seq-len S        sequence length for the attention term (default 4096, or\n"
+		"                     the model's learned positions when fewer)\n"
 		"  --image-size HxW   image for the vision FLOPs (default 448x448)\n"
 		"  --json             JSON: params_total, params_active, params_by_part,\n"
 		"                     flops_per_token_fwd, flops_per_token_train, ...\n"
@@ -55,6 +56,7 @@ int cmd_model(int argc, char **argv)
 					      { NULL, 0, NULL, 0 } };
 	const char *name = NULL;
 	long long seq = 4096;
+	bool seq_given = false;
 	int img_h = 448, img_w = 448, c;
 	bool json = false;
 	struct model m;
@@ -66,6 +68,7 @@ int cmd_model(int argc, char **argv)
 		switch (c) {
 		case 'm': name = optarg; break;
 		case 's':
+			seq_given = true;
 			if (cli_parse_long("model", "--seq-len", optarg, 1, 1 << 24, &seq))
 				return 2;
 			break;
@@ -88,6 +91,13 @@ int cmd_model(int argc, char **argv)
 		return cli_usage("model", "needs --model");
 	if (model_load(&m, name, &err))
 		return cli_fail(&err);
+	/* learned positions bound the sequence (predict refuses longer ones) */
+	if (m.max_pos > 0 && seq > m.max_pos) {
+		if (seq_given)
+			return cli_usage("model", "--seq-len %lld exceeds the model's %d learned positions",
+					 seq, m.max_pos);
+		seq = m.max_pos;
+	}
 	model_count_params(&m, &mp);
 	fwd = model_flops_per_token_fwd(&m, (int)seq);
 	if (m.has_vision) {

@@ -31,6 +31,10 @@ sed 's/"deepstack_visual_indexes": \[8, 16, 24\]/"deepstack_visual_indexes": [8,
 	"$EX/models/qwen3-vl-8b.json" >"$TMP/ds-dup.json"
 check "repeated deepstack index" 2 "$TRAINSIM" model --model "$TMP/ds-dup.json"
 expect "names the repeat" "ds-dup.json:41:[0-9]+: vision_config.deepstack_visual_indexes\[2\]: repeats ViT layer 8" "$TMP/err"
+check "seq-len beyond GPT-2's learned positions" 2 "$TRAINSIM" model --model "$EX/models/gpt2.json" --seq-len 1025
+expect "names the positions" "exceeds the model's 1024 learned positions" "$TMP/err"
+check "GPT-2 by default at its 1024 positions" 0 "$TRAINSIM" model --model "$EX/models/gpt2.json"
+expect "at 1024" "at seq_len 1024:" "$TMP/out"
 check "model seq-len changes attention FLOPs" 0 "$TRAINSIM" model --model llama3-8b --seq-len 1 --json
 f1=$(jnum flops_per_token_fwd)
 "$TRAINSIM" model --model llama3-8b --seq-len 8193 --json >"$TMP/out"
