@@ -10,7 +10,8 @@
 
 enum {
 	O_PLAN = CLI_PLAN_OPT_BASE,
-	O_DS, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET,
+	O_NO_SP, O_NO_DISTOPT, O_NO_FLASH, O_NO_PAD
 };
 
 static const struct option plan_opts[] = {
@@ -41,6 +42,11 @@ static const struct option plan_opts[] = {
 	{ "expert-imbalance", required_argument, NULL, O_EIMB },
 	{ "pad-to-capacity", no_argument, NULL, O_PAD },
 	{ "bucket-mb", required_argument, NULL, O_BUCKET },
+	/* switch a plan file's true off */
+	{ "no-sequence-parallel", no_argument, NULL, O_NO_SP },
+	{ "no-distributed-optimizer", no_argument, NULL, O_NO_DISTOPT },
+	{ "no-flash-attention", no_argument, NULL, O_NO_FLASH },
+	{ "no-pad-to-capacity", no_argument, NULL, O_NO_PAD },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -55,7 +61,8 @@ const char cli_plan_help[] =
 	"    --grad-dtype bf16|fp16|fp32 --offload none|optimizer|params\n"
 	"    --flash-attention --layers-per-stage 24,24,23,23 --images-per-sample N\n"
 	"    --image-tokens N --capacity-factor F --pad-to-capacity --expert-imbalance CV\n"
-	"    --bucket-mb MB\n";
+	"    --bucket-mb MB; --no-sequence-parallel --no-distributed-optimizer\n"
+	"    --no-flash-attention --no-pad-to-capacity switch a plan's true off\n";
 
 void cli_plan_args_init(struct cli_plan_args *a, const char *cmd)
 {
@@ -79,13 +86,18 @@ void cli_plan_options(const struct option *own, struct option *out, size_t cap)
 
 int cli_plan_args_take(struct cli_plan_args *a, int c, const char *arg)
 {
-	if (c < CLI_PLAN_OPT_BASE || c > O_BUCKET)
+	if (c < CLI_PLAN_OPT_BASE || c > O_NO_PAD)
 		return 0;
+	/* (one file each: a second would silently replace the first) */
 	if (c == O_PLAN) {
+		if (a->plan_path)
+			return cli_usage(a->cmd, "--plan given twice ('%s', '%s')", a->plan_path, arg);
 		a->plan_path = arg;
 		return 1;
 	}
 	if (c == O_DS) {
+		if (a->ds_path)
+			return cli_usage(a->cmd, "--deepspeed given twice ('%s', '%s')", a->ds_path, arg);
 		a->ds_path = arg;
 		return 1;
 	}
@@ -148,6 +160,19 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 	case O_DISTOPT:
 		p->distributed_optimizer = true;
 		plan_set_src(p, PF_DISTOPT, "--distributed-optimizer");
+		return 0;
+	case O_NO_SP: p->sp = false; plan_set_src(p, PF_SP, "--no-sequence-parallel"); return 0;
+	case O_NO_FLASH:
+		p->flash_attention = false;
+		plan_set_src(p, PF_FLASH, "--no-flash-attention");
+		return 0;
+	case O_NO_PAD:
+		p->pad_to_capacity = false;
+		plan_set_src(p, PF_PAD_CAP, "--no-pad-to-capacity");
+		return 0;
+	case O_NO_DISTOPT:
+		p->distributed_optimizer = false;
+		plan_set_src(p, PF_DISTOPT, "--no-distributed-optimizer");
 		return 0;
 	case O_SCHED:
 		e = 0;

@@ -156,6 +156,21 @@ expect "names the GPU count" "needs 1000000 GPUs" "$TMP/err"
 check "bad input before the GPU count" 2 "$TRAINSIM" memory $A100 --model llama3-8b --dp 1000000 --ep 4
 expect "names ep" "ep 4 given for a dense model" "$TMP/err"
 
+# a plan file's true switched off from the command line, and one file per flag
+check "--no-sequence-parallel over the plan" 2 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 4 \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --no-sequence-parallel
+expect "names the flag" "^trainsim: error: --no-sequence-parallel: a MoE model with tp 2 needs sequence_parallel" "$TMP/err"
+check "distributed optimizer on (the plan)" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 4 \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --json
+on=$(jnum peak_gib)
+check "--no-distributed-optimizer" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 4 \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --no-distributed-optimizer --json
+off=$(jnum peak_gib)
+if awk -v a="$on" -v b="$off" 'BEGIN { exit !(b > a + 1) }'; then ok "keeps the whole optimizer state ($on -> $off GiB)"
+else bad "unsharded peak $off not above $on"; fi
+check "--plan twice" 2 "$TRAINSIM" memory $A100 --model llama3-8b --plan a.json --plan b.json
+expect "says so" "--plan given twice" "$TMP/err"
+
 # the README's plan example (every key) loads and fits as printed
 awk '/^\*\*Plans\*\*/ { p = 1 } p && /^```$/ && j { exit } p && j { print } p && /^```json$/ { j = 1 }' \
 	"$TS_SOURCE_DIR/README.md" >"$TMP/readme-plan.json"
