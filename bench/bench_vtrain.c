@@ -170,6 +170,14 @@ static int load_csv(const char *path, struct rows *rs, struct ts_error *err)
 					  sizeof(line) - 2);
 			break;
 		}
+		/* a text file ends its last line: one cut off mid-number (a
+		 * truncated copy) would still parse */
+		if (!strchr(line, '\n') && line[strspn(line, " \t\r")] != '\0') {
+			rc = ts_error_set(err, TS_EINPUT,
+					  "%s:%d: the last line has no newline (a truncated file?)", path,
+					  ln);
+			break;
+		}
 		if (ln == 1) {
 			/* the header names the columns: a first line that is a number
 			 * is data without a header, which would silently lose a row */

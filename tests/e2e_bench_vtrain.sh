@@ -28,6 +28,10 @@ done
 { hdr; echo "3.6,131073,512,8,3072,32,30,2048,65537,65537,1,3566.5"; } >"$TMP/wrap.csv"
 check "product past 2^31" 2 "$B" "$TMP/wrap.csv"
 expect "inconsistent row" "wrap.csv:2: inconsistent row" "$TMP/err"
+# a file cut short mid-number (no final newline) would still parse
+{ hdr; row | head -c -4; } >"$TMP/cut.csv" # 3566.5 -> 356
+check "truncated last line" 2 "$B" "$TMP/cut.csv"
+expect "says so" "cut.csv:2: the last line has no newline \\(a truncated file\\?\\)" "$TMP/err"
 { hdr; row | awk -F, 'BEGIN{OFS=","}{$3=513; print}'; } >"$TMP/gb.csv"
 check "global batch not divisible" 2 "$B" "$TMP/gb.csv"
 expect "the CSV's line" "gb.csv:2: global_batch" "$TMP/err"
