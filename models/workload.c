@@ -512,10 +512,16 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	 * split sizes (not when padding to the capacity, whose sizes are
 	 * fixed); run on the EP group (the TP x EP group when tp > 1 is not
 	 * a group of the plan: assumption), the dispatch waits for it, the
-	 * permute does not */
-	if (!p->pad_to_capacity && (p->ep > 1 || p->tp > 1))
-		comm(b, ph, p->ep > 1 ? WL_D_EP : WL_D_TP, WL_C_ALLGATHER,
-		     (double)m->experts * 8 * p->ep * p->tp, "moe token counts", true);
+	 * permute does not. The split sizes go to the host, which synchronises
+	 * the stream before the all-to-all (Megatron-core's cuda_sync_point):
+	 * the host waits for the counts, so what it dispatches next starts a
+	 * dispatch after them however far ahead it was */
+	if (!p->pad_to_capacity && (p->ep > 1 || p->tp > 1)) {
+		int32_t id = comm(b, ph, p->ep > 1 ? WL_D_EP : WL_D_TP, WL_C_ALLGATHER,
+				  (double)m->experts * 8 * p->ep * p->tp, "moe token counts", true);
+		if (id >= 0)
+			b->r->ops[id].host_waits = 1;
+	}
 	moe_permute(b, ph, "moe permute");
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),

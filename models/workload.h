@@ -52,6 +52,8 @@ struct wl_op {
 	                            * MLP, experts): FP8 operands under an FP8 plan, flag */
 	uint8_t inbound;           /* EP all-to-all: carries tokens to the experts (what each
 	                            * rank receives follows its load; else what it sends), flag */
+	uint8_t host_waits;        /* collective whose result the host copies and waits for
+	                            * (a stream synchronize, as for a pipeline receive), flag */
 	int16_t layer;             /* decoder layer, -1 vision/embedding/head/optimizer */
 	int16_t chunk;             /* virtual pipeline chunk on this device, index */
 	int32_t micro;             /* micro-batch, -1 for per-iteration ops */

@@ -1612,6 +1612,61 @@ static const char *const small_moe =
 	"\"max_position_embeddings\": 4096, \"hidden_act\": \"silu\", "
 	"\"model_type\": \"qwen3_moe\"}";
 
+/* Megatron's all-to-all dispatcher copies the token counts to the host and
+ * synchronises the stream before the dispatch: however far ahead the host
+ * was, the op after the dispatch (the sort of the received tokens) is
+ * dispatched a host dispatch time after the permute before it ends. A
+ * model whose GEMMs outlast the 100 us dispatch, so the host runs ahead
+ * elsewhere (without the sync, the sort ends 89.5 us after the permute). */
+START_TEST(moe_counts_sync_the_host)
+{
+	static const char *const moe_h2048 =
+		"{\"hidden_size\": 2048, \"num_hidden_layers\": 2, \"num_attention_heads\": 16, "
+		"\"num_key_value_heads\": 4, \"head_dim\": 128, \"intermediate_size\": 8192, "
+		"\"moe_intermediate_size\": 4096, \"num_experts\": 8, \"num_experts_per_tok\": 1, "
+		"\"vocab_size\": 1000, \"max_position_embeddings\": 8192, \"hidden_act\": \"silu\", "
+		"\"model_type\": \"qwen3_moe\"}";
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a;
+	struct sim_compute comp;
+	int seen = 0;
+	setup_small(&p, &o, 1, moe_h2048);
+	p.ep = 2;
+	p.global_batch = 8;
+	p.seq_len = 4096;
+	p.flash_attention = true;
+	resolve(&p);
+	sim_compute_init(&comp, &topo.cl.gpu);
+	comp.dispatch_s = 100e-6;
+	o.compute = &comp;
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &a);
+	for (int32_t i = 0; i < a.tl->n; i++) {
+		const struct sim_slice *d = &a.tl->s[i], *perm = NULL, *sort = NULL;
+		if (d->track != WL_S_COMM || strcmp(d->name, "ep dispatch"))
+			continue;
+		for (int32_t j = 0; j < a.tl->n; j++) {
+			const struct sim_slice *c = &a.tl->s[j];
+			if (c->track != WL_S_COMPUTE)
+				continue;
+			if (c->t1_s <= d->t0_s + 1e-12 && (!perm || c->t1_s > perm->t1_s))
+				perm = c;
+			if (c->t0_s >= d->t1_s - 1e-12 && (!sort || c->t0_s < sort->t0_s))
+				sort = c;
+		}
+		ck_assert(perm && sort && !strcmp(perm->name, "moe permute") &&
+			  !strcmp(sort->name, "moe sort chunks"));
+		ck_assert_msg(sort->t1_s - perm->t1_s >= 100e-6 - 1e-12,
+			      "sort ends %.3f us after the permute", 1e6 * (sort->t1_s - perm->t1_s));
+		seen++;
+	}
+	ck_assert_int_eq(seen, 2); /* two layers, one micro-batch */
+	sim_prediction_release(&a);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(moe_dispatches_the_tp_shard)
 {
 	const char *moe = small_moe;
@@ -2400,6 +2455,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
 	tcase_add_test(tc, consumers_wait_for_communication);
 	tcase_add_test(tc, tp_overlap_pipelines_in_chunks);
+	tcase_add_test(tc, moe_counts_sync_the_host);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
 	tcase_add_test(tc, expert_imbalance_follows_dirichlet);
 	tcase_add_test(tc, expert_imbalance_exact_matches_folded);
