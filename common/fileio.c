@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,7 +19,6 @@ static char tmp_slot[TMP_SLOTS][PATH_MAX];
 static volatile sig_atomic_t tmp_used[TMP_SLOTS];
 static const int tmp_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 static struct sigaction tmp_old[3];
-static bool tmp_hooked;
 
 static void tmp_on_signal(int sig)
 {
@@ -32,23 +32,30 @@ static void tmp_on_signal(int sig)
 }
 
 /* Remember a temporary file (a path too long for a slot, or no slot free,
- * is simply not removed on a signal). */
+ * is simply not removed on a signal). The handler goes on each signal
+ * whose disposition is not already it, keeping the one it replaces to pass
+ * the signal on; a signal the process ignores (nohup, a background job)
+ * stays ignored: the run goes on and writes its file. */
 static int tmp_track(const char *path)
 {
-	if (!tmp_hooked) {
-		struct sigaction sa;
+	for (int k = 0; k < 3; k++) {
+		struct sigaction cur, sa;
+		if (sigaction(tmp_sigs[k], NULL, &cur) != 0 || cur.sa_handler == SIG_IGN ||
+		    cur.sa_handler == tmp_on_signal)
+			continue;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = tmp_on_signal;
 		sigemptyset(&sa.sa_mask);
-		for (int k = 0; k < 3; k++)
-			sigaction(tmp_sigs[k], &sa, &tmp_old[k]);
-		tmp_hooked = true;
+		tmp_old[k] = cur;
+		sigaction(tmp_sigs[k], &sa, NULL);
 	}
 	if (strlen(path) >= PATH_MAX)
 		return -1;
 	for (int i = 0; i < TMP_SLOTS; i++)
 		if (!tmp_used[i]) {
 			memcpy(tmp_slot[i], path, strlen(path) + 1);
+			/* the path is whole before a handler can see the slot used */
+			atomic_signal_fence(memory_order_seq_cst);
 			tmp_used[i] = 1;
 			return i;
 		}
@@ -159,6 +166,16 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	n = strlen(path) + 16;
 	{
+		/* still a link after follow_links' 40 hops: a loop, which the
+		 * rename would replace with a plain file */
+		struct stat st;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+			free(path);
+			return ts_error_set(err, TS_EIO, "'%s': too many levels of symbolic links",
+					    user_path);
+		}
+	}
+	{
 		/* the rename would replace a device, FIFO or socket (as root,
 		 * even /dev/null) with a plain file */
 		struct stat st;
@@ -182,14 +199,14 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 		int e = errno;
 		free(a->tmp_path);
 		a->tmp_path = NULL;
-		afile_abort(a);
-		return ts_error_set(err, TS_EIO, "cannot create '%s': %s", path, strerror(e));
+		afile_abort(a); /* (frees path: the message names user_path) */
+		return ts_error_set(err, TS_EIO, "cannot create '%s': %s", user_path, strerror(e));
 	}
 	a->f = fdopen(fd, "w");
 	if (!a->f) {
 		close(fd);
 		afile_abort(a);
-		return ts_error_set(err, TS_EIO, "cannot write '%s'", path);
+		return ts_error_set(err, TS_EIO, "cannot write '%s'", user_path);
 	}
 	fchmod(fd, 0644);
 	return 0;

@@ -201,10 +201,10 @@ static long bad_string_at(const char *text, size_t len, const char **why)
 	return -1;
 }
 
-/* Arrays and objects open at offset off of text (strings skipped). */
+/* Arrays and objects open before offset off of text (strings skipped). */
 static long nesting_at(const char *text, size_t off)
 {
-	long depth = 0, top = 0;
+	long depth = 0;
 	bool str = false;
 	for (size_t i = 0; i < off && text[i]; i++) {
 		char ch = text[i];
@@ -217,12 +217,11 @@ static long nesting_at(const char *text, size_t off)
 			str = true;
 		} else if (ch == '[' || ch == '{') {
 			depth++;
-			top = depth > top ? depth : top;
 		} else if (ch == ']' || ch == '}') {
 			depth--;
 		}
 	}
-	return top;
+	return depth;
 }
 
 int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
@@ -259,7 +258,9 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 				off = (size_t)(e - d->text);
 		}
 		offset_to_linecol(d->text, off, &l, &c);
-		if (nesting_at(d->text, off) >= CJSON_NESTING_LIMIT)
+		/* (cJSON refuses to open a level beyond its limit there) */
+		if (off < len && (d->text[off] == '[' || d->text[off] == '{') &&
+		    nesting_at(d->text, off) >= CJSON_NESTING_LIMIT)
 			ts_error_set(err, TS_EINPUT,
 				     "%s:%d:%d: JSON nested deeper than %d levels (cJSON's limit)", name,
 				     l, c, CJSON_NESTING_LIMIT);

@@ -218,11 +218,12 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	if (jval_child(&root, "text_config", &c)) {
 		/* the decoder's numbers come from text_config; one repeated at
 		 * the top level with another value is a contradiction */
+		/* (the layer shapes; vocab_size and positions can legitimately
+		 * differ where a wrapper resized the embeddings) */
 		static const char *const keys[] = {
 			"hidden_size", "num_hidden_layers", "num_attention_heads",
-			"num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
-			"num_experts", "num_experts_per_tok", "moe_intermediate_size",
-			"max_position_embeddings", NULL
+			"num_key_value_heads", "head_dim", "intermediate_size", "num_experts",
+			"num_experts_per_tok", "moe_intermediate_size", NULL
 		};
 		if (jval_expect_object(&c, err))
 			return TS_EINPUT;

@@ -666,20 +666,19 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	if (!p->src[PF_GA_FUSION][0])
 		p->grad_accum_fusion = false;
 	/* ("bfloat16": DeepSpeed's older name of "bf16") */
-	if (ds_enabled(&r, "fp16", &fp16, err) ||
-	    ds_enabled(&r, jval_child(&r, "bf16", &(struct jval){ 0 }) ? "bf16" : "bfloat16", &bf16,
-		       err))
+	const char *bfk = jval_child(&r, "bf16", &(struct jval){ 0 }) ? "bf16" : "bfloat16";
+	if (ds_enabled(&r, "fp16", &fp16, err) || ds_enabled(&r, bfk, &bf16, err))
 		return TS_EINPUT;
 	if (fp16 == 1 && bf16 == 1) {
 		struct jval c;
-		jval_child(&r, "bf16", &c);
-		return jval_error(&c, err, "fp16 and bf16 are both enabled");
+		jval_child(&r, bfk, &c);
+		return jval_error(&c, err, "fp16 and %s are both enabled", bfk);
 	}
 	if (fp16 == 1 || bf16 == 1) {
 		/* DeepSpeed keeps 16-bit gradients: ZeRO's 2 + 2 + 12 bytes/param. */
 		p->precision = fp16 == 1 ? PLAN_DT_FP16 : PLAN_DT_BF16;
 		p->grad_dtype = p->grad_reduce_dtype = p->precision;
-		src_json(p, PF_PRECISION, &r, fp16 == 1 ? "fp16" : "bf16");
+		src_json(p, PF_PRECISION, &r, fp16 == 1 ? "fp16" : bfk);
 	} else if (fp16 == 0 && bf16 == 0) {
 		p->precision = p->grad_dtype = p->grad_reduce_dtype = PLAN_DT_FP32;
 		src_json(p, PF_PRECISION, &r, "fp16");

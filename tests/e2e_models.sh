@@ -168,6 +168,16 @@ check "--no-distributed-optimizer" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr -
 off=$(jnum peak_gib)
 if awk -v a="$on" -v b="$off" 'BEGIN { exit !(b > a + 1) }'; then ok "keeps the whole optimizer state ($on -> $off GiB)"
 else bad "unsharded peak $off not above $on"; fi
+sed 's/"capacity_factor": 1.25,/"capacity_factor": 1.25, "pad_to_capacity": true,/' \
+	"$EX/plans/qwen3-vl-30b-a3b-moe.json" >"$TMP/padded.json"
+check "a plan padded to its capacity" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 4 \
+	--model qwen3-vl-30b-a3b --plan "$TMP/padded.json" --json
+on=$(jnum peak_gib)
+check "--no-pad-to-capacity" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 4 \
+	--model qwen3-vl-30b-a3b --plan "$TMP/padded.json" --no-pad-to-capacity --json
+off=$(jnum peak_gib)
+if awk -v a="$on" -v b="$off" 'BEGIN { exit !(b < a - 1) }'; then ok "routed tokens at the mean load ($on -> $off GiB)"
+else bad "unpadded peak $off not below $on"; fi
 check "--plan twice" 2 "$TRAINSIM" memory $A100 --model llama3-8b --plan a.json --plan b.json
 expect "says so" "--plan given twice" "$TMP/err"
 

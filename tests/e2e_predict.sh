@@ -32,6 +32,15 @@ check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --no
 expect "qwen3 exposed ep reported" '"ep":' "$TMP/out"
 expect "qwen3 expert load reported" '"expert_load_max":[[:space:]]*[01]\.[0-9]' "$TMP/out"
 expect "its mean kept load too" '"expert_load_mean":[[:space:]]*0\.9[0-9]' "$TMP/out"
+check "the plan's flash attention" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
+on=$(sed -n 's/^[[:space:]]*"iteration_time_s":[[:space:]]*\([0-9.e+-]*\),*$/\1/p' "$TMP/out")
+check "--no-flash-attention" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json \
+	--no-flash-attention
+off=$(sed -n 's/^[[:space:]]*"iteration_time_s":[[:space:]]*\([0-9.e+-]*\),*$/\1/p' "$TMP/out")
+if [ -n "$on" ] && awk -v a="$on" -v b="$off" 'BEGIN { exit !(b > a * 1.2) }'; then ok "unfused attention is slower ($on -> $off s)"
+else bad "no-flash time '$off' not above '$on'"; fi
 check "padded to the capacity" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
 	--pad-to-capacity

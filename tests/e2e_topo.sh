@@ -82,7 +82,6 @@ bad_file wrong_type_rails "fabric.rails: " '{ "preset": "dgx-h100-ndr", "fabric"
 bad_file bare_number_bw "fabric.link_bandwidth: .*unit" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": 400 } }'
 bad_file missing_gpus "node.gpus: missing" '{ "gpu": { "bf16_tflops": 989, "memory": "80GB", "hbm_bandwidth": "3.35TB/s" }, "node": { "intra": "pcie" }, "fabric": { "type": "none" } }'
 bad_file missing_gpu "gpu: missing field" '{ "node": { "gpus": 2, "intra": "pcie" }, "fabric": { "type": "none" } }'
-bad_file sm_arch_unknown "gpu.sm_arch: 75: one of 70 \\(V100\\), 80 \\(A100\\), 90" '{ "preset": "dgx-h100-ndr", "gpu": { "sm_arch": 75 } }'
 bad_file missing_fabric_type "fabric.type: missing" '{ "gpu": { "bf16_tflops": 989, "memory": "80GB", "hbm_bandwidth": "3.35TB/s" }, "node": { "gpus": 2, "intra": "pcie", "pcie_bandwidth": "32GB/s" }, "fabric": { } }'
 bad_file zero_bw "fabric.link_bandwidth: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": "0Gb/s" } }'
 bad_file negative_bw "node.nic_bandwidth_gbps: must be positive" '{ "preset": "dgx-h100-ndr", "node": { "nic_bandwidth_gbps": -400 } }'

@@ -248,6 +248,13 @@ START_TEST(json_too_deep)
 	text[2400] = '\0';
 	ck_assert_int_eq(jdoc_parse(&d, "deep.json", text, 2400, &err), TS_EINPUT);
 	ck_assert_str_eq(err.msg, "deep.json:1:1001: JSON nested deeper than 1000 levels (cJSON's limit)");
+	/* 1000 levels are cJSON's own: an error inside them is malformed JSON */
+	memset(text, '[', 1000);
+	text[1000] = 'x';
+	memset(text + 1001, ']', 1000);
+	text[2001] = '\0';
+	ck_assert_int_eq(jdoc_parse(&d, "deep.json", text, 2001, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "deep.json:1:1001: malformed JSON near 'x"), "%s", err.msg);
 	free(text);
 }
 END_TEST
@@ -303,6 +310,7 @@ START_TEST(fileio_atomic_commit_and_abort)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/no/such/dir/out.json", dir);
 	ck_assert_int_eq(fileio_write_atomic(path, "x", 1, &err), TS_EIO);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "cannot create"), "%s", err.msg);
 	rmdir(dir);
 }
 END_TEST
@@ -354,6 +362,33 @@ START_TEST(fileio_killed_and_linked)
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_size, 3);
 	unlink(link);
+	unlink(path);
+	/* a loop of links is refused, not replaced by a plain file */
+	ck_assert_int_eq(symlink("link.json", path), 0);
+	ck_assert_int_eq(symlink("a.json", link), 0);
+	ck_assert_int_eq(fileio_write_atomic(link, "{}\n", 3, &err), TS_EIO);
+	ck_assert_msg(strstr(err.msg, "too many levels of symbolic links"), "%s", err.msg);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	unlink(link);
+	unlink(path);
+	/* a signal the process ignores (nohup) stays ignored: the run goes on
+	 * and writes its file */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct afile a;
+		signal(SIGHUP, SIG_IGN);
+		if (afile_open(&a, path, &err))
+			_exit(3);
+		fputs("{}\n", a.f);
+		raise(SIGHUP);
+		_exit(afile_commit(&a, &err) ? 4 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 3);
 	unlink(path);
 	rmdir(dir);
 }

@@ -843,6 +843,8 @@ static const struct {
 	{ "{\"zero_optimization\": {\"offload_param\": {\"device\": \"cpu\", \"pin_memmory\": true}}}",
 	  "offload_param.pin_memmory: unknown DeepSpeed key (did you mean 'pin_memory'?)" },
 	{ "{\"tp\": 2, \"schedule\": \"1f1b\"}", "tp: not a DeepSpeed config" },
+	{ "{\"fp16\": {\"enabled\": true}, \"bfloat16\": {\"enabled\": true}}",
+	  "ds_config.json:1:41: bfloat16: fp16 and bfloat16 are both enabled" },
 	/* 2^29 x 8 samples would wrap a 32-bit batch */
 	{ "{\"gradient_accumulation_steps\": 536870912}", "absurdly large" },
 	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
@@ -923,6 +925,8 @@ START_TEST(deepspeed_older_spellings)
 		{ "{\"bfloat16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2, "
 		  "\"cpu_offload\": true}}",
 		  PLAN_DT_BF16, PLAN_OFF_OPTIMIZER },
+		{ "{\"fp16\": {\"enabled\": false}, \"bfloat16\": {\"enabled\": false}}", PLAN_DT_FP32,
+		  PLAN_OFF_NONE },
 		{ "{\"zero_optimization\": {\"stage\": 3, \"cpu_offload_param\": true, "
 		  "\"stage3_gather_16bit_weights_on_model_save\": true, \"sub_group_size\": 1e9}, "
 		  "\"gradient_clipping\": 1.0, \"steps_per_print\": 10, \"future_key\": 1}",

@@ -1894,8 +1894,8 @@ START_TEST(expert_imbalance_follows_dirichlet)
 			      c.expert_load_max > c.expert_load_mean,
 		      "capacity 1: %.7f x mean (busiest %.7f), want %.7f", c.expert_load_mean,
 		      c.expert_load_max, kept);
-	/* a capacity nothing reaches is dropless: the same draws, the same
-	 * loads and time */
+	/* a capacity nothing reaches is dropless: with a uniform router (cv 0
+	 * here) the same draws, the same loads and time */
 	sim_prediction_release(&c);
 	sim_prediction_release(&d);
 	p.capacity_factor = 1000;

@@ -711,18 +711,10 @@ static int load_gpu(const struct jval *g, struct topo_cluster *c, bool base, str
 		return TS_EINPUT;
 	if (qty_in(g, "nvlink_bandwidth", TS_QTY_BANDWIDTH, false, true, &c->gpu.nvlink_Bps, err))
 		return TS_EINPUT;
+	/* (the SM count and NCCL's algorithms follow the nearest of 70, 80,
+	 * 90, 100 at or below it: 89, an L40S, is taken as an A100) */
 	if (get_int(g, "sm_arch", 30, 200, &c->gpu.sm_arch, err))
 		return TS_EINPUT;
-	{
-		/* the SM count (GEMM waves) and NCCL's algorithms follow it */
-		int a = c->gpu.sm_arch;
-		struct jval x;
-		if (a != 70 && a != 80 && a != 90 && a != 100 && jval_child(g, "sm_arch", &x))
-			return jval_error(&x, err,
-					  "%d: one of 70 (V100), 80 (A100), 90 (H100, H200), 100 "
-					  "(B200)",
-					  a);
-	}
 	return 0;
 }
 
