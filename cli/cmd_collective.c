@@ -48,6 +48,9 @@ static void usage(FILE *out)
 		"  --routing R          ecmp: one equal-cost path per connection by hash\n"
 		"                       (default); spray: every transfer spread evenly over\n"
 		"                       the equal-cost paths (adaptive routing)\n"
+		"  --flow-coalesce F    flow: a flow's end re-rates the others up to F of its\n"
+		"                       own time later (ends close together share one max-min\n"
+		"                       solve); 0 = exact at every instant (default 0.01)\n"
 		"  --json               the same content as JSON\n"
 		"  --help               this text\n"
 		"\n"
@@ -69,6 +72,7 @@ struct opts {
 	long long channels;        /* 0 = automatic */
 	bool json;                 /* --json */
 	bool spray;                /* --routing spray */
+	double coalesce;           /* --flow-coalesce */
 };
 
 struct row {
@@ -125,6 +129,7 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 		return rc;
 	}
 	net.par.spray = o->spray;
+	net.par.coalesce = o->coalesce;
 	cs = calloc((size_t)ng, sizeof(*cs));
 	if (!cs) {
 		rc = ts_error_set(err, TS_ENOMEM, "out of memory");
@@ -180,6 +185,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 		{ "channels", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "routing", required_argument, NULL, 'R' },
+		{ "flow-coalesce", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -191,6 +197,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 	o->factor = 2;
 	o->fid = SIM_FLOW;
 	o->seed = 1;
+	o->coalesce = SIM_FLOW_COALESCE;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, ":b:e:f:h", lo, NULL)) != -1) {
 		switch (ch) {
@@ -273,6 +280,10 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 				o->spray = true;
 			else
 				return cli_usage(CMD, "unknown routing '%s' (ecmp, spray)", optarg);
+			break;
+		case 'K':
+			if (cli_parse_double(CMD, "--flow-coalesce", optarg, 0, 0.5, &o->coalesce))
+				return 2;
 			break;
 		case 'h':
 			*help = true;

@@ -47,6 +47,9 @@ static void usage(FILE *out)
 		"  --memo 0|1           reuse the measured time of identical collectives\n"
 		"                       (approximate: the first one's contention stands for\n"
 		"                       all; default 0: every collective runs on the network)\n"
+		"  --flow-coalesce F    flow: a flow's end re-rates the others up to F of its\n"
+		"                       own time later (ends close together share one max-min\n"
+		"                       solve); 0 = exact at every instant (default 0.01)\n"
 		"  --trace FILE         Chrome trace-event JSON (open in Perfetto)\n"
 		"  --svg FILE           SVG timeline of the iteration\n"
 		"  --json               JSON: iteration_time_s, tokens_per_s, tflops_per_gpu, mfu,\n"
@@ -62,7 +65,7 @@ static void usage(FILE *out)
 }
 
 enum {
-	O_CLUSTER = 256, O_NODES, O_GPUS, O_GPUMEM, O_HOSTMEM, O_MODEL, O_JSON, O_HELP, O_FID, O_EXACT, O_SEED, O_CAL, O_TRACE, O_SVG, O_SLOW, O_REPL, O_JIT, O_FREE, O_MEMO
+	O_CLUSTER = 256, O_NODES, O_GPUS, O_GPUMEM, O_HOSTMEM, O_MODEL, O_JSON, O_HELP, O_FID, O_EXACT, O_SEED, O_CAL, O_TRACE, O_SVG, O_SLOW, O_REPL, O_JIT, O_FREE, O_MEMO, O_COAL
 };
 
 static const struct option opts[] = {
@@ -82,6 +85,7 @@ static const struct option opts[] = {
 	{ "jitter", required_argument, NULL, O_JIT },
 	{ "free-comm", no_argument, NULL, O_FREE },
 	{ "memo", required_argument, NULL, O_MEMO },
+	{ "flow-coalesce", required_argument, NULL, O_COAL },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -266,6 +270,10 @@ int cmd_predict(int argc, char **argv)
 		case O_FREE: free_comm = true; break;
 		case O_MEMO:
 			if (cli_parse_long("predict", "--memo", optarg, 0, 1, &memo))
+				return 2;
+			break;
+		case O_COAL:
+			if (cli_parse_double("predict", "--flow-coalesce", optarg, 0, 0.5, &o.coalesce))
 				return 2;
 			break;
 		case O_GPUS:

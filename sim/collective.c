@@ -1351,8 +1351,14 @@ static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id)
 	} else if (x->src == x->dst) {
 		h = 0; /* a join: completes at once */
 	} else {
-		return coll_send(c, x->src, x->dst, x->hash, NULL, 0, x->bytes * c->wire_factor, a,
-				 dag_done_cb, d, (uint64_t)id);
+		/* an all-to-all's flows are independent: their ends may be
+		 * coalesced (sim.h, SIM_FLOW_COALESCE) */
+		int rc;
+		c->net->coalesce_sends = c->s.op == SIM_OP_ALLTOALL;
+		rc = coll_send(c, x->src, x->dst, x->hash, NULL, 0, x->bytes * c->wire_factor, a,
+			       dag_done_cb, d, (uint64_t)id);
+		c->net->coalesce_sends = false;
+		return rc;
 	}
 	return sim_net_send(c->net, path, h, x->bytes * c->wire_factor, a, dag_done_cb, d,
 			    (uint64_t)id);

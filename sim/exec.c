@@ -48,6 +48,7 @@ void sim_predict_opts_init(struct sim_predict_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->fidelity = SIM_FLOW;
 	o->seed = 1;
+	o->coalesce = SIM_FLOW_COALESCE;
 }
 
 static enum sim_comm_kind kind_of(int dim)
@@ -1971,6 +1972,7 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 	if (x->o->fidelity != SIM_ANALYTIC) {
 		if ((rc = sim_net_init_topo(&x->net, &x->eng, x->o->fidelity, x->t, x->errp)))
 			goto out;
+		x->net.par.coalesce = x->o->coalesce;
 		x->have_net = true;
 	}
 	x->rcap = 4096;

@@ -44,10 +44,14 @@ struct sim_predict_opts {
 	int replicas;                 /* folded: data-parallel units simulated (K), count; 0 = 4 */
 	int memo;                     /* 1: reuse a collective's measured time for identical later ones (speed), 0 off */
 	bool free_comm;               /* test hook: every communication takes zero time */
+	double coalesce;              /* flow: re-rate after a flow ends up to this fraction of
+	                               * its time later (sim_net_params.coalesce), fraction;
+	                               * 0 = exact max-min at every instant */
 	bool timeline;                /* keep the per-op timeline for traces */
 };
 
-/* Defaults: flow, folded, seed 1, compute from the topology, no jitter. */
+/* Defaults: flow, folded, seed 1, compute from the topology, no jitter,
+ * coalesce SIM_FLOW_COALESCE (sim.h). */
 void sim_predict_opts_init(struct sim_predict_opts *o);
 
 /* Where the iteration's time goes, along its critical path (the parts add

@@ -72,6 +72,7 @@ struct flow {
 	struct fhop *xp;               /* the path when longer than TOPO_MAX_HOPS
 	                                * (coupled rings), owned; else NULL */
 	uint8_t state;                 /* F_* */
+	uint8_t coal;                  /* its end may be coalesced (sim_net.coalesce_sends), flag */
 	int32_t next;                  /* free list, or the next flow of its start batch */
 	struct fhop ip[TOPO_MAX_HOPS]; /* the path (up to TOPO_MAX_HOPS links) */
 	/* cold: at the start and the end only */
@@ -163,6 +164,8 @@ struct sim_flow_state {
 	int32_t ndirty, capdirty;      /* count, allocated */
 	uint32_t epoch;                /* solve epoch, count */
 	bool solve_pending;            /* a solve event is queued */
+	simtime_ps solve_t;            /* when, ps */
+	sim_event_id solve_id;         /* its event */
 	uint32_t fixgen;               /* water-filling generation, count */
 	struct hent *heap;             /* water-filling heap */
 	int32_t nheap, capheap;        /* entries, allocated */
@@ -294,21 +297,34 @@ static void flow_free(struct sim_flow_state *s, int32_t id)
 
 static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 
-/* Queue the solve of the current instant (once), after the events
- * already queued for it. */
-static void queue_solve(struct sim_net *n)
+/* Queue a solve at time t >= now (once: one queued earlier or at t
+ * stands; a later one moves to t), after the events already queued for
+ * that instant. */
+static void queue_solve_at(struct sim_net *n, simtime_ps t)
 {
 	struct sim_flow_state *s = n->flow;
-	if (s->solve_pending)
-		return;
-	if (!sim_at(n->eng, n->eng->now, solve_ev, n, 0)) {
+	if (s->solve_pending) {
+		if (s->solve_t <= t)
+			return;
+		sim_cancel(n->eng, s->solve_id);
+	}
+	s->solve_id = sim_at(n->eng, t, solve_ev, n, 0);
+	if (!s->solve_id) {
 		s->oom = true;
 		return;
 	}
 	s->solve_pending = true;
+	s->solve_t = t;
 }
 
-static void mark_dirty(struct sim_net *n, int32_t l)
+/* Queue the solve of the current instant. */
+static void queue_solve(struct sim_net *n)
+{
+	queue_solve_at(n, n->eng->now);
+}
+
+/* Link l changed: re-rate through it at time t. */
+static void mark_dirty_at(struct sim_net *n, int32_t l, simtime_ps t)
 {
 	struct sim_flow_state *s = n->flow;
 	if (s->ndirty == s->capdirty && grow_i32(&s->dirty, &s->capdirty, s->ndirty + 1)) {
@@ -316,7 +332,12 @@ static void mark_dirty(struct sim_net *n, int32_t l)
 		return;
 	}
 	s->dirty[s->ndirty++] = l;
-	queue_solve(n);
+	queue_solve_at(n, t);
+}
+
+static void mark_dirty(struct sim_net *n, int32_t l)
+{
+	mark_dirty_at(n, l, n->eng->now);
 }
 
 static void sent_ev(struct sim_engine *e, void *ctx, uint64_t arg);
@@ -381,7 +402,9 @@ static void activate(struct sim_net *n, int32_t id)
 			mark_dirty(n, hp[h].link);
 }
 
-static void deactivate(struct sim_net *n, int32_t id)
+/* Take flow id off its links; the flows left there are re-rated at time
+ * t (now, or later when ends are coalesced). */
+static void deactivate(struct sim_net *n, int32_t id, simtime_ps t)
 {
 	struct sim_flow_state *s = n->flow;
 	struct flow *f = &s->fl[id];
@@ -407,7 +430,7 @@ static void deactivate(struct sim_net *n, int32_t id)
 			fhops(&s->fl[m.f])[m.h].pos = pos;
 		}
 		if (l->n > 0)
-			mark_dirty(n, hp[h].link); /* an idle link re-rates nobody */
+			mark_dirty_at(n, hp[h].link, t); /* an idle link re-rates nobody */
 	}
 	s->nactive--;
 }
@@ -436,7 +459,14 @@ static void sent_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	if (sim_peek_next(e, sent_ev, &nx))
 		prefetch_flow(&n->flow->fl[nx]); /* flows often end together */
 	f->rem_bytes = 0;
-	deactivate(n, (int32_t)arg);
+	{
+		/* coalesce (sim.h): re-rate the others a fraction of this flow's
+		 * own time later, so ends close together share one solve */
+		simtime_ps t = e->now;
+		if (f->coal && n->par.coalesce > 0 && f->rate_Bps > 0)
+			t += time_from_s(n->par.coalesce * f->bytes / f->rate_Bps);
+		deactivate(n, (int32_t)arg, t);
+	}
 	f->state = F_ARRIVING;
 	f->ev = sim_after(e, f->prop_ps, deliver_ev, n, arg);
 	if (!f->ev)
@@ -494,6 +524,7 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	f->hops = hops;
 	f->next = -1;
 	f->bytes = bytes;
+	f->coal = n->coalesce_sends;
 	f->prop_ps = 0;
 	f->done = done;
 	f->ctx = ctx;

@@ -32,6 +32,10 @@ check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --no
 expect "qwen3 exposed ep reported" '"ep":' "$TMP/out"
 expect "qwen3 expert load reported" '"expert_load_max":[[:space:]]*[01]\.[0-9]' "$TMP/out"
 expect "its mean kept load too" '"expert_load_mean":[[:space:]]*0\.9[0-9]' "$TMP/out"
+check "--flow-coalesce out of range" 2 "$TRAINSIM" predict $SMALL --flow-coalesce 0.7
+expect "says the range" "--flow-coalesce must be between 0 and 0.5" "$TMP/err"
+check "exact max-min (--flow-coalesce 0)" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --flow-coalesce 0
 check "the plan's flash attention" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
 on=$(sed -n 's/^[[:space:]]*"iteration_time_s":[[:space:]]*\([0-9.e+-]*\),*$/\1/p' "$TMP/out")
