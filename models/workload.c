@@ -34,6 +34,8 @@ struct bld {
 	                            * reduction without overlap), flag */
 	int32_t pend_send;         /* blocking pipeline send the next compute or collective
 	                            * waits for (Megatron waits on its requests), -1 none */
+	int32_t sync_next;         /* the next compute op's sync_after (a host stream sync
+	                            * before it), -1 none */
 	struct deferred *dfr;      /* compute ops that wait for DP-stream results (top-k
 	                            * scatter-adds, ZeRO-2/3 shard adds) */
 	int ndfr, capdfr;          /* entries of dfr, allocated */
@@ -88,6 +90,7 @@ static int32_t emit(struct bld *b, struct wl_op *op, int32_t d1, int32_t d2, int
 		r->cap = nc;
 	}
 	id = r->nops++;
+	op->sync_after = -1;
 	op->micro = b->micro;
 	op->chunk = (int16_t)b->chunk;
 	op->layer = (int16_t)b->layer;
@@ -129,6 +132,10 @@ static int32_t cmp_op(struct bld *b, enum wl_phase ph, enum wl_class cls, const 
 	op.name = name;
 	op.peer_stage = op.peer_op = -1;
 	id = emit(b, &op, wait, b->pend2, b->pend_send);
+	if (id >= 0 && b->sync_next >= 0) {
+		b->r->ops[id].sync_after = b->sync_next;
+		b->sync_next = -1;
+	}
 	b->pend2 = -1;
 	b->pend_send = -1;
 	b->pend = b->pend_later;
@@ -511,18 +518,22 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	 * expert (E int64 counts) over the TP x EP group for the all-to-all's
 	 * split sizes (not when padding to the capacity, whose sizes are
 	 * fixed); run on the EP group (the TP x EP group when tp > 1 is not
-	 * a group of the plan: assumption), the dispatch waits for it, the
-	 * permute does not. The split sizes go to the host, which synchronises
-	 * the stream before the all-to-all (Megatron-core's cuda_sync_point):
-	 * the host waits for the counts, so what it dispatches next starts a
-	 * dispatch after them however far ahead it was */
-	if (!p->pad_to_capacity && (p->ep > 1 || p->tp > 1)) {
-		int32_t id = comm(b, ph, p->ep > 1 ? WL_D_EP : WL_D_TP, WL_C_ALLGATHER,
-				  (double)m->experts * 8 * p->ep * p->tp, "moe token counts", true);
-		if (id >= 0)
-			b->r->ops[id].host_waits = 1;
-	}
+	 * a group of the plan: assumption). It is stream-ordered (a blocking
+	 * all-gather): the permute waits for it. The sizes go to the host,
+	 * which synchronises the stream (Megatron-core's cuda_sync_point):
+	 * with a capacity before the permute ("before_permutation_1", for the
+	 * kept-token count), dropless after it (before the EP all-to-all, or
+	 * before the experts without EP); padded, never. The op dispatched
+	 * after the sync waits for what was issued before it (sync_after) */
+	int32_t last = b->last[WL_S_COMPUTE];
+	if (!p->pad_to_capacity && (p->ep > 1 || p->tp > 1))
+		last = comm(b, ph, p->ep > 1 ? WL_D_EP : WL_D_TP, WL_C_ALLGATHER,
+			    (double)m->experts * 8 * p->ep * p->tp, "moe token counts", false);
+	if (!p->pad_to_capacity && p->capacity_factor > 0)
+		b->sync_next = last;
 	moe_permute(b, ph, "moe permute");
+	if (!p->pad_to_capacity && !(p->capacity_factor > 0))
+		b->sync_next = b->last[WL_S_COMPUTE];
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep dispatch", true);
@@ -1142,7 +1153,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		b.r = r;
 		for (int i = 0; i < WL_NSTREAMS; i++)
 			b.last[i] = -1;
-		b.pend = b.pend_later = b.pend2 = b.pend_send = -1;
+		b.pend = b.pend_later = b.pend2 = b.pend_send = b.sync_next = -1;
 		b.bucket_dense = b.bucket_exp = 0;
 		b.dp_block = per_micro && !p->overlap_dp;
 		for (int c = 0; c < v; c++)

@@ -52,8 +52,7 @@ struct wl_op {
 	                            * MLP, experts): FP8 operands under an FP8 plan, flag */
 	uint8_t inbound;           /* EP all-to-all: carries tokens to the experts (what each
 	                            * rank receives follows its load; else what it sends), flag */
-	uint8_t host_waits;        /* collective whose result the host copies and waits for
-	                            * (a stream synchronize, as for a pipeline receive), flag */
+
 	int16_t layer;             /* decoder layer, -1 vision/embedding/head/optimizer */
 	int16_t chunk;             /* virtual pipeline chunk on this device, index */
 	int32_t micro;             /* micro-batch, -1 for per-iteration ops */
@@ -65,6 +64,10 @@ struct wl_op {
 	double size_bytes;         /* communication: nccl-tests size (P2P: payload), bytes */
 	int32_t peer_stage;        /* SEND/RECV: the other stage, index */
 	int32_t peer_op;           /* SEND: the matching RECV op in peer_stage, index */
+	int32_t sync_after;        /* compute: the host synchronises the stream before it and
+	                            * so waits for this earlier op (the last issued before the
+	                            * sync point) to end, -1 none (Megatron's MoE dispatcher
+	                            * reading split sizes), index */
 	const char *name;          /* static label for traces */
 };
 

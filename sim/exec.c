@@ -348,8 +348,8 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 	 * the stream's ops in order, dispatch_s each (framework and launch
 	 * time on the CPU), and runs ahead of the GPU except where it blocks
 	 * (pipeline receives, which Megatron and DeepSpeed wait for on the
-	 * host, a collective whose result the host reads (host_waits: the MoE
-	 * dispatcher's token counts), and a CPU optimizer). An op starts when its inputs are ready
+	 * host, a stream synchronize before an op (sync_after: the MoE
+	 * dispatcher's split sizes), and a CPU optimizer). An op starts when its inputs are ready
 	 * and it has been dispatched, so streams of small ops are host-bound
 	 * while large ops hide the dispatch. launch_s (inside the op's time) is
 	 * the GPU-side per-kernel cost. */
@@ -358,28 +358,19 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		const struct wl_op *ops = x->w->roles[in->role].ops;
 		/* the host waits for the receive (directly, or behind the
 		 * collective that consumes it: scatter-gather's or sequence
-		 * parallelism's all-gather, an EP combine), then issues the op.
-		 * A collective the host reads (host_waits, behind the EP
-		 * dispatch that needs its counts) is read after a stream
-		 * synchronize: the host waits for it and for the compute ops
-		 * issued before (the op's compute predecessor) */
-		bool sync = false;
+		 * parallelism's all-gather, an EP combine), then issues the op;
+		 * after a stream synchronize (sync_after: the MoE dispatcher
+		 * reading its split sizes) for what was issued before it */
 		for (int k = 0; k < op->ndeps; k++) {
 			const struct wl_op *dk = &ops[op->deps[k]];
-			sync = sync || dk->host_waits;
 			if (dk->kind == WL_K_RECV && in->t1[op->deps[k]] > disp)
 				disp = in->t1[op->deps[k]];
-			for (int j = 0; dk->kind == WL_K_COLL && j < dk->ndeps; j++) {
-				const struct wl_op *dj = &ops[dk->deps[j]];
-				sync = sync || dj->host_waits;
-				if ((dj->kind == WL_K_RECV || dj->host_waits) && in->t1[dk->deps[j]] > disp)
+			for (int j = 0; dk->kind == WL_K_COLL && j < dk->ndeps; j++)
+				if (ops[dk->deps[j]].kind == WL_K_RECV && in->t1[dk->deps[j]] > disp)
 					disp = in->t1[dk->deps[j]];
-			}
 		}
-		for (int k = 0; sync && k < op->ndeps; k++)
-			if ((ops[op->deps[k]].kind == WL_K_COMPUTE || ops[op->deps[k]].host_waits) &&
-			    in->t1[op->deps[k]] > disp)
-				disp = in->t1[op->deps[k]];
+		if (op->sync_after >= 0 && in->t1[op->sync_after] > disp)
+			disp = in->t1[op->sync_after];
 		disp += time_from_s(x->comp.dispatch_s);
 		if (disp > now)
 			dur += time_to_s(disp - now);

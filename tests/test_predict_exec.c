@@ -1612,12 +1612,15 @@ static const char *const small_moe =
 	"\"max_position_embeddings\": 4096, \"hidden_act\": \"silu\", "
 	"\"model_type\": \"qwen3_moe\"}";
 
-/* Megatron's all-to-all dispatcher copies the token counts to the host and
- * synchronises the stream before the dispatch: however far ahead the host
- * was, the op after the dispatch (the sort of the received tokens) is
- * dispatched a host dispatch time after the permute before it ends. A
- * model whose GEMMs outlast the 100 us dispatch, so the host runs ahead
- * elsewhere (without the sync, the sort ends 89.5 us after the permute). */
+/* Megatron's all-to-all dispatcher copies the split sizes to the host and
+ * synchronises the stream: dropless before the EP all-to-all, so however
+ * far ahead the host was, the first op after the dispatch (and after the
+ * TP all-gather with tp 2) is dispatched a host dispatch time after the
+ * permute ends; with a capacity before the permute, which then starts a
+ * dispatch after the token-count all-gather ends. A model whose GEMMs
+ * outlast the 100 us dispatch, so the host runs ahead elsewhere (without
+ * the sync, the permute ends 98.0 us after the counts); the workload
+ * marks those ops (sync_after). */
 START_TEST(moe_counts_sync_the_host)
 {
 	static const char *const moe_h2048 =
@@ -1626,44 +1629,89 @@ START_TEST(moe_counts_sync_the_host)
 		"\"moe_intermediate_size\": 4096, \"num_experts\": 8, \"num_experts_per_tok\": 1, "
 		"\"vocab_size\": 1000, \"max_position_embeddings\": 8192, \"hidden_act\": \"silu\", "
 		"\"model_type\": \"qwen3_moe\"}";
-	struct plan p;
-	struct sim_predict_opts o;
-	struct sim_prediction a;
-	struct sim_compute comp;
-	int seen = 0;
-	setup_small(&p, &o, 1, moe_h2048);
-	p.ep = 2;
-	p.global_batch = 8;
-	p.seq_len = 4096;
-	p.flash_attention = true;
-	resolve(&p);
-	sim_compute_init(&comp, &topo.cl.gpu);
-	comp.dispatch_s = 100e-6;
-	o.compute = &comp;
-	o.fidelity = SIM_ANALYTIC;
-	run(&p, &o, &a);
-	for (int32_t i = 0; i < a.tl->n; i++) {
-		const struct sim_slice *d = &a.tl->s[i], *perm = NULL, *sort = NULL;
-		if (d->track != WL_S_COMM || strcmp(d->name, "ep dispatch"))
-			continue;
-		for (int32_t j = 0; j < a.tl->n; j++) {
-			const struct sim_slice *c = &a.tl->s[j];
-			if (c->track != WL_S_COMPUTE)
+	static const struct {
+		int tp;
+		double cf;
+	} cases[] = { { 1, 0 }, { 2, 0 }, { 1, 1.25 } };
+	for (size_t k = 0; k < TS_ARRAY_LEN(cases); k++) {
+		struct plan p;
+		struct sim_predict_opts o;
+		struct sim_prediction a;
+		struct sim_compute comp;
+		int seen = 0;
+		setup_small(&p, &o, 1, moe_h2048);
+		p.ep = 2;
+		p.tp = cases[k].tp;
+		p.sp = p.tp > 1;
+		p.capacity_factor = cases[k].cf;
+		p.global_batch = 8 / p.tp;
+		p.seq_len = 4096;
+		p.flash_attention = true;
+		resolve(&p);
+		sim_compute_init(&comp, &topo.cl.gpu);
+		comp.dispatch_s = 100e-6;
+		o.compute = &comp;
+		o.fidelity = SIM_ANALYTIC;
+		run(&p, &o, &a);
+		for (int32_t i = 0; i < a.tl->n; i++) {
+			const struct sim_slice *d = &a.tl->s[i], *before = NULL, *after = NULL;
+			/* the sync point: before the dispatch (dropless) or after the
+			 * counts (capacity); the op before it and the op after */
+			const char *at = cases[k].cf > 0 ? "moe token counts" : "ep dispatch";
+			if (d->track != WL_S_COMM || strcmp(d->name, at))
 				continue;
-			if (c->t1_s <= d->t0_s + 1e-12 && (!perm || c->t1_s > perm->t1_s))
-				perm = c;
-			if (c->t0_s >= d->t1_s - 1e-12 && (!sort || c->t0_s < sort->t0_s))
-				sort = c;
+			for (int32_t j = 0; j < a.tl->n; j++) {
+				const struct sim_slice *c = &a.tl->s[j];
+				if (c->track != WL_S_COMPUTE)
+					continue;
+				if (c->t1_s <= d->t0_s + 1e-12 && (!before || c->t1_s > before->t1_s))
+					before = c;
+				if (c->t0_s >= d->t1_s - 1e-12 && (!after || c->t0_s < after->t0_s))
+					after = c;
+			}
+			ck_assert(before && after);
+			if (cases[k].cf > 0) { /* the permute, a dispatch after the counts */
+				ck_assert_str_eq(after->name, "moe permute");
+				ck_assert_msg(after->t1_s - d->t1_s >= 100e-6 - 1e-12,
+					      "permute ends %.3f us after the counts",
+					      1e6 * (after->t1_s - d->t1_s));
+			} else {
+				ck_assert_str_eq(before->name, "moe permute");
+				ck_assert_msg(after->t1_s - before->t1_s >= 100e-6 - 1e-12,
+					      "tp %d: %s ends %.3f us after the permute", p.tp, after->name,
+					      1e6 * (after->t1_s - before->t1_s));
+			}
+			seen++;
 		}
-		ck_assert(perm && sort && !strcmp(perm->name, "moe permute") &&
-			  !strcmp(sort->name, "moe sort chunks"));
-		ck_assert_msg(sort->t1_s - perm->t1_s >= 100e-6 - 1e-12,
-			      "sort ends %.3f us after the permute", 1e6 * (sort->t1_s - perm->t1_s));
-		seen++;
+		ck_assert_int_eq(seen, 2); /* two layers, one micro-batch */
+		sim_prediction_release(&a);
+		/* where the workload puts the sync: on the permute, after the
+		 * counts (capacity), or on the op after the permute (dropless) */
+		{
+			struct workload w;
+			struct wl_opts wo;
+			struct ts_error err = TS_ERROR_INIT;
+			int nsync = 0;
+			wl_opts_init(&wo);
+			ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+			for (int32_t i = 0; i < w.roles[0].nops; i++) {
+				const struct wl_op *op = &w.roles[0].ops[i], *at;
+				if (op->sync_after < 0)
+					continue;
+				at = &w.roles[0].ops[op->sync_after];
+				if (cases[k].cf > 0)
+					ck_assert(!strcmp(op->name, "moe permute") &&
+						  !strcmp(at->name, "moe token counts"));
+				else
+					ck_assert(!strcmp(at->name, "moe permute") &&
+						  op->kind == WL_K_COMPUTE && op->sync_after < i);
+				nsync++;
+			}
+			ck_assert_int_eq(nsync, 2);
+			workload_release(&w);
+		}
+		topo_release(&topo);
 	}
-	ck_assert_int_eq(seen, 2); /* two layers, one micro-batch */
-	sim_prediction_release(&a);
-	topo_release(&topo);
 }
 END_TEST
 
@@ -1744,7 +1792,7 @@ START_TEST(moe_dispatches_the_tp_shard)
 	struct sim_compute cm;
 	struct sim_op_desc d;
 	o.timeline = true;
-	o.overlap_slowdown = 1; /* (the permute runs beside the token-count gather) */
+	o.overlap_slowdown = 1; /* (no slowdown from communication beside the passes) */
 	p.recompute = PLAN_RC_NONE;
 	run(&p, &o, &a);
 	sim_compute_init(&cm, &topo.cl.gpu);
