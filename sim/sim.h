@@ -128,19 +128,21 @@ struct sim_net_params {
 	                               * max-min at every instant */
 };
 
-/* The tools' coalesce (sim_net_params; the library's default is 0, exact):
- * an all-to-all flow's end re-rates the flows it leaves within 1 % of its
- * own time (bytes / final rate), so the ends of an all-to-all's thousands
- * of flows share solves instead of each re-solving the whole saturated
- * fabric. The freed bandwidth idles that long (congestion control takes
- * some RTTs to hand it on as well). Only all-to-alls: their flows are
- * independent, while a step-by-step ring's steps wait on each other's ends
- * (coalesced there too, rings of 16 moved by up to 0.35 %). Measured
- * against exact max-min (0): a 256-rank all-to-all on a 2:1 leaf-spine
- * the same time (11019.76 us) in 1.8 s instead of 26 s; predict with EP 32
- * on 1,024 GPUs the same iteration time at 3.7x the speed, on 512 GPUs of
- * a 2:1 leaf-spine +0.0002 % at 2.8x, the quick start +0.0012 %, the 16k
- * benchmark the same to 4 digits (README, Benchmarks). */
+/* The tools' coalesce (predict through sim_predict_opts_init, collective;
+ * sim_net_params_default keeps 0, exact): an all-to-all flow's end
+ * re-rates the flows it leaves within 1 % of its own time (bytes / its
+ * final rate), so the ends of an all-to-all's thousands of flows share
+ * solves instead of each re-solving the whole saturated fabric. The freed
+ * bandwidth idles that long (congestion control takes some RTTs to hand it
+ * on as well); every flow on the links it leaves waits with the rest, but
+ * only an all-to-all flow's end is deferred: a step-by-step ring's steps
+ * wait on each other's ends (deferred there too, rings of 16 moved by up
+ * to 0.35 %). A uniform all-to-all's end time is its busiest link's load
+ * over capacity whenever the others are re-rated, so it does not move
+ * (256 ranks on a 2:1 leaf-spine: 11019.76 us in 1.8 s instead of 26 s);
+ * uneven and mixed traffic does: predict plans measured against exact
+ * max-min (0) moved by +0.0002 % to +0.18 % at 1.7x to 4.6x the speed
+ * (README, the flow model). */
 #define SIM_FLOW_COALESCE 0.01
 
 /* Coupled rings (flow fidelity only). Step by step, a ring of n ranks is
