@@ -51,7 +51,7 @@ static void usage(FILE *out)
 		"  --flow-coalesce F    flow: an all-to-all flow's end re-rates the flows it\n"
 		"                       leaves up to F of its own time later (ends close\n"
 		"                       together share one max-min solve); 0 = exact at every\n"
-		"                       instant (default 0.01)\n"
+		"                       instant (default 0.002)\n"
 		"  --json               the same content as JSON\n"
 		"  --help               this text\n"
 		"\n"

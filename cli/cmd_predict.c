@@ -50,7 +50,7 @@ static void usage(FILE *out)
 		"  --flow-coalesce F    flow: an all-to-all flow's end re-rates the flows it\n"
 		"                       leaves up to F of its own time later (ends close\n"
 		"                       together share one max-min solve); 0 = exact at every\n"
-		"                       instant (default 0.01)\n"
+		"                       instant (default 0.002)\n"
 		"  --trace FILE         Chrome trace-event JSON (open in Perfetto)\n"
 		"  --svg FILE           SVG timeline of the iteration\n"
 		"  --json               JSON: iteration_time_s, tokens_per_s, tflops_per_gpu, mfu,\n"

