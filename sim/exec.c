@@ -380,6 +380,11 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		if (in->cpu_ps > now)
 			dur += time_to_s(in->cpu_ps - now);
 		in->cpu_ps = now + time_from_s(dur);
+	} else if (op->sync_after >= 0 && x->comp.dispatch_s > 0 &&
+		   in->t1[op->sync_after] > in->cpu_ps) {
+		/* an op with nothing to do (a rank whose experts drew no
+		 * tokens) still follows the stream synchronize: the host waits */
+		in->cpu_ps = in->t1[op->sync_after];
 	}
 	if (in->comm_inflight > 0 && !x->o->free_comm) {
 		double sl = x->o->overlap_slowdown > 0 ? x->o->overlap_slowdown : x->comp.overlap_slowdown;

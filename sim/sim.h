@@ -137,7 +137,7 @@ struct sim_net_params {
  * on as well); every flow on the links it leaves waits with the rest, but
  * only an all-to-all flow's end is deferred: a step-by-step ring's steps
  * wait on each other's ends (deferred there too, rings of 16 moved by up
- * to 0.35 %). A uniform all-to-all's end time is its busiest link's load
+ * to 0.35 % with a 1 % window). A uniform all-to-all's end time is its busiest link's load
  * over capacity whenever the others are re-rated, so it does not move
  * (256 ranks on a 2:1 leaf-spine: 11019.76 us in 4.8 s instead of 26 s);
  * uneven and mixed traffic does, about 0.9 x the window at worst (an

@@ -442,8 +442,8 @@ END_TEST
 
 /* Coalesced ends (the tools' SIM_FLOW_COALESCE): the thousands of flows of
  * all-to-alls across a 2:1 leaf-spine end at nearly the same times, each
- * end re-solving the whole saturated fabric; re-rating within 1 % of an
- * ended flow's time shares the solves. The times agree with exact max-min
+ * end re-solving the whole saturated fabric; re-rating within a small
+ * fraction of an ended flow's time (0.2 %) shares the solves. The times agree with exact max-min
  * within 0.1 % at fewer solves (one all-to-all of 128 ranks, four
  * concurrent ones of 32 as EP groups); ring all-reduces, whose steps wait
  * on each other's ends, are not coalesced: the same to the bit. */
