@@ -120,6 +120,13 @@ static int set_int(const struct cli_plan_args *a, struct plan *p, enum plan_fiel
 	return 0;
 }
 
+static int set_bool(struct plan *p, enum plan_field f, const char *opt, bool v, bool *out)
+{
+	*out = v;
+	plan_set_src(p, f, opt);
+	return 0;
+}
+
 static int set_word(const struct cli_plan_args *a, struct plan *p, enum plan_field f, const char *opt, const char *val,
 		    int (*from)(const char *), int *out)
 {
@@ -148,32 +155,20 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 	case O_VST:
 		return set_int(a, p, PF_VSTAGES, "--virtual-stages", v, 1, 1024, &p->virtual_stages);
 	case O_ZERO: return set_int(a, p, PF_ZERO, "--zero", v, 0, 3, &p->zero);
-	case O_SP: p->sp = true; plan_set_src(p, PF_SP, "--sequence-parallel"); return 0;
-	case O_FLASH:
-		p->flash_attention = true;
-		plan_set_src(p, PF_FLASH, "--flash-attention");
-		return 0;
-	case O_PAD:
-		p->pad_to_capacity = true;
-		plan_set_src(p, PF_PAD_CAP, "--pad-to-capacity");
-		return 0;
+	case O_SP: return set_bool(p, PF_SP, "--sequence-parallel", true, &p->sp);
+	case O_FLASH: return set_bool(p, PF_FLASH, "--flash-attention", true, &p->flash_attention);
+	case O_PAD: return set_bool(p, PF_PAD_CAP, "--pad-to-capacity", true, &p->pad_to_capacity);
 	case O_DISTOPT:
-		p->distributed_optimizer = true;
-		plan_set_src(p, PF_DISTOPT, "--distributed-optimizer");
-		return 0;
-	case O_NO_SP: p->sp = false; plan_set_src(p, PF_SP, "--no-sequence-parallel"); return 0;
+		return set_bool(p, PF_DISTOPT, "--distributed-optimizer", true,
+				&p->distributed_optimizer);
+	case O_NO_SP: return set_bool(p, PF_SP, "--no-sequence-parallel", false, &p->sp);
 	case O_NO_FLASH:
-		p->flash_attention = false;
-		plan_set_src(p, PF_FLASH, "--no-flash-attention");
-		return 0;
+		return set_bool(p, PF_FLASH, "--no-flash-attention", false, &p->flash_attention);
 	case O_NO_PAD:
-		p->pad_to_capacity = false;
-		plan_set_src(p, PF_PAD_CAP, "--no-pad-to-capacity");
-		return 0;
+		return set_bool(p, PF_PAD_CAP, "--no-pad-to-capacity", false, &p->pad_to_capacity);
 	case O_NO_DISTOPT:
-		p->distributed_optimizer = false;
-		plan_set_src(p, PF_DISTOPT, "--no-distributed-optimizer");
-		return 0;
+		return set_bool(p, PF_DISTOPT, "--no-distributed-optimizer", false,
+				&p->distributed_optimizer);
 	case O_SCHED:
 		e = 0;
 		if (set_word(a, p, PF_SCHED, "--schedule", v, plan_schedule_from, &e))

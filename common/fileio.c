@@ -18,14 +18,15 @@
 static char tmp_slot[TMP_SLOTS][PATH_MAX];
 static volatile sig_atomic_t tmp_used[TMP_SLOTS];
 static const int tmp_sigs[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction tmp_old[3];
+#define TMP_NSIGS ((int)(sizeof(tmp_sigs) / sizeof(tmp_sigs[0])))
+static struct sigaction tmp_old[TMP_NSIGS];
 
 static void tmp_on_signal(int sig)
 {
 	for (int i = 0; i < TMP_SLOTS; i++)
 		if (tmp_used[i])
 			unlink(tmp_slot[i]);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < TMP_NSIGS; k++)
 		if (tmp_sigs[k] == sig)
 			sigaction(sig, &tmp_old[k], NULL);
 	raise(sig);
@@ -36,9 +37,9 @@ static void tmp_on_signal(int sig)
  * whose disposition is not already it, keeping the one it replaces to pass
  * the signal on; a signal the process ignores (nohup, a background job)
  * stays ignored: the run goes on and writes its file. */
-static int tmp_track(const char *path)
+static void tmp_track(const char *path)
 {
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < TMP_NSIGS; k++) {
 		struct sigaction cur, sa;
 		if (sigaction(tmp_sigs[k], NULL, &cur) != 0 || cur.sa_handler == SIG_IGN ||
 		    cur.sa_handler == tmp_on_signal)
@@ -50,16 +51,15 @@ static int tmp_track(const char *path)
 		sigaction(tmp_sigs[k], &sa, NULL);
 	}
 	if (strlen(path) >= PATH_MAX)
-		return -1;
+		return;
 	for (int i = 0; i < TMP_SLOTS; i++)
 		if (!tmp_used[i]) {
 			memcpy(tmp_slot[i], path, strlen(path) + 1);
 			/* the path is whole before a handler can see the slot used */
 			atomic_signal_fence(memory_order_seq_cst);
 			tmp_used[i] = 1;
-			return i;
+			return;
 		}
-	return -1;
 }
 
 static void tmp_untrack(const char *path)

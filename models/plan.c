@@ -537,25 +537,9 @@ static int edits(const char *a, const char *b)
  * "scheduler"). */
 static int ds_keys(const struct jval *o, const char *const *keys, bool whole, struct ts_error *err)
 {
-	const cJSON *it;
+	const cJSON *it, *miss = NULL; /* the first key that is a near miss */
+	const char *like = NULL;       /* the key it resembles */
 	bool known = false, all_near = true;
-	cJSON_ArrayForEach(it, o->j)
-	{
-		bool near = false;
-		for (int k = 0; keys[k]; k++) {
-			known = known || !strcmp(it->string, keys[k]);
-			near = near || (strlen(keys[k]) >= 6 && edits(it->string, keys[k]) <= 2);
-		}
-		all_near = all_near && near;
-	}
-	/* (every key a near miss: typos, said below) */
-	if (whole && !known && !all_near && o->j->child) {
-		struct jval x;
-		jval_child(o, o->j->child->string, &x);
-		return jval_error(&x, err,
-				  "not a DeepSpeed config: none of its keys is DeepSpeed's "
-				  "(zero_optimization, fp16, bf16, train_batch_size, ...)");
-	}
 	cJSON_ArrayForEach(it, o->j)
 	{
 		const char *near = NULL;
@@ -566,11 +550,25 @@ static int ds_keys(const struct jval *o, const char *const *keys, bool whole, st
 			else if (!near && strlen(keys[k]) >= 6 && edits(it->string, keys[k]) <= 2)
 				near = keys[k];
 		}
-		if (!exact && near) {
-			struct jval x;
-			jval_child(o, it->string, &x);
-			return jval_error(&x, err, "unknown DeepSpeed key (did you mean '%s'?)", near);
+		known = known || exact;
+		all_near = all_near && (exact || near);
+		if (!exact && near && !miss) {
+			miss = it;
+			like = near;
 		}
+	}
+	/* (every key a near miss: typos, said below) */
+	if (whole && !known && !all_near && o->j->child) {
+		struct jval x;
+		jval_child(o, o->j->child->string, &x);
+		return jval_error(&x, err,
+				  "not a DeepSpeed config: none of its keys is DeepSpeed's "
+				  "(zero_optimization, fp16, bf16, train_batch_size, ...)");
+	}
+	if (miss) {
+		struct jval x;
+		jval_child(o, miss->string, &x);
+		return jval_error(&x, err, "unknown DeepSpeed key (did you mean '%s'?)", like);
 	}
 	return 0;
 }

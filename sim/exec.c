@@ -353,14 +353,17 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 	 * and it has been dispatched, so streams of small ops are host-bound
 	 * while large ops hide the dispatch. launch_s (inside the op's time) is
 	 * the GPU-side per-kernel cost. */
+	/* a stream synchronize before the op (sync_after: the MoE dispatcher
+	 * reading its split sizes): the host waits for what was issued before
+	 * it, whether or not the op itself has work */
+	if (op->sync_after >= 0 && x->comp.dispatch_s > 0 && in->t1[op->sync_after] > in->cpu_ps)
+		in->cpu_ps = in->t1[op->sync_after];
 	if (dur > 0 && op->cls != WL_HOST_OPT && x->comp.dispatch_s > 0) {
 		simtime_ps now = sim_now(&x->eng), disp = in->cpu_ps;
 		const struct wl_op *ops = x->w->roles[in->role].ops;
 		/* the host waits for the receive (directly, or behind the
 		 * collective that consumes it: scatter-gather's or sequence
-		 * parallelism's all-gather, an EP combine), then issues the op;
-		 * after a stream synchronize (sync_after: the MoE dispatcher
-		 * reading its split sizes) for what was issued before it */
+		 * parallelism's all-gather, an EP combine), then issues the op */
 		for (int k = 0; k < op->ndeps; k++) {
 			const struct wl_op *dk = &ops[op->deps[k]];
 			if (dk->kind == WL_K_RECV && in->t1[op->deps[k]] > disp)
@@ -369,8 +372,6 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 				if (ops[dk->deps[j]].kind == WL_K_RECV && in->t1[dk->deps[j]] > disp)
 					disp = in->t1[dk->deps[j]];
 		}
-		if (op->sync_after >= 0 && in->t1[op->sync_after] > disp)
-			disp = in->t1[op->sync_after];
 		disp += time_from_s(x->comp.dispatch_s);
 		if (disp > now)
 			dur += time_to_s(disp - now);
@@ -380,11 +381,6 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		if (in->cpu_ps > now)
 			dur += time_to_s(in->cpu_ps - now);
 		in->cpu_ps = now + time_from_s(dur);
-	} else if (op->sync_after >= 0 && x->comp.dispatch_s > 0 &&
-		   in->t1[op->sync_after] > in->cpu_ps) {
-		/* an op with nothing to do (a rank whose experts drew no
-		 * tokens) still follows the stream synchronize: the host waits */
-		in->cpu_ps = in->t1[op->sync_after];
 	}
 	if (in->comm_inflight > 0 && !x->o->free_comm) {
 		double sl = x->o->overlap_slowdown > 0 ? x->o->overlap_slowdown : x->comp.overlap_slowdown;
@@ -583,6 +579,13 @@ out:
 	return rc;
 }
 
+/* Index of the drawn expert load of DP x CP position pos, micro-batch j and
+ * decoder layer l among mm micro-batches and L layers. */
+static size_t load_ix(int pos, int mm, int j, int L, int l)
+{
+	return ((size_t)pos * mm + j) * L + l;
+}
+
 /* An EP all-to-all of routed tokens is an alltoallv: what each member
  * receives (dispatch and its backward, towards the experts) or sends
  * (combine and its backward) follows its drawn load in the op's layer and
@@ -601,7 +604,7 @@ static const double *ep_weights(const struct exec *x, const struct wl_op *op, in
 	if (!ep_weighted(x, op))
 		return NULL;
 	for (int i = 0; i < ep; i++)
-		w[i] = x->loads[((size_t)(pos / ep * ep + i) * mm + op->micro) * x->nle + op->layer];
+		w[i] = x->loads[load_ix(pos / ep * ep + i, mm, op->micro, x->nle, op->layer)];
 	return w;
 }
 
@@ -1294,8 +1297,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 			for (int j = 0; j < mm; j++)
 				for (int l = 0; l < L; l++)
 					if (m->moe_layer[l])
-						exp_[((size_t)pos * mm + j) * L + l] =
-							(float)p->capacity_factor;
+						exp_[load_ix(pos, mm, j, L, l)] = (float)p->capacity_factor;
 		*load_max = *load_mean = p->capacity_factor;
 	} else if (x->nle) {
 		bool cap = p->capacity_factor > 0;
@@ -1362,7 +1364,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 						}
 					}
 					for (int r = 0; r < ep; r++) {
-						exp_[((size_t)(g * ep + r) * mm + j) * L + l] = (float)ld[r];
+						exp_[load_ix(g * ep + r, mm, j, L, l)] = (float)ld[r];
 						top = ld[r] > top ? ld[r] : top;
 						all += ld[r];
 					}
@@ -1764,7 +1766,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 					if (ef[l] <= 0)
 						continue;
 					for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
-						double b = exp_[((size_t)pos * mm + j) * L + l];
+						double b = exp_[load_ix(pos, mm, j, L, l)];
 						e = b > e ? b : e;
 					}
 					s += e * ef[l];
@@ -1825,7 +1827,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 			for (int l = 0; l < x->nle; l++) {
 				float e = 0;
 				for (int pos = in->pos; pos < in->pos + (x->o->exact ? 1 : x->U); pos++) {
-					float b = exp_[((size_t)pos * mm + j) * L + l];
+					float b = exp_[load_ix(pos, mm, j, L, l)];
 					e = b > e ? b : e;
 				}
 				in->exp_f[(size_t)j * L + l] = e;
