@@ -63,6 +63,7 @@ static void model_zero(struct model *m)
 	memset(m, 0, sizeof(*m));
 	m->mlp = MODEL_MLP_GATED;
 	m->norm = MODEL_NORM_RMS;
+	m->layer_norms = 2;
 }
 
 /* Qwen3-VL vision towers, shared/reference/qwen3_vl.md (ViT column, and the
@@ -118,11 +119,30 @@ static void from_builtin(struct model *m, const struct builtin *b)
 
 /* An int under one of two spellings (e.g. hidden_size / n_embd); both
  * present with different values is a contradiction. */
+/* Key k is given with a value: transformers reads null as "the default"
+ * (GPT-J's "n_inner": null), so null counts as absent. */
+static bool present(const struct jval *o, const char *k, struct jval *c)
+{
+	return jval_child(o, k, c) && !cJSON_IsNull(c->j);
+}
+
+static int opt_bool(const struct jval *o, const char *k, bool *out, struct ts_error *err)
+{
+	struct jval c;
+	return present(o, k, &c) ? jval_get_bool(o, k, false, out, err) : 0;
+}
+
+static int opt_number(const struct jval *o, const char *k, double *out, struct ts_error *err)
+{
+	struct jval c;
+	return present(o, k, &c) ? jval_get_number(o, k, false, out, err) : 0;
+}
+
 static int get_int2(const struct jval *o, const char *k1, const char *k2, bool required,
 		    long long lo, long long hi, int *out, struct ts_error *err)
 {
 	struct jval c1, c2;
-	bool h1 = jval_child(o, k1, &c1), h2 = k2 && jval_child(o, k2, &c2);
+	bool h1 = present(o, k1, &c1), h2 = k2 && present(o, k2, &c2);
 	long long a = 0, b = 0;
 	if (h1 && jval_get_int(o, k1, true, lo, hi, &a, err))
 		return TS_EINPUT;
@@ -202,11 +222,124 @@ static bool str_starts(const char *s, const char *prefix)
 	return s && !strncmp(s, prefix, strlen(prefix));
 }
 
+/* What a config's model_type fixes that its keys do not say, from
+ * transformers' configuration_<type>.py defaults and modeling_<type>.py
+ * module shapes (recalled, not in shared/reference). gated: the MLP has
+ * gate, up and down matrices whatever the activation (Gemma's GeGLU uses
+ * gelu_pytorch_tanh), 0: two matrices, -1: unknown type, decided by the
+ * activation (silu/swish gated, gelu* not). tie: tie_word_embeddings when
+ * the key is absent (PretrainedConfig's default is true; these classes
+ * set false). norms: Gemma 2 and 3 norm before and after both attention and
+ * MLP (four per layer). */
+struct arch {
+	const char *type;
+	signed char gated, tie;
+	signed char norms; /* norms per decoder layer; 0: the usual two (Gemma 2/3: four) */
+};
+
+static const struct arch arches[] = {
+	{ "llama", 1, 0, 0 }, { "mistral", 1, 0, 0 }, { "mixtral", 1, 0, 0 },
+	{ "qwen2", 1, 0, 0 }, { "qwen2_moe", 1, 0, 0 }, { "qwen2_vl", 1, 0, 0 },
+	{ "qwen2_5_vl", 1, 0, 0 }, { "qwen3", 1, 0, 0 }, { "qwen3_moe", 1, 0, 0 },
+	{ "qwen3_vl", 1, 0, 0 }, { "qwen3_vl_text", 1, 0, 0 }, { "qwen3_vl_moe", 1, 0, 0 },
+	{ "qwen3_vl_moe_text", 1, 0, 0 }, { "phi3", 1, 0, 0 }, { "olmo", 1, 0, 0 },
+	{ "olmo2", 1, 0, 0 }, { "olmoe", 1, 0, 0 }, { "gemma", 1, 1, 0 },
+	{ "gemma2", 1, 1, 4 }, { "gemma3", 1, 1, 4 }, { "gemma3_text", 1, 1, 4 },
+	{ "gpt2", 0, 1, 0 }, { "gptj", 0, 0, 0 }, { "gpt_neox", 0, 0, 0 },
+	{ "phi", 0, 0, 0 }, { "gpt_bigcode", 0, 1, 0 }, { "starcoder2", 0, 1, 0 },
+	{ "falcon", 0, 1, 0 }, { "RefinedWeb", 0, 1, 0 }, { "RefinedWebModel", 0, 1, 0 },
+};
+
+static struct arch arch_of(const char *type)
+{
+	struct arch a = { type, -1, 1, 0 };
+	for (size_t i = 0; type && i < TS_ARRAY_LEN(arches); i++)
+		if (!strcmp(type, arches[i].type))
+			return arches[i];
+	return a;
+}
+
+/* Keys of architectures whose parameters or FLOPs trainsim does not model:
+ * refused by name, since ignoring them gives a wrong count. */
+static int refuse_unmodelled(const struct jval *t, struct ts_error *err)
+{
+	static const struct {
+		const char *key, *why;
+	} keys[] = {
+		{ "kv_lora_rank", "multi-head latent attention (DeepSeek MLA) is not modelled" },
+		{ "q_lora_rank", "multi-head latent attention (DeepSeek MLA) is not modelled" },
+		{ "n_routed_experts", "DeepSeek-style MoE (routed and shared experts) is not modelled" },
+		{ "n_shared_experts", "shared experts are not modelled" },
+		{ "shared_expert_intermediate_size", "shared experts (Qwen2-MoE) are not modelled" },
+		{ "first_k_dense_replace", "DeepSeek-style MoE is not modelled" },
+		{ "num_nextn_predict_layers", "multi-token prediction layers are not modelled" },
+	};
+	struct jval c;
+	for (size_t i = 0; i < TS_ARRAY_LEN(keys); i++)
+		if (present(t, keys[i].key, &c)) {
+			/* zero shared experts is a plain MoE */
+			if (cJSON_IsNumber(c.j) && c.j->valuedouble == 0 &&
+			    strcmp(keys[i].key, "n_routed_experts") != 0)
+				continue;
+			return jval_error(&c, err, "%s; trainsim cannot price this model", keys[i].why);
+		}
+	return 0;
+}
+
+/* Falcon (model_type falcon, or RefinedWeb/RefinedWebModel of the first
+ * release): configuration_falcon.py / modelling_RW.py. Multi-query (7B) or
+ * grouped KV heads (new_decoder_architecture, 40B/180B), rotary positions
+ * (alibi: none either way), a 4h GELU MLP (ffn_hidden_size), LayerNorm, one
+ * norm per layer for the 7B's parallel block and two for the new
+ * architecture, biases only when "bias" is true. */
+static int parse_falcon(struct model *m, const struct jval *t, struct ts_error *err)
+{
+	bool nda = false, mq = true, bias = false, par = true;
+	const char *act = NULL;
+	struct jval c;
+	int kv = 0;
+	if (get_int2(t, "hidden_size", "n_embd", true, 1, 1 << 20, &m->hidden, err) ||
+	    get_int2(t, "num_hidden_layers", "n_layer", true, 1, MODEL_MAX_LAYERS, &m->layers,
+		     err) ||
+	    get_int2(t, "num_attention_heads", "n_head", true, 1, 1 << 14, &m->heads, err) ||
+	    get_int2(t, "vocab_size", NULL, true, 1, 1 << 24, &m->vocab, err) ||
+	    get_int2(t, "num_kv_heads", "n_head_kv", false, 1, 1 << 14, &kv, err) ||
+	    opt_bool(t, "new_decoder_architecture", &nda, err) ||
+	    opt_bool(t, "multi_query", &mq, err) || opt_bool(t, "parallel_attn", &par, err) ||
+	    opt_bool(t, "bias", &bias, err) ||
+	    (present(t, "activation", &c) && jval_get_string(t, "activation", false, &act, err)))
+		return TS_EINPUT;
+	if (m->hidden % m->heads) {
+		if (!present(t, "num_attention_heads", &c))
+			present(t, "n_head", &c);
+		return jval_error(&c, err, "%d heads do not divide hidden_size %d", m->heads,
+				  m->hidden);
+	}
+	m->head_dim = m->hidden / m->heads;
+	/* RefinedWeb's n_head_kv implies the new architecture */
+	if (kv > 0 && !present(t, "new_decoder_architecture", &c))
+		nda = true;
+	m->kv_heads = nda ? (kv > 0 ? kv : m->heads) : mq ? 1 : m->heads;
+	m->ffn = 4 * m->hidden;
+	if (get_int2(t, "ffn_hidden_size", NULL, false, 1, 1 << 22, &m->ffn, err))
+		return TS_EINPUT;
+	if (act && !str_starts(act, "gelu")) {
+		jval_child(t, "activation", &c);
+		return jval_error(&c, err, "unknown Falcon activation '%s' (expected gelu*)", act);
+	}
+	m->mlp = MODEL_MLP_GELU;
+	m->norm = MODEL_NORM_LAYER;
+	m->bias = bias;
+	m->layer_norms = (par && !nda) ? 1 : 2;
+	return 0;
+}
+
 int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 {
 	struct jval root = jdoc_root(d), t, v, c;
 	const char *act = NULL, *mtype = NULL;
-	bool gpt2, tie_root = true, tie_text = true, has_tie_root, has_tie_text;
+	bool gpt2 = false, tie_root = true, tie_text = true, has_tie_root, has_tie_text;
+	struct arch arch;
 	double drop = 0;
 
 	model_zero(m);
@@ -237,8 +370,19 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 						  a.j->valuedouble, keys[k], b.j->valuedouble);
 		}
 	}
-	if (jval_get_string(&root, "model_type", false, &mtype, err))
+	if (jval_get_string(&root, "model_type", false, &mtype, err) ||
+	    (!mtype && t.j != root.j && jval_get_string(&t, "model_type", false, &mtype, err)) ||
+	    refuse_unmodelled(&t, err))
 		return TS_EINPUT;
+	arch = arch_of(mtype);
+	tie_root = arch.tie != 0;
+	if (arch.norms > 0)
+		m->layer_norms = arch.norms;
+	if (str_starts(mtype, "falcon") || str_starts(mtype, "RefinedWeb")) {
+		if (parse_falcon(m, &t, err))
+			return TS_EINPUT;
+		goto common;
+	}
 	{
 		struct jval probe;
 		gpt2 = jval_child(&t, "n_embd", &probe) || jval_child(&t, "n_layer", &probe);
@@ -259,10 +403,10 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	    get_int2(&t, "num_experts", "num_local_experts", false, 0, 1 << 16, &m->experts, err) ||
 	    get_int2(&t, "num_experts_per_tok", NULL, m->experts > 0, 1, 1 << 16, &m->top_k, err))
 		return TS_EINPUT;
-	if (!jval_child(&t, "head_dim", &c) && !jval_child(&t, "kv_channels", &c) &&
+	if (!present(&t, "head_dim", &c) && !present(&t, "kv_channels", &c) &&
 	    m->hidden % m->heads) {
-		if (!jval_child(&t, "num_attention_heads", &c))
-			jval_child(&t, "n_head", &c);
+		if (!present(&t, "num_attention_heads", &c))
+			present(&t, "n_head", &c);
 		return jval_error(&c, err, "%d heads do not divide hidden_size %d (give head_dim)",
 				  m->heads, m->hidden);
 	}
@@ -270,24 +414,29 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		m->moe_ffn = m->ffn; /* Mixtral's convention when moe_intermediate_size is absent */
 		if (get_int2(&t, "moe_intermediate_size", NULL, false, 1, 1 << 22, &m->moe_ffn, err))
 			return TS_EINPUT;
-	} else if (jval_child(&t, "num_experts_per_tok", &c) ||
-		   jval_child(&t, "moe_intermediate_size", &c)) {
+	} else if (present(&t, "num_experts_per_tok", &c) ||
+		   present(&t, "moe_intermediate_size", &c)) {
 		return jval_error(&c, err, "given for a model without num_experts");
 	}
-	/* Activation: gelu* = 2-matrix MLP, silu/swish = gated 3-matrix MLP. */
-	if (jval_get_string(&t, gpt2 ? "activation_function" : "hidden_act", false, &act, err))
-		return TS_EINPUT;
-	if (!act)
-		act = gpt2 ? "gelu_new" : NULL;
-	if (!act)
-		return jval_get_string(&t, "hidden_act", true, &act, err);
-	if (str_starts(act, "gelu"))
-		m->mlp = MODEL_MLP_GELU;
-	else if (!strcmp(act, "silu") || !strcmp(act, "swish"))
-		m->mlp = MODEL_MLP_GATED;
-	else {
-		jval_child(&t, gpt2 ? "activation_function" : "hidden_act", &c);
-		return jval_error(&c, err, "unknown activation '%s' (expected gelu* or silu)", act);
+	/* The MLP's shape: by model_type where known (arch_of), else by the
+	 * activation: gelu* = 2-matrix MLP, silu/swish = gated 3-matrix MLP. */
+	{
+		const char *key = gpt2 ? "activation_function" : "hidden_act";
+		if (present(&t, key, &c) && jval_get_string(&t, key, false, &act, err))
+			return TS_EINPUT;
+		if (!act && gpt2)
+			act = "gelu_new";
+		if (!act && arch.gated < 0)
+			return jval_get_string(&t, "hidden_act", true, &act, err);
+		if (act && !str_starts(act, "gelu") && strcmp(act, "silu") && strcmp(act, "swish")) {
+			jval_child(&t, key, &c);
+			return jval_error(&c, err, "unknown activation '%s' (expected gelu* or silu)",
+					  act);
+		}
+		if (arch.gated >= 0)
+			m->mlp = arch.gated ? MODEL_MLP_GATED : MODEL_MLP_GELU;
+		else
+			m->mlp = str_starts(act, "gelu") ? MODEL_MLP_GELU : MODEL_MLP_GATED;
 	}
 	if (gpt2) { /* GPT-2: biases, LayerNorm, learned positions */
 		m->bias = true;
@@ -295,29 +444,31 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		m->max_pos = 1024;
 		if (get_int2(&t, "n_positions", "max_position_embeddings", false, 1, 1 << 24,
 			     &m->max_pos, err) ||
-		    jval_get_number(&t, "resid_pdrop", false, &drop, err))
+		    opt_number(&t, "resid_pdrop", &drop, err))
 			return TS_EINPUT;
+		if (str_starts(mtype, "gptj"))
+			m->max_pos = 0; /* GPT-J: rotary positions, no learned rows */
 	} else {
 		if (jval_child(&t, "layer_norm_eps", &c) || jval_child(&t, "layer_norm_epsilon", &c))
 			m->norm = MODEL_NORM_LAYER;
-		if (jval_get_bool(&t, "attention_bias", false, &m->attn_bias, err) ||
-		    jval_get_number(&t, "attention_dropout", false, &drop, err))
-			return TS_EINPUT;
-		if (!mtype && jval_get_string(&t, "model_type", false, &mtype, err))
+		if (opt_bool(&t, "attention_bias", &m->attn_bias, err) ||
+		    opt_number(&t, "attention_dropout", &drop, err))
 			return TS_EINPUT;
 		m->qk_norm = str_starts(mtype, "qwen3");
 	}
+common:
 	if (!(drop >= 0 && drop < 1)) {
 		if (!jval_child(&t, "attention_dropout", &c))
 			jval_child(&t, "resid_pdrop", &c);
 		return jval_error(&c, err, "a dropout probability must be in [0, 1) (got %g)", drop);
 	}
 	m->dropout = drop > 0;
-	/* tie_word_embeddings: HF's default is true; both places must agree. */
-	has_tie_root = jval_child(&root, "tie_word_embeddings", &c);
-	has_tie_text = t.j != root.j && jval_child(&t, "tie_word_embeddings", &v);
-	if (jval_get_bool(&root, "tie_word_embeddings", false, &tie_root, err) ||
-	    (t.j != root.j && jval_get_bool(&t, "tie_word_embeddings", false, &tie_text, err)))
+	/* tie_word_embeddings: the config class's default when absent
+	 * (arch_of); both places must agree. */
+	has_tie_root = present(&root, "tie_word_embeddings", &c);
+	has_tie_text = t.j != root.j && present(&t, "tie_word_embeddings", &v);
+	if (opt_bool(&root, "tie_word_embeddings", &tie_root, err) ||
+	    (t.j != root.j && opt_bool(&t, "tie_word_embeddings", &tie_text, err)))
 		return TS_EINPUT;
 	if (has_tie_root && has_tie_text && tie_root != tie_text)
 		return jval_error(&v, err, "contradicts the top-level tie_word_embeddings");
@@ -459,7 +610,7 @@ static int64_t attn_params(const struct model *m)
 void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *active,
 			int64_t *experts)
 {
-	int64_t base = attn_params(m) + 2 * norm_params(m, m->hidden), ex = 0, act;
+	int64_t base = attn_params(m) + m->layer_norms * norm_params(m, m->hidden), ex = 0, act;
 	if (m->experts > 0 && m->moe_layer[l]) {
 		int64_t one = mlp_params(m, m->moe_ffn);
 		base += (int64_t)m->hidden * m->experts; /* router, no bias (Qwen3 MoE) */
@@ -516,7 +667,7 @@ void model_count_params(const struct model *m, struct model_params *o)
 	for (int l = 0; l < m->layers; l++) {
 		int64_t n = norm_params(m, h);
 		o->total[MODEL_PART_ATTN] += attn_params(m);
-		o->total[MODEL_PART_NORM] += 2 * n;
+		o->total[MODEL_PART_NORM] += m->layer_norms * n;
 		if (m->experts > 0 && m->moe_layer[l]) {
 			int64_t one = mlp_params(m, m->moe_ffn);
 			o->total[MODEL_PART_ROUTER] += h * m->experts;

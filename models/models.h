@@ -69,6 +69,7 @@ struct model {
 	int moe_ffn;               /* expert MLP inner width, elements */
 	enum model_mlp mlp;        /* dense and expert MLP shape */
 	enum model_norm norm;      /* norm kind */
+	int layer_norms;           /* norms per decoder layer (2; 1 in Falcon-7B's parallel block), count */
 	bool bias;                 /* every linear layer has a bias (GPT-2/3) */
 	bool attn_bias;            /* q/k/v/o have biases (attention_bias) */
 	bool qk_norm;              /* per-head q_norm/k_norm of head_dim (Qwen3) */

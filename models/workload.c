@@ -393,13 +393,13 @@ static void grad_accum(struct bld *b, const char *name, double elems, int tensor
 		cmp_op(b, WL_P_BWD, WL_ELEM, name, 0, per, 0, 0, 0, 0, WL_V_NONE);
 }
 
-/* Parameter tensors of decoder layer l as Megatron holds them: two norms
- * (weight, + bias for LayerNorm), fused QKV and the output projection
+/* Parameter tensors of decoder layer l as Megatron holds them: its norms
+ * (two; one in Falcon-7B's parallel block; weight, + bias for LayerNorm), fused QKV and the output projection
  * (+ biases; + q_norm/k_norm), MLP fc1 (gate and up fused) and fc2
  * (+ biases), or a router and the grouped experts' fc1 and fc2. */
 static int layer_tensors(const struct model *m, int l)
 {
-	int n = 2 * (m->norm == MODEL_NORM_LAYER ? 2 : 1) + 2;
+	int n = m->layer_norms * (m->norm == MODEL_NORM_LAYER ? 2 : 1) + 2;
 	if (m->bias || m->attn_bias)
 		n += 2;
 	if (m->qk_norm)
@@ -1443,7 +1443,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					int first, nl;
 					chunk_layers(p, m, s, l0, v, &first, &nl);
 					for (int l = first; l < first + nl; l++)
-						rep += 2.0 * (m->norm == MODEL_NORM_LAYER ? 2 : 1) * h +
+						rep += (double)m->layer_norms * (m->norm == MODEL_NORM_LAYER ? 2 : 1) * h +
 						       (m->qk_norm ? 2.0 * m->head_dim : 0) +
 						       (m->experts > 0 && m->moe_layer[l] ?
 								(double)m->experts * h :

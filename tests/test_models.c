@@ -606,6 +606,22 @@ static const struct {
 	  "\"intermediate_size\": 128}}",
 	  "hidden_size: 96 contradicts text_config.hidden_size 64" },
 	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2,", "malformed JSON" },
+	/* architectures whose parameters trainsim does not model are refused by
+	 * the key that says so, not by a missing or renamed one */
+	{ "{\"hidden_size\": 2048, \"num_hidden_layers\": 27, \"num_attention_heads\": 16, "
+	  "\"vocab_size\": 102400, \"hidden_act\": \"silu\", \"intermediate_size\": 10944, "
+	  "\"kv_lora_rank\": 512, \"n_routed_experts\": 64, \"n_shared_experts\": 2, "
+	  "\"num_experts_per_tok\": 6, \"model_type\": \"deepseek_v2\"}",
+	  "kv_lora_rank: multi-head latent attention (DeepSeek MLA) is not modelled" },
+	{ "{\"hidden_size\": 3584, \"num_hidden_layers\": 28, \"num_attention_heads\": 28, "
+	  "\"num_key_value_heads\": 4, \"vocab_size\": 151936, \"hidden_act\": \"silu\", "
+	  "\"intermediate_size\": 18944, \"num_experts\": 64, \"num_experts_per_tok\": 8, "
+	  "\"moe_intermediate_size\": 2560, \"shared_expert_intermediate_size\": 20480, "
+	  "\"model_type\": \"qwen2_moe\"}",
+	  "shared_expert_intermediate_size: shared experts (Qwen2-MoE) are not modelled" },
+	{ "{\"hidden_size\": 4544, \"num_hidden_layers\": 32, \"num_attention_heads\": 71, "
+	  "\"vocab_size\": 65024, \"model_type\": \"falcon\", \"activation\": \"relu\"}",
+	  "unknown Falcon activation 'relu'" },
 };
 
 START_TEST(bad_model_configs)
@@ -667,6 +683,59 @@ START_TEST(good_model_config_hf)
 	ck_assert_int_eq(model_load(&a, tu_src(1, "examples/models/gpt2.json"), &err), 0);
 	model_count_params(&a, &pa);
 	ck_assert_int_eq(pa.sum_total, 124439808);
+}
+END_TEST
+
+/* Published configs (from transformers' hub files, recalled) whose shape is
+ * fixed by model_type rather than by their keys; totals are the published
+ * parameter counts (Gemma-2-9B 9,241,705,984; Falcon-7B 6,921,720,704;
+ * Falcon-40B 41,303,293,952; Llama-3-8B 8,030,261,248). */
+static const struct {
+	const char *json;
+	int64_t total;
+} family_models[] = {
+	/* Gemma 2: GeGLU (gated, gelu_pytorch_tanh), four norms per layer,
+	 * tied embeddings by default, head_dim 256 != hidden / heads */
+	{ "{\"head_dim\": 256, \"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_size\": 3584, "
+	  "\"intermediate_size\": 14336, \"max_position_embeddings\": 8192, \"model_type\": "
+	  "\"gemma2\", \"num_attention_heads\": 16, \"num_hidden_layers\": 42, "
+	  "\"num_key_value_heads\": 8, \"rms_norm_eps\": 1e-06, \"sliding_window\": 4096, "
+	  "\"vocab_size\": 256000}",
+	  9241705984LL },
+	/* Falcon-7B, current format: multi-query, parallel block (one LayerNorm) */
+	{ "{\"alibi\": false, \"bias\": false, \"hidden_size\": 4544, \"layer_norm_epsilon\": "
+	  "1e-05, \"model_type\": \"falcon\", \"multi_query\": true, "
+	  "\"new_decoder_architecture\": false, \"num_attention_heads\": 71, "
+	  "\"num_hidden_layers\": 32, \"parallel_attn\": true, \"vocab_size\": 65024}",
+	  6921720704LL },
+	/* the same in the first release's RefinedWebModel format (n_* keys) */
+	{ "{\"alibi\": false, \"bias\": false, \"hidden_size\": 4544, \"model_type\": "
+	  "\"RefinedWebModel\", \"multi_query\": true, \"n_head\": 71, \"n_layer\": 32, "
+	  "\"parallel_attn\": true, \"vocab_size\": 65024}",
+	  6921720704LL },
+	/* Falcon-40B: new decoder architecture, 8 KV heads, two LayerNorms */
+	{ "{\"alibi\": false, \"bias\": false, \"hidden_size\": 8192, \"model_type\": \"falcon\", "
+	  "\"new_decoder_architecture\": true, \"num_attention_heads\": 128, "
+	  "\"num_hidden_layers\": 60, \"num_kv_heads\": 8, \"parallel_attn\": true, "
+	  "\"vocab_size\": 65024}",
+	  41303293952LL },
+	/* Llama-3-8B without tie_word_embeddings: LlamaConfig's default is false;
+	 * rope_scaling null and num_key_value_heads null as transformers reads them */
+	{ "{\"hidden_act\": \"silu\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+	  "\"model_type\": \"llama\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32, "
+	  "\"num_key_value_heads\": 8, \"rope_scaling\": null, \"head_dim\": null, "
+	  "\"vocab_size\": 128256}",
+	  8030261248LL },
+};
+
+START_TEST(hf_model_families)
+{
+	struct model m;
+	struct model_params pm;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_msg(load_text(&m, family_models[_i].json, &err) == 0, "%s", err.msg);
+	model_count_params(&m, &pm);
+	ck_assert_int_eq(pm.sum_total, family_models[_i].total);
 }
 END_TEST
 
@@ -1033,6 +1102,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, params_published_totals);
 	tcase_add_test(tc, vision_tokens_per_image);
 	tcase_add_test(tc, good_model_config_hf);
+	tcase_add_loop_test(tc, hf_model_families, 0, (int)TS_ARRAY_LEN(family_models));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flops");
 	tcase_add_test(tc, flops_megatron_eq3);
