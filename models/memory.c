@@ -235,7 +235,7 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	o->params = tot;
 	o->params_rank = dense + ex;
 	/* Megatron SC'21 appendix: 2 FLOPs/MAC; local queries attend to all s keys. */
-	attn = 4.0 * s_loc * p->seq_len * q * b / p->tp;
+	attn = 4.0 * s_loc * model_attn_keys(m, l, p->seq_len) * q * b / p->tp;
 	o->fwd_flops = 2 * layer_matmul_active(m, l) * tokens / p->tp + attn;
 	o->bwd_flops = 2 * o->fwd_flops;
 	if (p->recompute == PLAN_RC_FULL)
@@ -262,7 +262,8 @@ double model_flops_iteration(const struct model *m, const struct plan *p)
 	double T = (double)p->global_batch * p->seq_len, f = 0, q = (double)m->heads * m->head_dim;
 	double passes = p->recompute == PLAN_RC_FULL ? 4 : 3, imgs, patches;
 	for (int l = 0; l < m->layers; l++) {
-		double attn = 4.0 * p->seq_len * q; /* per token, no causal halving (eq. 3) */
+		/* per token, no causal halving (eq. 3) */
+		double attn = 4.0 * model_attn_keys(m, l, p->seq_len) * q;
 		f += (2 * layer_matmul_active(m, l) + attn) * T * passes;
 		if (p->recompute == PLAN_RC_SELECTIVE)
 			f += attn * T;

@@ -286,6 +286,65 @@ static int refuse_unmodelled(const struct jval *t, struct ts_error *err)
 	return 0;
 }
 
+/* Sliding-window attention (transformers' layer_types, or the rule each
+ * config class derives them by): layer_types when given; otherwise Qwen2/3
+ * only with use_sliding_window (default false) and from layer
+ * max_window_layers (default 28) on, Gemma 2 every other layer from the
+ * first, Gemma 3 all but every sliding_window_pattern-th (default 6), any
+ * other type with a sliding_window on every layer (Mistral v0.1, Phi-3). */
+static int parse_window(struct model *m, const struct jval *t, const char *mtype,
+			struct ts_error *err)
+{
+	struct jval lt;
+	bool qwen = str_starts(mtype, "qwen2") || str_starts(mtype, "qwen3");
+	bool use = !qwen, any = false;
+	int w = 0, from = 28, pattern = 6;
+	if (get_int2(t, "sliding_window", NULL, false, 1, 1 << 30, &w, err) ||
+	    opt_bool(t, "use_sliding_window", &use, err) ||
+	    get_int2(t, "max_window_layers", NULL, false, 0, 1 << 30, &from, err) ||
+	    get_int2(t, "sliding_window_pattern", NULL, false, 1, MODEL_MAX_LAYERS, &pattern, err))
+		return TS_EINPUT;
+	if (present(t, "layer_types", &lt)) {
+		const cJSON *it;
+		int i = 0;
+		if (jval_expect_array(&lt, err))
+			return TS_EINPUT;
+		if (cJSON_GetArraySize(lt.j) != m->layers)
+			return jval_error(&lt, err, "lists %d layers, the model has %d",
+					  cJSON_GetArraySize(lt.j), m->layers);
+		cJSON_ArrayForEach(it, lt.j)
+		{
+			struct jval e;
+			jval_elem(&lt, it, i, &e);
+			if (cJSON_IsString(it) && !strcmp(it->valuestring, "sliding_attention"))
+				m->swa_layer[i] = 1;
+			else if (!cJSON_IsString(it) || strcmp(it->valuestring, "full_attention"))
+				return jval_error(&e, err,
+						  "expected \"full_attention\" or \"sliding_attention\"");
+			any = any || m->swa_layer[i];
+			i++;
+		}
+		if (any && w == 0)
+			return jval_error(&lt, err, "sliding_attention layers without a sliding_window");
+		m->window = w;
+		return 0;
+	}
+	if (w == 0 || !use)
+		return 0;
+	for (int l = 0; l < m->layers; l++) {
+		if (qwen)
+			m->swa_layer[l] = l >= from;
+		else if (str_starts(mtype, "gemma2"))
+			m->swa_layer[l] = l % 2 == 0;
+		else if (str_starts(mtype, "gemma3"))
+			m->swa_layer[l] = (l + 1) % pattern != 0;
+		else
+			m->swa_layer[l] = 1;
+	}
+	m->window = w;
+	return 0;
+}
+
 /* Falcon (model_type falcon, or RefinedWeb/RefinedWebModel of the first
  * release): configuration_falcon.py / modelling_RW.py. Multi-query (7B) or
  * grouped KV heads (new_decoder_architecture, 40B/180B), rotary positions
@@ -505,6 +564,8 @@ common:
 		if (!any)
 			m->experts = m->top_k = 0;
 	}
+	if (parse_window(m, &t, mtype, err))
+		return TS_EINPUT;
 	if (jval_child(&root, "vision_config", &v) && parse_vision(m, &v, err))
 		return TS_EINPUT;
 	{
@@ -703,12 +764,28 @@ static double layer_matmul_active(const struct model *m, int l)
 	return p;
 }
 
+double model_attn_keys(const struct model *m, int l, int seq_len)
+{
+	double s = seq_len, w = m->window;
+	if (!m->swa_layer[l] || m->window <= 0 || m->window >= seq_len)
+		return s;
+	return s * (w * s - w * (w - 1) / 2) / (s * (s + 1) / 2);
+}
+
+bool model_window_binds(const struct model *m, int seq_len)
+{
+	for (int l = 0; l < m->layers; l++)
+		if (m->swa_layer[l] && m->window > 0 && m->window < seq_len)
+			return true;
+	return false;
+}
+
 double model_flops_per_token_fwd(const struct model *m, int seq_len)
 {
 	double f = 0, q = (double)m->heads * m->head_dim;
 	for (int l = 0; l < m->layers; l++)
 		/* Megatron SC'21 appendix: 2 FLOPs/MAC; scores QK^T and AV 2*s*q each. */
-		f += 2 * layer_matmul_active(m, l) + 4.0 * seq_len * q;
+		f += 2 * layer_matmul_active(m, l) + 4.0 * model_attn_keys(m, l, seq_len) * q;
 	return f + 2.0 * m->vocab * m->hidden; /* LM head (tied or not) */
 }
 

@@ -77,7 +77,9 @@ struct model {
 	bool dropout;              /* dropout masks stored (Korthikanti counts them) */
 	bool has_vision;           /* a vision encoder is present */
 	struct model_vision vit;   /* valid when has_vision */
+	int window;                /* sliding-window attention span, tokens (0 none) */
 	uint8_t moe_layer[MODEL_MAX_LAYERS]; /* 1 when layer l routes to experts, flag */
+	uint8_t swa_layer[MODEL_MAX_LAYERS]; /* 1 when layer l attends within window, flag */
 };
 
 /* Load a built-in name or a config.json path (anything with '/' or ending
@@ -126,6 +128,13 @@ int64_t model_vision_params(const struct model *m);
  * matmul parameters (biases and norms excluded) + the attention scores
  * 4 x seq_len x heads x head_dim per layer + the LM head. */
 double model_flops_per_token_fwd(const struct model *m, int seq_len);
+/* Keys each query of layer l attends to in Megatron's FLOPs convention
+ * (every query counts all seq_len keys; a causal kernel does half): seq_len,
+ * or with a sliding window w < seq_len the same scaled by the windowed
+ * causal pairs (w s - w(w-1)/2) over the causal pairs s(s+1)/2. */
+double model_attn_keys(const struct model *m, int l, int seq_len);
+/* Some layer's window is shorter than seq_len. */
+bool model_window_binds(const struct model *m, int seq_len);
 /* Forward FLOPs of the vision encoder and mergers for one image of
  * `patches` patches (before merging). */
 double model_vision_flops_fwd(const struct model *m, double patches);

@@ -857,6 +857,11 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		REFUSE(PF_CP, "cp (default)",
 		       "cp %d needs seq_len %d divisible by 2 x cp (Megatron's load-balanced split)",
 		       p->cp, p->seq_len);
+	if (p->cp > 1 && model_window_binds(m, p->seq_len))
+		REFUSE(PF_CP, "cp (default)",
+		       "context parallelism with sliding-window attention (a window of %d tokens, "
+		       "seq_len %d) is not modelled",
+		       m->window, p->seq_len);
 	if (p->cp > 1 && !p->flash_attention)
 		REFUSE(PF_CP, "cp (default)",
 		       "context parallelism needs flash_attention (Megatron runs CP on fused "

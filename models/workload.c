@@ -293,7 +293,9 @@ static void gemm_then_reduce(struct bld *b, enum wl_phase ph, const char *name, 
  * GEMMs dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q; dropout backward
  * reads the gradient and mask and writes (5 B/E); softmax backward reads
  * the gradient and the probabilities and writes (6 B/E). FLOPs total the
- * same 4 b sq sk heads d / tp (twice backward) as the flash path. */
+ * same 4 b sq sk heads d / tp (twice backward) as the flash path; a
+ * sliding window masks the scores but computes them all, where the flash
+ * kernel skips the tiles outside it (model_attn_keys). */
 #define FLASH_CAUSAL_FRACTION 0.5 /* of the full s x s FLOPs, causal */
 #define FLASH_BWD_RATIO 2.5       /* backward FLOPs / forward FLOPs */
 
@@ -305,8 +307,9 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 	double kvr = model_kv_width_rank(m, p), T = b->T;
 	double sq = (double)p->seq_len / p->cp, sk = p->seq_len;
 	double bh = (double)p->micro_batch * m->heads / tp, E = bh * sq * sk;
-	double attn = 4.0 * sq * sk * q * p->micro_batch / tp;
+	double attn = 4.0 * sq * model_attn_keys(m, b->layer, p->seq_len) * q * p->micro_batch / tp;
 	if (p->flash_attention || p->cp > 1) {
+		/* a sliding window skips the tiles outside it too (model_attn_keys) */
 		double ex = FLASH_CAUSAL_FRACTION * attn;
 		if (!bwd)
 			cmp_op(b, ph, WL_ATTN, ph == WL_P_RECOMPUTE ? "attention recompute" : "attention",
@@ -430,7 +433,8 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
 	o->moe = m->experts > 0 && m->moe_layer[l];
 	o->qkv_n = q / tp + 2 * model_kv_width_rank(m, p);
 	o->e_loc = o->me = 0;
-	attn = 4.0 * ((double)p->seq_len / p->cp) * p->seq_len * q * p->micro_batch / tp;
+	attn = 4.0 * ((double)p->seq_len / p->cp) * model_attn_keys(m, l, p->seq_len) * q *
+	       p->micro_batch / tp;
 	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
 	if (o->moe) {
 		o->e_loc = (double)m->experts / p->ep;

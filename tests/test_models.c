@@ -544,6 +544,11 @@ END_TEST
 
 /* ---- bad input ---------------------------------------------------------------- */
 
+/* A small decoder's keys, for configs built on it. */
+#define SWA_BASE                                                                               \
+	"\"hidden_size\": 256, \"num_hidden_layers\": 6, \"num_attention_heads\": 4, "         \
+	"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"intermediate_size\": 512, "
+
 static int load_text(struct model *m, const char *text, struct ts_error *err)
 {
 	return model_load(m, tu_tmpfile(0, ".json", text), err);
@@ -622,6 +627,13 @@ static const struct {
 	{ "{\"hidden_size\": 4544, \"num_hidden_layers\": 32, \"num_attention_heads\": 71, "
 	  "\"vocab_size\": 65024, \"model_type\": \"falcon\", \"activation\": \"relu\"}",
 	  "unknown Falcon activation 'relu'" },
+	{ "{" SWA_BASE "\"layer_types\": [\"full_attention\"]}", "lists 1 layers, the model has 6" },
+	{ "{" SWA_BASE "\"layer_types\": [\"full_attention\", \"full_attention\", "
+	  "\"full_attention\", \"full_attention\", \"full_attention\", \"chunked\"]}",
+	  "expected \"full_attention\" or \"sliding_attention\"" },
+	{ "{" SWA_BASE "\"layer_types\": [\"full_attention\", \"full_attention\", "
+	  "\"full_attention\", \"full_attention\", \"full_attention\", \"sliding_attention\"]}",
+	  "sliding_attention layers without a sliding_window" },
 };
 
 START_TEST(bad_model_configs)
@@ -739,8 +751,59 @@ START_TEST(hf_model_families)
 }
 END_TEST
 
+/* Sliding-window attention: the layers each config class windows, and the
+ * attention FLOPs of a windowed layer: causal pairs w s - w(w-1)/2 instead
+ * of s(s+1)/2, in Megatron's convention of s keys per query. */
 static const struct {
-	const char *model;
+	const char *json;
+	const char *layers; /* '1' windowed, '0' full, per layer */
+} swa_models[] = {
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"sliding_window\": 1024}", "111111" },
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"sliding_window\": null}", "000000" },
+	{ "{" SWA_BASE "\"model_type\": \"gemma2\", \"sliding_window\": 1024}", "101010" },
+	{ "{" SWA_BASE "\"model_type\": \"gemma3_text\", \"sliding_window\": 1024, "
+	  "\"sliding_window_pattern\": 3}",
+	  "110110" },
+	/* Qwen2: off unless use_sliding_window, then from max_window_layers */
+	{ "{" SWA_BASE "\"model_type\": \"qwen2\", \"sliding_window\": 1024}", "000000" },
+	{ "{" SWA_BASE "\"model_type\": \"qwen2\", \"sliding_window\": 1024, "
+	  "\"use_sliding_window\": true, \"max_window_layers\": 4}",
+	  "000011" },
+	{ "{" SWA_BASE "\"model_type\": \"llama\", \"sliding_window\": 1024, \"layer_types\": "
+	  "[\"full_attention\", \"sliding_attention\", \"full_attention\", \"full_attention\", "
+	  "\"sliding_attention\", \"full_attention\"]}",
+	  "010010" },
+};
+
+START_TEST(sliding_window_layers)
+{
+	struct model m;
+	struct ts_error err = TS_ERROR_INIT;
+	const double s = 4096, w = 1024, q = 256;
+	double want = 0;
+	ck_assert_msg(load_text(&m, swa_models[_i].json, &err) == 0, "%s", err.msg);
+	for (int l = 0; l < 6; l++) {
+		bool win = swa_models[_i].layers[l] == '1';
+		double keys = win ? s * (w * s - w * (w - 1) / 2) / (s * (s + 1) / 2) : s;
+		ck_assert_int_eq(m.swa_layer[l], win);
+		ck_assert_double_eq_tol(model_attn_keys(&m, l, (int)s), keys, 1e-9 * s);
+		/* a window as long as the sequence changes nothing */
+		ck_assert_double_eq(model_attn_keys(&m, l, 1024), 1024);
+		want += 4 * keys * q;
+	}
+	/* the forward FLOPs per token carry the windowed attention */
+	{
+		struct model full = m;
+		memset(full.swa_layer, 0, sizeof(full.swa_layer));
+		ck_assert_double_eq_tol(model_flops_per_token_fwd(&m, (int)s) -
+						model_flops_per_token_fwd(&full, (int)s),
+					want - 6 * 4 * s * q, 1e-6 * want);
+	}
+}
+END_TEST
+
+static const struct {
+	const char *model; /* built-in name, or config.json text */
 	const char *plan;
 	int ngpus;
 	const char *want;
@@ -800,6 +863,10 @@ static const struct {
 	{ "llama3-8b", "{\"images_per_sample\": 2}", 8, "without a vision encoder" },
 	{ "qwen3-vl-8b", "{\"images_per_sample\": {\"dist\": \"gamma\", \"mean\": 2}}", 8, "dist" },
 	{ "gpt3-175b", "{\"seq_len\": 4096, \"tp\": 8}", 8, "exceeds the 2048 learned" },
+	/* a model given as config text: ring attention over a sliding window */
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"sliding_window\": 1024}",
+	  "{\"cp\": 2, \"flash_attention\": true, \"seq_len\": 4096}", 2,
+	  "context parallelism with sliding-window attention (a window of 1024 tokens" },
 };
 
 /* The DP bucket defaults to Megatron-core's max(4e7, 1e6 x dp x cp)
@@ -879,7 +946,10 @@ START_TEST(bad_plan_refused)
 	struct plan p;
 	struct ts_error err = TS_ERROR_INIT;
 	int rc;
-	ck_assert_int_eq(model_load(&m, bad_plans[_i].model, &err), 0);
+	if (bad_plans[_i].model[0] == '{')
+		ck_assert_int_eq(load_text(&m, bad_plans[_i].model, &err), 0);
+	else
+		ck_assert_int_eq(model_load(&m, bad_plans[_i].model, &err), 0);
 	plan_init(&p);
 	rc = plan_load(&p, tu_tmpfile(1, ".json", bad_plans[_i].plan), &err);
 	if (rc == 0)
@@ -1103,6 +1173,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, vision_tokens_per_image);
 	tcase_add_test(tc, good_model_config_hf);
 	tcase_add_loop_test(tc, hf_model_families, 0, (int)TS_ARRAY_LEN(family_models));
+	tcase_add_loop_test(tc, sliding_window_layers, 0, (int)TS_ARRAY_LEN(swa_models));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flops");
 	tcase_add_test(tc, flops_megatron_eq3);
