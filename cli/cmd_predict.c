@@ -140,6 +140,8 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddNumberToObject(root, "model_flops", r->model_flops);
 		cJSON_AddNumberToObject(root, "hardware_flops", r->hw_flops);
 		cJSON_AddNumberToObject(root, "instances", r->instances);
+		cJSON_AddNumberToObject(root, "units", r->units);
+		cJSON_AddNumberToObject(root, "units_simulated", r->units_simulated);
 		cJSON_AddNumberToObject(root, "ops", (double)r->ops);
 		cJSON_AddNumberToObject(root, "events", (double)r->events);
 		cJSON_AddNumberToObject(root, "collectives", (double)r->collectives);
@@ -198,6 +200,13 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		       "%.2f s wall\n",
 		       r->critical_stage, r->instances, (long long)r->ops,
 		       (unsigned long long)r->events, r->wall_s);
+		if (r->units_differ)
+			printf("the placement puts data-parallel units differently in the fabric: %d "
+			       "of %d simulated%s\n",
+			       r->units_simulated, r->units,
+			       r->units_simulated < r->units ? " (too many to simulate all folded; "
+							       "--exact simulates every rank)" :
+							       "");
 	}
 	return 0;
 }

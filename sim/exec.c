@@ -34,6 +34,9 @@
 #include "sim/exec.h"
 
 #define FLUID_MIN_RANKS 64
+/* Folded, units placed differently (units_alike) are all simulated up to
+ * this many instances (units x stages); beyond, K stand for them. */
+#define FOLD_ALL_MAX 4096
 /* Analytic network: ECMP salts drawn per collective where paths differ. */
 #define AN_ECMP_DRAWS 8
 
@@ -1398,6 +1401,65 @@ static int cmp_scored(const void *a, const void *b)
 	return x->u - y->u;
 }
 
+/* Folding assumes the data-parallel units sit in the fabric alike, so
+ * that K simulated stand for the rest. Alike: each unit's ranks, in
+ * (stage, position, TP index) order, fall on hosts in the same pattern
+ * (hosts numbered in order of first use), as under linear and round-robin
+ * placement; a random or listed placement can put one unit's TP group
+ * inside a node and another's across two. Returns -1 when memory ran out. */
+static int units_alike(const struct exec *x)
+{
+	const struct plan *p = x->p;
+	int n = x->U * p->tp * p->pp, rc = 1;
+	int32_t *ref = malloc((size_t)n * sizeof(*ref)), *seen = malloc((size_t)n * sizeof(*seen));
+	if (!ref || !seen) {
+		rc = -1;
+		goto out;
+	}
+	for (int u = 0; u < x->nunits && rc == 1; u++) {
+		int i = 0, nseen = 0;
+		for (int s = 0; s < p->pp && rc == 1; s++)
+			for (int pos = u * x->U; pos < (u + 1) * x->U && rc == 1; pos++)
+				for (int ti = 0; ti < p->tp; ti++, i++) {
+					int32_t h = topo_gpu_host(x->t, gpu_of(x, rank_of(x, ti, pos, s)));
+					int lab = 0;
+					while (lab < nseen && seen[lab] != h)
+						lab++;
+					if (lab == nseen)
+						seen[nseen++] = h;
+					if (u == 0)
+						ref[i] = lab;
+					else if (ref[i] != lab) {
+						rc = 0;
+						break;
+					}
+				}
+	}
+out:
+	free(ref);
+	free(seen);
+	return rc;
+}
+
+/* Every group of dim d stays inside one host (then one group stands for
+ * all on the network: private NVLink ports). */
+static bool dim_local(struct exec *x, int d)
+{
+	if (d == WL_D_PP)
+		return false;
+	for (int s = 0; s < x->p->pp; s++)
+		for (int pos = 0; pos < x->D; pos++) {
+			if (!group_lead(x, d, pos))
+				continue;
+			for (int ti = 0; ti < (d == WL_D_TP ? 1 : x->p->tp); ti++) {
+				int n = group_ranks(x, d, ti, pos, s, x->ranks_buf);
+				if (!group_local(x, x->ranks_buf, n))
+					return false;
+			}
+		}
+	return true;
+}
+
 static int gcd(int a, int b)
 {
 	while (b) {
@@ -1690,6 +1752,7 @@ struct run_out {
 	double expert_load_mean;   /* mean expert load of all ranks, factor (1 undrawn) */
 	double vision_load_mean;   /* mean image load of all replicas' micro-batches, factor */
 	double hw_flops;           /* executed by all GPUs, FLOP */
+	bool units_differ;         /* folded: the units are placed differently (units_alike) */
 };
 
 /* Expert loads drawn per iteration at most (one float each: 1 GiB). */
@@ -1779,15 +1842,24 @@ static int run_once(struct exec *x, struct run_out *ro)
 		x->K = x->o->replicas > 0 ? x->o->replicas : 4;
 		if (x->K > x->nunits)
 			x->K = x->nunits;
+		/* units placed differently: all of them (when affordable) */
+		if (!x->o->exact && x->o->replicas <= 0 && x->K < x->nunits) {
+			int a = units_alike(x);
+			if (a < 0) {
+				rc = TS_ENOMEM;
+				goto out;
+			}
+			if (!a && (int64_t)x->nunits * P <= FOLD_ALL_MAX)
+				x->K = x->nunits;
+			ro->units_differ = !a;
+		}
 		for (int k = 0; k < x->K; k++)
 			x->sim_unit[k] = sc[k].u;
 		for (int i = 0; i < x->nunits; i++)
 			x->unit_of[sc[i].u] = i < x->K ? i : i % x->K;
 	}
-	for (int d = 0; d < WL_NDIMS; d++) {
-		int n = group_ranks(x, d, 0, 0, 0, x->ranks_buf);
-		x->local[d] = d == WL_D_PP ? false : group_local(x, x->ranks_buf, n);
-	}
+	for (int d = 0; d < WL_NDIMS; d++)
+		x->local[d] = dim_local(x, d);
 	x->ninst = x->o->exact ? p->tp * x->D * P : x->K * P;
 	x->in = calloc((size_t)x->ninst, sizeof(*x->in));
 	if (!x->in) {
@@ -2090,6 +2162,9 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	memcpy(out->comm_bytes, sync_run.comm_bytes, sizeof(out->comm_bytes));
 	out->critical_stage = sync_run.crit;
 	out->expert_load_max = sync_run.expert_load_max;
+	out->units_differ = sync_run.units_differ;
+	out->units = x.nunits;
+	out->units_simulated = x.o->exact ? x.nunits : x.K;
 	out->expert_load_mean = sync_run.expert_load_max > 0 ? sync_run.expert_load_mean : 0;
 	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp * p->cp > 1) {
 		/* the same iteration without the gradient reduction */

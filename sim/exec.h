@@ -103,6 +103,12 @@ struct sim_prediction {
 	int ngpus;                    /* GPUs used by the plan, count */
 	int micro_batches;            /* per replica per iteration, count */
 	int instances;                /* representative ranks simulated, count */
+	int units;                    /* data-parallel units (blocks of dp x cp positions that
+	                               * fold together), count */
+	int units_simulated;          /* of those, simulated (folded: K, or all when placed
+	                               * differently; exact: all), count */
+	bool units_differ;            /* folded: the units sit differently in the fabric (a
+	                               * random or listed placement), flag */
 	int64_t ops;                  /* ops in the workload (all roles), count */
 	uint64_t events;              /* engine events fired, count */
 	uint64_t collectives;         /* collectives started on the network, count */
