@@ -282,7 +282,8 @@ double model_flops_iteration(const struct model *m, const struct plan *p)
 /* Micro-batches (in units of model chunks) whose activations stage s holds
  * at the peak. 1F1B: p - s (Narayanan SC'21 §2.2); GPipe: all m;
  * interleaved: Megatron's warm-up 2(p-s-1) + (v-1)p, + 1 in flight, which
- * for stage 0 is Korthikanti's L x (1 + (p-1)/(pv)) (formulas.md §3.2). */
+ * for stage 0 is Korthikanti's L x (1 + (p-1)/(pv)) (formulas.md §3.2);
+ * with m = p every forward is warm-up (schedules.py), all m v in flight. */
 static double chunks_in_flight(const struct plan *p, int s, int m_micro)
 {
 	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1;
@@ -291,10 +292,24 @@ static double chunks_in_flight(const struct plan *p, int s, int m_micro)
 	case PLAN_SCHED_GPIPE: return m_micro;
 	case PLAN_SCHED_1F1B: n = p->pp - s; return n < m_micro ? n : m_micro;
 	case PLAN_SCHED_INTERLEAVED:
+		if (m_micro == p->pp)
+			return (double)m_micro * v;
 		n = 2.0 * (p->pp - s - 1) + (double)(v - 1) * p->pp + 1;
 		return n < (double)m_micro * v ? n : (double)m_micro * v;
 	}
 	return 1;
+}
+
+/* Of those, the micro-batches of stage 0's first model chunk, where the
+ * vision encoder and the embedding live: all unless interleaved, where at
+ * the peak of the total Megatron's order holds min(m, 2p) of chunk 0 (the
+ * forwards run p at a time per chunk, so chunk 0 is ahead; walked through
+ * schedules.py's order for p 2-16, v 2-4, m = p to 8p). */
+static double chunk0_in_flight(const struct plan *p, int m_micro)
+{
+	if (p->schedule != PLAN_SCHED_INTERLEAVED)
+		return chunks_in_flight(p, 0, m_micro);
+	return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
 }
 
 void memory_eval(const struct model *m, const struct plan *p, const struct memory_env *env,
@@ -411,9 +426,10 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		}
 		if (s == 0) {
 			/* Korthikanti §4.3: embedding dropout mask sbh per micro-batch. */
+			double c0 = chunk0_in_flight(p, m_micro);
 			if (m->dropout)
-				st->activations_bytes += s_loc * b * h / p->tp * inflight / v;
-			st->activations_bytes += vision_act_bytes(m, p, imgs, patches) * inflight / v;
+				st->activations_bytes += s_loc * b * h / p->tp * c0;
+			st->activations_bytes += vision_act_bytes(m, p, imgs, patches) * c0;
 		}
 		if (s == p->pp - 1) /* Korthikanti §4.3: 4sbh/t (1 + V/h): norm + fp32 logits */
 			st->activations_bytes += 4 * s_loc * b * h / p->tp * (1 + (double)m->vocab / h);

@@ -399,8 +399,73 @@ START_TEST(activations_pipeline_in_flight)
 	p.virtual_stages = 2;
 	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
 	memory_eval(&m, &p, &env, r);
-	want = lay * L * (1 + (pp - 1) / (pp * v)) + s * h / t * r->stage[0].inflight / v;
+	/* the embedding's dropout mask is chunk 0's: Megatron's order holds
+	 * min(m, 2p) = 16 of its micro-batches at the peak, not inflight / v
+	 * = 11.5 (schedules.py, walked for p 2-16, v 2-4) */
+	want = lay * L * (1 + (pp - 1) / (pp * v)) + s * h / t * 2 * pp;
 	ck_assert_double_eq_tol(r->stage[0].activations_bytes, want, want * 1e-12);
+	/* m = p: every forward is warm-up, on every stage */
+	p.global_batch = 8;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	ck_assert_int_eq(plan_microbatches(&p), 8);
+	memory_eval(&m, &p, &env, r);
+	for (int st = 0; st < 8; st++)
+		ck_assert_double_eq(r->stage[st].inflight, 16);
+	free(r);
+}
+END_TEST
+
+START_TEST(activations_interleaved_vision)
+{
+	/* The vision encoder is model chunk 0's: interleaved, stage 0 holds its
+	 * activations for min(m, 2p) micro-batches (found by review: counted at
+	 * the chunks in flight / v, 5.5 here, so 98.8 GiB showed as 78.3 and
+	 * 'fits'). */
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { 80.0 * (1 << 30), 128, 0 };
+	struct ts_error err = TS_ERROR_INIT;
+	double with, without;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-32b", &err), 0);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = 4;
+	p.sp = true;
+	p.schedule = PLAN_SCHED_INTERLEAVED;
+	p.virtual_stages = 2;
+	p.recompute = PLAN_RC_SELECTIVE;
+	p.flash_attention = true;
+	p.distributed_optimizer = true;
+	p.global_batch = 64;
+	p.seq_len = 8192;
+	p.image_tokens.value = 1024;
+	p.images_per_sample.value = 0;
+	ck_assert_msg(plan_resolve(&p, &m, 128, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(plan_microbatches(&p), 16);
+	memory_eval(&m, &p, &env, r);
+	without = r->stage[0].activations_bytes;
+	p.images_per_sample.value = 6;
+	memory_eval(&m, &p, &env, r);
+	with = r->stage[0].activations_bytes;
+	ck_assert(!r->fits); /* 98.8 GiB at the peak */
+	/* the difference is 2p = 8 micro-batches of the encoder's activations */
+	{
+		struct plan one = p;
+		one.schedule = PLAN_SCHED_1F1B;
+		one.virtual_stages = 1;
+		one.pp = 1;
+		one.global_batch = 4;
+		ck_assert_msg(plan_resolve(&one, &m, 32, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &one, &env, r);
+		double w1 = r->stage[0].activations_bytes;
+		one.images_per_sample.value = 0;
+		memory_eval(&m, &one, &env, r);
+		double per = w1 - r->stage[0].activations_bytes; /* one micro-batch (1F1B, p 1) */
+		ck_assert_double_gt(per, 0);
+		ck_assert_double_eq_tol(with - without, 8 * per, 1e-9 * with);
+	}
 	free(r);
 }
 END_TEST
@@ -1187,6 +1252,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, dp_bucket_default);
 	tcase_add_test(tc, error_feedback_memory);
 	tcase_add_test(tc, activations_pipeline_in_flight);
+	tcase_add_test(tc, activations_interleaved_vision);
 	tcase_add_test(tc, state_bytes_per_param);
 	tcase_add_test(tc, state_zero_stages_divide);
 	tcase_add_test(tc, state_memory_sums_over_stages);
