@@ -30,8 +30,16 @@ void memory_bytes_per_param(const struct plan *p, double *w, double *g, double *
 	*w = dtype_bytes(p->precision);
 	*g = dtype_bytes(p->grad_dtype);
 	/* ZeRO §3.1: K = 12 (fp32 master copy + Adam m + v) for 16-bit params;
-	 * Megatron dist_optimizer.md fp32/fp32 row: m + v only, K = 8. */
-	*o = p->precision == PLAN_DT_FP32 ? 8 : 12;
+	 * Megatron's optimizer (without ZeRO, or its distributed optimizer)
+	 * also keeps fp32 main gradients when the gradients are 16-bit:
+	 * dist_optimizer.md's fp16/fp16 row, 20 and 4 + 16/d, K = 16;
+	 * fp32/fp32 row: m + v only, K = 8. */
+	if (p->precision == PLAN_DT_FP32)
+		*o = 8;
+	else if (*g < 4 && (p->zero == 0 || p->distributed_optimizer))
+		*o = 16;
+	else
+		*o = 12;
 }
 
 /* ---- activations ----------------------------------------------------------- */

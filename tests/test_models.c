@@ -479,9 +479,20 @@ START_TEST(state_bytes_per_param)
 	plan_init(&p); /* bf16 params, fp32 grads: Megatron's 18 */
 	memory_bytes_per_param(&p, &w, &g, &o);
 	ck_assert_double_eq(w + g + o, 18);
-	p.grad_dtype = PLAN_DT_BF16; /* ZeRO's 2 + 2 + 12 */
+	/* 16-bit gradients: Megatron's optimizer adds fp32 main gradients,
+	 * dist_optimizer.md's fp16/fp16 row: 20, and 4 + 16/d distributed
+	 * (found by review: 4 + 12/d) */
+	p.grad_dtype = PLAN_DT_BF16;
+	memory_bytes_per_param(&p, &w, &g, &o);
+	ck_assert_double_eq(w + g + o, 20);
+	p.distributed_optimizer = true;
+	memory_bytes_per_param(&p, &w, &g, &o);
+	ck_assert_double_eq(o, 16);
+	p.distributed_optimizer = false;
+	p.zero = 1; /* DeepSpeed's ZeRO: 2 + 2 + 12 */
 	memory_bytes_per_param(&p, &w, &g, &o);
 	ck_assert_double_eq(w + g + o, 16);
+	p.zero = 0;
 	p.precision = p.grad_dtype = PLAN_DT_FP32; /* Megatron fp32/fp32: 16 */
 	memory_bytes_per_param(&p, &w, &g, &o);
 	ck_assert_double_eq(w + g + o, 16);
@@ -492,7 +503,8 @@ END_TEST
 START_TEST(state_zero_stages_divide)
 {
 	/* ZeRO §3 (Rajbhandari et al.): Pos 2Ψ + 2Ψ + KΨ/Nd, Pos+g 2Ψ + (2+K)Ψ/Nd,
-	 * Pos+g+p (2+2+K)Ψ/Nd with K = 12; tp = pp = 1, Nd = 64. */
+	 * Pos+g+p (2+2+K)Ψ/Nd with K = 12; tp = pp = 1, Nd = 64. Stage 0 (no
+	 * ZeRO) is Megatron's 2 + 2 + 16 for 16-bit gradients. */
 	struct model m;
 	struct plan p;
 	struct model_params mp;
@@ -513,7 +525,8 @@ START_TEST(state_zero_stages_divide)
 		memory_eval(&m, &p, &env, r);
 		ck_assert_double_eq_tol(st->weights_bytes, 2 * psi / (z >= 3 ? nd : 1), psi * 1e-9);
 		ck_assert_double_eq_tol(st->grads_bytes, 2 * psi / (z >= 2 ? nd : 1), psi * 1e-9);
-		ck_assert_double_eq_tol(st->optimizer_bytes, 12 * psi / (z >= 1 ? nd : 1),
+		/* without ZeRO Megatron's optimizer: + fp32 main gradients (K 16) */
+		ck_assert_double_eq_tol(st->optimizer_bytes, z >= 1 ? 12 * psi / nd : 16 * psi,
 					psi * 1e-9);
 	}
 	/* Megatron distributed optimizer, bf16/fp32: 6 + 12/d bytes per param. */
