@@ -261,7 +261,8 @@ static struct arch arch_of(const char *type)
 
 /* Keys of architectures whose parameters or FLOPs trainsim does not model:
  * refused by name, since ignoring them gives a wrong count. */
-static int refuse_unmodelled(const struct jval *t, struct ts_error *err)
+static int refuse_unmodelled(const struct jval *root, const struct jval *t, const char *mtype,
+			     struct ts_error *err)
 {
 	static const struct {
 		const char *key, *why;
@@ -273,8 +274,27 @@ static int refuse_unmodelled(const struct jval *t, struct ts_error *err)
 		{ "shared_expert_intermediate_size", "shared experts (Qwen2-MoE) are not modelled" },
 		{ "first_k_dense_replace", "DeepSeek-style MoE is not modelled" },
 		{ "num_nextn_predict_layers", "multi-token prediction layers are not modelled" },
+		{ "interleave_moe_layer_step", "Llama 4's interleaved MoE with a shared expert is not modelled" },
+		{ "intermediate_size_mlp", "Llama 4's separate dense and expert MLP widths are not modelled" },
+		{ "attention_chunk_size", "chunked attention (Llama 4) is not modelled" },
+		{ "attn_layer_period", "hybrid attention/state-space layers (Jamba) are not modelled" },
+		{ "layers_block_type", "hybrid attention/state-space layers are not modelled" },
 	};
+	/* not decoder-only transformers */
+	static const char *const other[] = { "mamba", "mamba2", "rwkv", "jamba", "zamba",
+					     "zamba2", "recurrent_gemma", "xlstm", "t5", "mt5",
+					     "bart", "mbart", "whisper", "encoder-decoder" };
 	struct jval c;
+	if (mtype)
+		for (size_t i = 0; i < TS_ARRAY_LEN(other); i++)
+			if (!strcmp(mtype, other[i])) {
+				if (!present(root, "model_type", &c))
+					present(t, "model_type", &c);
+				return jval_error(&c, err,
+						  "'%s' is not a decoder-only transformer; trainsim "
+						  "models attention and MLP decoder layers",
+						  mtype);
+			}
 	for (size_t i = 0; i < TS_ARRAY_LEN(keys); i++)
 		if (present(t, keys[i].key, &c)) {
 			/* zero shared experts is a plain MoE */
@@ -431,7 +451,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	}
 	if (jval_get_string(&root, "model_type", false, &mtype, err) ||
 	    (!mtype && t.j != root.j && jval_get_string(&t, "model_type", false, &mtype, err)) ||
-	    refuse_unmodelled(&t, err))
+	    refuse_unmodelled(&root, &t, mtype, err))
 		return TS_EINPUT;
 	arch = arch_of(mtype);
 	tie_root = arch.tie != 0;
@@ -507,6 +527,14 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			return TS_EINPUT;
 		if (str_starts(mtype, "gptj"))
 			m->max_pos = 0; /* GPT-J: rotary positions, no learned rows */
+		/* GPTBigCode (StarCoder): multi-query attention, one K/V head */
+		{
+			bool mq = false;
+			if (opt_bool(&t, "multi_query", &mq, err))
+				return TS_EINPUT;
+			if (mq)
+				m->kv_heads = 1;
+		}
 	} else {
 		if (jval_child(&t, "layer_norm_eps", &c) || jval_child(&t, "layer_norm_epsilon", &c))
 			m->norm = MODEL_NORM_LAYER;

@@ -706,6 +706,11 @@ static const struct {
 	  "\"vocab_size\": 65024, \"model_type\": \"falcon\", \"activation\": \"relu\"}",
 	  "unknown Falcon activation 'relu'" },
 	{ "{" SWA_BASE "\"layer_types\": [\"full_attention\"]}", "lists 1 layers, the model has 6" },
+	{ "{\"model_type\": \"mamba\", \"hidden_size\": 768}",
+	  "model_type: 'mamba' is not a decoder-only transformer" },
+	{ "{\"model_type\": \"llama4\", \"text_config\": {" SWA_BASE "\"num_local_experts\": 16, "
+	  "\"num_experts_per_tok\": 1, \"interleave_moe_layer_step\": 1}}",
+	  "text_config.interleave_moe_layer_step: Llama 4's interleaved MoE" },
 	{ "{" SWA_BASE "\"layer_types\": [\"full_attention\", \"full_attention\", "
 	  "\"full_attention\", \"full_attention\", \"full_attention\", \"chunked\"]}",
 	  "expected \"full_attention\" or \"sliding_attention\"" },
@@ -816,6 +821,13 @@ static const struct {
 	  "\"num_key_value_heads\": 8, \"rope_scaling\": null, \"head_dim\": null, "
 	  "\"vocab_size\": 128256}",
 	  8030261248LL },
+	/* StarCoder (gpt_bigcode): GPT-2 layout with multi-query attention;
+	 * by the module shapes: 40 x 379,128,064 + (49152 + 8192) x 6144 + 12288 */
+	{ "{\"activation_function\": \"gelu_pytorch_tanh\", \"multi_query\": true, "
+	  "\"layer_norm_epsilon\": 1e-05, \"model_type\": \"gpt_bigcode\", \"n_embd\": 6144, "
+	  "\"n_head\": 48, \"n_inner\": 24576, \"n_layer\": 40, \"n_positions\": 8192, "
+	  "\"vocab_size\": 49152}",
+	  15517456384LL },
 };
 
 START_TEST(hf_model_families)
