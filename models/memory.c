@@ -49,6 +49,7 @@ struct act_shape {
 	double h, q, kvd;  /* hidden, heads*head_dim, kv*head_dim per rank-unsplit, elements */
 	double a;          /* heads */
 	double f;          /* MLP inner width (per expert for MoE), elements */
+	double fs;         /* shared experts' MLP inner width (MoE), elements */
 	bool gated, drop, qk_norm;
 	double routed;     /* expert token copies per token: capacity x top_k (0 dense) */
 	double experts;    /* router width (0 dense) */
@@ -81,6 +82,8 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 	 * backward and the activation output that fc2 saves as its input
 	 * (3 x 2sbf; unfused PyTorch would also keep act(gate): 4 x 2sbf). */
 	*S += (x->gated ? 6 : 4) * sb * x->f * mlp_in;
+	/* shared experts: a dense MLP on every token (TP-split like one) */
+	*S += (x->gated ? 6 : 4) * sb * x->fs;
 	if (flash)
 		*A = 4 * sb * x->a; /* fp32 log-sum-exp per row (Dao et al. 2022) */
 	else
@@ -131,6 +134,7 @@ static void layer_shape(const struct model *m, const struct plan *p, int l,
 		double cf = p->capacity_factor;
 		x->routed = (p->pad_to_capacity ? cf : cf > 0 && cf < 1 ? cf : 1) * m->top_k;
 		x->experts = m->experts;
+		x->fs = m->shared_ffn;
 	} else {
 		x->f = m->ffn;
 	}
@@ -195,18 +199,6 @@ static double vision_act_bytes(const struct model *m, const struct plan *p, doub
 
 /* ---- per-layer costs --------------------------------------------------------- */
 
-static double layer_matmul_active(const struct model *m, int l)
-{
-	double h = m->hidden, q = (double)m->heads * m->head_dim,
-	       kv = (double)m->kv_heads * m->head_dim, mats = m->mlp == MODEL_MLP_GELU ? 2 : 3;
-	double p = h * q + 2 * h * kv + q * h;
-	if (m->experts > 0 && m->moe_layer[l])
-		p += h * m->experts + (double)m->top_k * mats * h * m->moe_ffn;
-	else
-		p += mats * h * m->ffn;
-	return p;
-}
-
 double model_kv_width_rank(const struct model *m, const struct plan *p)
 {
 	/* tp a multiple of the K/V heads: each rank keeps one group */
@@ -244,7 +236,7 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	o->params_rank = dense + ex;
 	/* Megatron SC'21 appendix: 2 FLOPs/MAC; local queries attend to all s keys. */
 	attn = 4.0 * s_loc * model_attn_keys(m, l, p->seq_len) * q * b / p->tp;
-	o->fwd_flops = 2 * layer_matmul_active(m, l) * tokens / p->tp + attn;
+	o->fwd_flops = 2 * model_layer_matmul_active(m, l) * tokens / p->tp + attn;
 	o->bwd_flops = 2 * o->fwd_flops;
 	if (p->recompute == PLAN_RC_FULL)
 		o->recompute_flops = o->fwd_flops;
@@ -272,7 +264,7 @@ double model_flops_iteration(const struct model *m, const struct plan *p)
 	for (int l = 0; l < m->layers; l++) {
 		/* per token, no causal halving (eq. 3) */
 		double attn = 4.0 * model_attn_keys(m, l, p->seq_len) * q;
-		f += (2 * layer_matmul_active(m, l) + attn) * T * passes;
+		f += (2 * model_layer_matmul_active(m, l) + attn) * T * passes;
 		if (p->recompute == PLAN_RC_SELECTIVE)
 			f += attn * T;
 	}

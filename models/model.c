@@ -269,10 +269,6 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 	} keys[] = {
 		{ "kv_lora_rank", "multi-head latent attention (DeepSeek MLA) is not modelled" },
 		{ "q_lora_rank", "multi-head latent attention (DeepSeek MLA) is not modelled" },
-		{ "n_routed_experts", "DeepSeek-style MoE (routed and shared experts) is not modelled" },
-		{ "n_shared_experts", "shared experts are not modelled" },
-		{ "shared_expert_intermediate_size", "shared experts (Qwen2-MoE) are not modelled" },
-		{ "first_k_dense_replace", "DeepSeek-style MoE is not modelled" },
 		{ "num_nextn_predict_layers", "multi-token prediction layers are not modelled" },
 		{ "interleave_moe_layer_step", "Llama 4's interleaved MoE with a shared expert is not modelled" },
 		{ "intermediate_size_mlp", "Llama 4's separate dense and expert MLP widths are not modelled" },
@@ -297,10 +293,6 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 			}
 	for (size_t i = 0; i < TS_ARRAY_LEN(keys); i++)
 		if (present(t, keys[i].key, &c)) {
-			/* zero shared experts is a plain MoE */
-			if (cJSON_IsNumber(c.j) && c.j->valuedouble == 0 &&
-			    strcmp(keys[i].key, "n_routed_experts") != 0)
-				continue;
 			return jval_error(&c, err, "%s; trainsim cannot price this model", keys[i].why);
 		}
 	return 0;
@@ -435,7 +427,8 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		static const char *const keys[] = {
 			"hidden_size", "num_hidden_layers", "num_attention_heads",
 			"num_key_value_heads", "head_dim", "intermediate_size", "num_experts",
-			"num_experts_per_tok", "moe_intermediate_size", NULL
+			"num_experts_per_tok", "moe_intermediate_size",
+			"shared_expert_intermediate_size", "n_shared_experts", NULL
 		};
 		if (jval_expect_object(&c, err))
 			return TS_EINPUT;
@@ -479,8 +472,19 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		     &m->kv_heads, err) ||
 	    get_int2(&t, "head_dim", "kv_channels", false, 1, 1 << 16, &m->head_dim, err) ||
 	    get_int2(&t, "intermediate_size", "n_inner", !gpt2, 1, 1 << 22, &m->ffn, err) ||
-	    get_int2(&t, "num_experts", "num_local_experts", false, 0, 1 << 16, &m->experts, err) ||
-	    get_int2(&t, "num_experts_per_tok", NULL, m->experts > 0, 1, 1 << 16, &m->top_k, err))
+	    get_int2(&t, "num_experts", "num_local_experts", false, 0, 1 << 16, &m->experts, err))
+		return TS_EINPUT;
+	if (present(&t, "n_routed_experts", &c)) { /* DeepSeek's spelling */
+		int e = 0;
+		struct jval o;
+		if (get_int2(&t, "n_routed_experts", NULL, true, 0, 1 << 16, &e, err))
+			return TS_EINPUT;
+		if ((present(&t, "num_experts", &o) || present(&t, "num_local_experts", &o)) &&
+		    e != m->experts)
+			return jval_error(&c, err, "contradicts the expert count %d", m->experts);
+		m->experts = e;
+	}
+	if (get_int2(&t, "num_experts_per_tok", NULL, m->experts > 0, 1, 1 << 16, &m->top_k, err))
 		return TS_EINPUT;
 	if (!present(&t, "head_dim", &c) && !present(&t, "kv_channels", &c) &&
 	    m->hidden % m->heads) {
@@ -490,11 +494,28 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 				  m->heads, m->hidden);
 	}
 	if (m->experts > 0) {
+		int nsh = 0;
 		m->moe_ffn = m->ffn; /* Mixtral's convention when moe_intermediate_size is absent */
-		if (get_int2(&t, "moe_intermediate_size", NULL, false, 1, 1 << 22, &m->moe_ffn, err))
+		if (get_int2(&t, "moe_intermediate_size", NULL, false, 1, 1 << 22, &m->moe_ffn, err) ||
+		    get_int2(&t, "shared_expert_intermediate_size", NULL, false, 0, 1 << 22,
+			     &m->shared_ffn, err) ||
+		    get_int2(&t, "n_shared_experts", NULL, false, 0, 1 << 10, &nsh, err))
 			return TS_EINPUT;
+		/* Qwen2-MoE: one gated shared expert; DeepSeek: n_shared_experts
+		 * of the expert width, run as one MLP (DeepseekMoE.shared_experts) */
+		m->shared_gate = m->shared_ffn > 0;
+		if (nsh > 0) {
+			if (m->shared_ffn > 0) {
+				present(&t, "n_shared_experts", &c);
+				return jval_error(&c, err, "contradicts shared_expert_intermediate_size "
+						  "(one shared-expert width)");
+			}
+			m->shared_ffn = nsh * m->moe_ffn;
+		}
 	} else if (present(&t, "num_experts_per_tok", &c) ||
-		   present(&t, "moe_intermediate_size", &c)) {
+		   present(&t, "moe_intermediate_size", &c) ||
+		   present(&t, "shared_expert_intermediate_size", &c) ||
+		   present(&t, "n_shared_experts", &c)) {
 		return jval_error(&c, err, "given for a model without num_experts");
 	}
 	/* The MLP's shape: by model_type where known (arch_of), else by the
@@ -542,6 +563,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		    opt_number(&t, "attention_dropout", &drop, err))
 			return TS_EINPUT;
 		m->qk_norm = str_starts(mtype, "qwen3");
+		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
 	}
 common:
 	if (!(drop >= 0 && drop < 1)) {
@@ -565,8 +587,15 @@ common:
 		int step = 1;
 		if (get_int2(&t, "decoder_sparse_step", NULL, false, 1, MODEL_MAX_LAYERS, &step, err))
 			return TS_EINPUT;
+		int kdense = 0, freq = 1;
+		if (get_int2(&t, "first_k_dense_replace", NULL, false, 0, MODEL_MAX_LAYERS, &kdense,
+			     err) ||
+		    get_int2(&t, "moe_layer_freq", NULL, false, 1, MODEL_MAX_LAYERS, &freq, err))
+			return TS_EINPUT;
+		/* Qwen: every step-th layer; DeepSeek: from layer
+		 * first_k_dense_replace on, every moe_layer_freq-th */
 		for (int l = 0; l < m->layers; l++)
-			m->moe_layer[l] = (l + 1) % step == 0;
+			m->moe_layer[l] = (l + 1) % step == 0 && l >= kdense && l % freq == 0;
 		if (jval_child(&t, "mlp_only_layers", &c)) {
 			const cJSON *it;
 			int i = 0;
@@ -590,7 +619,7 @@ common:
 		for (int l = 0; l < m->layers; l++)
 			any = any || m->moe_layer[l];
 		if (!any)
-			m->experts = m->top_k = 0;
+			m->experts = m->top_k = m->shared_ffn = 0;
 	}
 	if (parse_window(m, &t, mtype, err))
 		return TS_EINPUT;
@@ -684,6 +713,15 @@ static int64_t mlp_params(const struct model *m, int64_t f)
 	return 3 * h * f + (m->bias ? 2 * f + h : 0);
 }
 
+/* The shared experts of a MoE layer: one dense MLP of their summed width
+ * (DeepSeek fuses them so; Qwen2-MoE has one), plus Qwen2-MoE's h -> 1 gate. */
+static int64_t shared_params(const struct model *m)
+{
+	if (m->shared_ffn <= 0)
+		return 0;
+	return mlp_params(m, m->shared_ffn) + (m->shared_gate ? m->hidden : 0);
+}
+
 static int64_t attn_params(const struct model *m)
 {
 	int64_t h = m->hidden, q = (int64_t)m->heads * m->head_dim,
@@ -691,6 +729,8 @@ static int64_t attn_params(const struct model *m)
 	int64_t p = h * q + 2 * h * kv + q * h;
 	if (m->bias || m->attn_bias)
 		p += q + 2 * kv + h;
+	else if (m->qkv_bias)
+		p += q + 2 * kv;
 	if (m->qk_norm)
 		p += 2 * (int64_t)m->head_dim; /* RMSNorm q_norm, k_norm over head_dim */
 	return p;
@@ -703,6 +743,7 @@ void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *a
 	if (m->experts > 0 && m->moe_layer[l]) {
 		int64_t one = mlp_params(m, m->moe_ffn);
 		base += (int64_t)m->hidden * m->experts; /* router, no bias (Qwen3 MoE) */
+		base += shared_params(m);
 		ex = one * m->experts;
 		act = base + one * m->top_k;
 	} else {
@@ -760,6 +801,7 @@ void model_count_params(const struct model *m, struct model_params *o)
 		if (m->experts > 0 && m->moe_layer[l]) {
 			int64_t one = mlp_params(m, m->moe_ffn);
 			o->total[MODEL_PART_ROUTER] += h * m->experts;
+			o->total[MODEL_PART_MLP] += shared_params(m); /* dense: always active */
 			o->total[MODEL_PART_EXPERTS] += one * m->experts;
 			o->active[MODEL_PART_EXPERTS] += one * m->top_k;
 		} else {
@@ -779,14 +821,15 @@ void model_count_params(const struct model *m, struct model_params *o)
 /* ---- FLOPs --------------------------------------------------------------- */
 
 /* Matmul parameters (no biases, no norms) a token passes through in layer l. */
-static double layer_matmul_active(const struct model *m, int l)
+double model_layer_matmul_active(const struct model *m, int l)
 {
 	double h = m->hidden, q = (double)m->heads * m->head_dim,
 	       kv = (double)m->kv_heads * m->head_dim;
 	double p = h * q + 2 * h * kv + q * h;
 	double mats = m->mlp == MODEL_MLP_GELU ? 2 : 3;
 	if (m->experts > 0 && m->moe_layer[l])
-		p += h * m->experts + (double)m->top_k * mats * h * m->moe_ffn;
+		p += h * m->experts + (double)m->top_k * mats * h * m->moe_ffn +
+		     (m->shared_ffn > 0 ? mats * h * m->shared_ffn + (m->shared_gate ? h : 0) : 0);
 	else
 		p += mats * h * m->ffn;
 	return p;
@@ -813,7 +856,7 @@ double model_flops_per_token_fwd(const struct model *m, int seq_len)
 	double f = 0, q = (double)m->heads * m->head_dim;
 	for (int l = 0; l < m->layers; l++)
 		/* Megatron SC'21 appendix: 2 FLOPs/MAC; scores QK^T and AV 2*s*q each. */
-		f += 2 * layer_matmul_active(m, l) + 4.0 * model_attn_keys(m, l, seq_len) * q;
+		f += 2 * model_layer_matmul_active(m, l) + 4.0 * model_attn_keys(m, l, seq_len) * q;
 	return f + 2.0 * m->vocab * m->hidden; /* LM head (tied or not) */
 }
 

@@ -67,11 +67,17 @@ struct model {
 	int experts;               /* routed experts per MoE layer (0 = dense), count */
 	int top_k;                 /* experts per token, count */
 	int moe_ffn;               /* expert MLP inner width, elements */
+	int shared_ffn;            /* shared experts' MLP inner width in every MoE layer (Qwen2-MoE
+	                            * shared_expert_intermediate_size, DeepSeek n_shared_experts x
+	                            * moe_intermediate_size), 0 none, elements */
+	bool shared_gate;          /* the shared expert's output is scaled by a sigmoid gate
+	                            * (an h -> 1 linear, Qwen2-MoE), flag */
 	enum model_mlp mlp;        /* dense and expert MLP shape */
 	enum model_norm norm;      /* norm kind */
 	int layer_norms;           /* norms per decoder layer (2; 1 in Falcon-7B's parallel block), count */
 	bool bias;                 /* every linear layer has a bias (GPT-2/3) */
 	bool attn_bias;            /* q/k/v/o have biases (attention_bias) */
+	bool qkv_bias;             /* q/k/v have biases, o none (Qwen2), flag */
 	bool qk_norm;              /* per-head q_norm/k_norm of head_dim (Qwen3) */
 	bool tie_embeddings;       /* LM head shares the embedding matrix */
 	bool dropout;              /* dropout masks stored (Korthikanti counts them) */
@@ -128,6 +134,10 @@ int64_t model_vision_params(const struct model *m);
  * matmul parameters (biases and norms excluded) + the attention scores
  * 4 x seq_len x heads x head_dim per layer + the LM head. */
 double model_flops_per_token_fwd(const struct model *m, int seq_len);
+/* Matmul parameters (no biases, no norms) a token passes through in layer l:
+ * attention, and the MLP, or the router, its top-k experts and the shared
+ * experts. */
+double model_layer_matmul_active(const struct model *m, int l);
 /* Keys each query of layer l attends to in Megatron's FLOPs convention
  * (every query counts all seq_len keys; a causal kernel does half): seq_len,
  * or with a sliding window w < seq_len the same scaled by the windowed

@@ -405,10 +405,12 @@ static int layer_tensors(const struct model *m, int l)
 	int n = m->layer_norms * (m->norm == MODEL_NORM_LAYER ? 2 : 1) + 2;
 	if (m->bias || m->attn_bias)
 		n += 2;
+	else if (m->qkv_bias)
+		n += 1;
 	if (m->qk_norm)
 		n += 2;
 	if (m->experts > 0 && m->moe_layer[l])
-		return n + 3;
+		return n + 3 + (m->shared_ffn > 0 ? 2 + (m->bias ? 2 : 0) + m->shared_gate : 0);
 	return n + 2 + (m->bias ? 2 : 0);
 }
 
@@ -421,6 +423,7 @@ struct lshape {
 	struct model_layer_cost c;
 	bool moe;
 	double qkv_n, ffn_t, e_loc, me, scale;
+	double fs_t;       /* MoE: the shared experts' MLP width on this rank (0 none) */
 };
 
 static void layer_shape(const struct bld *b, int l, struct lshape *o)
@@ -432,7 +435,7 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
 	model_layer_cost(m, p, l, &o->c);
 	o->moe = m->experts > 0 && m->moe_layer[l];
 	o->qkv_n = q / tp + 2 * model_kv_width_rank(m, p);
-	o->e_loc = o->me = 0;
+	o->e_loc = o->me = o->fs_t = 0;
 	attn = 4.0 * ((double)p->seq_len / p->cp) * model_attn_keys(m, l, p->seq_len) * q *
 	       p->micro_batch / tp;
 	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
@@ -442,6 +445,8 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
 		o->ffn_t = (double)m->moe_ffn / tp;
 		sumg += T / tp * m->experts * h +
 			o->e_loc * (o->me * mats(m) * o->ffn_t * h + o->me * h * o->ffn_t);
+		o->fs_t = (double)m->shared_ffn / tp;
+		sumg += T * mats(m) * o->fs_t * h + T * h * o->fs_t + (m->shared_gate ? T / tp * h : 0);
 	} else {
 		o->ffn_t = (double)m->ffn / tp;
 		sumg += T * mats(m) * o->ffn_t * h + T * h * o->ffn_t;
@@ -510,6 +515,94 @@ static void moe_sort(struct bld *b, enum wl_phase ph, const char *name)
 		cmp_op(b, ph, WL_ELEM, name, 0, 2 * moe_routed_bytes(b), 0, 0, 0, 0, WL_V_EXPERT);
 }
 
+/* Op names of a dense MLP block: a dense layer's MLP, or a MoE layer's
+ * shared experts. */
+struct mlp_names {
+	const char *up, *act, *down, *down_dgrad, *down_wgrad, *act_bwd, *up_dgrad, *up_wgrad;
+};
+static const struct mlp_names dense_names = {
+	"mlp up gemm",	 "activation",	   "mlp down gemm", "mlp down dgrad",
+	"mlp down wgrad", "activation bwd", "mlp up dgrad",  "mlp up wgrad"
+};
+static const struct mlp_names shared_names = {
+	"shared expert up gemm",    "shared expert activation",	    "shared expert down gemm",
+	"shared expert down dgrad", "shared expert down wgrad",	    "shared expert activation bwd",
+	"shared expert up dgrad",   "shared expert up wgrad"
+};
+
+/* Forward of a dense MLP block of width ffn_t on this rank: column-parallel
+ * up (after the sequence-parallel all-gather), activation, row-parallel
+ * down and its TP reduction (see layer_fwd on overlap.tp). */
+static void mlp_fwd(struct bld *b, enum wl_phase ph, double ffn_t, double scale,
+		    const struct mlp_names *nm)
+{
+	const struct plan *p = b->p;
+	double T = b->T, h = b->m->hidden, act = 2 * T * h;
+	bool sp = p->sp && p->tp > 1;
+	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
+	linear_after_ag(b, ph, nm->up, T, mats(b->m) * ffn_t, h, scale);
+	cmp_op(b, ph, WL_ELEM, nm->act, 0, (mats(b->m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
+	       WL_V_NONE);
+	if (p->tp > 1 && p->overlap_tp) {
+		gemm_then_reduce(b, ph, nm->down, T, h, ffn_t, scale, tpc, act,
+				 sp ? "tp reducescatter" : "tp allreduce");
+	} else {
+		linear(b, ph, nm->down, T, h, ffn_t, 1, scale, WL_V_NONE);
+		if (p->tp > 1)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+	}
+}
+
+/* Its backward (hide: the input-gradient collective runs behind the wgrad
+ * GEMM, see layer_bwd). */
+static void mlp_bwd(struct bld *b, double ffn_t, double scale, bool hide,
+		    const struct mlp_names *nm)
+{
+	const struct plan *p = b->p;
+	const enum wl_phase ph = WL_P_BWD;
+	double T = b->T, h = b->m->hidden, act = 2 * T * h;
+	bool sp = p->sp && p->tp > 1;
+	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
+	linear_after_ag(b, ph, nm->down_dgrad, T, ffn_t, h, scale);
+	linear(b, ph, nm->down_wgrad, ffn_t, h, T, 1, scale, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, nm->act_bwd, 0, 2 * (mats(b->m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
+	       WL_V_NONE);
+	if (sp) /* the saved input shard, gathered again for the wgrad */
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
+	linear(b, ph, nm->up_dgrad, T, h, mats(b->m) * ffn_t, 1, scale, WL_V_NONE);
+	if (hide)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
+	linear(b, ph, nm->up_wgrad, h, mats(b->m) * ffn_t, T, 1, scale, WL_V_NONE);
+	if (p->tp > 1 && !hide)
+		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+}
+
+/* A MoE layer's shared experts (Megatron-core's SharedExpertMLP, without
+ * moe_shared_expert_overlap: after the routed experts' combine, on the
+ * same input): a dense MLP, with Qwen2-MoE's sigmoid gate from an h -> 1
+ * linear on the rank's tokens. */
+static void shared_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
+{
+	if (ls->fs_t <= 0)
+		return;
+	if (b->m->shared_gate)
+		gemm(b, ph, "shared expert gate gemm", b->T / b->p->tp, 1, b->m->hidden, 1, ls->scale,
+		     WL_V_NONE);
+	mlp_fwd(b, ph, ls->fs_t, ls->scale, &shared_names);
+}
+
+static void shared_bwd(struct bld *b, const struct lshape *ls, bool hide)
+{
+	double T = b->T / b->p->tp, h = b->m->hidden;
+	if (ls->fs_t <= 0)
+		return;
+	mlp_bwd(b, ls->fs_t, ls->scale, hide, &shared_names);
+	if (b->m->shared_gate) {
+		gemm(b, WL_P_BWD, "shared expert gate dgrad", T, h, 1, 1, ls->scale, WL_V_NONE);
+		gemm(b, WL_P_BWD, "shared expert gate wgrad", h, 1, T, 1, ls->scale, WL_V_NONE);
+	}
+}
+
 static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 {
 	const struct model *m = b->m;
@@ -555,9 +648,10 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep combine", false);
 	moe_permute(b, ph, "moe unpermute");
+	shared_fwd(b, ph, ls);
 }
 
-static void moe_bwd(struct bld *b, const struct lshape *ls)
+static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
@@ -565,6 +659,7 @@ static void moe_bwd(struct bld *b, const struct lshape *ls)
 	const enum wl_phase ph = WL_P_BWD;
 	double h = m->hidden, tp = p->tp, T = b->T, routed = moe_routed_bytes(b);
 	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	shared_bwd(b, ls, hide);
 	moe_permute(b, ph, "moe unpermute bwd");
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
@@ -629,22 +724,10 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	}
 	residual(b, ph, false);
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
-	if (ls.moe) {
+	if (ls.moe)
 		moe_fwd(b, ph, &ls);
-	} else {
-		linear_after_ag(b, ph, "mlp up gemm", T, mats(m) * ffn_t, h, scale);
-		cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
-		       WL_V_NONE);
-		if (p->tp > 1 && ov) {
-			gemm_then_reduce(b, ph, "mlp down gemm", T, h, ffn_t, scale, tpc, act,
-					 sp ? "tp reducescatter" : "tp allreduce");
-		} else {
-			linear(b, ph, "mlp down gemm", T, h, ffn_t, 1, scale, WL_V_NONE);
-			if (p->tp > 1)
-				comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce",
-				     false);
-		}
-	}
+	else
+		mlp_fwd(b, ph, ffn_t, scale, &dense_names);
 	residual(b, ph, false);
 }
 
@@ -695,22 +778,10 @@ static void layer_bwd(struct bld *b, int l)
 	}
 
 	residual(b, ph, true);
-	if (ls.moe) {
-		moe_bwd(b, &ls);
-	} else {
-		linear_after_ag(b, ph, "mlp down dgrad", T, ffn_t, h, scale);
-		linear(b, ph, "mlp down wgrad", ffn_t, h, T, 1, scale, WL_V_NONE);
-		cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * T * ffn_t * b->wb, 0, 0,
-		       0, 0, WL_V_NONE);
-		if (sp) /* the saved input shard, gathered again for the wgrad */
-			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
-		linear(b, ph, "mlp up dgrad", T, h, mats(m) * ffn_t, 1, scale, WL_V_NONE);
-		if (hide)
-			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
-		linear(b, ph, "mlp up wgrad", h, mats(m) * ffn_t, T, 1, scale, WL_V_NONE);
-		if (p->tp > 1 && !hide)
-			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
-	}
+	if (ls.moe)
+		moe_bwd(b, &ls, hide);
+	else
+		mlp_bwd(b, ffn_t, scale, hide, &dense_names);
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	residual(b, ph, true);
 	linear_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);

@@ -696,12 +696,13 @@ static const struct {
 	  "\"kv_lora_rank\": 512, \"n_routed_experts\": 64, \"n_shared_experts\": 2, "
 	  "\"num_experts_per_tok\": 6, \"model_type\": \"deepseek_v2\"}",
 	  "kv_lora_rank: multi-head latent attention (DeepSeek MLA) is not modelled" },
-	{ "{\"hidden_size\": 3584, \"num_hidden_layers\": 28, \"num_attention_heads\": 28, "
-	  "\"num_key_value_heads\": 4, \"vocab_size\": 151936, \"hidden_act\": \"silu\", "
-	  "\"intermediate_size\": 18944, \"num_experts\": 64, \"num_experts_per_tok\": 8, "
-	  "\"moe_intermediate_size\": 2560, \"shared_expert_intermediate_size\": 20480, "
-	  "\"model_type\": \"qwen2_moe\"}",
-	  "shared_expert_intermediate_size: shared experts (Qwen2-MoE) are not modelled" },
+	{ "{" SWA_BASE "\"num_experts\": 8, \"num_experts_per_tok\": 2, "
+	  "\"moe_intermediate_size\": 64, \"shared_expert_intermediate_size\": 128, "
+	  "\"n_shared_experts\": 2}",
+	  "n_shared_experts: contradicts shared_expert_intermediate_size" },
+	{ "{" SWA_BASE "\"num_experts\": 8, \"n_routed_experts\": 16, \"num_experts_per_tok\": 2}",
+	  "n_routed_experts: contradicts the expert count 8" },
+	{ "{" SWA_BASE "\"n_shared_experts\": 2}", "n_shared_experts: given for a model without" },
 	{ "{\"hidden_size\": 4544, \"num_hidden_layers\": 32, \"num_attention_heads\": 71, "
 	  "\"vocab_size\": 65024, \"model_type\": \"falcon\", \"activation\": \"relu\"}",
 	  "unknown Falcon activation 'relu'" },
@@ -828,6 +829,23 @@ static const struct {
 	  "\"n_head\": 48, \"n_inner\": 24576, \"n_layer\": 40, \"n_positions\": 8192, "
 	  "\"vocab_size\": 49152}",
 	  15517456384LL },
+	/* Qwen2-57B-A14B: a gated shared expert in every MoE layer, q/k/v biases
+	 * (57,408,658,944 by its module shapes; published 57B) */
+	{ "{\"hidden_act\": \"silu\", \"hidden_size\": 3584, \"intermediate_size\": 18944, "
+	  "\"model_type\": \"qwen2_moe\", \"moe_intermediate_size\": 2560, "
+	  "\"num_attention_heads\": 28, \"num_experts\": 64, \"num_experts_per_tok\": 8, "
+	  "\"num_hidden_layers\": 28, \"num_key_value_heads\": 4, "
+	  "\"shared_expert_intermediate_size\": 20480, \"decoder_sparse_step\": 1, "
+	  "\"vocab_size\": 151936}",
+	  57408658944LL },
+	/* DeepSeek-MoE-16B: 64 routed and 2 shared experts of width 1408, the
+	 * first layer dense (16,375,728,128; published 16.4B) */
+	{ "{\"hidden_act\": \"silu\", \"hidden_size\": 2048, \"intermediate_size\": 10944, "
+	  "\"model_type\": \"deepseek\", \"moe_intermediate_size\": 1408, \"moe_layer_freq\": 1, "
+	  "\"n_routed_experts\": 64, \"n_shared_experts\": 2, \"num_attention_heads\": 16, "
+	  "\"num_experts_per_tok\": 6, \"num_hidden_layers\": 28, \"num_key_value_heads\": 16, "
+	  "\"first_k_dense_replace\": 1, \"tie_word_embeddings\": false, \"vocab_size\": 102400}",
+	  16375728128LL },
 };
 
 START_TEST(hf_model_families)

@@ -1276,6 +1276,72 @@ START_TEST(topk_and_async_move_time)
 }
 END_TEST
 
+/* Shared experts (Qwen2-MoE, DeepSeek): a dense MLP in every MoE layer,
+ * after the routed experts' combine, with Qwen2-MoE's gate. Each layer's
+ * forward ops carry model_layer_cost's FLOPs, every GEMM at its own shape
+ * (no rescaling: the shared GEMMs are where the count puts them), and the
+ * shared expert's TP collectives are there. */
+START_TEST(shared_experts_in_workload)
+{
+	static const char *cfg =
+		"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 16, "
+		"\"num_key_value_heads\": 4, \"vocab_size\": 1000, \"hidden_act\": \"silu\", "
+		"\"intermediate_size\": 2048, \"num_experts\": 8, \"num_experts_per_tok\": 2, "
+		"\"moe_intermediate_size\": 256, \"shared_expert_intermediate_size\": 1536, "
+		"\"model_type\": \"qwen2_moe\"}";
+	struct plan p;
+	struct workload w;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	int up = 0, gate = 0, wgrad = 0, tpc = 0;
+	double f[4] = { 0 };
+	load_topo("dgx-h100-ndr", 1);
+	load_model_json(cfg);
+	ck_assert_int_eq(model.shared_ffn, 1536);
+	ck_assert(model.shared_gate);
+	plan_init(&p);
+	p.tp = 2;
+	p.sp = true;
+	p.ep = 2;
+	p.global_batch = 8;
+	p.seq_len = 1024;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	for (int32_t i = 0; i < w.roles[0].nops; i++) {
+		const struct wl_op *op = &w.roles[0].ops[i];
+		bool fwd0 = op->micro == 0 && op->phase == WL_P_FWD && op->layer >= 0;
+		if (op->kind == WL_K_COMPUTE && fwd0)
+			f[op->layer] += op->flops;
+		if (op->kind == WL_K_COMPUTE && op->m > 0 && op->layer >= 0)
+			ck_assert_msg(fabs(op->flops / (2.0 * op->m * op->n * op->k * op->batch) - 1) < 1e-9,
+				      "%s rescaled", op->name);
+		if (!strcmp(op->name, "shared expert up gemm") && op->phase == WL_P_FWD) {
+			up++;
+			ck_assert_double_eq(op->n, 2 * 1536 / 2); /* gate and up, TP-split */
+			ck_assert_double_eq(op->k, 1024);
+		}
+		gate += !strcmp(op->name, "shared expert gate gemm") && op->phase == WL_P_FWD;
+		wgrad += !strcmp(op->name, "shared expert up wgrad");
+		/* per MoE layer forward: the routed path's gather and scatter of
+		 * tokens, and the shared expert's all-gather and reduce-scatter */
+		tpc += op->kind == WL_K_COLL && op->dim == WL_D_TP && fwd0;
+	}
+	ck_assert_int_eq(tpc, 4 * 6); /* attention 2, routed 2, shared 2 */
+	ck_assert_int_eq(up, 4 * plan_microbatches(&p));
+	ck_assert_int_eq(gate, 4 * plan_microbatches(&p));
+	ck_assert_int_eq(wgrad, 4 * plan_microbatches(&p));
+	for (int l = 0; l < 4; l++) {
+		struct model_layer_cost c;
+		model_layer_cost(&model, &p, l, &c);
+		ck_assert_msg(fabs(f[l] / c.fwd_flops - 1) < 1e-9, "layer %d: %.6g vs %.6g", l, f[l],
+			      c.fwd_flops);
+	}
+	workload_release(&w);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(workload_flops_match_model)
 {
 	/* The sum of forward/backward compute FLOPs of all roles equals
@@ -2544,6 +2610,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
 	tcase_add_test(tc, workload_flops_match_model);
+	tcase_add_test(tc, shared_experts_in_workload);
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
 	tcase_add_test(tc, consumers_wait_for_communication);
 	tcase_add_test(tc, tp_overlap_pipelines_in_chunks);
