@@ -159,6 +159,11 @@ static int get_int2(const struct jval *o, const char *k1, const char *k2, bool r
 	return 0;
 }
 
+static bool str_starts(const char *s, const char *prefix)
+{
+	return s && !strncmp(s, prefix, strlen(prefix));
+}
+
 static int parse_vision(struct model *m, const struct jval *v, struct ts_error *err)
 {
 	struct model_vision *x = &m->vit;
@@ -181,6 +186,22 @@ static int parse_vision(struct model *m, const struct jval *v, struct ts_error *
 	    get_int2(v, "num_position_embeddings", NULL, false, 1, 1 << 20, &x->pos_embeddings,
 		     err))
 		return TS_EINPUT;
+	/* the encoder as modelled: Qwen3-VL's ViT, two-matrix GELU MLPs and
+	 * full attention in every block */
+	{
+		const char *act = NULL;
+		struct jval c;
+		if (present(v, "hidden_act", &c) && jval_get_string(v, "hidden_act", false, &act, err))
+			return TS_EINPUT;
+		if (act && !str_starts(act, "gelu") && strcmp(act, "quick_gelu"))
+			return jval_error(&c, err,
+					  "'%s': only GELU vision MLPs (two matrices) are modelled; a "
+					  "gated one (Qwen2.5-VL's silu) is not",
+					  act);
+		if (present(v, "window_size", &c) || present(v, "fullatt_block_indexes", &c))
+			return jval_error(&c, err, "windowed vision attention (Qwen2.5-VL) is not "
+					  "modelled");
+	}
 	if (jval_child(v, "deepstack_visual_indexes", &ds)) {
 		const cJSON *it;
 		int i = 0;
@@ -217,10 +238,6 @@ static int parse_vision(struct model *m, const struct jval *v, struct ts_error *
 	return 0;
 }
 
-static bool str_starts(const char *s, const char *prefix)
-{
-	return s && !strncmp(s, prefix, strlen(prefix));
-}
 
 /* What a config's model_type fixes that its keys do not say, from
  * transformers' configuration_<type>.py defaults and modeling_<type>.py

@@ -707,6 +707,14 @@ static const struct {
 	  "\"vocab_size\": 65024, \"model_type\": \"falcon\", \"activation\": \"relu\"}",
 	  "unknown Falcon activation 'relu'" },
 	{ "{" SWA_BASE "\"layer_types\": [\"full_attention\"]}", "lists 1 layers, the model has 6" },
+	{ "{\"text_config\": {" SWA_BASE "\"model_type\": \"qwen2_5_vl_text\"}, \"vision_config\": "
+	  "{\"depth\": 2, \"hidden_size\": 32, \"num_heads\": 4, \"intermediate_size\": 64, "
+	  "\"patch_size\": 14, \"out_hidden_size\": 256, \"hidden_act\": \"silu\"}}",
+	  "vision_config.hidden_act: 'silu': only GELU vision MLPs" },
+	{ "{\"text_config\": {" SWA_BASE "\"model_type\": \"qwen2_5_vl_text\"}, \"vision_config\": "
+	  "{\"depth\": 2, \"hidden_size\": 32, \"num_heads\": 4, \"intermediate_size\": 64, "
+	  "\"patch_size\": 14, \"out_hidden_size\": 256, \"window_size\": 112}}",
+	  "vision_config.window_size: windowed vision attention" },
 	{ "{\"model_type\": \"mamba\", \"hidden_size\": 768}",
 	  "model_type: 'mamba' is not a decoder-only transformer" },
 	{ "{\"model_type\": \"llama4\", \"text_config\": {" SWA_BASE "\"num_local_experts\": 16, "
