@@ -524,8 +524,8 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 {
 	int32_t *g = malloc((size_t)n * sizeof(int32_t)), *ord = malloc((size_t)n * sizeof(int32_t));
 	int32_t path[TOPO_MAX_HOPS];
-	int gpn = x->t->cl.node.gpus, nch, rc = 0, ppn = 1, run = 1;
-	double steps = op == SIM_OP_ALLREDUCE ? 2.0 * (n - 1) : n - 1, per;
+	int gpn = x->t->cl.node.gpus, nch, rc = 0, ppn = 1, run = 1, nodes = 1;
+	double steps = op == SIM_OP_ALLREDUCE ? 2.0 * (n - 1) : n - 1, per, inter;
 	simtime_ps lat;
 	if (!g || !ord) {
 		rc = TS_ENOMEM;
@@ -538,25 +538,37 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 		run = topo_gpu_host(x->t, g[i]) == topo_gpu_host(x->t, g[i - 1]) ? run + 1 : 1;
 		if (run > ppn)
 			ppn = run;
+		nodes += run == 1;
 	}
 	/* NCCL: one ring per local GPU (its NIC) across nodes; 2 otherwise. */
 	nch = ppn > 1 && ppn < n ? ppn : 2;
 	per = steps / n * size / nch * (1 / sim_proto_eff(SIM_PROTO_SIMPLE));
-	/* latency: a chunk crosses `steps` hops, NCCL's ring latency per step
-	 * (nccl.md §1.4), the slowest hop class bounding it. */
+	/* latency: NCCL's ring latency (nccl.md §1.4): base + the steps that
+	 * stay in a node at the intra-node hop latency + the steps that cross
+	 * nodes, 2(nodes - 1) for an all-reduce and nodes - 1 otherwise, at
+	 * the network's (was: every step at the network's, 14 us on NVLink
+	 * hops too, 3x too slow for a 72-rank DP all-reduce) */
+	inter = nodes > 1 ? (op == SIM_OP_ALLREDUCE ? 2.0 : 1.0) * (nodes - 1) : 0;
 	lat = time_from_us(sim_nccl_base_lat_us(SIM_ALGO_RING, SIM_PROTO_SIMPLE) +
-			   steps * sim_nccl_hw_lat_us(ppn < n ? SIM_HW_NET : SIM_HW_NVLINK, SIM_ALGO_RING,
-						      SIM_PROTO_SIMPLE));
+			   (steps - inter) * sim_nccl_hw_lat_us(SIM_HW_NVLINK, SIM_ALGO_RING,
+								SIM_PROTO_SIMPLE) +
+			   inter * sim_nccl_hw_lat_us(SIM_HW_NET, SIM_ALGO_RING, SIM_PROTO_SIMPLE));
 	(void)gpn;
 	for (int c = 0; c < nch; c++) {
-		/* hosts in order, GPUs of each host rotated by the channel */
+		/* hosts in order, GPUs of each host rotated by the channel, odd
+		 * hosts walked backwards: a ring leaves a host and enters the
+		 * next through the same local GPU index, its NIC rail, as
+		 * collective.c's build_rings and NCCL (NCCL_CROSS_NIC=0) do (was:
+		 * from GPU c-1 to GPU c, across rails, so through the spine, where
+		 * ECMP collisions cost a 72-rank all-reduce 2.5x its time) */
 		int j = 0;
-		for (int i = 0; i < n;) {
+		for (int i = 0, hi = 0; i < n; hi++) {
 			int h = topo_gpu_host(x->t, g[i]), len = 0;
 			while (i + len < n && topo_gpu_host(x->t, g[i + len]) == h)
 				len++;
 			for (int k = 0; k < len; k++)
-				ord[j++] = g[i + (k + c) % len];
+				ord[j++] = g[i + (hi % 2 == 0 ? (k + c) % len
+							 : ((c - 1 - k) % len + 2 * len) % len)];
 			i += len;
 		}
 		for (int i = 0; i < n; i++) {
