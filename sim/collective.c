@@ -97,6 +97,9 @@ struct sim_coll {
 	int nph, cur;              /* phases, current */
 	struct phase ph[MAX_PHASES];
 	double wire_factor;        /* 1 / protocol efficiency */
+	simtime_ps floor_ps;       /* the least time from the start: LL's bus bandwidth cap, NCCL's
+	                            * tree bandwidth (coll_params), ps (0 none) */
+	bool floor_wait;           /* the end waits for the floor (an event is queued) */
 	simtime_ps a_ps[3];        /* alpha per sim_hw class, ps */
 	simtime_ps base_ps;        /* NCCL base latency, ps */
 	simtime_ps t0, t1;         /* start, end (-1 while running), ps */
@@ -607,6 +610,19 @@ fail:
 	return rc;
 }
 
+/* out = ord (host-contiguous) with each host's GPUs rotated by r. */
+static void rotate_hosts(const struct topo *t, const int32_t *ord, int32_t *out, int32_t n, int32_t r)
+{
+	for (int32_t i = 0; i < n;) {
+		int32_t len = 1;
+		while (i + len < n && topo_gpu_host(t, ord[i + len]) == topo_gpu_host(t, ord[i]))
+			len++;
+		for (int32_t k = 0; k < len; k++)
+			out[i + k] = ord[i + (k + r) % len];
+		i += len;
+	}
+}
+
 static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes)
 {
 	double c;
@@ -649,13 +665,36 @@ static int build_plan(struct sim_coll *c)
 		if (s->op == SIM_OP_REDUCESCATTER || s->op == SIM_OP_ALLGATHER)
 			return build_rings(c, &c->ph[0], c->gpus, n, nch, n - 1, S / n, 1);
 		{
-			/* broadcast/reduce: a pipelined chain along the ring from the root */
-			int32_t *ord = malloc((size_t)n * sizeof(int32_t));
-			if (!ord)
-				return TS_ENOMEM;
-			for (i = 0; i < n; i++)
-				ord[i] = c->gpus[(s->root + i) % n];
-			rc = build_chain(c, d, ord, n, s->op == SIM_OP_REDUCE, S, pick_chunks(s, S));
+			/* broadcast/reduce: a pipelined chain from the root along
+			 * each channel's ring, S / channels each (NCCL runs them
+			 * on all its rings; was one chain, one NIC's bandwidth
+			 * across nodes) */
+			int32_t *sorted = malloc((size_t)n * sizeof(int32_t));
+			int32_t *off = malloc(((size_t)n + 1) * sizeof(int32_t));
+			int32_t *ring = malloc((size_t)n * sizeof(int32_t)), *ord = malloc((size_t)n * sizeof(int32_t));
+			int32_t nh = -1, rg = c->gpus[s->root];
+			if (sorted && off && ring && ord)
+				nh = by_host(c->t, c->gpus, n, sorted, off);
+			rc = nh < 0 ? TS_ENOMEM : 0;
+			for (int32_t ch = 0; ch < nch && !rc; ch++) {
+				int32_t h, k, jj = 0, at = 0;
+				for (h = 0; h < nh; h++) {
+					int32_t len = off[h + 1] - off[h];
+					for (k = 0; k < len; k++)
+						ring[jj++] = sorted[off[h] + ((h % 2 == 0) ? (k + ch) % len
+										   : ((ch - 1 - k) % len + 2 * len) % len)];
+				}
+				for (k = 0; k < n; k++)
+					if (ring[k] == rg)
+						at = k;
+				for (k = 0; k < n; k++)
+					ord[k] = ring[(at + k) % n];
+				rc = build_chain(c, d, ord, n, s->op == SIM_OP_REDUCE, S / nch,
+						 pick_chunks(s, S / nch));
+			}
+			free(sorted);
+			free(off);
+			free(ring);
 			free(ord);
 			return rc;
 		}
@@ -708,10 +747,34 @@ static int build_plan(struct sim_coll *c)
 			}
 		}
 		{
-			int32_t ch = pick_chunks(s, S / 2);
-			rc = build_tree(c, d, ord, n, up, down, S / 2, ch, 0x1111);
-			if (!rc)
-				rc = build_tree(c, d, rev, n, up, down, S / 2, ch, 0x2222);
+			/* channels (all-reduce across nodes): NCCL builds one double
+			 * binary tree per channel, each entering and leaving the
+			 * nodes through a different local GPU, so every NIC carries
+			 * a tree (was one tree pair through the first GPU of each
+			 * node: one NIC's bandwidth); a channel's trees rotate each
+			 * node's GPUs by the channel */
+			int32_t tch = 1, chunks;
+			int32_t *oc = malloc((size_t)n * sizeof(int32_t)), *rc2 = malloc((size_t)n * sizeof(int32_t));
+			if (!oc || !rc2) {
+				free(oc);
+				free(rc2);
+				rc = TS_ENOMEM;
+				goto tree_done;
+			}
+			if (s->op == SIM_OP_ALLREDUCE && nh > 1)
+				tch = s->channels > 0 ? s->channels : auto_channels(c->t, c->gpus, n);
+			chunks = pick_chunks(s, S / 2 / tch);
+			for (int32_t ch = 0; ch < tch && !rc; ch++) {
+				rotate_hosts(c->t, ord, oc, n, ch);
+				rotate_hosts(c->t, rev, rc2, n, ch);
+				rc = build_tree(c, d, oc, n, up, down, S / 2 / tch, chunks,
+						0x1111 + 0x10000 * (uint64_t)ch);
+				if (!rc)
+					rc = build_tree(c, d, rc2, n, up, down, S / 2 / tch, chunks,
+							0x2222 + 0x10000 * (uint64_t)ch);
+			}
+			free(oc);
+			free(rc2);
 		}
 	tree_done:
 		free(ord);
@@ -1364,11 +1427,29 @@ static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id)
 			    (uint64_t)id);
 }
 
+static void floor_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+
 static void coll_finish(struct sim_coll *c)
 {
-	c->t1 = sim_now(c->net->eng);
+	simtime_ps now = sim_now(c->net->eng);
+	if (!c->floor_wait && c->floor_ps > 0 && now < c->t0 + c->floor_ps) {
+		/* LL's cap, NCCL's tree: done no earlier than the floor */
+		c->floor_wait = true;
+		if (!sim_at(c->net->eng, c->t0 + c->floor_ps, floor_ev, c, 0))
+			c->err = TS_ENOMEM;
+		else
+			return;
+	}
+	c->t1 = now;
 	if (c->done)
 		c->done(c->ctx, c);
+}
+
+static void floor_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	(void)e;
+	(void)arg;
+	coll_finish(ctx);
 }
 
 static void phase_begin(struct sim_coll *c)
@@ -1411,10 +1492,86 @@ static void begin_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	phase_begin(ctx);
 }
 
+/* NCCL's latency of ring or tree all-reduce-style algorithm a with
+ * protocol p on the group (nccl.md §1.4), us. */
+static double nccl_lat_us(const struct sim_group_info *gi, enum sim_op op, enum sim_algo a,
+			  enum sim_proto p)
+{
+	double intra = sim_nccl_hw_lat_us(gi->intra, a, p), inter = sim_nccl_hw_lat_us(SIM_HW_NET, a, p);
+	double base = sim_nccl_base_lat_us(a, p), n = gi->nranks, nodes = gi->nnodes;
+	if (a == SIM_ALGO_TREE)
+		return base + 2 * ((gi->ppn - 1) * intra + log2(nodes) * inter);
+	{
+		double steps = op == SIM_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
+		double xs = nodes > 1 ? (op == SIM_OP_ALLREDUCE ? 2 : 1) * (nodes - 1) : 0;
+		return base + (steps - xs) * intra + xs * inter;
+	}
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
 static void coll_params(struct sim_coll *c)
 {
-	int k;
-	c->wire_factor = 1.0 / sim_proto_eff(c->s.proto);
+	int k, nnodes = 1;
+	double cap;
+	if (c->s.proto == SIM_PROTO_LL || c->s.algo == SIM_ALGO_TREE) {
+		/* nodes of the group: hosts sorted, distinct counted */
+		int32_t *h = malloc((size_t)c->s.nranks * sizeof(int32_t));
+		if (h) {
+			for (int32_t i = 0; i < c->s.nranks; i++)
+				h[i] = topo_gpu_host(c->t, c->gpus[i]);
+			qsort(h, (size_t)c->s.nranks, sizeof(int32_t), cmp_i32);
+			for (int32_t i = 1; i < c->s.nranks; i++)
+				nnodes += h[i] != h[i - 1];
+			free(h);
+		}
+	}
+	c->wire_factor = 1.0 / sim_proto_eff_for(c->s.algo, c->s.proto, nnodes);
+	/* LL's bus bandwidth is capped (NCCL's llMaxBw: the flag polling of
+	 * the 8-byte protocol, not the wire, bounds it): the operation takes
+	 * at least its bus bytes at the cap */
+	cap = c->s.proto == SIM_PROTO_LL ? sim_ll_max_busbw_Bps(c->t->cl.gpu.sm_arch, nnodes) : 0;
+	c->floor_ps = cap > 0 ? time_from_s(sim_busbw_factor(c->s.op, c->s.nranks) * c->s.size_bytes /
+					    cap) :
+				0;
+	if (c->floor_ps > 0)
+		c->floor_ps += time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
+	/* A tree across nodes moves half the inter-node bytes of a ring, so
+	 * simulated it would beat the ring by up to 2x at 2 nodes; NCCL's own
+	 * model gives the tree at most the ring's bus bandwidth x 0.92 (Simple;
+	 * x 120/128 LL128, / 3.8 LL: nccl.md §1.5) and the measured A100 set
+	 * agrees (its 2-node TP all-reduces run at ring speed): the tree takes
+	 * at least NCCL's tree latency plus the ring's bandwidth time over
+	 * that factor */
+	if (c->s.algo == SIM_ALGO_TREE && c->s.op == SIM_OP_ALLREDUCE && nnodes > 1) {
+		struct sim_coll_spec r = c->s;
+		struct sim_group_info gi;
+		struct ts_error e2 = TS_ERROR_INIT;
+		double tr, t0;
+		r.algo = SIM_ALGO_RING;
+		r.proto = SIM_PROTO_SIMPLE;
+		if (!sim_group_info(c->t, r.ranks, r.nranks, &gi, &e2) && !sim_coll_check(c->t, &r, &e2) &&
+		    !sim_coll_analytic(c->t, &r, &tr, &e2)) {
+			double f = c->s.proto == SIM_PROTO_LL ? 3.8 :
+				   c->s.proto == SIM_PROTO_LL128 ? 128.0 / 120 : 1 / 0.92;
+			double bw;
+			/* the ring's bandwidth time: its time less its time for
+			 * one byte (the latency, as the simulation has it) */
+			r.size_bytes = 1;
+			if (sim_coll_analytic(c->t, &r, &t0, &e2))
+				t0 = 0;
+			bw = tr - t0;
+			simtime_ps fl = time_from_s(
+				nccl_lat_us(&gi, c->s.op, SIM_ALGO_TREE, c->s.proto) * 1e-6 +
+				(bw > 0 ? bw : 0) * f);
+			if (fl > c->floor_ps)
+				c->floor_ps = fl;
+		}
+	}
 	for (k = 0; k < 3; k++)
 		c->a_ps[k] = time_from_us(sim_nccl_hw_lat_us((enum sim_hw)k, c->s.algo, c->s.proto));
 	c->base_ps = time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
@@ -1731,6 +1888,12 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 		}
 		total += lat + bw;
 	}
+	/* LL's bus bandwidth cap, NCCL's tree bandwidth (coll_params) */
+	for (ci = 0; ci < ncs; ci++) {
+		double fl = time_to_s(cs[ci]->floor_ps);
+		if (cs[ci]->floor_ps > 0 && fl > total)
+			total = fl;
+	}
 	*out_s = total;
 out:
 	free(ll.link);
@@ -1803,9 +1966,13 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 	}
 	for (ai = 0; ai < ncand; ai++) {
 		enum sim_algo a = cand[ai];
-		/* NCCL: point-to-point ops go direct; ring/tree/nvls for the rest */
+		/* NCCL: point-to-point ops go direct; ring/tree/nvls for the rest,
+		 * broadcast and reduce on its rings only */
 		if (in.algo == SIM_ALGO_AUTO && a == SIM_ALGO_DIRECT &&
 		    in.op != SIM_OP_ALLTOALL && in.op != SIM_OP_SENDRECV)
+			continue;
+		if (in.algo == SIM_ALGO_AUTO && a == SIM_ALGO_TREE &&
+		    (in.op == SIM_OP_BROADCAST || in.op == SIM_OP_REDUCE))
 			continue;
 		for (pi = SIM_PROTO_LL; pi < SIM_PROTO_COUNT; pi++) {
 			struct sim_coll_spec c = in;

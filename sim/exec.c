@@ -705,6 +705,10 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	if (s.op == SIM_OP_ALLTOALL) {
 		s.algo = SIM_ALGO_DIRECT;
 		s.proto = SIM_PROTO_SIMPLE;
+	} else if (n > FLUID_MIN_RANKS) {
+		/* as the flow model runs it: a steady-state ring (fluid_ring) */
+		s.algo = SIM_ALGO_RING;
+		s.proto = SIM_PROTO_SIMPLE;
 	} else if ((rc = sim_coll_choose(x->t, &s, &s.algo, &s.proto, x->errp)))
 		return rc;
 	if ((rc = sim_coll_analytic(x->t, &s, sec, x->errp)))
@@ -797,6 +801,11 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	/* NCCL picks per communicator; the groups are alike, so the first's choice */
 	if (s[0].op == SIM_OP_ALLTOALL) {
 		s[0].algo = SIM_ALGO_DIRECT;
+		s[0].proto = SIM_PROTO_SIMPLE;
+	} else if (s[0].nranks > FLUID_MIN_RANKS) {
+		/* as the flow model runs it: a steady-state ring (fluid_ring;
+		 * NCCL might pick its tree at middle sizes: not modelled) */
+		s[0].algo = SIM_ALGO_RING;
 		s[0].proto = SIM_PROTO_SIMPLE;
 	} else if ((rc = sim_coll_choose(x->t, &s[0], &s[0].algo, &s[0].proto, x->errp))) {
 		goto out;

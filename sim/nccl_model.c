@@ -101,3 +101,30 @@ double sim_proto_eff(enum sim_proto p)
 	 * 0.92), Simple unchanged. */
 	return p == SIM_PROTO_LL ? 0.5 : p == SIM_PROTO_LL128 ? 0.92 : 1.0;
 }
+
+double sim_proto_eff_for(enum sim_algo a, enum sim_proto p, int nnodes)
+{
+	/* nccl.md §1.5 tree refinements of the LL protocols, run as wire
+	 * overhead like the ring's (sim_proto_eff): LL busBw/3.8, LL128 busBw
+	 * x 7/9 on one node and 120/128 across nodes. Tree Simple's x 0.92 is
+	 * not applied: Simple sends no flags, and the bytes on the wire are
+	 * the payload (assumption: the 0.92 is NCCL's fit of the tree's
+	 * pipeline fill, which the simulation runs itself). */
+	if (a == SIM_ALGO_TREE && p != SIM_PROTO_SIMPLE)
+		return p == SIM_PROTO_LL ? 1 / 3.8 : nnodes > 1 ? 120.0 / 128 : 7.0 / 9;
+	return sim_proto_eff(p);
+}
+
+double sim_ll_max_busbw_Bps(int sm_arch, int nnodes)
+{
+	/* llMaxBws (nccl.md §1.5), GB/s, by [1 node, 2 nodes, >= 3 nodes]:
+	 * Ampere {87.7, 22.5, 19.0}, Hopper {141, 45, 35}; other GPUs are not
+	 * in the reference: no cap */
+	static const double amp[3] = { 87.7, 22.5, 19.0 }, hop[3] = { 141, 45, 35 };
+	int i = nnodes <= 1 ? 0 : nnodes == 2 ? 1 : 2;
+	if (sm_arch >= 80 && sm_arch < 90)
+		return amp[i] * 1e9;
+	if (sm_arch >= 90 && sm_arch < 100)
+		return hop[i] * 1e9;
+	return 0;
+}

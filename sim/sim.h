@@ -267,6 +267,11 @@ double sim_nccl_base_lat_us(enum sim_algo a, enum sim_proto p);
 /* Fraction of the wire carrying data for a protocol (Simple 1, LL128 0.92,
  * LL 0.5: nccl.md §1.5 ring refinements). */
 double sim_proto_eff(enum sim_proto p);
+/* The same for algorithm a over nnodes nodes (NCCL's tree refinements). */
+double sim_proto_eff_for(enum sim_algo a, enum sim_proto p, int nnodes);
+/* NCCL's cap on LL's bus bandwidth (llMaxBws) for a GPU of sm_arch over
+ * nnodes nodes, bytes/s; 0 when the reference has none. */
+double sim_ll_max_busbw_Bps(int sm_arch, int nnodes);
 
 /* ---- collectives --------------------------------------------------------------- */
 

@@ -353,6 +353,81 @@ START_TEST(a100_hdr_multinode)
 }
 END_TEST
 
+/* The analytic time of op on ranks 0..n-1 (what run() runs with G = 1). */
+static double an_time(const struct topo *t, enum sim_op op, enum sim_algo algo,
+		      enum sim_proto proto, double size, int n)
+{
+	struct sim_coll_spec sp;
+	struct ts_error err = TS_ERROR_INIT;
+	int32_t *ranks = malloc((size_t)n * sizeof(int32_t));
+	double tm = 0;
+	ck_assert_ptr_nonnull(ranks);
+	for (int j = 0; j < n; j++)
+		ranks[j] = j;
+	sim_coll_spec_init(&sp);
+	sp.op = op;
+	sp.algo = algo;
+	sp.proto = proto;
+	sp.size_bytes = size;
+	sp.nranks = n;
+	sp.ranks = ranks;
+	sp.hash = rng_hash2(1, 0);
+	ck_assert_msg(sim_coll_analytic(t, &sp, &tm, &err) == 0, "%s", err.msg);
+	free(ranks);
+	return tm;
+}
+
+/* NCCL's tree runs one double binary tree per channel, each through a
+ * different local GPU and NIC: across 2 nodes its bus bandwidth is the
+ * ring's order (nccl.md §1.5: busBw x 0.92), not one NIC's (found by
+ * review: 46 GB/s on 2 DGX A100, one HDR NIC). */
+START_TEST(tree_uses_every_nic)
+{
+	struct world w;
+	world_open(&w, "dgx-a100-hdr", 2, NULL, 1);
+	for (int f = 0; f < 2; f++) {
+		double tt = f ? run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_SIMPLE,
+				    TS_GiB, 1, 16, false, 1).time_s :
+				an_time(&w.t, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_SIMPLE, TS_GiB, 16);
+		double tr = f ? run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE,
+				    TS_GiB, 1, 16, false, 1).time_s :
+				an_time(&w.t, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, TS_GiB, 16);
+		double bt = busbw_GBps(SIM_OP_ALLREDUCE, 16, TS_GiB, tt);
+		double br = busbw_GBps(SIM_OP_ALLREDUCE, 16, TS_GiB, tr);
+		ck_assert_msg(bt > 0.85 * br, "fidelity %d: tree %.1f GB/s, ring %.1f", f, bt, br);
+	}
+	world_close(&w);
+}
+END_TEST
+
+/* LL's bus bandwidth is capped by NCCL's llMaxBw (Hopper: 141, 45, 35 GB/s
+ * on 1, 2, >= 3 nodes; nccl.md §1.5), not only halved: 1 GiB over 2 DGX
+ * H100 nodes (was 198 GB/s, which made LL the pick up to 128 MiB across
+ * nodes). */
+START_TEST(ll_bus_bandwidth_capped)
+{
+	static const struct {
+		int nodes;
+		double cap;
+	} c[] = { { 1, 141 }, { 2, 45 }, { 4, 35 } };
+	for (size_t k = 0; k < TS_ARRAY_LEN(c); k++) {
+		struct world w;
+		int n = 8 * c[k].nodes;
+		world_open(&w, "dgx-h100-ndr", c[k].nodes, NULL, 1);
+		for (int f = 0; f < 2; f++) {
+			double tm = f ? run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_LL,
+					    TS_GiB, 1, n, false, 1).time_s :
+					an_time(&w.t, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_LL, TS_GiB, n);
+			double bb = busbw_GBps(SIM_OP_ALLREDUCE, n, TS_GiB, tm);
+			ck_assert_msg(bb <= c[k].cap * 1.0001 && bb > 0.95 * c[k].cap,
+				      "%d nodes, fidelity %d: LL busbw %.1f GB/s, cap %.1f", c[k].nodes, f,
+				      bb, c[k].cap);
+		}
+		world_close(&w);
+	}
+}
+END_TEST
+
 /* ---- oversubscription and rail alignment ------------------------------------------ */
 
 /* Node order that alternates leaves (4 nodes per leaf): every ring hop of
@@ -672,6 +747,8 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, h100_nvswitch_ring_and_nvls);
 	tcase_add_test(tc, a100_hdr_multinode);
+	tcase_add_test(tc, tree_uses_every_nic);
+	tcase_add_test(tc, ll_bus_bandwidth_capped);
 	tcase_add_test(tc, oversubscription_halves_cross_leaf_rings);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("invariants");
