@@ -142,6 +142,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddNumberToObject(root, "instances", r->instances);
 		cJSON_AddNumberToObject(root, "units", r->units);
 		cJSON_AddNumberToObject(root, "units_simulated", r->units_simulated);
+		cJSON_AddBoolToObject(root, "exact_fallback", r->exact_fallback);
 		cJSON_AddNumberToObject(root, "ops", (double)r->ops);
 		cJSON_AddNumberToObject(root, "events", (double)r->events);
 		cJSON_AddNumberToObject(root, "collectives", (double)r->collectives);
@@ -200,7 +201,10 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		       "%.2f s wall\n",
 		       r->critical_stage, r->instances, (long long)r->ops,
 		       (unsigned long long)r->events, r->wall_s);
-		if (r->units_differ)
+		if (r->exact_fallback)
+			printf("the placement puts the data-parallel positions of a unit differently "
+			       "in the fabric: every rank simulated (as --exact)\n");
+		else if (r->units_differ)
 			printf("the placement puts data-parallel units differently in the fabric: %d "
 			       "of %d simulated%s\n",
 			       r->units_simulated, r->units,

@@ -202,7 +202,7 @@ static int parse_vision(struct model *m, const struct jval *v, struct ts_error *
 			return jval_error(&c, err, "windowed vision attention (Qwen2.5-VL) is not "
 					  "modelled");
 	}
-	if (jval_child(v, "deepstack_visual_indexes", &ds)) {
+	if (present(v, "deepstack_visual_indexes", &ds)) {
 		const cJSON *it;
 		int i = 0;
 		if (jval_expect_array(&ds, err))
@@ -294,9 +294,14 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 		{ "layers_block_type", "hybrid attention/state-space layers are not modelled" },
 	};
 	/* not decoder-only transformers */
-	static const char *const other[] = { "mamba", "mamba2", "rwkv", "jamba", "zamba",
-					     "zamba2", "recurrent_gemma", "xlstm", "t5", "mt5",
-					     "bart", "mbart", "whisper", "encoder-decoder" };
+	static const char *const other[] = { "mamba",	      "mamba2",	      "falcon_mamba",
+					     "falcon_h1",     "rwkv",	      "jamba",
+					     "zamba",	      "zamba2",	      "bamba",
+					     "nemotron_h",    "granitemoehybrid", "qwen3_next",
+					     "lfm2",	      "minimax",      "recurrent_gemma",
+					     "xlstm",	      "t5",	      "mt5",
+					     "bart",	      "mbart",	      "whisper",
+					     "encoder-decoder" };
 	struct jval c;
 	if (mtype)
 		for (size_t i = 0; i < TS_ARRAY_LEN(other); i++)
@@ -304,8 +309,9 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 				if (!present(root, "model_type", &c))
 					present(t, "model_type", &c);
 				return jval_error(&c, err,
-						  "'%s' is not a decoder-only transformer; trainsim "
-						  "models attention and MLP decoder layers",
+						  "'%s' is not a decoder-only transformer of attention "
+						  "and MLP layers (state-space, linear-attention or "
+						  "encoder-decoder layers are not modelled)",
 						  mtype);
 			}
 	for (size_t i = 0; i < TS_ARRAY_LEN(keys); i++)
@@ -436,7 +442,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	if (jval_expect_object(&root, err))
 		return TS_EINPUT;
 	t = root;
-	if (jval_child(&root, "text_config", &c)) {
+	if (present(&root, "text_config", &c)) {
 		/* the decoder's numbers come from text_config; one repeated at
 		 * the top level with another value is a contradiction */
 		/* (the layer shapes; vocab_size and positions can legitimately
@@ -459,15 +465,18 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 						  a.j->valuedouble, keys[k], b.j->valuedouble);
 		}
 	}
-	if (jval_get_string(&root, "model_type", false, &mtype, err) ||
-	    (!mtype && t.j != root.j && jval_get_string(&t, "model_type", false, &mtype, err)) ||
+	if ((present(&root, "model_type", &c) &&
+	     jval_get_string(&root, "model_type", false, &mtype, err)) ||
+	    (!mtype && t.j != root.j && present(&t, "model_type", &c) &&
+	     jval_get_string(&t, "model_type", false, &mtype, err)) ||
 	    refuse_unmodelled(&root, &t, mtype, err))
 		return TS_EINPUT;
 	arch = arch_of(mtype);
 	tie_root = arch.tie != 0;
 	if (arch.norms > 0)
 		m->layer_norms = arch.norms;
-	if (str_starts(mtype, "falcon") || str_starts(mtype, "RefinedWeb")) {
+	if (mtype && (!strcmp(mtype, "falcon") || !strcmp(mtype, "RefinedWeb") ||
+		      !strcmp(mtype, "RefinedWebModel"))) {
 		if (parse_falcon(m, &t, err))
 			return TS_EINPUT;
 		goto common;
@@ -574,12 +583,13 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 				m->kv_heads = 1;
 		}
 	} else {
-		if (jval_child(&t, "layer_norm_eps", &c) || jval_child(&t, "layer_norm_epsilon", &c))
+		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c))
 			m->norm = MODEL_NORM_LAYER;
 		if (opt_bool(&t, "attention_bias", &m->attn_bias, err) ||
 		    opt_number(&t, "attention_dropout", &drop, err))
 			return TS_EINPUT;
-		m->qk_norm = str_starts(mtype, "qwen3");
+		/* per-head q_norm/k_norm: Qwen3, Gemma 3 */
+		m->qk_norm = str_starts(mtype, "qwen3") || str_starts(mtype, "gemma3");
 		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
 	}
 common:
@@ -613,7 +623,7 @@ common:
 		 * first_k_dense_replace on, every moe_layer_freq-th */
 		for (int l = 0; l < m->layers; l++)
 			m->moe_layer[l] = (l + 1) % step == 0 && l >= kdense && l % freq == 0;
-		if (jval_child(&t, "mlp_only_layers", &c)) {
+		if (present(&t, "mlp_only_layers", &c)) {
 			const cJSON *it;
 			int i = 0;
 			if (jval_expect_array(&c, err))
@@ -640,7 +650,7 @@ common:
 	}
 	if (parse_window(m, &t, mtype, err))
 		return TS_EINPUT;
-	if (jval_child(&root, "vision_config", &v) && parse_vision(m, &v, err))
+	if (present(&root, "vision_config", &v) && parse_vision(m, &v, err))
 		return TS_EINPUT;
 	{
 		struct ts_error e2 = TS_ERROR_INIT;

@@ -1565,9 +1565,13 @@ static void coll_params(struct sim_coll *c)
 			if (sim_coll_analytic(c->t, &r, &t0, &e2))
 				t0 = 0;
 			bw = tr - t0;
+			/* NCCL's algorithm bandwidth: the tree's busBw x 0.5, the
+			 * ring's busBw x n / (2(n-1)) (tuning.cc's ratio), so the
+			 * tree's time is the ring's x n/(n-1) over the factor */
+			double nn = c->s.nranks;
 			simtime_ps fl = time_from_s(
 				nccl_lat_us(&gi, c->s.op, SIM_ALGO_TREE, c->s.proto) * 1e-6 +
-				(bw > 0 ? bw : 0) * f);
+				(bw > 0 ? bw : 0) * f * nn / (nn - 1));
 			if (fl > c->floor_ps)
 				c->floor_ps = fl;
 		}

@@ -119,7 +119,11 @@ double sim_ll_max_busbw_Bps(int sm_arch, int nnodes)
 {
 	/* llMaxBws (nccl.md §1.5), GB/s, by [1 node, 2 nodes, >= 3 nodes]:
 	 * Ampere {87.7, 22.5, 19.0}, Hopper {141, 45, 35}; other GPUs are not
-	 * in the reference: no cap */
+	 * in the reference: no cap. Across nodes NCCL picks the row by CPU
+	 * vendor instead, which a cluster description does not give and whose
+	 * rows the reference does not list apart: assumption, the GPU's row
+	 * (found by review; DGX A100 has AMD CPUs, whose row these numbers
+	 * may be) */
 	static const double amp[3] = { 87.7, 22.5, 19.0 }, hop[3] = { 141, 45, 35 };
 	int i = nnodes <= 1 ? 0 : nnodes == 2 ? 1 : 2;
 	if (sm_arch >= 80 && sm_arch < 90)

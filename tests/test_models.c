@@ -715,6 +715,10 @@ static const struct {
 	  "{\"depth\": 2, \"hidden_size\": 32, \"num_heads\": 4, \"intermediate_size\": 64, "
 	  "\"patch_size\": 14, \"out_hidden_size\": 256, \"window_size\": 112}}",
 	  "vision_config.window_size: windowed vision attention" },
+	{ "{" SWA_BASE "\"model_type\": \"falcon_h1\", \"num_key_value_heads\": 2}",
+	  "model_type: 'falcon_h1' is not a decoder-only transformer" },
+	{ "{" SWA_BASE "\"model_type\": \"qwen3_next\"}",
+	  "model_type: 'qwen3_next' is not a decoder-only transformer" },
 	{ "{\"model_type\": \"mamba\", \"hidden_size\": 768}",
 	  "model_type: 'mamba' is not a decoder-only transformer" },
 	{ "{\"model_type\": \"llama4\", \"text_config\": {" SWA_BASE "\"num_local_experts\": 16, "
@@ -854,6 +858,16 @@ static const struct {
 	  "\"num_experts_per_tok\": 6, \"num_hidden_layers\": 28, \"num_key_value_heads\": 16, "
 	  "\"first_k_dense_replace\": 1, \"tie_word_embeddings\": false, \"vocab_size\": 102400}",
 	  16375728128LL },
+	/* Gemma-3-1B: per-head q/k norms, four norms per layer, one K/V head of
+	 * 256 (999,885,952 published); null values and a null model_type's
+	 * absence read as transformers' defaults (layer_norm_eps null: still
+	 * RMSNorm) */
+	{ "{\"head_dim\": 256, \"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_size\": 1152, "
+	  "\"intermediate_size\": 6912, \"model_type\": \"gemma3_text\", "
+	  "\"num_attention_heads\": 4, \"num_hidden_layers\": 26, \"num_key_value_heads\": 1, "
+	  "\"sliding_window\": 512, \"sliding_window_pattern\": 6, \"vocab_size\": 262144, "
+	  "\"layer_norm_eps\": null, \"mlp_only_layers\": null, \"vision_config\": null}",
+	  999885952LL },
 };
 
 START_TEST(hf_model_families)
