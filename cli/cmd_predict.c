@@ -60,7 +60,8 @@ static void usage(FILE *out)
 		"                       expert_load_mean (MoE with ep > 1 or a capacity: the\n"
 		"                       busiest and the mean rank's drawn expert load over the\n"
 		"                       balanced one),\n"
-		"                       gpus, micro_batches, instances,\n"
+		"                       gpus, micro_batches, units, units_simulated,\n"
+		"                       exact_fallback, instances,\n"
 		"                       ops, events, flows, wall_s, ...\n",
 		cli_plan_help);
 }
