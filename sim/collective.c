@@ -1266,12 +1266,15 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 	r->xfac = malloc((size_t)r->m * sizeof(double));
 	if (!np || !r->elat || !r->xfac)
 		goto fail;
-	if (net->par.tcp)
-		msg_ps = time_from_s(net->par.tcp_msg_s); /* per message, as sim_net_send */
 	for (i = 0; i < r->m; i++) {
 		const int32_t *p = r->path + (size_t)i * TOPO_MAX_HOPS;
 		simtime_ps pl = 0;
 		double cap = INFINITY;
+		/* per message and per byte host costs, as sim_net_send and the flow
+		 * model charge them */
+		msg_ps = simn_tcp_path(net, p, r->hops[i]) ? time_from_s(net->par.tcp_msg_s) : 0;
+		if (msg_ps > 0 && net->par.tcp_byte_s > 0)
+			cap = 1.0 / net->par.tcp_byte_s;
 		for (j = 0; j < r->hops[i]; j++) {
 			const struct sim_link *l = &net->links[p[j]];
 			pl += l->lat_ps;
@@ -1808,6 +1811,14 @@ static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t 
  * its capacity (the bottleneck share of every flow of the phase, counting
  * how many of the group's transfers cross each NIC and link); latency term
  * = the longest chain of per-hop latencies (software + propagation). */
+/* A transfer from GPU a to GPU b pays TCP's host costs (simn_tcp_path):
+ * TCP, between hosts. */
+static bool tcp_hop(const struct topo *t, int32_t a, int32_t b)
+{
+	return t->cl.fabric.transport == TOPO_TRANSPORT_TCP &&
+	       topo_gpu_host(t, a) != topo_gpu_host(t, b);
+}
+
 static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 {
 	const struct topo *t = cs[0]->t;
@@ -1835,13 +1846,21 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 				double lap = 0;
 				for (k = 0; k < r->m; k++) {
 					int32_t a = r->gpu[k], b = r->gpu[(k + 1) % r->m];
-					double pl = add_load(c, &ll, a, b, rng_hash2(r->hash, (uint64_t)k),
-							     r->step_bytes * c->wire_factor * r->nsteps);
+					double eb = r->step_bytes * c->wire_factor * r->nsteps;
+					double pl = add_load(c, &ll, a, b, rng_hash2(r->hash, (uint64_t)k), eb);
 					if (pl < 0) {
 						rc = (int)pl;
 						goto out;
 					}
 					lap += time_to_s(c->a_ps[hop_class(t, a, b)]) + pl;
+					if (tcp_hop(t, a, b)) {
+						/* TCP's host costs (the flow model's): per
+						 * message, and the edge's bytes at most at the
+						 * host copy rate */
+						lap += t->cl.fabric.tcp_msg_s;
+						if (eb * t->cl.fabric.tcp_byte_s > bw)
+							bw = eb * t->cl.fabric.tcp_byte_s;
+					}
 				}
 				/* a chunk's journey: nsteps hops, lap/m each on average */
 				if (lap / r->m * r->nsteps > lat)
@@ -1871,6 +1890,9 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 						goto out;
 					}
 					a = pl + (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
+					if (x->dst >= 0 && tcp_hop(t, x->src, x->dst)) /* host costs */
+						a += t->cl.fabric.tcp_msg_s +
+						     x->bytes * c->wire_factor * t->cl.fabric.tcp_byte_s;
 					/* fin[i] is the latest predecessor's finish (set below) */
 					fin[i] += a;
 					if (fin[i] > lat)

@@ -880,6 +880,13 @@ static int analytic_sends(struct exec *x, int stage, int peer, double size, doub
 				load[path[h]] += size;
 				pl += time_to_s(t->links[path[h]].lat_ps);
 			}
+			if (t->cl.fabric.transport == TOPO_TRANSPORT_TCP &&
+			    topo_gpu_host(t, a) != topo_gpu_host(t, b)) {
+				/* TCP's host costs, as the flow model charges them */
+				pl += t->cl.fabric.tcp_msg_s;
+				if (size * t->cl.fabric.tcp_byte_s > bw)
+					bw = size * t->cl.fabric.tcp_byte_s;
+			}
 			if (pl > lat)
 				lat = pl;
 		}

@@ -90,6 +90,7 @@ int sim_net_init_topo(struct sim_net *n, struct sim_engine *e, enum sim_fidelity
 		l[i].lat_ps = tl->lat_ps;
 		l[i].mtu_bytes = tl->mtu_bytes;
 		l[i].overhead_bytes = tl->overhead_bytes;
+		l[i].net = tl->kind == TOPO_L_NET;
 		if (tl->kind == TOPO_L_NVLINK) {
 			/* NCCL's effective speed covers all NVLink protocol
 			 * overhead, so no per-packet header on top. */
@@ -126,7 +127,7 @@ int sim_net_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	TS_ASSERT((bytes > 0 || (hops == 0 && bytes == 0)) && hops >= 0 && hops <= TOPO_MAX_HOPS && start_delay_ps >= 0);
 	for (i = 0; i < hops; i++)
 		TS_ASSERT(path[i] >= 0 && path[i] < n->nlinks);
-	if (n->par.tcp)
+	if (simn_tcp_path(n, path, hops))
 		start_delay_ps += time_from_s(n->par.tcp_msg_s); /* per-message host cost */
 	if (n->kind == SIM_FLOW)
 		return simf_send(n, path, hops, bytes, start_delay_ps, done, ctx, arg, NULL);

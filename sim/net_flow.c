@@ -534,7 +534,7 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		hp[h].link = path[h];
 		hp[h].pos = -1;
 	}
-	if (n->par.tcp && n->par.tcp_byte_s > 0)
+	if (n->par.tcp_byte_s > 0 && simn_tcp_path(n, path, hops))
 		f->cap_Bps = 1.0 / n->par.tcp_byte_s; /* host copy cost per byte */
 	n->st.bytes_sent += bytes;
 	n->st.xfers_started++;

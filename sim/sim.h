@@ -103,6 +103,8 @@ struct sim_link {
 	simtime_ps lat_ps;            /* propagation + switch latency, ps */
 	int32_t mtu_bytes;            /* payload bytes per packet */
 	int32_t overhead_bytes;       /* header bytes per packet on the wire */
+	bool net;                     /* a NIC or switch link: TCP's host costs apply to a
+	                               * transfer that crosses one (not to NVLink or PCIe) */
 };
 
 struct sim_net_params {

@@ -428,6 +428,57 @@ START_TEST(ll_bus_bandwidth_capped)
 }
 END_TEST
 
+/* TCP between hosts: the assumed host copy rate (10 GB/s) and per-message
+ * cost apply when the transport is tcp and no costs are given (found by
+ * review: they were never applied, so TCP changed nothing); not inside a
+ * node; the analytic model charges the same. */
+START_TEST(tcp_host_costs_between_hosts)
+{
+	struct world w;
+	const char *tcp = tu_tmpfile(2, ".json",
+				     "{\"preset\": \"dgx-h100-ndr\", \"node\": {\"gpus\": 2, "
+				     "\"nics\": 1}, \"fabric\": {\"transport\": \"tcp\"}}\n");
+	const char *rdma = tu_tmpfile(3, ".json",
+				      "{\"preset\": \"dgx-h100-ndr\", \"node\": {\"gpus\": 2, "
+				      "\"nics\": 1}}\n");
+	double S = 256 * TS_MiB, t_tcp, t_rdma, t_an;
+	/* ranks g + j G with G = 2: 0 and 2, on two hosts */
+	world_open(&w, tcp, 2, NULL, 1);
+	ck_assert_double_gt(w.t.cl.fabric.tcp_byte_s, 0);
+	t_tcp = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, S, 2, 2, false,
+		    1).time_s;
+	{
+		struct sim_coll_spec sp;
+		struct ts_error err = TS_ERROR_INIT;
+		int32_t r[2] = { 0, 2 };
+		sim_coll_spec_init(&sp);
+		sp.op = SIM_OP_ALLREDUCE;
+		sp.algo = SIM_ALGO_RING;
+		sp.proto = SIM_PROTO_SIMPLE;
+		sp.size_bytes = S;
+		sp.nranks = 2;
+		sp.ranks = r;
+		ck_assert_msg(sim_coll_analytic(&w.t, &sp, &t_an, &err) == 0, "%s", err.msg);
+	}
+	/* a 2-rank ring all-reduce sends S over the host link: S / 10 GB/s */
+	ck_assert_msg(t_tcp > S / 10e9 && t_tcp < 1.1 * S / 10e9, "tcp %.6f s", t_tcp);
+	ck_assert_msg(fabs(t_an / t_tcp - 1) < 0.02, "analytic %.6f vs flow %.6f s", t_an, t_tcp);
+	/* inside a node (ranks 0 and 1): NVLink, no host costs */
+	{
+		double in_tcp = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, S,
+				    1, 2, false, 1).time_s;
+		world_close(&w);
+		world_open(&w, rdma, 2, NULL, 1);
+		ck_assert_double_eq(in_tcp, run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING,
+						SIM_PROTO_SIMPLE, S, 1, 2, false, 1).time_s);
+	}
+	t_rdma = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, S, 2, 2, false,
+		     1).time_s;
+	ck_assert_msg(t_tcp > 2 * t_rdma, "tcp %.6f vs rdma %.6f s", t_tcp, t_rdma);
+	world_close(&w);
+}
+END_TEST
+
 /* ---- oversubscription and rail alignment ------------------------------------------ */
 
 /* Node order that alternates leaves (4 nodes per leaf): every ring hop of
@@ -749,6 +800,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a100_hdr_multinode);
 	tcase_add_test(tc, tree_uses_every_nic);
 	tcase_add_test(tc, ll_bus_bandwidth_capped);
+	tcase_add_test(tc, tcp_host_costs_between_hosts);
 	tcase_add_test(tc, oversubscription_halves_cross_leaf_rings);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("invariants");

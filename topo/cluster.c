@@ -276,6 +276,8 @@ static void p_pcie_2x2_tcp(struct topo_cluster *c)
 	c->fabric.mtu_bytes = TCP_MTU;
 	c->fabric.overhead_bytes = TCP_OVERHEAD;
 	c->fabric.transport = TOPO_TRANSPORT_TCP;
+	c->fabric.tcp_byte_s = TCP_BYTE_S;
+	c->fabric.tcp_msg_s = TCP_MSG_S;
 	c->nodes = 2;
 	snprintf(c->source, sizeof(c->source),
 		 "hardware.md: A100 40GB numbers, PCIe Gen4, 25G Ethernet + TCP (MTU 1500)");
@@ -901,6 +903,16 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 	if (jval_get_enum(o, "transport", false, transport_names, &e, err))
 		return TS_EINPUT;
 	f->transport = (enum topo_transport)e;
+	/* TCP without costs given: the assumed host costs (TCP_BYTE_S,
+	 * TCP_MSG_S; found by review: TCP cost nothing by default, so it
+	 * changed no prediction) */
+	if (f->transport == TOPO_TRANSPORT_TCP) {
+		struct jval g;
+		if (!jval_child(o, "tcp_byte_cost", &g) && f->tcp_byte_s == 0)
+			f->tcp_byte_s = TCP_BYTE_S;
+		if (!jval_child(o, "tcp_msg_cost", &g) && f->tcp_msg_s == 0)
+			f->tcp_msg_s = TCP_MSG_S;
+	}
 	if (f->kind == TOPO_FABRIC_FAT_TREE) {
 		if (!f->switch_ports || !jval_child(o, "switch_ports", &(struct jval){ 0 }))
 			f->switch_ports = f->k;
