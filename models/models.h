@@ -196,6 +196,8 @@ struct plan {
 	enum plan_dtype precision;     /* parameter/compute dtype */
 	enum plan_dtype grad_dtype;    /* gradient accumulation dtype */
 	enum plan_dtype grad_reduce_dtype; /* dtype on the wire for DP reduction */
+	bool grad_reduce_given;    /* grad_reduce_dtype was set (else plan_resolve makes it
+	                            * grad_dtype: Megatron reduces its grad buffer), flag */
 	bool overlap_dp, overlap_tp, overlap_pp; /* communication overlap, flags */
 	bool overlap_param_gather;     /* the distributed optimizer's parameter all-gather runs
 	                                * beside the next forward (Megatron

@@ -269,6 +269,11 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	if (jval_get_enum(&r, "grad_reduce_dtype", false, dt_names, &e, err))
 		return TS_EINPUT;
 	p->grad_reduce_dtype = (enum plan_dtype)e;
+	{
+		struct jval x;
+		if (jval_child(&r, "grad_reduce_dtype", &x))
+			p->grad_reduce_given = true;
+	}
 	if (p->grad_reduce_dtype == PLAN_DT_FP8) {
 		struct jval x;
 		jval_child(&r, "grad_reduce_dtype", &x);
@@ -676,9 +681,11 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		/* DeepSpeed keeps 16-bit gradients: ZeRO's 2 + 2 + 12 bytes/param. */
 		p->precision = fp16 == 1 ? PLAN_DT_FP16 : PLAN_DT_BF16;
 		p->grad_dtype = p->grad_reduce_dtype = p->precision;
+		p->grad_reduce_given = true;
 		src_json(p, PF_PRECISION, &r, fp16 == 1 ? "fp16" : bfk);
 	} else if (fp16 == 0 && bf16 == 0) {
 		p->precision = p->grad_dtype = p->grad_reduce_dtype = PLAN_DT_FP32;
+		p->grad_reduce_given = true;
 		src_json(p, PF_PRECISION, &r, "fp16");
 	}
 	if (ds_int(&r, "train_batch_size", &tb, w_tb, sizeof(w_tb), err) ||
@@ -910,6 +917,20 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	if (p->zero >= 2 && p->distributed_optimizer)
 		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
 		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
+	/* local SGD steps each replica's own optimizer between reductions:
+	 * every replica needs the whole optimizer state (and gradients and
+	 * weights), which a sharded optimizer does not hold (SSP and async
+	 * still reduce every step, off the critical path: a shard owner
+	 * updates its shard with the late gradients) */
+	if (p->sync == PLAN_SYNC_LOCAL_SGD && (p->zero >= 1 || p->distributed_optimizer))
+		REFUSE(PF_SYNC, "sync (default)",
+		       "mode 'local_sgd' steps each replica's optimizer on its own, which needs the "
+		       "whole optimizer state on every replica: it contradicts %s (use zero 0 "
+		       "without the distributed optimizer)",
+		       p->distributed_optimizer ? "the distributed optimizer" :
+		       p->zero == 1		? "ZeRO stage 1" :
+		       p->zero == 2		? "ZeRO stage 2" :
+						  "ZeRO stage 3");
 	if (p->overlap_param_gather && !p->distributed_optimizer)
 		REFUSE(PF_OVERLAP_PG, "overlap.param_gather (default)",
 		       "overlapping the parameter all-gather needs distributed_optimizer (Megatron's "
@@ -932,6 +953,10 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 
 	if (ngpus < 1)
 		return ts_error_set(err, TS_EINPUT, "the cluster has no GPUs");
+	/* Megatron reduces its grad buffer: in grad_dtype unless the plan says
+	 * otherwise (found by review: --grad-dtype bf16 still reduced fp32) */
+	if (!p->grad_reduce_given)
+		p->grad_reduce_dtype = p->grad_dtype;
 	if (p->dp == 0) {
 		if (base > ngpus || ngpus % base) {
 			/* point at the factor that breaks it: the first whose product

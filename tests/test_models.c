@@ -956,6 +956,12 @@ static const struct {
 	  "sync.interval: only local_sgd synchronises at an interval" },
 	{ "llama3-8b", "{\"sync\": {\"mode\": \"local_sgd\", \"staleness\": 2}}", 8,
 	  "sync.staleness: only ssp and async take a staleness bound" },
+	/* local steps need every replica's whole optimizer (found by review) */
+	{ "llama3-8b", "{\"distributed_optimizer\": true, \"sync\": {\"mode\": \"local_sgd\", "
+		       "\"interval\": 4}}",
+	  8, "mode 'local_sgd' steps each replica's optimizer on its own" },
+	{ "llama3-8b", "{\"zero\": 3, \"sync\": {\"mode\": \"local_sgd\", \"interval\": 4}}", 8,
+	  "it contradicts ZeRO stage 3" },
 	{ "llama3-8b", "{\"micro_batch\": 2, \"global_batch\": 10}", 8, "not divisible by dp 8" },
 	{ "llama3-8b", "{\"schedule\": \"zigzag\"}", 8, "schedule" },
 	{ "llama3-8b", "{\"capacity_factor\": 1e-300}", 8, "0 (dropless) or between 0.001 and 1000" },
@@ -1019,7 +1025,15 @@ START_TEST(dp_bucket_default)
 	ck_assert_double_eq(p.bucket_bytes, 4 * 1e6 * 128);
 	plan_init(&p);
 	p.grad_reduce_dtype = PLAN_DT_BF16; /* elements of the reduced gradients */
+	p.grad_reduce_given = true;
 	ck_assert_int_eq(plan_resolve(&p, &m, 16, &err), 0);
+	ck_assert_double_eq(p.bucket_bytes, 2 * 4e7);
+	/* 16-bit gradients are reduced as they are (Megatron's grad buffer;
+	 * found by review: reduced in fp32 unless grad_reduce_dtype said) */
+	plan_init(&p);
+	p.grad_dtype = PLAN_DT_BF16;
+	ck_assert_int_eq(plan_resolve(&p, &m, 16, &err), 0);
+	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_BF16);
 	ck_assert_double_eq(p.bucket_bytes, 2 * 4e7);
 	plan_init(&p);
 	p.bucket_bytes = 25e6;
