@@ -95,6 +95,13 @@ struct inst {
 	float *exp_f;              /* per micro-batch x decoder layer: the rank's expert load
 	                            * (folded: the unit's largest), factor; NULL if not drawn */
 	simtime_ps cpu_ps;         /* host thread: when it finished dispatching the last op, ps */
+	/* the running compute op (one compute stream), slowed while its own
+	 * communication runs (overlap slowdown, comp_rerate) */
+	sim_event_id comp_ev;      /* its end event, 0 none */
+	simtime_ps comp_t0;        /* when its speed last changed, ps */
+	double comp_left;          /* its work left then, s at full speed */
+	double comp_rate;          /* its speed, 1 or 1 / slowdown */
+	int32_t comp_op;           /* its op index */
 };
 
 struct launch {                    /* one communication op in flight */
@@ -157,6 +164,7 @@ struct exec {
 	struct ts_error *errp;
 	struct sim_timeline *tl;
 	int32_t *ranks_buf;        /* scratch for group ranks */
+	sim_event_id last_ev;      /* the event after_s queued last */
 	double *wbuf;              /* scratch for an EP group's loads (ep) */
 };
 
@@ -251,7 +259,8 @@ static bool after_s(struct exec *x, double dur, sim_handler h, void *ctx, uint64
 		       what, end, SIM_HORIZON_S);
 		return false;
 	}
-	if (!sim_after(&x->eng, time_from_s(dur), h, ctx, arg)) {
+	x->last_ev = sim_after(&x->eng, time_from_s(dur), h, ctx, arg);
+	if (!x->last_ev) {
 		set_err(x, TS_ENOMEM);
 		return false;
 	}
@@ -297,6 +306,7 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 /* ---- op lifecycle ------------------------------------------------------------ */
 
 static void op_ready(struct exec *x, int32_t ii, int32_t oi);
+static void comp_rerate(struct exec *x, int32_t ii);
 
 static void op_end(struct exec *x, int32_t ii, int32_t oi)
 {
@@ -305,19 +315,30 @@ static void op_end(struct exec *x, int32_t ii, int32_t oi)
 	const struct wl_op *op = &r->ops[oi];
 	const int32_t *so = x->succ_off[in->role], *sc = x->succ[in->role];
 	in->t1[oi] = sim_now(&x->eng);
-	if (op->kind != WL_K_COMPUTE && op->kind != WL_K_RECV)
-		in->comm_inflight--;
+	if (op->kind != WL_K_COMPUTE && op->kind != WL_K_RECV && --in->comm_inflight == 0)
+		comp_rerate(x, ii);
 	tl_add(x, ii, op, oi, in->t0[oi], in->t1[oi]);
 	for (int32_t k = so[oi]; k < so[oi + 1]; k++)
 		if (--in->ndeps[sc[k]] == 0)
 			op_ready(x, ii, sc[k]);
 }
 
-static void ev_op_end(struct sim_engine *e, void *ctx, uint64_t arg)
+static void ev_comp_end(struct sim_engine *e, void *ctx, uint64_t arg)
 {
+	struct exec *x = ctx;
 	(void)e;
-	op_end(ctx, (int32_t)(arg >> 32), (int32_t)(arg & 0xffffffffu));
+	x->in[arg >> 32].comp_ev = 0;
+	op_end(x, (int32_t)(arg >> 32), (int32_t)(arg & 0xffffffffu));
 }
+
+/* The speed of instance in's compute: slowed by the overlap factor while
+ * its communication runs. */
+static double comp_speed(const struct exec *x, const struct inst *in)
+{
+	double sl = x->o->overlap_slowdown > 0 ? x->o->overlap_slowdown : x->comp.overlap_slowdown;
+	return in->comm_inflight > 0 && !x->o->free_comm && sl > 1 ? 1 / sl : 1;
+}
+
 
 static uint64_t ev_arg(int32_t ii, int32_t oi)
 {
@@ -388,16 +409,41 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 			dur += time_to_s(in->cpu_ps - now);
 		in->cpu_ps = now + time_from_s(dur);
 	}
-	if (in->comm_inflight > 0 && !x->o->free_comm) {
-		double sl = x->o->overlap_slowdown > 0 ? x->o->overlap_slowdown : x->comp.overlap_slowdown;
-		if (sl > 1)
-			dur *= sl;
-	}
 	if (x->o->jitter > 0) {
 		double j = 1 + rng_gaussian(&x->rng, x->o->jitter);
 		dur *= j < 0.5 ? 0.5 : j;
 	}
-	after_s(x, dur, ev_op_end, x, ev_arg(ii, oi), op->name);
+	/* slowed only while the rank's communication runs (comp_rerate) */
+	in->comp_rate = comp_speed(x, in);
+	in->comp_left = dur;
+	in->comp_t0 = sim_now(&x->eng);
+	in->comp_op = oi;
+	in->comp_ev = 0;
+	if (!after_s(x, dur / in->comp_rate, ev_comp_end, x, ev_arg(ii, oi), op->name))
+		return;
+	in->comp_ev = x->last_ev;
+}
+
+/* The compute op of instance ii runs at a new speed from now (its
+ * communication started or ended): what is left finishes at that speed (was:
+ * the whole op slowed when any communication ran at its start, so overlap
+ * could cost more than doing the two in series). */
+static void comp_rerate(struct exec *x, int32_t ii)
+{
+	struct inst *in = &x->in[ii];
+	simtime_ps now = sim_now(&x->eng);
+	double r = comp_speed(x, in);
+	if (!in->comp_ev || r == in->comp_rate)
+		return;
+	in->comp_left -= time_to_s(now - in->comp_t0) * in->comp_rate;
+	if (in->comp_left < 0)
+		in->comp_left = 0;
+	in->comp_t0 = now;
+	in->comp_rate = r;
+	sim_cancel(&x->eng, in->comp_ev);
+	in->comp_ev = 0;
+	if (after_s(x, in->comp_left / r, ev_comp_end, x, ev_arg(ii, in->comp_op), "compute"))
+		in->comp_ev = x->last_ev;
 }
 
 /* ---- communication ------------------------------------------------------------ */
@@ -921,7 +967,8 @@ static void launch_go(struct exec *x, struct launch *l)
 		x->inflight->fprev = l;
 	x->inflight = l;
 	for (int32_t i = 0; i < l->nwait; i++) {
-		x->in[l->waiters[i]].comm_inflight++;
+		if (x->in[l->waiters[i]].comm_inflight++ == 0)
+			comp_rerate(x, l->waiters[i]);
 		x->in[l->waiters[i]].xfer[l->op] = l->t_start;
 	}
 	/* traffic of the vision encoder follows the representative's drawn
