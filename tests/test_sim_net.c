@@ -29,6 +29,8 @@ static void on_done(void *ctx, uint64_t arg)
 static struct sim_link mk(double bw, double lat_ns, int mtu, int oh)
 {
 	struct sim_link l;
+	memset(&l, 0, sizeof(l));
+	l.net = true; /* a network link (TCP's host costs apply across it) */
 	l.bw_Bps = bw;
 	l.lat_ps = time_from_ns(lat_ns);
 	l.mtu_bytes = mtu;
