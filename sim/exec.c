@@ -34,10 +34,10 @@
 #include "sim/exec.h"
 
 #define FLUID_MIN_RANKS 64
-/* Folded, units placed differently (units_alike) are all simulated up to
+/* Folded, units placed differently (blocks_alike) are all simulated up to
  * this many instances (units x stages); beyond, K stand for them. */
 #define FOLD_ALL_MAX 4096
-/* Folded, positions of a unit placed differently (positions_alike): every
+/* Folded, positions of a unit placed differently (blocks_alike of one position): every
  * rank is simulated up to this many GPUs. */
 #define EXACT_FALLBACK_MAX 4096
 /* Analytic network: ECMP salts drawn per collective where paths differ. */
@@ -1479,27 +1479,33 @@ static int cmp_scored(const void *a, const void *b)
 	return x->u - y->u;
 }
 
-/* Folding assumes the data-parallel units sit in the fabric alike, so
- * that K simulated stand for the rest. Alike: each unit's ranks, in
- * (stage, position, TP index) order, fall on hosts in the same pattern
- * (hosts numbered in order of first use), as under linear and round-robin
- * placement; a random or listed placement can put one unit's TP group
- * inside a node and another's across two. Returns -1 when memory ran out. */
-static int units_alike(const struct exec *x)
+/* The D data-parallel positions in blocks of B sit in the fabric alike:
+ * each block's ranks, in (stage, position, TP index) order, fall on hosts
+ * in the same pattern (hosts numbered in order of first use). Returns 1, 0,
+ * or -1 when memory ran out.
+ * Folding assumes its units (blocks of U positions) are alike, so that K
+ * simulated stand for the rest: true under linear and round-robin
+ * placement; a random or listed one can put one unit's TP group inside a
+ * node and another's across two. A unit of several positions (EP, CP)
+ * also waits at each op for the worst placed of them, so those positions
+ * must be alike too (found by review: +2-7 % over --exact under a random
+ * placement with ep 2-4). */
+static int blocks_alike(const struct exec *x, int D, int B)
 {
 	const struct plan *p = x->p;
-	int n = x->U * p->tp * p->pp, rc = 1;
+	int n = B * p->tp * p->pp, rc = 1;
 	int32_t *ref = malloc((size_t)n * sizeof(*ref)), *seen = malloc((size_t)n * sizeof(*seen));
 	if (!ref || !seen) {
 		rc = -1;
 		goto out;
 	}
-	for (int u = 0; u < x->nunits && rc == 1; u++) {
+	for (int u = 0; u < D / B && rc == 1; u++) {
 		int i = 0, nseen = 0;
 		for (int s = 0; s < p->pp && rc == 1; s++)
-			for (int pos = u * x->U; pos < (u + 1) * x->U && rc == 1; pos++)
+			for (int pos = u * B; pos < (u + 1) * B && rc == 1; pos++)
 				for (int ti = 0; ti < p->tp; ti++, i++) {
-					int32_t h = topo_gpu_host(x->t, gpu_of(x, rank_of(x, ti, pos, s)));
+					int32_t h = topo_gpu_host(x->t,
+								  x->t->rank_gpu[ti + p->tp * (pos + D * s)]);
 					int lab = 0;
 					while (lab < nseen && seen[lab] != h)
 						lab++;
@@ -1512,45 +1518,6 @@ static int units_alike(const struct exec *x)
 						break;
 					}
 				}
-	}
-out:
-	free(ref);
-	free(seen);
-	return rc;
-}
-
-/* Every data-parallel position's ranks (stage, TP index) fall on hosts in
- * the same pattern: then units of several positions (EP, CP) fold too;
- * otherwise a simulated unit waits at each op for the worst placed of its
- * positions (found by review: +2-7 % over --exact under a random
- * placement with ep 2-4). Returns -1 when memory ran out. */
-static int positions_alike(const struct exec *x, int D)
-{
-	const struct plan *p = x->p;
-	int n = p->tp * p->pp, rc = 1;
-	int32_t *ref = malloc((size_t)n * sizeof(*ref)), *seen = malloc((size_t)n * sizeof(*seen));
-	if (!ref || !seen) {
-		rc = -1;
-		goto out;
-	}
-	for (int pos = 0; pos < D && rc == 1; pos++) {
-		int i = 0, nseen = 0;
-		for (int s = 0; s < p->pp && rc == 1; s++)
-			for (int ti = 0; ti < p->tp; ti++, i++) {
-				int32_t h = topo_gpu_host(x->t,
-							  x->t->rank_gpu[ti + p->tp * (pos + D * s)]);
-				int lab = 0;
-				while (lab < nseen && seen[lab] != h)
-					lab++;
-				if (lab == nseen)
-					seen[nseen++] = h;
-				if (pos == 0)
-					ref[i] = lab;
-				else if (ref[i] != lab) {
-					rc = 0;
-					break;
-				}
-			}
 	}
 out:
 	free(ref);
@@ -1869,7 +1836,7 @@ struct run_out {
 	double expert_load_mean;   /* mean expert load of all ranks, factor (1 undrawn) */
 	double vision_load_mean;   /* mean image load of all replicas' micro-batches, factor */
 	double hw_flops;           /* executed by all GPUs, FLOP */
-	bool units_differ;         /* folded: the units are placed differently (units_alike) */
+	bool units_differ;         /* folded: the units are placed differently (blocks_alike) */
 };
 
 /* Expert loads drawn per iteration at most (one float each: 1 GiB). */
@@ -1961,7 +1928,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 			x->K = x->nunits;
 		/* units placed differently: all of them (when affordable) */
 		if (!x->o->exact && x->o->replicas <= 0 && x->K < x->nunits) {
-			int a = units_alike(x);
+			int a = blocks_alike(x, x->D, x->U);
 			if (a < 0) {
 				rc = TS_ENOMEM;
 				goto out;
@@ -2247,11 +2214,11 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	x.errp = err;
 	{
 		/* units of several positions (EP, CP) placed unalike inside:
-		 * every rank, when affordable (units_alike covers one-position
+		 * every rank, when affordable (blocks_alike of units covers one-position
 		 * units) */
 		int D = p->dp * p->cp, U = p->cp / gcd(p->cp, p->ep) * p->ep;
 		if (!oo.exact && oo.replicas <= 0 && (U < D ? U : D) > 1 && need <= EXACT_FALLBACK_MAX) {
-			int a = positions_alike(&x, D);
+			int a = blocks_alike(&x, D, 1);
 			if (a < 0)
 				return ts_error_set(err, TS_ENOMEM, "out of memory");
 			if (!a)
