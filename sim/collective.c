@@ -1895,9 +1895,15 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 						goto out;
 					}
 					a = pl + (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
-					if (x->dst >= 0 && tcp_hop(t, x->src, x->dst)) /* host costs */
-						a += t->cl.fabric.tcp_msg_s +
-						     x->bytes * c->wire_factor * t->cl.fabric.tcp_byte_s;
+					if (x->dst >= 0 && tcp_hop(t, x->src, x->dst)) {
+						/* host costs: per message, and the transfer no
+						 * faster than the host copy (the larger of that
+						 * and its wire time, as the flow model's cap) */
+						double cp = x->bytes * c->wire_factor * t->cl.fabric.tcp_byte_s;
+						a += t->cl.fabric.tcp_msg_s;
+						if (cp > bw)
+							bw = cp;
+					}
 					/* fin[i] is the latest predecessor's finish (set below) */
 					fin[i] += a;
 					if (fin[i] > lat)

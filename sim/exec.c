@@ -2346,8 +2346,8 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			int npst = per / p->pp;
 			for (int s = 0; s < WL_NSTREAMS; s++)
 				snprintf(out->tl->track[i * WL_NSTREAMS + s], sizeof(out->tl->track[0]),
-					 o->exact ? "rank %d stage %d %s" : "rep %d stage %d %s",
-					 o->exact ? i : i % npst, i / npst, sn[s]);
+					 x.o->exact ? "rank %d stage %d %s" : "rep %d stage %d %s",
+					 x.o->exact ? i : i % npst, i / npst, sn[s]);
 		}
 	}
 out:

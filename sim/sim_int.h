@@ -25,7 +25,6 @@ void simp_release(struct sim_net *n);
 int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
 
-/* Payload fraction of a link's line rate: mtu/(mtu+overhead), 1 without MTU. */
 /* A transfer over path pays TCP's host costs: TCP, and the path leaves the
  * host (crosses a NIC or switch link; NVLink and PCIe inside a node do not
  * go through the kernel's TCP stack). */
@@ -39,6 +38,7 @@ static inline bool simn_tcp_path(const struct sim_net *n, const int32_t *path, i
 	return false;
 }
 
+/* Payload fraction of a link's line rate: mtu/(mtu+overhead), 1 without MTU. */
 static inline double simn_payload_eff(const struct sim_link *l)
 {
 	if (l->mtu_bytes <= 0)
