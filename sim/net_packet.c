@@ -108,6 +108,10 @@ struct pflow {
 	bool ack_armed;            /* an ack_ev is queued */
 	bool pump_on_ack;          /* the next ACK may let the sender go on: the last pump
 	                            * stopped on the window, or a drop gave it data again */
+	double pace_s;             /* TCP between hosts: the host copy's seconds per byte (the
+	                            * sender injects no faster), 0 none */
+	simtime_ps pace_ps;        /* when the pacer lets the next packet go, ps */
+	bool pace_armed;           /* a pace_ev is queued */
 };
 
 struct sim_pkt_state {
@@ -203,6 +207,7 @@ static inline int64_t wire_bytes(const struct port *p, int32_t payload)
 
 static void port_kick(struct sim_net *n, int32_t l);
 static void flow_pump(struct sim_net *n, int32_t f);
+static void pace_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 
 static void add_waiter(struct sim_pkt_state *s, int32_t l, int32_t who)
 {
@@ -539,6 +544,15 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 			add_waiter(s, l0, ~fi);
 			return;
 		}
+		if (f->pace_s > 0 && n->eng->now < f->pace_ps) {
+			/* the host copy paces the sender (TCP between hosts) */
+			if (!f->pace_armed) {
+				f->pace_armed = true;
+				if (!sim_at(n->eng, f->pace_ps, pace_ev, n, (uint64_t)fi))
+					s->oom = true;
+			}
+			return;
+		}
 		if (f->retx_bytes > 0) {
 			left = f->retx_bytes;
 			b = left < f->mtu ? (int32_t)ceil(left) : f->mtu;
@@ -553,6 +567,9 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 		k.ready_ps = n->eng->now;
 		k.fh = (uint32_t)fi; /* hop 0 */
 		k.bytes = b;
+		if (f->pace_s > 0)
+			f->pace_ps = (f->pace_ps > n->eng->now ? f->pace_ps : n->eng->now) +
+				     time_from_s(b * f->pace_s);
 		p->occ_bytes += wire_bytes(p, b);
 		f->inflight++;
 		f->q0++;
@@ -564,6 +581,14 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 static void start_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	flow_pump(ctx, (int32_t)arg);
+}
+
+static void pace_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct sim_net *n = ctx;
+	(void)e;
+	n->pkt->fl[arg].pace_armed = false;
+	flow_pump(n, (int32_t)arg);
 }
 
 static void direct_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
@@ -620,6 +645,9 @@ int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	f->arg = arg;
 	f->hops = (int8_t)hops;
 	f->cwnd = n->par.window_pkts;
+	/* TCP's host copy cost per byte, as the flow model's rate cap */
+	if (n->par.tcp_byte_s > 0 && simn_tcp_path(n, path, hops))
+		f->pace_s = n->par.tcp_byte_s;
 	for (h = 0; h < hops; h++) {
 		const struct sim_link *l = &n->links[path[h]];
 		f->path[h] = path[h];

@@ -463,6 +463,15 @@ START_TEST(tcp_host_costs_between_hosts)
 	/* a 2-rank ring all-reduce sends S over the host link: S / 10 GB/s */
 	ck_assert_msg(t_tcp > S / 10e9 && t_tcp < 1.1 * S / 10e9, "tcp %.6f s", t_tcp);
 	ck_assert_msg(fabs(t_an / t_tcp - 1) < 0.02, "analytic %.6f vs flow %.6f s", t_an, t_tcp);
+	/* the packet model paces the sender at the copy rate too (found by
+	 * review: it charged the per-message cost only) */
+	{
+		double tp = run(&w.t, SIM_PACKET, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE,
+				S / 16, 2, 2, false, 1).time_s;
+		double tf = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE,
+				S / 16, 2, 2, false, 1).time_s;
+		ck_assert_msg(fabs(tp / tf - 1) < 0.02, "packet %.6f vs flow %.6f s", tp, tf);
+	}
 	/* a direct all-to-all too: the larger of copy and wire time, not their
 	 * sum (found by review: the analytic model added them) */
 	{
