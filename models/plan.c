@@ -373,6 +373,12 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 			if (p->sync != PLAN_SYNC_SSP && p->sync != PLAN_SYNC_ASYNC &&
 			    jval_child(&c, "staleness", &x))
 				return jval_error(&x, err, "only ssp and async take a staleness bound");
+			/* SSP without its bound would run in lockstep (staleness 0 is
+			 * every_step) without saying so (found by review) */
+			if (p->sync == PLAN_SYNC_SSP && !jval_child(&c, "staleness", &x))
+				return jval_error(&c, err,
+						  "ssp needs a staleness bound (the steps a replica may "
+						  "run ahead of the slowest, >= 1; 0 is every_step)");
 		}
 		src_json(p, PF_SYNC, &r, "sync");
 	}

@@ -956,6 +956,7 @@ static const struct {
 	  "sync.interval: only local_sgd synchronises at an interval" },
 	{ "llama3-8b", "{\"sync\": {\"mode\": \"local_sgd\", \"staleness\": 2}}", 8,
 	  "sync.staleness: only ssp and async take a staleness bound" },
+	{ "llama3-8b", "{\"sync\": {\"mode\": \"ssp\"}}", 8, "sync: ssp needs a staleness bound" },
 	/* local steps need every replica's whole optimizer (found by review) */
 	{ "llama3-8b", "{\"distributed_optimizer\": true, \"sync\": {\"mode\": \"local_sgd\", "
 		       "\"interval\": 4}}",
