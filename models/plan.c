@@ -271,13 +271,12 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	p->grad_reduce_dtype = (enum plan_dtype)e;
 	{
 		struct jval x;
-		if (jval_child(&r, "grad_reduce_dtype", &x))
+		if (jval_child(&r, "grad_reduce_dtype", &x)) {
 			p->grad_reduce_given = true;
-	}
-	if (p->grad_reduce_dtype == PLAN_DT_FP8) {
-		struct jval x;
-		jval_child(&r, "grad_reduce_dtype", &x);
-		return jval_error(&x, err, "fp8: gradients are reduced in bf16, fp16 or fp32");
+			if (p->grad_reduce_dtype == PLAN_DT_FP8)
+				return jval_error(&x, err,
+						  "fp8: gradients are reduced in bf16, fp16 or fp32");
+		}
 	}
 	e = (int)p->offload;
 	if (get_enum_field(p, &r, "offload", PF_OFFLOAD, off_names, &e, err))

@@ -437,11 +437,23 @@ static int32_t by_host(const struct topo *t, const int32_t *gpus, int32_t n, int
  * index across nodes (NCCL_CROSS_NIC=0 default) so rail-optimised fabrics
  * carry them within a rail. With an odd host count the wrap-around hop
  * crosses rails. */
+/* Channel ch's ring over the host-grouped GPUs (by_host's sorted, off,
+ * nh): hosts in order, each host's GPUs as sim_ring_local has them. */
+static void ring_order(const int32_t *sorted, const int32_t *off, int32_t nh, int32_t ch,
+		       int32_t *out)
+{
+	for (int32_t h = 0, j = 0; h < nh; h++) {
+		int32_t len = off[h + 1] - off[h];
+		for (int32_t k = 0; k < len; k++)
+			out[j++] = sorted[off[h] + sim_ring_local(h, k, ch, len)];
+	}
+}
+
 static int build_rings(struct sim_coll *c, struct phase *ph, const int32_t *gpus, int32_t n,
 		       int32_t nch, int32_t nsteps, double step_bytes, uint64_t salt)
 {
 	int32_t *sorted = malloc((size_t)n * sizeof(int32_t)), *off = malloc(((size_t)n + 1) * sizeof(int32_t));
-	int32_t *ord = malloc((size_t)n * sizeof(int32_t)), nh, ch, h, k, j;
+	int32_t *ord = malloc((size_t)n * sizeof(int32_t)), nh, ch;
 	int rc = 0;
 	if (!sorted || !off || !ord) {
 		rc = TS_ENOMEM;
@@ -453,12 +465,7 @@ static int build_rings(struct sim_coll *c, struct phase *ph, const int32_t *gpus
 		goto fail;
 	}
 	for (ch = 0; ch < nch; ch++) {
-		for (h = 0, j = 0; h < nh; h++) {
-			int32_t len = off[h + 1] - off[h];
-			for (k = 0; k < len; k++)
-				ord[j++] = sorted[off[h] + ((h % 2 == 0) ? (k + ch) % len
-									  : ((ch - 1 - k) % len + 2 * len) % len)];
-		}
+		ring_order(sorted, off, nh, ch, ord);
 		if (!add_ring(ph, n, ord, nsteps, step_bytes / nch,
 			      rng_hash2(c->s.hash ^ salt, (uint64_t)ch))) {
 			rc = TS_ENOMEM;
@@ -677,13 +684,8 @@ static int build_plan(struct sim_coll *c)
 				nh = by_host(c->t, c->gpus, n, sorted, off);
 			rc = nh < 0 ? TS_ENOMEM : 0;
 			for (int32_t ch = 0; ch < nch && !rc; ch++) {
-				int32_t h, k, jj = 0, at = 0;
-				for (h = 0; h < nh; h++) {
-					int32_t len = off[h + 1] - off[h];
-					for (k = 0; k < len; k++)
-						ring[jj++] = sorted[off[h] + ((h % 2 == 0) ? (k + ch) % len
-										   : ((ch - 1 - k) % len + 2 * len) % len)];
-				}
+				int32_t k, at = 0;
+				ring_order(sorted, off, nh, ch, ring);
 				for (k = 0; k < n; k++)
 					if (ring[k] == rg)
 						at = k;
@@ -1511,27 +1513,28 @@ static double nccl_lat_us(const struct sim_group_info *gi, enum sim_op op, enum 
 	}
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return (x > y) - (x < y);
-}
-
 static void coll_params(struct sim_coll *c)
 {
 	int k, nnodes = 1;
 	double cap;
+	struct sim_group_info gi;
+	memset(&gi, 0, sizeof(gi));
 	if (c->s.proto == SIM_PROTO_LL || c->s.algo == SIM_ALGO_TREE) {
-		/* nodes of the group: hosts sorted, distinct counted */
-		int32_t *h = malloc((size_t)c->s.nranks * sizeof(int32_t));
-		if (h) {
-			for (int32_t i = 0; i < c->s.nranks; i++)
-				h[i] = topo_gpu_host(c->t, c->gpus[i]);
-			qsort(h, (size_t)c->s.nranks, sizeof(int32_t), cmp_i32);
-			for (int32_t i = 1; i < c->s.nranks; i++)
-				nnodes += h[i] != h[i - 1];
-			free(h);
-		}
+		/* the group's nodes and ranks per node (sim_group_info's, without
+		 * its checks and its cluster-sized tables: the group was checked) */
+		int32_t *sorted = malloc((size_t)c->s.nranks * sizeof(int32_t));
+		int32_t *off = malloc(((size_t)c->s.nranks + 1) * sizeof(int32_t));
+		int32_t nh = sorted && off ? by_host(c->t, c->gpus, c->s.nranks, sorted, off) : -1;
+		for (int32_t h = 0; h < nh; h++)
+			if (off[h + 1] - off[h] > gi.ppn)
+				gi.ppn = off[h + 1] - off[h];
+		if (nh > 0)
+			nnodes = nh;
+		gi.nranks = c->s.nranks;
+		gi.nnodes = nnodes;
+		gi.intra = c->t->cl.node.intra == TOPO_INTRA_NVSWITCH ? SIM_HW_NVLINK : SIM_HW_PCI;
+		free(sorted);
+		free(off);
 	}
 	c->wire_factor = 1.0 / sim_proto_eff_for(c->s.algo, c->s.proto, nnodes);
 	/* LL's bus bandwidth is capped (NCCL's llMaxBw: the flag polling of
@@ -1552,13 +1555,11 @@ static void coll_params(struct sim_coll *c)
 	 * that factor */
 	if (c->s.algo == SIM_ALGO_TREE && c->s.op == SIM_OP_ALLREDUCE && nnodes > 1) {
 		struct sim_coll_spec r = c->s;
-		struct sim_group_info gi;
 		struct ts_error e2 = TS_ERROR_INIT;
 		double tr, t0;
 		r.algo = SIM_ALGO_RING;
 		r.proto = SIM_PROTO_SIMPLE;
-		if (!sim_group_info(c->t, r.ranks, r.nranks, &gi, &e2) && !sim_coll_check(c->t, &r, &e2) &&
-		    !sim_coll_analytic(c->t, &r, &tr, &e2)) {
+		if (!sim_coll_check(c->t, &r, &e2) && !sim_coll_analytic(c->t, &r, &tr, &e2)) {
 			double f = c->s.proto == SIM_PROTO_LL ? 3.8 :
 				   c->s.proto == SIM_PROTO_LL128 ? 128.0 / 120 : 1 / 0.92;
 			double bw;
@@ -1816,14 +1817,6 @@ static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t 
  * its capacity (the bottleneck share of every flow of the phase, counting
  * how many of the group's transfers cross each NIC and link); latency term
  * = the longest chain of per-hop latencies (software + propagation). */
-/* A transfer from GPU a to GPU b pays TCP's host costs (simn_tcp_path):
- * TCP, between hosts. */
-static bool tcp_hop(const struct topo *t, int32_t a, int32_t b)
-{
-	return t->cl.fabric.transport == TOPO_TRANSPORT_TCP &&
-	       topo_gpu_host(t, a) != topo_gpu_host(t, b);
-}
-
 static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 {
 	const struct topo *t = cs[0]->t;
@@ -1858,7 +1851,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 						goto out;
 					}
 					lap += time_to_s(c->a_ps[hop_class(t, a, b)]) + pl;
-					if (tcp_hop(t, a, b)) {
+					if (sim_tcp_hop(t, a, b)) {
 						/* TCP's host costs (the flow model's): per
 						 * message, and the edge's bytes at most at the
 						 * host copy rate */
@@ -1895,7 +1888,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 						goto out;
 					}
 					a = pl + (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
-					if (x->dst >= 0 && tcp_hop(t, x->src, x->dst)) {
+					if (x->dst >= 0 && sim_tcp_hop(t, x->src, x->dst)) {
 						/* host costs: per message, and the transfer no
 						 * faster than the host copy (the larger of that
 						 * and its wire time, as the flow model's cap) */

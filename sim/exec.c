@@ -32,6 +32,7 @@
 #include "common/rng.h"
 #include "models/workload.h"
 #include "sim/exec.h"
+#include "sim/sim_int.h"
 
 #define FLUID_MIN_RANKS 64
 /* Folded, units placed differently (blocks_alike) are all simulated up to
@@ -616,8 +617,7 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 			while (i + len < n && topo_gpu_host(x->t, g[i + len]) == h)
 				len++;
 			for (int k = 0; k < len; k++)
-				ord[j++] = g[i + (hi % 2 == 0 ? (k + c) % len
-							 : ((c - 1 - k) % len + 2 * len) % len)];
+				ord[j++] = g[i + sim_ring_local(hi, k, c, len)];
 			i += len;
 		}
 		for (int i = 0; i < n; i++) {
@@ -926,8 +926,7 @@ static int analytic_sends(struct exec *x, int stage, int peer, double size, doub
 				load[path[h]] += size;
 				pl += time_to_s(t->links[path[h]].lat_ps);
 			}
-			if (t->cl.fabric.transport == TOPO_TRANSPORT_TCP &&
-			    topo_gpu_host(t, a) != topo_gpu_host(t, b)) {
+			if (sim_tcp_hop(t, a, b)) {
 				/* TCP's host costs, as the flow model charges them */
 				pl += t->cl.fabric.tcp_msg_s;
 				if (size * t->cl.fabric.tcp_byte_s > bw)
@@ -1554,6 +1553,14 @@ static int gcd(int a, int b)
 	return a;
 }
 
+/* DP x CP positions that fold together as one unit: the EP and CP groups
+ * they share (lcm(cp, ep), at most dp x cp). */
+static int unit_positions(const struct plan *p)
+{
+	int u = p->cp / gcd(p->cp, p->ep) * p->ep, d = p->dp * p->cp;
+	return u < d ? u : d;
+}
+
 /* ---- breakdown ----------------------------------------------------------------------
  * The critical path: from the op that ends the iteration, back through
  * whichever dependency ended last (inside an instance: the op's deps, which
@@ -1855,9 +1862,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 	int32_t end_inst = -1, end_op = -1;
 
 	x->D = p->dp * p->cp;
-	x->U = p->cp / gcd(p->cp, p->ep) * p->ep;
-	if (x->U > x->D)
-		x->U = x->D;
+	x->U = unit_positions(p);
 	x->nunits = x->D / x->U;
 	vis = malloc((size_t)p->dp * mm * sizeof(double));
 	/* expert loads vary across ranks under EP, and drop under a capacity */
@@ -2216,8 +2221,8 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		/* units of several positions (EP, CP) placed unalike inside:
 		 * every rank, when affordable (blocks_alike of units covers one-position
 		 * units) */
-		int D = p->dp * p->cp, U = p->cp / gcd(p->cp, p->ep) * p->ep;
-		if (!oo.exact && oo.replicas <= 0 && (U < D ? U : D) > 1 && need <= EXACT_FALLBACK_MAX) {
+		int D = p->dp * p->cp;
+		if (!oo.exact && oo.replicas <= 0 && unit_positions(p) > 1 && need <= EXACT_FALLBACK_MAX) {
 			int a = blocks_alike(&x, D, 1);
 			if (a < 0)
 				return ts_error_set(err, TS_ENOMEM, "out of memory");

@@ -25,6 +25,23 @@ void simp_release(struct sim_net *n);
 int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
 
+/* The local index of the k-th GPU a ring's channel ch visits in the h-th
+ * host (of len GPUs) it crosses: the host's GPUs rotated by ch, odd hosts
+ * walked backwards (a snake), so a ring leaves a host and enters the next
+ * through the same local GPU, its NIC rail (NCCL_CROSS_NIC=0). */
+static inline int32_t sim_ring_local(int32_t h, int32_t k, int32_t ch, int32_t len)
+{
+	return h % 2 == 0 ? (k + ch) % len : ((ch - 1 - k) % len + 2 * len) % len;
+}
+
+/* A transfer from GPU a to GPU b pays TCP's host costs in the analytic
+ * models: TCP, between hosts (the flow and packet models: simn_tcp_path). */
+static inline bool sim_tcp_hop(const struct topo *t, int32_t a, int32_t b)
+{
+	return t->cl.fabric.transport == TOPO_TRANSPORT_TCP &&
+	       topo_gpu_host(t, a) != topo_gpu_host(t, b);
+}
+
 /* A transfer over path pays TCP's host costs: TCP, and the path leaves the
  * host (crosses a NIC or switch link; NVLink and PCIe inside a node do not
  * go through the kernel's TCP stack). */
