@@ -367,16 +367,19 @@ int cmd_predict(int argc, char **argv)
 	}
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
-	if (trace && sim_trace_write_json(&r, trace, &err))
+	/* a plan that does not fit is reported (exit 1) but leaves no timeline
+	 * of a run that cannot happen */
+	if (r.fits && trace && sim_trace_write_json(&r, trace, &err))
 		goto fail;
-	if (svg && sim_trace_write_svg(&r, svg, &err))
+	if (r.fits && svg && sim_trace_write_svg(&r, svg, &err))
 		goto fail;
 	rc = report(m, p, &r, cname, fid, exact, cal, &comp, json);
 	if (!rc && !r.fits) {
 		fprintf(stderr,
 			"trainsim: error: the plan does not fit in GPU memory: %.1f GiB per GPU needed, "
-			"%.1f GiB available (see trainsim memory)\n",
-			r.memory_gib_per_gpu, bytes_to_gib(cl.gpu.mem_bytes));
+			"%.1f GiB available (see trainsim memory)%s\n",
+			r.memory_gib_per_gpu, bytes_to_gib(cl.gpu.mem_bytes),
+			trace || svg ? "; no trace or SVG written" : "");
 		rc = 1;
 	}
 	goto out;

@@ -70,6 +70,12 @@ expect "names the learned positions" "seq_len 4096 exceeds the 2048 learned posi
 check "does not fit in memory" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model qwen3-vl-235b-a22b --tp 1 --pp 1 --global-batch 8 --seq-len 1024
 expect "says it does not fit" "does not fit|GiB" "$TMP/err"
+check "does not fit, with --trace and --svg" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
+	--model qwen3-vl-235b-a22b --tp 1 --pp 1 --global-batch 8 --seq-len 1024 --fidelity analytic \
+	--trace "$TMP/nofit.json" --svg "$TMP/nofit.svg"
+expect "says nothing was written" "no trace or SVG written" "$TMP/err"
+check "no trace of a run that cannot happen" 0 test ! -e "$TMP/nofit.json"
+check "nor an SVG" 0 test ! -e "$TMP/nofit.svg"
 printf '{\n  "tp": "two",\n  "pp": 1\n}\n' >"$TMP/bad_plan.json"
 check "plan with a wrong type" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --model "$TMP/tiny.json" \
 	--plan "$TMP/bad_plan.json"
