@@ -10,7 +10,7 @@
 
 enum {
 	O_PLAN = CLI_PLAN_OPT_BASE,
-	O_DS, O_TP, O_PP, O_DP, O_EP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET,
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET,
 	O_NO_SP, O_NO_DISTOPT, O_NO_FLASH, O_NO_PAD
 };
 
@@ -21,6 +21,7 @@ static const struct option plan_opts[] = {
 	{ "pp", required_argument, NULL, O_PP },
 	{ "dp", required_argument, NULL, O_DP },
 	{ "ep", required_argument, NULL, O_EP },
+	{ "etp", required_argument, NULL, O_ETP },
 	{ "cp", required_argument, NULL, O_CP },
 	{ "sequence-parallel", no_argument, NULL, O_SP },
 	{ "micro-batch", required_argument, NULL, O_MICRO },
@@ -54,7 +55,7 @@ const char cli_plan_help[] =
 	"  --plan P             plan JSON (Megatron's vocabulary); flags below override it\n"
 	"  --deepspeed F        DeepSpeed ds_config.json: ZeRO stage, offload, batch\n"
 	"                       sizes, accumulation, fp16/bf16 (\"auto\" = keep the plan's)\n"
-	"  plan flags: --tp --pp --dp --ep --cp --sequence-parallel --micro-batch\n"
+	"  plan flags: --tp --pp --dp --ep --etp 1 --cp --sequence-parallel --micro-batch\n"
 	"    --global-batch --seq-len --schedule gpipe|1f1b|interleaved\n"
 	"    --virtual-stages --recompute none|selective|full --zero 0-3\n"
 	"    --distributed-optimizer --precision bf16|fp16|fp32|fp8\n"
@@ -147,6 +148,7 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 	case O_PP: return set_int(a, p, PF_PP, "--pp", v, 1, PLAN_MAX_STAGES, &p->pp);
 	case O_DP: return set_int(a, p, PF_DP, "--dp", v, 1, 1 << 20, &p->dp);
 	case O_EP: return set_int(a, p, PF_EP, "--ep", v, 1, 1 << 20, &p->ep);
+	case O_ETP: return set_int(a, p, PF_ETP, "--etp", v, 1, 1 << 20, &p->etp);
 	case O_CP: return set_int(a, p, PF_CP, "--cp", v, 1, 1 << 20, &p->cp);
 	case O_MICRO: return set_int(a, p, PF_MICRO, "--micro-batch", v, 1, 1 << 20, &p->micro_batch);
 	case O_GLOBAL:

@@ -59,7 +59,8 @@ struct act_shape {
  * unless SP), S (split by TP), A (attention scores, split by TP), and U,
  * never split: the routed tokens a MoE layer's TP group all-gathers for its
  * TP-split experts (Megatron-core's all-to-all dispatcher), which every TP
- * rank keeps as the first expert GEMM's input. */
+ * rank keeps as the first expert GEMM's input (with whole experts, etp 1,
+ * each rank keeps what it received: act_combine_as divides U by tp). */
 static void act_terms(const struct act_shape *x, int tp, double *R, double *S, double *A,
 		      double *U, bool flash)
 {
@@ -98,6 +99,9 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 {
 	double R, S, A, U, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
 	act_terms(x, tp, &R, &S, &A, &U, flash);
+	/* whole experts (etp 1): a rank keeps only the routed tokens it
+	 * received, 1/tp of what a TP group gathers for split experts */
+	U *= (double)plan_etp(p) / p->tp;
 	if (rc == PLAN_RC_FULL) /* Korthikanti Table 2: 2sbh (the layer input) */
 		return scale * 2 * x->s * x->b * x->h / (sp ? tp : 1);
 	if (rc == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
@@ -208,8 +212,8 @@ double model_kv_width_rank(const struct model *m, const struct plan *p)
 }
 
 /* Parameters of layer l held by one rank: dense part / tp (K/V replicated
- * when tp exceeds the kv heads), experts / (ep x tp) (Megatron's default
- * expert_tensor_parallel_size = tp: assumption). */
+ * when tp exceeds the kv heads), experts / (ep x etp) (Megatron-core's
+ * expert_tensor_parallel_size, tp by default). */
 void model_layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,
 			     double *experts)
 {
@@ -219,7 +223,7 @@ void model_layer_rank_params(const struct model *m, const struct plan *p, int l,
 	if (m->kv_heads % p->tp) /* replicated: one kv group per rank instead of kv/tp */
 		kvfix = 2.0 * m->hidden * m->head_dim * (1.0 - (double)m->kv_heads / p->tp);
 	*dense = (double)(tot - ex) / p->tp + kvfix;
-	*experts = (double)ex / ((double)p->ep * p->tp);
+	*experts = (double)ex / ((double)p->ep * plan_etp(p));
 }
 
 void model_layer_cost(const struct model *m, const struct plan *p, int l,
@@ -315,7 +319,7 @@ static double chunk0_in_flight(const struct plan *p, int m_micro)
 void memory_eval(const struct model *m, const struct plan *p, const struct memory_env *env,
 		 struct memory_report *r)
 {
-	double wb, gb, ob, d_dense = (double)p->dp * p->cp, d_exp = d_dense / p->ep;
+	double wb, gb, ob, d_dense = (double)p->dp * p->cp, d_exp = plan_expert_dp(p);
 	double sh_w_d, sh_w_e, sh_g_d, sh_g_e, sh_o_d, sh_o_e;
 	int m_micro = plan_microbatches(p), v = p->schedule == PLAN_SCHED_INTERLEAVED ?
 							      p->virtual_stages : 1;
@@ -369,7 +373,7 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			big_unit = f > big_unit ? f : big_unit;
 		}
 		if (nmoe > 0) { /* HF fuses all experts' gate_up into one tensor (assumption) */
-			double f = 2.0 * m->moe_ffn * h * m->experts / ((double)p->ep * p->tp);
+			double f = 2.0 * m->moe_ffn * h * m->experts / ((double)p->ep * plan_etp(p));
 			big_unit = f > big_unit ? f : big_unit;
 		}
 		if (s == 0) {

@@ -173,7 +173,7 @@ double plan_dist_mean(const struct plan_dist *d);
 
 /* Fields whose origin is remembered for error messages. */
 enum plan_field {
-	PF_TP, PF_PP, PF_DP, PF_EP, PF_CP, PF_SP, PF_MICRO, PF_GLOBAL, PF_SEQ, PF_SCHED,
+	PF_TP, PF_PP, PF_DP, PF_EP, PF_ETP, PF_CP, PF_SP, PF_MICRO, PF_GLOBAL, PF_SEQ, PF_SCHED,
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
 	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_COUNT
@@ -181,6 +181,11 @@ enum plan_field {
 
 struct plan {
 	int tp, pp, dp, ep, cp;        /* parallel degrees, count (dp 0 = derive) */
+	int etp;                       /* expert tensor parallelism (Megatron-core's
+	                                * expert_tensor_parallel_size): tp (its default:
+	                                * every expert split over the TP group) or 1 (whole
+	                                * experts; the EP group spans TP ranks); 0 = tp
+	                                * (read it through plan_etp), count */
 	bool sp;                       /* Megatron sequence parallelism, flag */
 	bool pp_scatter_gather;        /* stage-boundary tensors split over the tp ranks and
 	                                * all-gathered on arrival (Megatron SC'21 §3.5,
@@ -246,6 +251,16 @@ struct plan {
 	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
 	char ds_gas_src[96];           /* where ds_gas was set */
 };
+
+/* Ranks of one stage that hold the same experts and reduce their
+ * gradients together (Megatron-core's expert data-parallel group):
+ * tp x dp x cp / (etp x ep), count. After plan_resolve. */
+int plan_expert_dp(const struct plan *p);
+/* The expert tensor parallelism in force (etp, or its default tp). */
+static inline int plan_etp(const struct plan *p)
+{
+	return p->etp ? p->etp : p->tp;
+}
 
 /* Megatron-style defaults: tp=pp=ep=cp=1, dp derived, micro 1, seq 4096,
  * 1f1b, no recompute, zero 0, bf16 params with fp32 gradients. */

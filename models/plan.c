@@ -208,7 +208,7 @@ static int get_bool_field(struct plan *p, const struct jval *o, const char *key,
 int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 {
 	static const char *const keys[] = {
-		"name", "comment", "tp", "pp", "dp", "ep", "cp", "sequence_parallel", "micro_batch",
+		"name", "comment", "tp", "pp", "dp", "ep", "etp", "cp", "sequence_parallel", "micro_batch",
 		"global_batch", "seq_len", "schedule", "virtual_stages", "recompute", "zero",
 		"distributed_optimizer", "precision", "grad_dtype", "grad_reduce_dtype", "overlap",
 		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
@@ -235,6 +235,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	    get_int_field(p, &r, "pp", PF_PP, 1, PLAN_MAX_STAGES, &p->pp, err) ||
 	    get_int_field(p, &r, "dp", PF_DP, 1, big, &p->dp, err) ||
 	    get_int_field(p, &r, "ep", PF_EP, 1, big, &p->ep, err) ||
+	    get_int_field(p, &r, "etp", PF_ETP, 1, big, &p->etp, err) ||
 	    get_int_field(p, &r, "cp", PF_CP, 1, big, &p->cp, err) ||
 	    get_bool_field(p, &r, "sequence_parallel", PF_SP, &p->sp, err) ||
 	    get_int_field(p, &r, "micro_batch", PF_MICRO, 1, big, &p->micro_batch, err) ||
@@ -843,6 +844,14 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	}
 	if (p->ep > 1 && m->experts == 0)
 		REFUSE(PF_EP, "ep (default)", "ep %d given for a dense model", p->ep);
+	/* expert tensor parallelism (0: unset, the tp default) */
+	if (p->etp && p->etp != p->tp && m->experts == 0)
+		REFUSE(PF_ETP, "etp", "etp %d given for a dense model", p->etp);
+	if (p->etp && p->etp != 1 && p->etp != p->tp)
+		REFUSE(PF_ETP, "etp",
+		       "etp %d: experts are split over the whole TP group (etp = tp %d) or not at "
+		       "all (etp 1); other splits are not modelled",
+		       p->etp, p->tp);
 	/* FP8 training (Transformer Engine) keeps 16-bit gradients */
 	if (p->grad_dtype == PLAN_DT_FP8)
 		REFUSE(PF_GRAD_DTYPE, "grad_dtype (default)",
@@ -951,6 +960,11 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	return 0;
 }
 
+int plan_expert_dp(const struct plan *p)
+{
+	return (int)((long long)p->tp * p->dp * p->cp / ((long long)plan_etp(p) * p->ep));
+}
+
 int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_error *err)
 {
 	long long base = (long long)p->tp * p->pp * p->cp;
@@ -981,9 +995,14 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	}
 	if (plan_check_model(p, m, err))
 		return TS_EINPUT;
-	if (((long long)p->dp * p->cp) % p->ep)
+	/* Megatron-core's expert rank layout: etp x ep x expert-dp = tp x dp x cp */
+	if (plan_etp(p) == p->tp && ((long long)p->dp * p->cp) % p->ep)
 		REFUSE(PF_EP, "ep (default)", "ep %d must divide dp %d x cp %d (Megatron's rule)", p->ep, p->dp,
 		       p->cp);
+	if (plan_etp(p) != p->tp && ((long long)p->tp * p->dp * p->cp) % p->ep)
+		REFUSE(PF_EP, "ep (default)",
+		       "ep %d must divide tp %d x dp %d x cp %d with etp 1 (Megatron's rule)", p->ep,
+		       p->tp, p->dp, p->cp);
 	/* Default bucket: "auto" in a ds_config is what Hugging Face's Trainer
 	 * writes there, hidden_size^2 elements (16-bit); DeepSpeed's own
 	 * reduce_bucket_size is 5e8 elements; else Megatron-core's

@@ -440,9 +440,12 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
 	       p->micro_batch / tp;
 	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
 	if (o->moe) {
+		/* a rank's experts each get T x top-k / (experts / ep) tokens:
+		 * its TP group's, gathered, when the experts are split over it
+		 * (etp = tp), its own T/tp's share when they are whole (etp 1) */
 		o->e_loc = (double)m->experts / p->ep;
-		o->me = T * m->top_k / o->e_loc;
-		o->ffn_t = (double)m->moe_ffn / tp;
+		o->me = T * m->top_k / o->e_loc * plan_etp(p) / tp;
+		o->ffn_t = (double)m->moe_ffn / plan_etp(p);
 		sumg += T / tp * m->experts * h +
 			o->e_loc * (o->me * mats(m) * o->ffn_t * h + o->me * h * o->ffn_t);
 		o->fs_t = (double)m->shared_ffn / tp;
@@ -463,7 +466,10 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
  * sequence parallelism with TP; plan_resolve refuses the plan without
  * it). After the dispatch the TP group all-gathers
  * the routed tokens for its TP-split experts and reduce-scatters their
- * outputs before the combine. All-to-all bytes per rank: top-k x T/tp x h x
+ * outputs before the combine; with whole experts (expert_tensor_parallel
+ * 1) there is neither: the EP group then spans TP ranks, each rank's
+ * experts work on what it received, and the sorts move 1/tp of what they
+ * move below. All-to-all bytes per rank: top-k x T/tp x h x
  * 2 (model_layer_cost's ep_bytes, with the (ep-1)/ep that leaves the rank);
  * the TP all-gather and reduce-scatter move the T x top-k routed tokens of
  * the group. Around them the dispatcher's memory passes (assumption: each
@@ -511,8 +517,10 @@ static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
 
 static void moe_sort(struct bld *b, enum wl_phase ph, const char *name)
 {
-	if ((double)b->m->experts / b->p->ep > 1 && (b->p->ep > 1 || b->p->tp > 1))
-		cmp_op(b, ph, WL_ELEM, name, 0, 2 * moe_routed_bytes(b), 0, 0, 0, 0, WL_V_EXPERT);
+	int etp = plan_etp(b->p);
+	if ((double)b->m->experts / b->p->ep > 1 && (b->p->ep > 1 || etp > 1))
+		cmp_op(b, ph, WL_ELEM, name, 0, 2 * moe_routed_bytes(b) * etp / b->p->tp, 0, 0, 0,
+		       0, WL_V_EXPERT);
 }
 
 /* Op names of a dense MLP block: a dense layer's MLP, or a MoE layer's
@@ -610,6 +618,7 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	const struct model_layer_cost *c = &ls->c;
 	double h = m->hidden, tp = p->tp, routed = moe_routed_bytes(b);
 	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	int etp = plan_etp(p);
 	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
 	/* the dispatcher's preprocess all-gathers every rank's tokens per
 	 * expert (E int64 counts) over the TP x EP group for the all-to-all's
@@ -623,9 +632,9 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	 * before the experts without EP); padded, never. The op dispatched
 	 * after the sync waits for what was issued before it (sync_after) */
 	int32_t last = b->last[WL_S_COMPUTE];
-	if (!p->pad_to_capacity && (p->ep > 1 || p->tp > 1))
+	if (!p->pad_to_capacity && (p->ep > 1 || etp > 1))
 		last = comm(b, ph, p->ep > 1 ? WL_D_EP : WL_D_TP, WL_C_ALLGATHER,
-			    (double)m->experts * 8 * p->ep * p->tp, "moe token counts", false);
+			    (double)m->experts * 8 * p->ep * etp, "moe token counts", false);
 	if (!p->pad_to_capacity && p->capacity_factor > 0)
 		b->sync_next = last;
 	moe_permute(b, ph, "moe permute");
@@ -634,7 +643,7 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep dispatch", true);
-	if (p->tp > 1)
+	if (etp > 1)
 		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
 	moe_sort(b, ph, "moe sort chunks");
 	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
@@ -642,7 +651,7 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	       0, WL_V_EXPERT);
 	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
 	moe_sort(b, ph, "moe unsort chunks");
-	if (p->tp > 1)
+	if (etp > 1)
 		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
@@ -659,12 +668,13 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	const enum wl_phase ph = WL_P_BWD;
 	double h = m->hidden, tp = p->tp, T = b->T, routed = moe_routed_bytes(b);
 	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	int etp = plan_etp(p);
 	shared_bwd(b, ls, hide);
 	moe_permute(b, ph, "moe unpermute bwd");
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep combine bwd", true);
-	if (p->tp > 1)
+	if (etp > 1)
 		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
 	moe_sort(b, ph, "moe unsort chunks bwd");
 	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
@@ -674,7 +684,7 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
 	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
 	moe_sort(b, ph, "moe sort chunks bwd");
-	if (p->tp > 1)
+	if (etp > 1)
 		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
@@ -908,7 +918,7 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 	const struct plan *p = b->p;
 	double *acc = expert ? &b->bucket_exp : &b->bucket_dense;
 	enum wl_dim dim = expert ? WL_D_EDP : WL_D_DP;
-	int D = p->dp * p->cp, Dg = expert ? D / p->ep : D;
+	int D = p->dp * p->cp, Dg = expert ? plan_expert_dp(p) : D;
 	enum wl_coll c;
 	double size;
 	int32_t saved = b->pend;
@@ -1023,10 +1033,10 @@ static int32_t layer_gather(struct bld *b, int l, const char *dense, const char 
 	 * in host memory and is copied to the GPU before each gather. */
 	if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
 		b->r->ops[id].bytes = d * b->wb / (p->dp * p->cp);
-	if (e > 0 && p->dp * p->cp / p->ep > 1) {
+	if (e > 0 && plan_expert_dp(p) > 1) {
 		id = coll_op(b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, e * b->wb, expert, -1);
 		if (id >= 0 && p->offload == PLAN_OFF_PARAMS)
-			b->r->ops[id].bytes = e * b->wb / (p->dp * p->cp / p->ep);
+			b->r->ops[id].bytes = e * b->wb / plan_expert_dp(p);
 	}
 	return id;
 }
@@ -1213,7 +1223,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					model_vision_flops_fwd(m, plan_dist_mean(&p->image_tokens) *
 									 m->vit.merge * m->vit.merge) /
 					p->tp;
-	w->expert_tokens = m->experts > 0 ? b.T * m->top_k : 0;
+	/* whole experts (etp 1): a rank's share of its own T/tp tokens */
+	w->expert_tokens = m->experts > 0 ? b.T * m->top_k * plan_etp(p) / p->tp : 0;
 
 	for (int s = 0; s < P; s++) {
 		int nt = schedule(p, s, mm, v, tasks), bwd_left[64];
@@ -1504,7 +1515,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			bool shard = p->zero >= 1 || p->distributed_optimizer;
 			double wbp, gbp, obp, n_opt;
 			memory_bytes_per_param(p, &wbp, &gbp, &obp);
-			n_opt = shard ? opt_dense / D + opt_exp / ((double)D / p->ep) : grads_total;
+			n_opt = shard ? opt_dense / D + opt_exp / plan_expert_dp(p) : grads_total;
 			if (b.last[WL_S_DP] >= 0)
 				b.pend = b.last[WL_S_DP];
 			/* With sequence parallelism the parameters every TP rank
@@ -1551,7 +1562,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			if (step_gather && !pg) {
 				comm(&b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, opt_dense * b.wb,
 				     "dp param allgather", false);
-				if (opt_exp > 0 && D / p->ep > 1)
+				if (opt_exp > 0 && plan_expert_dp(p) > 1)
 					comm(&b, WL_P_DP, WL_D_EDP, WL_C_ALLGATHER, opt_exp * b.wb,
 					     "edp param allgather", false);
 			}

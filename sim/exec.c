@@ -147,9 +147,13 @@ struct exec {
 	int32_t *unit_of;          /* folded: unit -> simulated index k it rides with */
 	int32_t *sim_unit;         /* folded: k -> unit */
 	int U, nunits, D;          /* positions per unit, units, DP x CP positions */
+	int es;                    /* expert slots per position: tp when the experts are
+	                            * whole (etp 1: each TP rank its own EP member), else
+	                            * 1 (the TP group holds one EP member), count */
 	int nle;                   /* decoder layers with drawn expert loads: all for a MoE under
 	                            * EP or a capacity, else 0 */
-	const float *loads;        /* the drawn expert loads (run_once's), [(pos x micro) x nle + layer] */
+	const float *loads;        /* the drawn expert loads (run_once's), [(slot x micro) x nle +
+	                            * layer], slot = pos x es + (es > 1 ? tpi : 0) */
 	struct launch **rtab;      /* rendezvous hash table */
 	struct launch *inflight;   /* launched and not done (freed at release if a run stops) */
 	uint32_t rcap;
@@ -174,6 +178,14 @@ static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
 	return tpi + x->p->tp * (pos + x->D * stage);
 }
 
+/* The expert slot of (tpi, pos): EP groups are ep consecutive slots (with
+ * whole experts, ep consecutive ranks of the stage: Megatron-core's
+ * expert rank order), expert-DP groups the slots equal modulo ep. */
+static int slot_of(const struct exec *x, int tpi, int pos)
+{
+	return pos * x->es + (x->es > 1 ? tpi : 0);
+}
+
 static int32_t gpu_of(const struct exec *x, int32_t rank)
 {
 	return x->t->rank_gpu[rank];
@@ -193,17 +205,19 @@ static int group_ranks(const struct exec *x, int dim, int tpi, int pos, int stag
 		for (i = 0; i < p->cp; i++)
 			out[n++] = rank_of(x, tpi, pos / p->cp * p->cp + i, stage);
 		break;
-	case WL_D_EP:
-		for (i = 0; i < p->ep; i++)
-			out[n++] = rank_of(x, tpi, pos / p->ep * p->ep + i, stage);
+	case WL_D_EP: {
+		int base = slot_of(x, tpi, pos) / p->ep * p->ep;
+		for (i = base; i < base + p->ep; i++)
+			out[n++] = rank_of(x, x->es > 1 ? i % x->es : tpi, i / x->es, stage);
 		break;
+	}
 	case WL_D_DP:
 		for (i = 0; i < x->D; i++)
 			out[n++] = rank_of(x, tpi, i, stage);
 		break;
 	case WL_D_EDP:
-		for (i = pos % p->ep; i < x->D; i += p->ep)
-			out[n++] = rank_of(x, tpi, i, stage);
+		for (i = slot_of(x, tpi, pos) % p->ep; i < x->D * x->es; i += p->ep)
+			out[n++] = rank_of(x, x->es > 1 ? i % x->es : tpi, i / x->es, stage);
 		break;
 	}
 	return n;
@@ -643,11 +657,11 @@ out:
 	return rc;
 }
 
-/* Index of the drawn expert load of DP x CP position pos, micro-batch j and
- * decoder layer l among mm micro-batches and L layers. */
-static size_t load_ix(int pos, int mm, int j, int L, int l)
+/* Index of the drawn expert load of expert slot s (slot_of), micro-batch j
+ * and decoder layer l among mm micro-batches and L layers. */
+static size_t load_ix(int s, int mm, int j, int L, int l)
 {
-	return ((size_t)pos * mm + j) * L + l;
+	return ((size_t)s * mm + j) * L + l;
 }
 
 /* An EP all-to-all of routed tokens is an alltoallv: what each member
@@ -660,15 +674,16 @@ static bool ep_weighted(const struct exec *x, const struct wl_op *op)
 	       op->layer >= 0;
 }
 
-/* The members' loads of the EP group of position pos in w (returns w), or
+/* The members' loads of the EP group of (tpi, pos) in w (returns w), or
  * NULL for a uniform exchange. */
-static const double *ep_weights(const struct exec *x, const struct wl_op *op, int pos, double *w)
+static const double *ep_weights(const struct exec *x, const struct wl_op *op, int tpi, int pos,
+				double *w)
 {
-	int ep = x->p->ep, mm = x->w->micro;
+	int ep = x->p->ep, mm = x->w->micro, base = slot_of(x, tpi, pos) / ep * ep;
 	if (!ep_weighted(x, op))
 		return NULL;
 	for (int i = 0; i < ep; i++)
-		w[i] = x->loads[load_ix(pos / ep * ep + i, mm, op->micro, x->nle, op->layer)];
+		w[i] = x->loads[load_ix(base + i, mm, op->micro, x->nle, op->layer)];
 	return w;
 }
 
@@ -766,16 +781,17 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	return 0;
 }
 
-/* Whether the group of `dim` holding position pos has pos as its first
- * member, so each group is counted once when positions are walked. */
-static bool group_lead(const struct exec *x, int dim, int pos)
+/* Whether the group of `dim` holding (tpi, pos) has it as its first
+ * member, so each group is counted once when positions and TP ranks are
+ * walked. */
+static bool group_lead(const struct exec *x, int dim, int tpi, int pos)
 {
 	switch (dim) {
 	case WL_D_TP: return true;
 	case WL_D_CP: return pos % x->p->cp == 0;
-	case WL_D_EP: return pos % x->p->ep == 0;
+	case WL_D_EP: return slot_of(x, tpi, pos) % x->p->ep == 0;
 	case WL_D_DP: return pos == 0;
-	default: return pos < x->p->ep; /* WL_D_EDP */
+	default: return slot_of(x, tpi, pos) < x->p->ep; /* WL_D_EDP */
 	}
 }
 
@@ -801,7 +817,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	*sec = 0;
 	if (x->local[dim]) {
 		int n = group_ranks(x, dim, tpi, pos, stage, x->ranks_buf);
-		return analytic_group(x, x->ranks_buf, n, op, size, ep_weights(x, op, pos, x->wbuf),
+		return analytic_group(x, x->ranks_buf, n, op, size, ep_weights(x, op, tpi, pos, x->wbuf),
 				      sec);
 	}
 	memcpy(&sz, &size, sizeof(sz));
@@ -823,10 +839,11 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 		goto out;
 	}
 	for (int q = 0; q < x->D; q++) {
-		if (!group_lead(x, dim, q))
-			continue;
 		for (int ti = 0; ti < tpn; ti++) {
-			int n = group_ranks(x, dim, ti, q, stage, r + nr);
+			int n;
+			if (!group_lead(x, dim, ti, q))
+				continue;
+			n = group_ranks(x, dim, ti, q, stage, r + nr);
 			if (n < 2)
 				continue;
 			sim_coll_spec_init(&s[ng]);
@@ -834,7 +851,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			s[ng].size_bytes = size;
 			s[ng].nranks = n;
 			s[ng].ranks = r + nr;
-			s[ng].weights = weighted ? ep_weights(x, op, q, wt + nr) : NULL;
+			s[ng].weights = weighted ? ep_weights(x, op, ti, q, wt + nr) : NULL;
 			s[ng].weight_by_sender = !op->inbound;
 			/* each group its own ECMP salt, as each communicator has
 			 * (one salt for all would send every group's i-th
@@ -1040,7 +1057,7 @@ static void launch_go(struct exec *x, struct launch *l)
 			goto timer;
 	} else if (x->o->exact) {
 		n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
-		rc = start_group(x, l, r, n, op, ep_weights(x, op, in0->pos, x->wbuf));
+		rc = start_group(x, l, r, n, op, ep_weights(x, op, in0->tpi, in0->pos, x->wbuf));
 	} else {
 		/* folded: every group of this dim the arriving instances stand for */
 		int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp;
@@ -1049,22 +1066,22 @@ static void launch_go(struct exec *x, struct launch *l)
 			/* one group inside a host stands for all: for an alltoallv,
 			 * the representative's own, whose loads it computes with */
 			n = group_ranks(x, dim, 0, in0->pos, l->role, r);
-			rc = start_group(x, l, r, n, op, ep_weights(x, op, in0->pos, x->wbuf));
+			rc = start_group(x, l, r, n, op, ep_weights(x, op, 0, in0->pos, x->wbuf));
 		}
 		for (int u = 0; u < x->nunits && !rc && !own; u++) {
 			bool dp = dim == WL_D_DP || dim == WL_D_EDP;
 			if (!dp && !unit_covered(x, in0->unit, u))
 				continue;
 			for (int pos = u * x->U; pos < (u + 1) * x->U && !rc; pos++) {
-				/* the group's first member, so each group starts once */
-				if (!group_lead(x, dim, pos))
-					continue;
 				for (int ti = 0; ti < tpn && !rc; ti++) {
+					/* the group's first member, so each group starts once */
+					if (!group_lead(x, dim, ti, pos))
+						continue;
 					n = group_ranks(x, dim, ti, pos, l->role, r);
 					if (x->local[dim] && !first)
 						continue;
 					first = false;
-					rc = start_group(x, l, r, n, op, ep_weights(x, op, pos, x->wbuf));
+					rc = start_group(x, l, r, n, op, ep_weights(x, op, ti, pos, x->wbuf));
 				}
 			}
 		}
@@ -1344,7 +1361,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 	double mean_pat = plan_dist_mean(&p->image_tokens) * m->vit.merge * m->vit.merge;
 	double mean_f = m->has_vision ? mean_img * p->micro_batch * model_vision_flops_fwd(m, mean_pat) : 0;
 	int E = m->experts, ep = p->ep, L = m->layers;
-	size_t n = (size_t)x->D * mm * x->nle;
+	size_t n = (size_t)x->D * x->es * mm * x->nle;
 
 	for (int r = 0; r < p->dp; r++)
 		for (int j = 0; j < mm; j++) {
@@ -1373,20 +1390,21 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 	if (x->nle && p->pad_to_capacity) {
 		/* every expert's input padded to the capacity: fixed sizes, no
 		 * draw (the MoE layers at capacity_factor x the balanced load) */
-		for (int pos = 0; pos < x->D; pos++)
+		for (int s = 0; s < x->D * x->es; s++)
 			for (int j = 0; j < mm; j++)
 				for (int l = 0; l < L; l++)
 					if (m->moe_layer[l])
-						exp_[load_ix(pos, mm, j, L, l)] = (float)p->capacity_factor;
+						exp_[load_ix(s, mm, j, L, l)] = (float)p->capacity_factor;
 		*load_max = *load_mean = p->capacity_factor;
 	} else if (x->nle) {
 		bool cap = p->capacity_factor > 0;
 		int nc = cap ? E : ep, per = E / nc; /* categories of the Dirichlet, experts in each */
 		/* with a capacity, each source rank (the EP group's ep positions
-		 * x their tp ranks, each routing its 1/tp of the tokens) drops
-		 * what exceeds capacity x its own balanced share per expert, as
-		 * Megatron's router does before the dispatch */
-		int nsrc = cap ? ep * p->tp : 1;
+		 * x their tp ranks, each routing its 1/tp of the tokens; with
+		 * whole experts its ep ranks) drops what exceeds capacity x its
+		 * own balanced share per expert, as Megatron's router does
+		 * before the dispatch */
+		int nsrc = cap ? ep * p->tp / x->es : 1;
 		double cv = p->expert_imbalance;
 		double a = cv > 0 ? ((E - 1) / (cv * cv) - 1) / E : 0; /* per expert */
 		double assign = x->w->expert_tokens * ep, mean_r = assign / ep;
@@ -1411,7 +1429,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 			prob[c] = 1.0 / nc;
 			alpha[c] = a * per;
 		}
-		for (int g = 0; g < x->D / ep; g++)
+		for (int g = 0; g < x->D * x->es / ep; g++)
 			for (int j = 0; j < mm; j++)
 				for (int l = 0; l < L; l++) {
 					double top = 0;
@@ -1532,10 +1550,11 @@ static bool dim_local(struct exec *x, int d)
 		return false;
 	for (int s = 0; s < x->p->pp; s++)
 		for (int pos = 0; pos < x->D; pos++) {
-			if (!group_lead(x, d, pos))
-				continue;
 			for (int ti = 0; ti < (d == WL_D_TP ? 1 : x->p->tp); ti++) {
-				int n = group_ranks(x, d, ti, pos, s, x->ranks_buf);
+				int n;
+				if (!group_lead(x, d, ti, pos))
+					continue;
+				n = group_ranks(x, d, ti, pos, s, x->ranks_buf);
 				if (!group_local(x, x->ranks_buf, n))
 					return false;
 			}
@@ -1554,10 +1573,14 @@ static int gcd(int a, int b)
 }
 
 /* DP x CP positions that fold together as one unit: the EP and CP groups
- * they share (lcm(cp, ep), at most dp x cp). */
+ * they share (lcm(cp, positions an EP group spans), at most dp x cp). An
+ * EP group spans ep positions when the TP group holds one member (etp =
+ * tp), lcm(ep, tp) / tp when each TP rank is one (etp 1). */
 static int unit_positions(const struct plan *p)
 {
-	int u = p->cp / gcd(p->cp, p->ep) * p->ep, d = p->dp * p->cp;
+	int es = plan_etp(p) == 1 ? p->tp : 1;
+	int pe = p->ep / gcd(p->ep, es);
+	int u = p->cp / gcd(p->cp, pe) * pe, d = p->dp * p->cp;
 	return u < d ? u : d;
 }
 
@@ -1867,16 +1890,17 @@ static int run_once(struct exec *x, struct run_out *ro)
 	vis = malloc((size_t)p->dp * mm * sizeof(double));
 	/* expert loads vary across ranks under EP, and drop under a capacity */
 	x->nle = x->m->experts > 0 && (p->ep > 1 || p->capacity_factor > 0) ? L : 0;
-	if (x->nle && (double)x->D * mm * L > EXP_MAX_DRAWS) {
+	if (x->nle && (double)x->D * x->es * mm * L > EXP_MAX_DRAWS) {
 		rc = ts_error_set(x->errp, TS_EINPUT,
-				  "the plan's expert loads (dp x cp %d x %d micro-batches x %d layers "
+				  "the plan's expert loads (dp x cp %d%s x %d micro-batches x %d layers "
 				  "= %.3g) exceed the %.3g the simulator draws; use fewer, larger "
 				  "micro-batches",
-				  x->D, mm, L, (double)x->D * mm * L, EXP_MAX_DRAWS);
+				  x->D, x->es > 1 ? " x tp (etp 1)" : "", mm, L,
+				  (double)x->D * x->es * mm * L, EXP_MAX_DRAWS);
 		goto out;
 	}
 	if (x->nle)
-		exp_ = malloc((size_t)x->D * mm * L * sizeof(float));
+		exp_ = malloc((size_t)x->D * x->es * mm * L * sizeof(float));
 	ef = calloc((size_t)L, sizeof(double));
 	sc = malloc((size_t)x->nunits * sizeof(*sc));
 	x->unit_of = malloc((size_t)x->nunits * sizeof(int32_t));
@@ -1917,8 +1941,8 @@ static int run_once(struct exec *x, struct run_out *ro)
 					double e = 0;
 					if (ef[l] <= 0)
 						continue;
-					for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
-						double b = exp_[load_ix(pos, mm, j, L, l)];
+					for (int sl = u * x->U * x->es; sl < (u + 1) * x->U * x->es; sl++) {
+						double b = exp_[load_ix(sl, mm, j, L, l)];
 						e = b > e ? b : e;
 					}
 					s += e * ef[l];
@@ -1986,9 +2010,15 @@ static int run_once(struct exec *x, struct run_out *ro)
 				in->vis_f[j] = v;
 			}
 			for (int l = 0; l < x->nle; l++) {
+				/* exact: the rank's slot; folded: every slot of the
+				 * unit's positions (whole experts: the TP ranks the
+				 * representative stands for, which meet at the next
+				 * TP collective) */
+				int s0 = x->o->exact ? slot_of(x, in->tpi, in->pos) : in->pos * x->es;
+				int s1 = x->o->exact ? s0 + 1 : (in->pos + x->U) * x->es;
 				float e = 0;
-				for (int pos = in->pos; pos < in->pos + (x->o->exact ? 1 : x->U); pos++) {
-					float b = exp_[load_ix(pos, mm, j, L, l)];
+				for (int sl = s0; sl < s1; sl++) {
+					float b = exp_[load_ix(sl, mm, j, L, l)];
 					e = b > e ? b : e;
 				}
 				in->exp_f[(size_t)j * L + l] = e;
@@ -2215,6 +2245,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	x.t = t;
 	x.m = m;
 	x.p = p;
+	x.es = plan_etp(p) == 1 ? p->tp : 1;
 	x.o = &oo;
 	x.errp = err;
 	{

@@ -49,6 +49,15 @@ check "padded to the capacity" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --no
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
 	--pad-to-capacity
 expect "every rank at the capacity" '^expert load, mean rank +1\.250 x balanced' "$TMP/out"
+check "whole experts (--etp 1)" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --etp 1 --json
+expect "json says etp 1" '"etp":[[:space:]]*1,' "$TMP/out"
+check "whole experts in the summary" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --etp 1
+expect "summary names them" "ep 8 \(whole experts, etp 1\)" "$TMP/out"
+check "etp neither 1 nor tp" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --tp 4 --etp 2
+expect "says which" "--etp: etp 2: experts are split over the whole TP group" "$TMP/err"
 check "a skewed router" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
 	--capacity-factor 0 --expert-imbalance 1

@@ -365,6 +365,48 @@ START_TEST(activations_moe_gathered_tokens)
 }
 END_TEST
 
+/* Whole experts (etp 1): a rank holds experts / ep of them whole (not
+ * experts / (ep x tp) halves), shares them with tp x dp x cp / ep ranks,
+ * and keeps only the routed tokens it received (1/tp of the TP group's
+ * gathered copy); the rest of the layer as with split experts. */
+START_TEST(whole_experts_memory)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	double d1, e1, d2, e2, split, whole;
+	int64_t tot, act, ex;
+	ck_assert_int_eq(model_load(&m, "qwen3-30b-a3b", &err), 0);
+	model_layer_params(&m, 0, &tot, &act, &ex);
+	gpt_plan(&p, 4, true, PLAN_RC_NONE);
+	p.ep = 8;
+	p.dp = 8;
+	ck_assert_int_eq(plan_expert_dp(&p), 1);
+	model_layer_rank_params(&m, &p, 0, &d1, &e1);
+	split = model_layer_act_bytes(&m, &p, 0);
+	p.etp = 1;
+	ck_assert_int_eq(plan_expert_dp(&p), 4);
+	{ /* tp 2 ep 8 on 8 GPUs: an EP group spans the TP ranks of 4 positions */
+		struct plan q;
+		gpt_plan(&q, 2, true, PLAN_RC_NONE);
+		q.dp = 0;
+		q.ep = 8;
+		q.etp = 1;
+		q.global_batch = 4;
+		ck_assert_msg(plan_resolve(&q, &m, 8, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(plan_expert_dp(&q), 1);
+	}
+	model_layer_rank_params(&m, &p, 0, &d2, &e2);
+	whole = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq(d1, d2);
+	ck_assert_double_eq_tol(e1, (double)ex / 32, 1e-6);
+	ck_assert_double_eq_tol(e2, (double)ex / 8, 1e-6);
+	/* the gathered expert inputs u = 2sbh k: all of it split, 1/4 whole */
+	double u = 2.0 * p.seq_len * m.hidden * m.top_k;
+	ck_assert_double_eq_tol(split - whole, u * 3 / 4, split * 1e-12);
+}
+END_TEST
+
 START_TEST(activations_pipeline_in_flight)
 {
 	/* Korthikanti §4.2: with 1F1B the first stage holds L layers' worth
@@ -943,6 +985,15 @@ static const struct {
 	{ "qwen3-235b-a22b", "{\"ep\": 3}", 24, "ep 3 does not divide the 128 experts" },
 	{ "qwen3-235b-a22b", "{\"ep\": 16}", 8, "must divide dp 8 x cp 1" },
 	{ "llama3-8b", "{\"ep\": 2}", 8, "dense model" },
+	/* expert tensor parallelism: whole experts (1) or the TP group's split */
+	{ "qwen3-235b-a22b", "{\"tp\": 4, \"etp\": 2, \"sequence_parallel\": true}", 8,
+	  "etp 2: experts are split over the whole TP group (etp = tp 4) or not at all" },
+	{ "llama3-8b", "{\"tp\": 2, \"etp\": 1}", 8, "etp 1 given for a dense model" },
+	{ "qwen3-235b-a22b", "{\"tp\": 2, \"ep\": 16, \"etp\": 1, \"sequence_parallel\": true}", 8,
+	  "ep 16 must divide tp 2 x dp 4 x cp 1 with etp 1" },
+	/* (with etp 1 the same plan is good: whole_experts_memory) */
+	{ "qwen3-235b-a22b", "{\"tp\": 2, \"ep\": 8, \"sequence_parallel\": true}", 8,
+	  "ep 8 must divide dp 4 x cp 1" },
 	{ "llama3-8b", "{\"capacity_factor\": 1.25}", 8, "capacity_factor 1.25 given for a dense model" },
 	{ "llama3-8b", "{\"compression\": {\"type\": \"bf16\", \"ratio\": 0.5}}", 8,
 	  "compression.ratio: only top-k compression takes a ratio" },
@@ -1329,6 +1380,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_table2_rows);
 	tcase_add_test(tc, activations_gated_dense_layer);
 	tcase_add_test(tc, activations_moe_gathered_tokens);
+	tcase_add_test(tc, whole_experts_memory);
 	tcase_add_test(tc, dp_bucket_default);
 	tcase_add_test(tc, error_feedback_memory);
 	tcase_add_test(tc, activations_pipeline_in_flight);

@@ -2075,6 +2075,89 @@ START_TEST(moe_dispatches_the_tp_shard)
 }
 END_TEST
 
+/* Whole experts (expert_tensor_parallel 1, Megatron-core's usual MoE
+ * layout): no TP all-gather or reduce-scatter of the routed tokens, the
+ * EP group of ep consecutive ranks spans TP ranks, each rank's experts get
+ * its own T/tp's share (the same FLOPs as TP-split experts), and the
+ * experts' gradients are reduced over tp x dp / ep ranks. */
+START_TEST(whole_experts_etp1)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	setup_small(&p, &o, 1, small_moe);
+	o.timeline = false;
+	p.tp = 2;
+	p.ep = 4;
+	p.sp = true;
+	/* (the sharded optimizer: each rank steps the same share of the
+	 * experts, whole or split) */
+	p.distributed_optimizer = true;
+	p.global_batch = 4; /* one micro-batch per rank */
+	resolve(&p);
+	ck_assert_int_eq(plan_expert_dp(&p), 1);
+	run(&p, &o, &a);
+	p.etp = 1;
+	resolve(&p);
+	ck_assert_int_eq(plan_expert_dp(&p), 2);
+	run(&p, &o, &b);
+	double T = p.seq_len, h = 512, L = 4, routed = 4 * T * h * 2;
+	/* dropless: every routed token arrives (mean load 1) */
+	ck_assert_msg(fabs(a.expert_load_mean - 1) < 1e-9 && fabs(b.expert_load_mean - 1) < 1e-9,
+		      "mean loads %.9g %.9g", a.expert_load_mean, b.expert_load_mean);
+	/* TP: the attention and shared part only (the split experts' gather and
+	 * scatter of the group's routed tokens, forward and backward, gone) */
+	double d_tp = a.comm_bytes[SIM_COMM_TP] - b.comm_bytes[SIM_COMM_TP];
+	ck_assert_msg(fabs(d_tp / (4 * L * routed) - 1) < 1e-9, "tp bytes fall by %.9g, want %.9g",
+		      d_tp, 4 * L * routed);
+	/* EP: the same all-to-alls of each rank's T/tp tokens; the count gather
+	 * over the EP group alone (ep x 16 experts x int64 per forward) */
+	double a2a = L * 4 * routed / p.tp;
+	double want_a = a2a + L * 16 * 8 * p.ep * p.tp, want_b = a2a + L * 16 * 8 * p.ep;
+	ck_assert_msg(fabs(a.comm_bytes[SIM_COMM_EP] / want_a - 1) < 1e-9 &&
+			      fabs(b.comm_bytes[SIM_COMM_EP] / want_b - 1) < 1e-9,
+		      "ep bytes %.9g %.9g, want %.9g %.9g", a.comm_bytes[SIM_COMM_EP],
+		      b.comm_bytes[SIM_COMM_EP], want_a, want_b);
+	/* the experts' FLOPs are the same, whole or split (and the optimizer's) */
+	ck_assert_msg(fabs(b.hw_flops / a.hw_flops - 1) < 1e-12, "hw flops %.9g vs %.9g", b.hw_flops,
+		      a.hw_flops);
+	/* their gradients now have a second copy to reduce with (expert DP 2):
+	 * 16 / 4 whole experts of 3 x h x 256 per layer, reduce-scattered in
+	 * fp32 and the updated bf16 weights all-gathered */
+	double e_dp = L * 4 * 3 * h * 256 * (4 + 2);
+	double d_dp = b.comm_bytes[SIM_COMM_DP] - a.comm_bytes[SIM_COMM_DP];
+	ck_assert_msg(fabs(d_dp / e_dp - 1) < 1e-9, "dp bytes grow by %.9g, want %.9g", d_dp, e_dp);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+
+	/* two nodes, tp 2 ep 8: TP-split experts exchange across both nodes,
+	 * whole experts inside one (ranks 0-7): EP much faster; folded and
+	 * --exact agree */
+	setup_small(&p, &o, 2, small_moe);
+	o.timeline = false;
+	p.tp = 2;
+	p.ep = 8;
+	p.sp = true;
+	p.global_batch = 16;
+	resolve(&p);
+	run(&p, &o, &a);
+	p.etp = 1;
+	resolve(&p);
+	run(&p, &o, &b);
+	ck_assert_msg(b.bd.exposed_comm_s[SIM_COMM_EP] < 0.5 * a.bd.exposed_comm_s[SIM_COMM_EP],
+		      "exposed ep %.6f s (whole) vs %.6f s (split)", b.bd.exposed_comm_s[SIM_COMM_EP],
+		      a.bd.exposed_comm_s[SIM_COMM_EP]);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	p.capacity_factor = 1.25;
+	p.expert_imbalance = 0.5;
+	resolve(&p);
+	folded_vs_exact(&p);
+	topo_release(&topo);
+}
+END_TEST
+
 /* E|2S - 1| for S ~ Beta(b, b): the busiest of two ranks' load over the
  * mean, 1 + |2S - 1|, when the ranks' shares are Beta (a two-rank EP
  * group's Dirichlet aggregate). */
@@ -2745,6 +2828,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tp_overlap_pipelines_in_chunks);
 	tcase_add_test(tc, moe_counts_sync_the_host);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
+	tcase_add_test(tc, whole_experts_etp1);
 	tcase_add_test(tc, expert_imbalance_follows_dirichlet);
 	tcase_add_test(tc, expert_imbalance_exact_matches_folded);
 	tcase_add_test(tc, sp_backward_regathers_inputs);
