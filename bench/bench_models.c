@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 		const struct bench_case *c = &cases[i];
 		struct model m;
 		struct plan p;
-		struct memory_env env = { 80.0 * 1024 * 1024 * 1024, c->ngpus, 0 };
+		struct memory_env env = { .gpu_mem_bytes = 80.0 * 1024 * 1024 * 1024, .ngpus = c->ngpus };
 		struct ts_error err = TS_ERROR_INIT;
 		double t0, t1, sink = 0;
 		char desc[64];

@@ -169,7 +169,7 @@ int cmd_memory(int argc, char **argv)
 	struct model *m = NULL;
 	struct plan *p = NULL;
 	struct memory_report *r = NULL;
-	struct memory_env env = { 0, 0, 0 };
+	struct memory_env env = { .gpu_mem_bytes = 0, .ngpus = 0 };
 	struct ts_error err = TS_ERROR_INIT;
 	char cname[64] = "command line";
 

@@ -316,6 +316,28 @@ static double chunk0_in_flight(const struct plan *p, int m_micro)
 	return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
 }
 
+/* The heaviest of env's drawn image loads over n consecutive micro-batches
+ * of one replica, as a multiple of n x the mean (1 without draws). */
+static double vision_peak(const struct memory_env *env, int n)
+{
+	double best = 0;
+	int mm = env->vision_micro;
+	if (!env->vision_tokens || env->vision_rows < 1 || mm < 1 || n < 1)
+		return 1;
+	if (n > mm)
+		n = mm;
+	for (int r = 0; r < env->vision_rows; r++) {
+		const double *t = env->vision_tokens + (size_t)r * mm;
+		double w = 0;
+		for (int j = 0; j < mm; j++) {
+			w += t[j] - (j >= n ? t[j - n] : 0);
+			if (j >= n - 1 && w > best)
+				best = w;
+		}
+	}
+	return best / n;
+}
+
 void memory_eval(const struct model *m, const struct plan *p, const struct memory_env *env,
 		 struct memory_report *r)
 {
@@ -424,8 +446,9 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			 * and an encoder block's, recomputed at different times) */
 			double one = layer_act_rc(m, p, nmoe ? first_moe : first_dense,
 						  PLAN_RC_NONE);
-			if (s == 0)
-				one = fmax(one, vision_block_full_bytes(m, p, imgs, patches));
+			if (s == 0) /* (the heaviest drawn micro-batch's) */
+				one = fmax(one, vision_block_full_bytes(m, p, imgs, patches) *
+							vision_peak(env, 1));
 			st->activations_bytes += one;
 		}
 		if (s == 0) {
@@ -433,7 +456,11 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			double c0 = chunk0_in_flight(p, m_micro);
 			if (m->dropout)
 				st->activations_bytes += s_loc * b * h / p->tp * c0;
-			st->activations_bytes += vision_act_bytes(m, p, imgs, patches) * c0;
+			/* the encoder's activations grow with the images (linear in
+			 * patches with fused attention): the c0 micro-batches in
+			 * flight at the mean, or the heaviest c0 in a row drawn */
+			st->activations_bytes += vision_act_bytes(m, p, imgs, patches) * c0 *
+						 vision_peak(env, (int)c0);
 		}
 		if (s == p->pp - 1) /* Korthikanti §4.3: 4sbh/t (1 + V/h): norm + fp32 logits */
 			st->activations_bytes += 4 * s_loc * b * h / p->tp * (1 + (double)m->vocab / h);

@@ -339,6 +339,12 @@ struct memory_env {
 	double gpu_mem_bytes;      /* HBM per GPU, bytes */
 	int ngpus;                 /* GPUs in the job, count */
 	double host_mem_bytes;     /* host memory per GPU for offload (0 = not checked), bytes */
+	/* Drawn image loads (NULL: every micro-batch at the mean): the image
+	 * tokens of micro-batch j of replica r over the plan's mean, at
+	 * [r x vision_micro + j], for vision_rows replicas. Stage 0 then holds
+	 * the heaviest run of consecutive micro-batches it keeps in flight. */
+	const double *vision_tokens;
+	int vision_rows, vision_micro; /* replicas, micro-batches each, counts */
 };
 
 struct memory_stage {

@@ -171,6 +171,8 @@ struct exec {
 	int32_t *ranks_buf;        /* scratch for group ranks */
 	sim_event_id last_ev;      /* the event after_s queued last */
 	double *wbuf;              /* scratch for an EP group's loads (ep) */
+	double *vtok;              /* drawn image tokens of each replica's micro-batch over the
+	                            * plan's mean, [replica x micro + j] (NULL: no images) */
 };
 
 static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
@@ -1365,7 +1367,7 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 
 	for (int r = 0; r < p->dp; r++)
 		for (int j = 0; j < mm; j++) {
-			double f = 0;
+			double f = 0, tokens = 0;
 			if (mean_f > 0) {
 				for (int b = 0; b < p->micro_batch; b++) {
 					int ni = (int)floor(draw(&x->rng, &p->images_per_sample) + 0.5);
@@ -1376,9 +1378,14 @@ static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *
 						if (tok > 0)
 							f += model_vision_flops_fwd(m, tok * m->vit.merge * m->vit.merge);
 						room -= tok > 0 ? tok : 0;
+						tokens += tok > 0 ? tok : 0;
 					}
 				}
 				f /= mean_f;
+				if (x->vtok) /* (memory: the images' activations) */
+					x->vtok[(size_t)r * mm + j] =
+						tokens / (p->micro_batch * mean_img *
+							  plan_dist_mean(&p->image_tokens));
 			} else
 				f = 1;
 			vis[(size_t)r * mm + j] = f;
@@ -1888,6 +1895,14 @@ static int run_once(struct exec *x, struct run_out *ro)
 	x->U = unit_positions(p);
 	x->nunits = x->D / x->U;
 	vis = malloc((size_t)p->dp * mm * sizeof(double));
+	if (!x->vtok && x->m->has_vision && plan_dist_mean(&p->images_per_sample) > 0 &&
+	    plan_dist_mean(&p->image_tokens) > 0) {
+		x->vtok = calloc((size_t)p->dp * mm, sizeof(double));
+		if (!x->vtok) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+	}
 	/* expert loads vary across ranks under EP, and drop under a capacity */
 	x->nle = x->m->experts > 0 && (p->ep > 1 || p->capacity_factor > 0) ? L : 0;
 	if (x->nle && (double)x->D * x->es * mm * L > EXP_MAX_DRAWS) {
@@ -2359,9 +2374,14 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		out->mfu = peak > 0 ? model_f / (out->iteration_time_s * need * peak) : 0;
 		out->hfu = peak > 0 ? hw_f / (out->iteration_time_s * need * peak) : 0;
 	}
+	memset(&env, 0, sizeof(env));
 	env.gpu_mem_bytes = t->cl.gpu.mem_bytes;
 	env.ngpus = need;
 	env.host_mem_bytes = 0;
+	/* stage 0 holds the images drawn for the run, not the mean's */
+	env.vision_tokens = x.vtok;
+	env.vision_rows = p->dp;
+	env.vision_micro = plan_microbatches(p);
 	memory_eval(m, p, &env, mr);
 	out->memory_gib_per_gpu = bytes_to_gib(mr->peak_bytes);
 	out->fits = mr->fits;
@@ -2395,6 +2415,7 @@ out:
 	}
 	free(x.ranks_buf);
 	free(x.wbuf);
+	free(x.vtok);
 	free(x.memo.e);
 	free(x.an_memo.e);
 	free(mr);

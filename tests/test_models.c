@@ -415,7 +415,7 @@ START_TEST(activations_pipeline_in_flight)
 	struct model m;
 	struct plan p;
 	struct memory_report *r = malloc(sizeof(*r));
-	struct memory_env env = { 80.0 * (1 << 30), 64, 0 };
+	struct memory_env env = { .gpu_mem_bytes = 80.0 * (1 << 30), .ngpus = 64 };
 	struct ts_error err = TS_ERROR_INIT;
 	double s = 2048, h = 12288, a = 96, t = 8, L = 96, pp = 8, v = 2, lay, want;
 	ck_assert_ptr_nonnull(r);
@@ -466,7 +466,7 @@ START_TEST(activations_interleaved_vision)
 	struct model m;
 	struct plan p;
 	struct memory_report *r = malloc(sizeof(*r));
-	struct memory_env env = { 80.0 * (1 << 30), 128, 0 };
+	struct memory_env env = { .gpu_mem_bytes = 80.0 * (1 << 30), .ngpus = 128 };
 	struct ts_error err = TS_ERROR_INIT;
 	double with, without;
 	ck_assert_ptr_nonnull(r);
@@ -512,6 +512,59 @@ START_TEST(activations_interleaved_vision)
 }
 END_TEST
 
+/* Drawn images (what predict passes): stage 0 holds the encoder's
+ * activations of the heaviest run of micro-batches it keeps in flight (2
+ * under 1F1B at p 2), not the mean's: with one replica's draws 0.5, 3, 0.5,
+ * 0.5 x the mean, the heaviest pair holds 1.75 x two mean micro-batches. */
+START_TEST(activations_drawn_images)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { .gpu_mem_bytes = 80.0 * (1 << 30), .ngpus = 16 };
+	struct ts_error err = TS_ERROR_INIT;
+	double mean, zero, twice, drawn;
+	double ones[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, twos[8] = { 2, 2, 2, 2, 2, 2, 2, 2 };
+	double pattern[8] = { 1, 1, 1, 1, 0.5, 3, 0.5, 0.5 };
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-8b", &err), 0);
+	plan_init(&p);
+	p.tp = 4;
+	p.pp = 2;
+	p.sp = true;
+	p.recompute = PLAN_RC_SELECTIVE;
+	p.flash_attention = true;
+	p.global_batch = 8;
+	p.seq_len = 8192;
+	p.images_per_sample.value = 2;
+	p.image_tokens.value = 1024;
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(p.dp, 2);
+	ck_assert_int_eq(plan_microbatches(&p), 4);
+	memory_eval(&m, &p, &env, r);
+	mean = r->stage[0].activations_bytes;
+	env.vision_rows = 2;
+	env.vision_micro = 4;
+	env.vision_tokens = ones;
+	memory_eval(&m, &p, &env, r);
+	ck_assert_double_eq(r->stage[0].activations_bytes, mean);
+	env.vision_tokens = twos;
+	memory_eval(&m, &p, &env, r);
+	twice = r->stage[0].activations_bytes;
+	env.vision_tokens = pattern;
+	memory_eval(&m, &p, &env, r);
+	drawn = r->stage[0].activations_bytes;
+	p.images_per_sample.value = 0;
+	env.vision_tokens = NULL;
+	memory_eval(&m, &p, &env, r);
+	zero = r->stage[0].activations_bytes;
+	ck_assert_double_gt(twice - mean, 0);
+	ck_assert_double_eq_tol(twice - mean, mean - zero, 1e-9 * mean);
+	ck_assert_double_eq_tol(drawn - mean, 0.75 * (mean - zero), 1e-9 * mean);
+	free(r);
+}
+END_TEST
+
 /* ---- weights, gradients, optimizer: ZeRO and Megatron ----------------------- */
 
 START_TEST(state_bytes_per_param)
@@ -551,7 +604,7 @@ START_TEST(state_zero_stages_divide)
 	struct plan p;
 	struct model_params mp;
 	struct memory_report *r = malloc(sizeof(*r));
-	struct memory_env env = { 80.0 * (1 << 30), 64, 0 };
+	struct memory_env env = { .gpu_mem_bytes = 80.0 * (1 << 30), .ngpus = 64 };
 	struct ts_error err = TS_ERROR_INIT;
 	double psi, nd = 64;
 	ck_assert_ptr_nonnull(r);
@@ -599,7 +652,7 @@ START_TEST(state_memory_sums_over_stages)
 	struct plan p;
 	struct model_params mp;
 	struct memory_report *r = malloc(sizeof(*r));
-	struct memory_env env = { 80.0 * (1 << 30), 64, 0 };
+	struct memory_env env = { .gpu_mem_bytes = 80.0 * (1 << 30), .ngpus = 64 };
 	struct ts_error err = TS_ERROR_INIT;
 	double sum = 0;
 	ck_assert_ptr_nonnull(r);
@@ -623,7 +676,7 @@ static double peak_for(struct model *m, int zero, enum plan_offload off, bool *f
 {
 	struct plan p;
 	struct memory_report *r = malloc(sizeof(*r));
-	struct memory_env env = { 80.0 * (1 << 30), 8, 0 };
+	struct memory_env env = { .gpu_mem_bytes = 80.0 * (1 << 30), .ngpus = 8 };
 	struct ts_error err = TS_ERROR_INIT;
 	double peak;
 	ck_assert_ptr_nonnull(r);
@@ -1119,7 +1172,7 @@ START_TEST(error_feedback_memory)
 	struct model m;
 	struct plan p;
 	struct ts_error err = TS_ERROR_INIT;
-	struct memory_env env = { 80e9, 8, 0 };
+	struct memory_env env = { .gpu_mem_bytes = 80e9, .ngpus = 8 };
 	struct memory_report a, b;
 	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
 	plan_init(&p);
@@ -1385,6 +1438,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, error_feedback_memory);
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, activations_interleaved_vision);
+	tcase_add_test(tc, activations_drawn_images);
 	tcase_add_test(tc, state_bytes_per_param);
 	tcase_add_test(tc, state_zero_stages_divide);
 	tcase_add_test(tc, state_memory_sums_over_stages);

@@ -360,6 +360,21 @@ START_TEST(image_variance_slows)
 	ck_assert_msg(b.iteration_time_s > a.iteration_time_s * 1.005,
 		      "poisson images %.6f s not slower than fixed %.6f s", b.iteration_time_s,
 		      a.iteration_time_s);
+	/* and stage 0 holds the heaviest drawn micro-batches in flight, more
+	 * than the mean's (what `memory` reports, and the fixed draw here) */
+	{
+		struct memory_report *r = malloc(sizeof(*r));
+		struct memory_env env = { .gpu_mem_bytes = 80e9, .ngpus = 16 };
+		ck_assert_ptr_nonnull(r);
+		memory_eval(&model, &p, &env, r);
+		ck_assert_msg(fabs(a.memory_gib_per_gpu - r->peak_bytes / (1 << 30)) < 1e-9,
+			      "fixed images: predict %.6f GiB, memory %.6f GiB", a.memory_gib_per_gpu,
+			      r->peak_bytes / (1 << 30));
+		ck_assert_msg(b.memory_gib_per_gpu > a.memory_gib_per_gpu + 0.01,
+			      "poisson images hold %.6f GiB, the mean's %.6f GiB", b.memory_gib_per_gpu,
+			      a.memory_gib_per_gpu);
+		free(r);
+	}
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	topo_release(&topo);
@@ -2358,7 +2373,7 @@ START_TEST(kv_replicated_consistently)
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction r;
-	struct memory_env env = { 80e9, 8, 0 };
+	struct memory_env env = { .gpu_mem_bytes = 80e9, .ngpus = 8 };
 	struct memory_report mr;
 	setup_small(&p, &o, 1, gqa);
 	p.tp = 4;
