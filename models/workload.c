@@ -1549,15 +1549,17 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * gradients go to host memory, DeepSpeed's CPU Adam updates
 				 * the fp32 state there (reads gradients and state, writes
 				 * state and 16-bit weights: memory bound, assumption), and
-				 * the 16-bit weights come back. Not overlapped with the
-				 * next step (DeepSpeed's one-step delayed update is off by
-				 * default). */
+				 * the 16-bit weights come back, unless they live in host
+				 * memory (ZeRO-Infinity's offload_param: each gather
+				 * fetches them). Not overlapped with the next step
+				 * (DeepSpeed's one-step delayed update is off by default). */
 				cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload grads d2h", 0, n_opt * gbp, 0,
 				       0, 0, 0, WL_V_NONE);
 				cmp_op(&b, WL_P_OPT, WL_HOST_OPT, "cpu adam", 0,
 				       n_opt * (gbp + 2 * obp + wbp), 0, 0, 0, 0, WL_V_NONE);
-				cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload params h2d", 0, n_opt * wbp,
-				       0, 0, 0, 0, WL_V_NONE);
+				if (p->offload == PLAN_OFF_OPTIMIZER)
+					cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload params h2d", 0,
+					       n_opt * wbp, 0, 0, 0, 0, WL_V_NONE);
 			}
 			if (step_gather && !pg) {
 				comm(&b, WL_P_DP, WL_D_DP, WL_C_ALLGATHER, opt_dense * b.wb,

@@ -614,6 +614,12 @@ START_TEST(zero_offload_costs_host_time)
 			      "gathers %.6g..%.6g s, want %.6g + %.6g s fetch", sc.min, sc.max, sb.min,
 			      fetch);
 		ck_assert_double_gt(c3.iteration_time_s, b.iteration_time_s);
+		/* the updated weights stay in host memory (found by review: they
+		 * were copied back after CPU Adam as well) */
+		ck_assert_double_eq(slice_time(&c3, "offload params h2d"), 0);
+		ck_assert_msg(fabs(slice_time(&c3, "offload grads d2h") / (n * gb / link + c.launch_s) - 1) <
+				      0.01,
+			      "grads d2h %.6g s", slice_time(&c3, "offload grads d2h"));
 		sim_prediction_release(&c3);
 	}
 	sim_prediction_release(&a);
