@@ -929,11 +929,12 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		return;
 	}
 	if (p->compression == PLAN_CMP_TOPK) {
-		/* Sparse all-gather: every rank's k values (16-bit) and int32 indices
-		 * (Aji & Heafield 2017; Lin et al. 2018 DGC): output = D x k x 6. */
-		double k = *acc * p->compression_ratio;
+		/* Sparse all-gather: every rank's k values (in the reduction's
+		 * dtype, grad_reduce_dtype) and int32 indices (Aji & Heafield
+		 * 2017; Lin et al. 2018 DGC): output = D x k x (value + 4). */
+		double k = *acc * p->compression_ratio, pair = b->gb + 4;
 		c = WL_C_ALLGATHER;
-		size = Dg * k * (2 + 4);
+		size = Dg * k * pair;
 		/* selection: two passes over fp32 gradients (assumption: radix select). */
 		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k select", 0, 2 * 4 * *acc, 0, 0, 0, 0, WL_V_NONE);
 		if (p->error_feedback)
@@ -945,7 +946,7 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		/* scatter-add of the D x k received pairs into the dense gradient:
 		 * it needs the all-gather's output, so it runs after backward
 		 * (run_deferred) */
-		defer_op(b, "top-k accumulate", WL_P_OPT, Dg * k * 6 * 2 + 4 * *acc);
+		defer_op(b, "top-k accumulate", WL_P_OPT, Dg * k * pair * 2 + 4 * *acc);
 		*acc = 0;
 		return;
 	}

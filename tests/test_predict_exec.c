@@ -1410,6 +1410,14 @@ START_TEST(topk_and_async_move_time)
 			      ac_start, ag_end);
 	}
 	ck_assert_double_lt(b.bd.exposed_comm_s[SIM_COMM_DP], a.bd.exposed_comm_s[SIM_COMM_DP]);
+	/* each of 16 ranks' 1 % of the gradients as fp32 values (the reduction's
+	 * dtype) and int32 indices, against the fp32 all-reduce of them all
+	 * (found by review: the values were counted at 2 bytes) */
+	ck_assert_int_eq(p.dp, 16);
+	ck_assert_msg(fabs(b.comm_bytes[SIM_COMM_DP] / a.comm_bytes[SIM_COMM_DP] - 16 * 0.01 * 8 / 4) <
+			      1e-9,
+		      "top-k dp bytes %.9g against %.9g", b.comm_bytes[SIM_COMM_DP],
+		      a.comm_bytes[SIM_COMM_DP]);
 	ck_assert_double_gt(b.bd.optimizer_s, a.bd.optimizer_s); /* selection + scatter-add */
 	ck_assert_double_gt(b.memory_gib_per_gpu, a.memory_gib_per_gpu); /* residual */
 	p.compression = PLAN_CMP_NONE;
