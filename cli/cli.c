@@ -168,6 +168,8 @@ int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double mi
 	if (v < min || v > max)
 		return cli_usage(cmd, "%s must be between %.0f and %.0f bytes (got '%s')", opt, min,
 				 max, val);
+	if (v != floor(v)) /* (found by review: 1.5 ran as a count-0 row) */
+		return cli_usage(cmd, "%s must be a whole number of bytes (got '%s' = %g)", opt, val, v);
 	*out = v;
 	return 0;
 }

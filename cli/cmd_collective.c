@@ -123,6 +123,17 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 			row->time_us = ts * 1e6;
 		return rc;
 	}
+	{
+		/* beyond the horizon by the closed form: refused before the
+		 * event times overflow (found by review: a 1 MB/s fabric at
+		 * 2^50 bytes aborted at flow level) */
+		double ts;
+		rc = sim_coll_analytic_groups(t, specs, ng, o->spray, &ts, err);
+		if (rc)
+			return rc;
+		if (!(ts <= SIM_HORIZON_S))
+			return beyond(ts, err);
+	}
 	sim_engine_init(&eng);
 	rc = sim_net_init_topo(&net, &eng, (enum sim_fidelity)o->fid, t, err);
 	if (rc) {
@@ -142,6 +153,12 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 			goto out;
 	}
 	sim_run(&eng, TS_SIMTIME_MAX);
+	for (g = 0; g < ng; g++)
+		if ((rc = sim_coll_error(cs[g]))) {
+			rc = ts_error_set(err, rc, "%s while simulating the collective",
+					  rc == TS_ENOMEM ? "out of memory" : "a failure");
+			goto out;
+		}
 	if (rc_.ndone != ng) {
 		rc = ts_error_set(err, TS_EINPUT, "simulation ended with %d of %d collectives unfinished",
 				  ng - rc_.ndone, ng);

@@ -536,6 +536,14 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 				return jval_error(&c, err, "contradicts shared_expert_intermediate_size "
 						  "(one shared-expert width)");
 			}
+			/* (found by review: the product overflowed an int) */
+			if ((int64_t)nsh * m->moe_ffn > 1 << 22) {
+				present(&t, "n_shared_experts", &c);
+				return jval_error(&c, err,
+						  "%d shared experts of moe_intermediate_size %d: a "
+						  "width of %lld, above 4194304",
+						  nsh, m->moe_ffn, (long long)nsh * m->moe_ffn);
+			}
 			m->shared_ffn = nsh * m->moe_ffn;
 		}
 	} else if (present(&t, "num_experts_per_tok", &c) ||
@@ -655,9 +663,12 @@ common:
 	{
 		struct ts_error e2 = TS_ERROR_INIT;
 		if (model_check(m, &e2)) {
-			/* Point at the heads/experts keys for the consistency errors. */
-			jval_child(&t, "num_key_value_heads", &c);
-			if (m->top_k > m->experts)
+			/* Point at the heads/experts keys for the consistency
+			 * errors, else at the config */
+			c.j = NULL;
+			if (strstr(e2.msg, "num_key_value_heads"))
+				jval_child(&t, "num_key_value_heads", &c);
+			if (strstr(e2.msg, "num_experts_per_tok"))
 				jval_child(&t, "num_experts_per_tok", &c);
 			if (!c.j)
 				c = t;
@@ -685,6 +696,27 @@ int model_check(const struct model *m, struct ts_error *err)
 				    m->top_k, m->experts);
 	if (m->experts > 0 && m->moe_ffn <= 0)
 		return ts_error_set(err, TS_EINPUT, "moe_intermediate_size must be positive");
+	{
+		/* every size in range, the product may still be absurd: bound the
+		 * parameters (in double, before the int64 counts could wrap; found
+		 * by review) */
+		const struct model_vision *v = &m->vit;
+		double h = m->hidden, q = (double)m->heads * m->head_dim;
+		double kv = (double)m->kv_heads * m->head_dim, g = 3;
+		double layer = h * (2 * q + 2 * kv) + g * h * m->ffn +
+			       (double)m->experts * (g * h * m->moe_ffn + h) + g * h * m->shared_ffn;
+		double tot = m->layers * layer + 2.0 * m->vocab * h + (double)m->max_pos * h;
+		if (m->has_vision)
+			tot += (double)v->depth * (4.0 * v->hidden * v->hidden + 2.0 * v->hidden * v->ffn) +
+			       (1.0 + v->deepstack) * ((double)v->hidden * v->merge * v->merge) *
+				       ((double)v->hidden * v->merge * v->merge + v->out_hidden) +
+			       (double)v->pos_embeddings * v->hidden;
+		if (!(tot <= MODEL_MAX_PARAMS))
+			return ts_error_set(err, TS_EINPUT,
+					    "model '%s': its sizes give about %.3g parameters, above "
+					    "the %.0e the simulator counts (absurd sizes?)",
+					    m->name, tot, MODEL_MAX_PARAMS);
+	}
 	return 0;
 }
 

@@ -39,6 +39,10 @@
 enum model_mlp { MODEL_MLP_GELU, MODEL_MLP_GATED };  /* 2-matrix / 3-matrix (SwiGLU) */
 enum model_norm { MODEL_NORM_RMS, MODEL_NORM_LAYER };/* weight / weight + bias */
 
+/* Parameters a model may have (an upper estimate; 2,000 x the largest
+ * published), count. */
+#define MODEL_MAX_PARAMS 1e15
+
 struct model_vision {
 	int depth;            /* ViT blocks, count */
 	int hidden;           /* ViT width, elements */

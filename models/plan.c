@@ -297,8 +297,9 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		double mb;
 		if (jval_get_number(&r, "bucket_mb", true, &mb, err))
 			return TS_EINPUT;
-		if (!(mb > 0) || mb > 1e6)
-			return jval_error(&c, err, "must be between 0 and 1e6 MB (got %g)", mb);
+		/* (the --bucket-mb range; found by review: 1e-308 passed) */
+		if (!(mb >= 1e-3) || mb > 1e6)
+			return jval_error(&c, err, "must be between 0.001 and 1e6 MB (got %g)", mb);
 		p->bucket_bytes = mb * 1e6;
 		src_json(p, PF_BUCKET, &r, "bucket_mb");
 	}
@@ -379,6 +380,11 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 				return jval_error(&c, err,
 						  "ssp needs a staleness bound (the steps a replica may "
 						  "run ahead of the slowest, >= 1; 0 is every_step)");
+			/* (found by review: an explicit 0 still ran in lockstep) */
+			if (p->sync == PLAN_SYNC_SSP && p->staleness < 1)
+				return jval_error(&x, err,
+						  "ssp staleness must be >= 1 (0 is lockstep: mode "
+						  "every_step)");
 		}
 		src_json(p, PF_SYNC, &r, "sync");
 	}
@@ -656,7 +662,7 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			double el;
 			if (jval_get_number(&zo, "reduce_bucket_size", true, &el, err))
 				return TS_EINPUT;
-			if (!(el > 0) || el > 1e12)
+			if (!(el >= 1) || el > 1e12 || el != floor(el))
 				return jval_error(&st, err, "must be a positive element count");
 			p->bucket_bytes = el * 2; /* 16-bit gradients */
 			src_json(p, PF_BUCKET, &zo, "reduce_bucket_size");
@@ -674,10 +680,20 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	 * GEMM, unless the plan says otherwise */
 	if (!p->src[PF_GA_FUSION][0])
 		p->grad_accum_fusion = false;
-	/* ("bfloat16": DeepSpeed's older name of "bf16") */
+	/* ("bfloat16": DeepSpeed's older name of "bf16"; both given must agree,
+	 * found by review) */
 	const char *bfk = jval_child(&r, "bf16", &(struct jval){ 0 }) ? "bf16" : "bfloat16";
 	if (ds_enabled(&r, "fp16", &fp16, err) || ds_enabled(&r, bfk, &bf16, err))
 		return TS_EINPUT;
+	if (!strcmp(bfk, "bf16") && jval_child(&r, "bfloat16", &(struct jval){ 0 })) {
+		int old;
+		struct jval c;
+		if (ds_enabled(&r, "bfloat16", &old, err))
+			return TS_EINPUT;
+		jval_child(&r, "bfloat16", &c);
+		if (old >= 0 && bf16 >= 0 && old != bf16)
+			return jval_error(&c, err, "bfloat16 (the older name of bf16) disagrees with bf16");
+	}
 	if (fp16 == 1 && bf16 == 1) {
 		struct jval c;
 		jval_child(&r, bfk, &c);

@@ -1487,9 +1487,10 @@ static void phase_begin(struct sim_coll *c)
 			rc = xfer_send(c, &ph->dag, i);
 	if (rc && !c->err)
 		c->err = rc;
+	/* a failure inside an event (out of memory) stops the run; the caller
+	 * reads it with sim_coll_error (found by review: it aborted) */
 	if (c->err)
-		TS_BUG("collective failed inside the simulation (code %d: out of memory or no route)",
-		       c->err);
+		sim_stop(c->net->eng);
 }
 
 static void begin_ev(struct sim_engine *e, void *ctx, uint64_t arg)
@@ -1663,6 +1664,7 @@ int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_c
 
 simtime_ps sim_coll_start_time(const struct sim_coll *c) { return c->t0; }
 simtime_ps sim_coll_end_time(const struct sim_coll *c) { return c->t1; }
+int sim_coll_error(const struct sim_coll *c) { return c->err; }
 enum sim_algo sim_coll_algo(const struct sim_coll *c) { return c->s.algo; }
 enum sim_proto sim_coll_proto(const struct sim_coll *c) { return c->s.proto; }
 double sim_coll_bytes(const struct sim_coll *c) { return c->bytes; }

@@ -2047,6 +2047,9 @@ static int run_once(struct exec *x, struct run_out *ro)
 				op_ready(x, ii, i);
 	}
 	sim_run(&x->eng, TS_SIMTIME_MAX);
+	for (int64_t i = 0; i < x->ncolls && !x->err; i++)
+		if (x->colls[i] && sim_coll_error(x->colls[i]))
+			set_err(x, sim_coll_error(x->colls[i]));
 	if (x->err) {
 		rc = x->err;
 		goto out;

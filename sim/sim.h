@@ -343,6 +343,9 @@ int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_c
 		   sim_coll_done done, void *ctx, struct sim_coll **out, struct ts_error *err);
 simtime_ps sim_coll_start_time(const struct sim_coll *c);
 simtime_ps sim_coll_end_time(const struct sim_coll *c);  /* -1 while running */
+/* The first error inside the collective's events (0 none; TS_ENOMEM): the
+ * engine was stopped when it happened. */
+int sim_coll_error(const struct sim_coll *c);
 enum sim_algo sim_coll_algo(const struct sim_coll *c);   /* as run */
 enum sim_proto sim_coll_proto(const struct sim_coll *c); /* as run */
 double sim_coll_bytes(const struct sim_coll *c);        /* payload bytes moved, bytes */

@@ -111,6 +111,14 @@ expect_err "no size holds a float per rank" "no size from 1 to 16 holds one floa
 expect_err "size beyond 2^50" "-e must be between 1 and 1125899906842624" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 2251799813685248
 expect_err "size 2^50+1" "-e must be between" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 1125899906842625
 expect_err "bad size" "-b needs a size" "$TRAINSIM" "${C[@]}" --op allreduce -b lots
+expect_err "a fraction of a byte" "-b must be a whole number of bytes" "$TRAINSIM" "${C[@]}" --op allreduce -b 1.5 -e 3
+# a 1 MB/s fabric and 2^50 bytes: beyond the horizon at every fidelity (the
+# flow level aborted on its overflowing event times)
+printf '{"preset": "pcie-2x2-tcp", "fabric": {"link_bandwidth": "1MB/s"}, "node": {"nic_bandwidth": "1MB/s"}}\n' >"$tmp/slow.json"
+for f in analytic flow packet; do
+	expect_err "beyond the horizon ($f)" "beyond the simulator's horizon" "$TRAINSIM" collective \
+		--cluster "$tmp/slow.json" --op allreduce -b 1125899906842624 -e 1125899906842624 --fidelity $f
+done
 expect_err "max below min" "-e .* is smaller than -b" "$TRAINSIM" "${C[@]}" --op allreduce -b 4M -e 1M
 expect_err "more ranks than GPUs" "need 9 GPUs but .* has 8" "$TRAINSIM" "${C[@]}" --op allreduce --ranks 9 -b 1M
 expect_err "groups times ranks" "2 groups of 8 ranks need 16 GPUs" "$TRAINSIM" "${C[@]}" --op allreduce --concurrent 2 --ranks 8 -b 1M

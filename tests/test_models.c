@@ -731,6 +731,19 @@ static const struct {
 	const char *json;
 	const char *want; /* substring of the message */
 } bad_models[] = {
+	/* every size in range, the products absurd (found by review: int
+	 * overflows printed wrong counts with exit 0) */
+	{ "{\"model_type\": \"x\", \"hidden_act\": \"silu\", \"hidden_size\": 1024, "
+	  "\"num_hidden_layers\": 4, \"num_attention_heads\": 8, \"vocab_size\": 1000, "
+	  "\"intermediate_size\": 2048, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+	  "\"moe_intermediate_size\": 4194304, \"n_shared_experts\": 1024}",
+	  "n_shared_experts: 1024 shared experts of moe_intermediate_size 4194304" },
+	{ "{\"model_type\": \"qwen3_moe\", \"hidden_act\": \"silu\", \"hidden_size\": 1048576, "
+	  "\"num_hidden_layers\": 1024, \"num_attention_heads\": 16384, \"num_key_value_heads\": "
+	  "16384, \"head_dim\": 65536, \"vocab_size\": 1000, \"intermediate_size\": 4194304, "
+	  "\"num_experts\": 65536, \"num_experts_per_tok\": 65536, \"moe_intermediate_size\": "
+	  "4194304}",
+	  "its sizes give about 8.9e+20 parameters, above the 1e+15" },
 	{ "{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 100, "
 	  "\"model_type\": \"gpt2\", \"resid_pdrop\": -0.1}",
 	  "dropout probability must be in [0, 1)" },
@@ -1061,6 +1074,9 @@ static const struct {
 	{ "llama3-8b", "{\"sync\": {\"mode\": \"local_sgd\", \"staleness\": 2}}", 8,
 	  "sync.staleness: only ssp and async take a staleness bound" },
 	{ "llama3-8b", "{\"sync\": {\"mode\": \"ssp\"}}", 8, "sync: ssp needs a staleness bound" },
+	{ "llama3-8b", "{\"bucket_mb\": 1e-308}", 8, "bucket_mb: must be between 0.001 and 1e6 MB" },
+	{ "llama3-8b", "{\"sync\": {\"mode\": \"ssp\", \"staleness\": 0}}", 8,
+	  "sync.staleness: ssp staleness must be >= 1" },
 	/* local steps need every replica's whole optimizer (found by review) */
 	{ "llama3-8b", "{\"distributed_optimizer\": true, \"sync\": {\"mode\": \"local_sgd\", "
 		       "\"interval\": 4}}",
@@ -1222,6 +1238,12 @@ static const struct {
 	{ "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": \"yes\"}}", "overlap_comm" },
 	{ "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": \"lots\"}}",
 	  "element count" },
+	/* (found by review: a fraction of an element, and bf16 against its
+	 * older name, passed) */
+	{ "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 0.5}}",
+	  "reduce_bucket_size: must be a positive element count" },
+	{ "{\"bfloat16\": {\"enabled\": true}, \"bf16\": {\"enabled\": false}}",
+	  "bfloat16: bfloat16 (the older name of bf16) disagrees with bf16" },
 	/* typos DeepSpeed would reject or ignore, and a file that is not a
 	 * ds_config (a plan's "schedule" is a near miss of "scheduler") */
 	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_optimiser\": {\"device\": \"cpu\"}}}",
