@@ -168,10 +168,48 @@ static size_t utf8_len(const unsigned char *p)
 	return n;
 }
 
-/* In a document cJSON accepted: the offset of the first string content
- * that C strings cannot carry faithfully (an escaped NUL, which would cut
- * the value short) or that is not UTF-8 (copied into JSON output, it would
- * make that invalid); -1 if none. */
+/* Length of the JSON number (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?
+ * ([eE][+-]?[0-9]+)?) at t, 0 if the token there is not one. */
+static size_t json_number_len(const unsigned char *t, size_t n)
+{
+	size_t i = 0;
+	if (i < n && t[i] == '-')
+		i++;
+	if (i < n && t[i] == '0')
+		i++;
+	else if (i < n && t[i] >= '1' && t[i] <= '9')
+		while (i < n && isdigit(t[i]))
+			i++;
+	else
+		return 0;
+	if (i < n && t[i] == '.') {
+		size_t d = ++i;
+		while (i < n && isdigit(t[i]))
+			i++;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+		size_t d;
+		i++;
+		if (i < n && (t[i] == '+' || t[i] == '-'))
+			i++;
+		d = i;
+		while (i < n && isdigit(t[i]))
+			i++;
+		if (i == d)
+			return 0;
+	}
+	return i;
+}
+
+/* In a document cJSON accepted: the offset of the first thing strict JSON
+ * (RFC 8259) refuses and cJSON lets through (found by review): a number
+ * such as 01 or 1., a raw control character in a string, an escape other
+ * than JSON's, a \\u without four hex digits (cJSON makes it a NUL); or
+ * string content that C strings cannot carry faithfully (an escaped NUL,
+ * which would cut the value short) or that is not UTF-8 (copied into JSON
+ * output, it would make that invalid); -1 if none. */
 static long bad_string_at(const char *text, size_t len, const char **why)
 {
 	const unsigned char *t = (const unsigned char *)text;
@@ -179,14 +217,41 @@ static long bad_string_at(const char *text, size_t len, const char **why)
 	for (size_t i = 0; i < len; i++) {
 		if (!in) {
 			in = t[i] == '"';
+			if (t[i] == '-' || isdigit(t[i])) {
+				size_t k = json_number_len(t + i, len - i), e = i;
+				while (e < len && (isalnum(t[e]) || t[e] == '.' || t[e] == '+' ||
+						   t[e] == '-'))
+					e++;
+				if (!k || i + k != e) {
+					*why = "malformed JSON: not a JSON number (leading zero, or a "
+					       "point or exponent without digits)";
+					return (long)i;
+				}
+				i = e - 1;
+			}
 			continue;
 		}
 		if (t[i] == '"') {
 			in = false;
+		} else if (t[i] < 0x20) {
+			*why = "malformed JSON: a raw control character in a string (JSON needs it "
+			       "escaped)";
+			return (long)i;
 		} else if (t[i] == '\\') {
-			if (i + 5 < len && t[i + 1] == 'u' && !memcmp(t + i + 2, "0000", 4)) {
-				*why = "a string holds a NUL character (\\u0000)";
+			if (i + 1 >= len || !strchr("\"\\/bfnrtu", t[i + 1])) {
+				*why = "malformed JSON: not a JSON escape in a string";
 				return (long)i;
+			}
+			if (t[i + 1] == 'u') {
+				for (int k = 2; k < 6; k++)
+					if (i + (size_t)k >= len || !isxdigit(t[i + (size_t)k])) {
+						*why = "malformed JSON: \\u needs four hex digits";
+						return (long)i;
+					}
+				if (!memcmp(t + i + 2, "0000", 4)) {
+					*why = "a string holds a NUL character (\\u0000)";
+					return (long)i;
+				}
 			}
 			i++; /* the escaped character (a \\uXXXX's digits are plain) */
 		} else if (t[i] >= 0x80) {

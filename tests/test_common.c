@@ -208,6 +208,12 @@ static const char *const malformed[] = {
 	"{\"name\": \"\xc0\xaf\"}",
 	"{\"name\": \"\xed\xa0\x80\"}",
 	"{\"name\xff\": 1}",
+	/* what strict JSON refuses and cJSON lets through (found by review) */
+	"{\"tp\": 01}",
+	"{\"tp\": 1.}",
+	"{\"a\": [1e]}",
+	"{\"name\": \"x\\uZZZZy\"}",
+	"{\"name\": \"a\tb\"}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -223,6 +229,13 @@ static const char *const malformed_want[] = {
 	"m.json:1:11: a string is not valid UTF-8",
 	"m.json:1:11: a string is not valid UTF-8",
 	"m.json:1:7: a string is not valid UTF-8",
+	"m.json:1:8: malformed JSON: not a JSON number (leading zero, or a point or exponent without "
+	"digits)",
+	"m.json:1:8: malformed JSON: not a JSON number (leading zero, or a point or exponent without "
+	"digits)",
+	"m.json:1:9: malformed JSON near 'e]}'", /* (cJSON's own) */
+	"m.json:1:12: malformed JSON: \\u needs four hex digits",
+	"m.json:1:12: malformed JSON: a raw control character in a string (JSON needs it escaped)",
 };
 
 START_TEST(json_malformed_positions)
@@ -233,6 +246,18 @@ START_TEST(json_malformed_positions)
 			 TS_EINPUT);
 	ck_assert_str_eq(err.msg, malformed_want[_i]);
 	ck_assert_ptr_null(d.root);
+}
+END_TEST
+
+/* Strict JSON's numbers and escapes pass the strictness check. */
+START_TEST(json_strict_forms_accepted)
+{
+	struct jdoc d;
+	struct ts_error err = TS_ERROR_INIT;
+	const char *text = "{\"a\": [0, -0.5, 1e5, 1E+2, 2.5e-3, -10], \"s\": \"\\u00e9 \\/ \\\" \\n\", "
+			   "\"t\": true, \"f\": false, \"n\": null}";
+	ck_assert_msg(jdoc_parse(&d, "ok.json", text, strlen(text), &err) == 0, "%s", err.msg);
+	jdoc_release(&d);
 }
 END_TEST
 
@@ -461,6 +486,7 @@ static Suite *common_suite(void)
 	tcase_add_test(tc, json_missing_and_wrong_type);
 	tcase_add_test(tc, json_unknown_key_and_enum);
 	tcase_add_loop_test(tc, json_malformed_positions, 0, (int)TS_ARRAY_LEN(malformed));
+	tcase_add_test(tc, json_strict_forms_accepted);
 	tcase_add_test(tc, json_quantity_twice);
 	tcase_add_test(tc, json_too_deep);
 	tcase_add_test(tc, json_load_missing_file);
