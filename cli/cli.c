@@ -97,6 +97,14 @@ int cli_fail(const struct ts_error *err)
 	return ts_error_exit_status(err->code ? err->code : TS_EINPUT);
 }
 
+int cli_once(const char *cmd, const char *opt, const char **slot, const char *val)
+{
+	if (*slot)
+		return cli_usage(cmd, "%s given twice ('%s', '%s')", opt, *slot, val);
+	*slot = val;
+	return 0;
+}
+
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
 	char msg[400];

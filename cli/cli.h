@@ -38,6 +38,9 @@ int cli_fail(const struct ts_error *err);
 /* Usage error for subcommand cmd: one line naming the problem and the
  * --help to read; returns 2. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Take an option that names one file or value once: *slot = val, or exit
+ * status 2 when it was given before (only one could be used). */
+int cli_once(const char *cmd, const char *opt, const char **slot, const char *val);
 /* The message for an unknown option or a missing argument after getopt_long
  * returned '?' or ':' (opterr must be 0); returns 2. */
 int cli_bad_option(const char *cmd, char **argv);

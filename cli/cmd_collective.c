@@ -220,7 +220,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 	while ((ch = getopt_long(argc, argv, ":b:e:f:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'C':
-			o->cluster = optarg;
+			if (cli_once(CMD, "--cluster", &o->cluster, optarg))
+				return 2;
 			break;
 		case 'N':
 			if (cli_parse_long(CMD, "--nodes", optarg, 1, TOPO_MAX_NODES, &o->nodes))
@@ -278,7 +279,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 						 optarg);
 			break;
 		case 'P':
-			o->placement = optarg;
+			if (cli_once(CMD, "--placement", &o->placement, optarg))
+				return 2;
 			break;
 		case 's':
 			if (cli_parse_long(CMD, "--seed", optarg, 0, INT64_MAX, &o->seed))

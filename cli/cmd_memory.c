@@ -182,7 +182,10 @@ int cmd_memory(int argc, char **argv)
 		if (taken)
 			return 2;
 		switch (c) {
-		case O_CLUSTER: cluster = optarg; break;
+		case O_CLUSTER:
+			if (cli_once("memory", "--cluster", &cluster, optarg))
+				return 2;
+			break;
 		case O_NODES:
 			if (cli_parse_long("memory", "--nodes", optarg, 1, TOPO_MAX_NODES, &nodes))
 				return 2;
@@ -199,7 +202,10 @@ int cmd_memory(int argc, char **argv)
 			if (cli_parse_double("memory", "--host-mem-gib", optarg, 1e-3, 1e9, &host_gib))
 				return 2;
 			break;
-		case O_MODEL: model = optarg; break;
+		case O_MODEL:
+			if (cli_once("memory", "--model", &model, optarg))
+				return 2;
+			break;
 		case O_JSON: json = true; break;
 		case O_HELP: usage(stdout); return 0;
 		case '?':

@@ -66,7 +66,10 @@ int cmd_model(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm': name = optarg; break;
+		case 'm':
+			if (cli_once("model", "--model", &name, optarg))
+				return 2;
+			break;
 		case 's':
 			seq_given = true;
 			if (cli_parse_long("model", "--seq-len", optarg, 1, 1 << 24, &seq))

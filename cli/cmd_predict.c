@@ -250,12 +250,18 @@ int cmd_predict(int argc, char **argv)
 		if (taken)
 			return 2;
 		switch (c) {
-		case O_CLUSTER: cluster = optarg; break;
+		case O_CLUSTER:
+			if (cli_once("predict", "--cluster", &cluster, optarg))
+				return 2;
+			break;
 		case O_NODES:
 			if (cli_parse_long("predict", "--nodes", optarg, 1, TOPO_MAX_NODES, &nodes))
 				return 2;
 			break;
-		case O_MODEL: model = optarg; break;
+		case O_MODEL:
+			if (cli_once("predict", "--model", &model, optarg))
+				return 2;
+			break;
 		case O_JSON: json = true; break;
 		case O_HELP: usage(stdout); return 0;
 		case O_FID:
@@ -269,9 +275,18 @@ int cmd_predict(int argc, char **argv)
 			if (cli_parse_long("predict", "--seed", optarg, 0, (1LL << 62), &seed))
 				return 2;
 			break;
-		case O_CAL: cal = optarg; break;
-		case O_TRACE: trace = optarg; break;
-		case O_SVG: svg = optarg; break;
+		case O_CAL:
+			if (cli_once("predict", "--calibration", &cal, optarg))
+				return 2;
+			break;
+		case O_TRACE:
+			if (cli_once("predict", "--trace", &trace, optarg))
+				return 2;
+			break;
+		case O_SVG:
+			if (cli_once("predict", "--svg", &svg, optarg))
+				return 2;
+			break;
 		case O_SLOW:
 			if (cli_parse_double("predict", "--overlap-slowdown", optarg, 1, 100, &slow))
 				return 2;

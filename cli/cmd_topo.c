@@ -166,20 +166,23 @@ int cmd_topo(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "c:n:p:jd:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c':
-			cluster = optarg;
+			if (cli_once("topo", "--cluster", &cluster, optarg))
+				return 2;
 			break;
 		case 'n':
 			if (cli_parse_long("topo", "--nodes", optarg, 1, TOPO_MAX_NODES, &nodes))
 				return 2;
 			break;
 		case 'p':
-			placement = optarg;
+			if (cli_once("topo", "--placement", &placement, optarg))
+				return 2;
 			break;
 		case 'j':
 			json = true;
 			break;
 		case 'd':
-			dot = optarg;
+			if (cli_once("topo", "--dot", &dot, optarg))
+				return 2;
 			break;
 		case 'h':
 			usage(stdout);

@@ -38,6 +38,16 @@ for c in search fabric hw calibrate validate; do
 	"$TRAINSIM" "$c" --help | grep -q "not implemented" || { echo "FAIL $c --help"; fail=1; }
 	check "$c refuses to run" 2 "$TRAINSIM" "$c" --json
 done
+# an option naming one file or value, given twice: refused (only one could be
+# used; found by review: the last one won silently)
+check "topo --cluster twice" 2 "$TRAINSIM" topo --cluster dgx-h100-ndr --cluster dgx-a100-hdr
+check "collective --cluster twice" 2 "$TRAINSIM" collective --cluster dgx-h100-ndr --cluster dgx-a100-hdr -b 1M
+check "model --model twice" 2 "$TRAINSIM" model --model llama3-8b --model gpt2
+check "memory --model twice" 2 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --model gpt2
+check "predict --trace twice" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --model llama3-8b \
+	--trace /tmp/e2e_cli_a.$$ --trace /tmp/e2e_cli_b.$$
+grep -q "given twice" /tmp/e2e_cli_err.$$ || { echo "FAIL says given twice"; fail=1; }
+[ ! -e /tmp/e2e_cli_a.$$ ] && [ ! -e /tmp/e2e_cli_b.$$ ] || { echo "FAIL a trace was written"; fail=1; }
 rm -f /tmp/e2e_cli_err.$$
 if [ $fail = 0 ]; then echo "e2e_cli: 1 passed, 0 failed"; else echo "e2e_cli: 0 passed, 1 failed"; fi
 exit $fail

@@ -540,6 +540,40 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 				BAD("fabric.links", "host%lld/nic%lld is not cabled to any switch",
 				    missing / nd->nics, missing % nd->nics);
 		}
+		{
+			/* every NIC reaches NIC 0 through the switches (union-find
+			 * over switches and NICs; here, so the error has the
+			 * file's position: found by review) */
+			long long nv = f->nxswitches + ports, far = -1;
+			int32_t *up = malloc((size_t)nv * sizeof(*up));
+			if (!up)
+				BAD("fabric.links", "out of memory");
+			for (long long v = 0; v < nv; v++)
+				up[v] = (int32_t)v;
+			for (int i = 0; i < f->nxlinks; i++) {
+				const struct topo_xlink *l = &f->xlinks[i];
+				int32_t a = l->a >= 0 ? l->a : f->nxswitches + (-l->a - 1);
+				int32_t b = l->b >= 0 ? l->b : f->nxswitches + (-l->b - 1);
+				while (up[a] != a)
+					a = up[a] = up[up[a]];
+				while (up[b] != b)
+					b = up[b] = up[up[b]];
+				up[a] = b;
+			}
+			for (long long v = 0; v < nv; v++) { /* every vertex to its root */
+				int32_t r = (int32_t)v;
+				while (up[r] != r)
+					r = up[r];
+				up[v] = r;
+			}
+			for (long long p = 1; p < ports && far < 0; p++)
+				if (up[f->nxswitches + p] != up[f->nxswitches])
+					far = p;
+			free(up);
+			if (far >= 0)
+				BAD("fabric.links", "host%lld/nic%lld has no path to host0/nic0 through "
+				    "the switches", far / nd->nics, far % nd->nics);
+		}
 		break;
 	}
 	if (c->placement == TOPO_PLACE_LIST) {
