@@ -100,6 +100,13 @@ check "trace into a missing directory" 2 "$TRAINSIM" predict $SMALL --trace /non
 check "trace and svg into one file" 2 "$TRAINSIM" predict $SMALL --trace "$TMP/same" --svg "$TMP/same"
 check "one file spelled two ways" 2 "$TRAINSIM" predict $SMALL --trace "$TMP/same" --svg "$TMP/./same"
 check "nothing written for it" 0 test ! -e "$TMP/same"
+# /dev/stdout with stdout redirected to a file: the trace would be renamed
+# over the summary (found by review)
+"$TRAINSIM" predict $SMALL --fidelity analytic --trace /dev/stdout >"$TMP/so.txt" 2>"$TMP/err"
+st=$?
+if [ $st = 2 ] && grep -q "is where standard output goes" "$TMP/err" && [ "$(wc -l <"$TMP/err")" = 1 ]; then
+	ok "trace onto standard output's file refused"
+else bad "trace onto /dev/stdout: exit $st, $(cat "$TMP/err")"; fi
 check "fp8 on a GPU without FP8" 2 "$TRAINSIM" predict --cluster dgx-a100-hdr --nodes 1 \
 	--model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --precision fp8 --fidelity analytic
 expect "names the missing FP8 rate" "fp8.*no FP8 rate" "$TMP/err"
