@@ -60,7 +60,7 @@ void wl_opts_init(struct wl_opts *o)
 
 const char *wl_dim_name(enum wl_dim d)
 {
-	static const char *const n[] = { "tp", "pp", "dp", "ep", "cp", "edp" };
+	static const char *const n[] = { "tp", "pp", "dp", "ep", "cp", "edp", "tpep" };
 	return (unsigned)d < WL_NDIMS ? n[d] : "?";
 }
 
@@ -621,10 +621,9 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	int etp = plan_etp(p);
 	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
 	/* the dispatcher's preprocess all-gathers every rank's tokens per
-	 * expert (E int64 counts) over the TP x EP group for the all-to-all's
-	 * split sizes (not when padding to the capacity, whose sizes are
-	 * fixed); run on the EP group (the TP x EP group when tp > 1 is not
-	 * a group of the plan: assumption). It is stream-ordered (a blocking
+	 * expert (E int64 counts) over the expert-TP x EP group (tp_ep_group)
+	 * for the all-to-all's split sizes (not when padding to the capacity,
+	 * whose sizes are fixed). It is stream-ordered (a blocking
 	 * all-gather): the permute waits for it. The sizes go to the host,
 	 * which synchronises the stream (Megatron-core's cuda_sync_point):
 	 * with a capacity before the permute ("before_permutation_1", for the
@@ -633,8 +632,9 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	 * after the sync waits for what was issued before it (sync_after) */
 	int32_t last = b->last[WL_S_COMPUTE];
 	if (!p->pad_to_capacity && (p->ep > 1 || etp > 1))
-		last = comm(b, ph, p->ep > 1 ? WL_D_EP : WL_D_TP, WL_C_ALLGATHER,
-			    (double)m->experts * 8 * p->ep * etp, "moe token counts", false);
+		last = comm(b, ph, p->ep == 1 ? WL_D_TP : etp > 1 ? WL_D_TPEP : WL_D_EP,
+			    WL_C_ALLGATHER, (double)m->experts * 8 * p->ep * etp, "moe token counts",
+			    false);
 	if (!p->pad_to_capacity && p->capacity_factor > 0)
 		b->sync_next = last;
 	moe_permute(b, ph, "moe permute");

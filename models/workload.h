@@ -29,8 +29,11 @@ enum wl_stream { WL_S_COMPUTE, WL_S_COMM, WL_S_PP_SEND, WL_S_PP_RECV, WL_S_DP, W
 /* Same order as sim/compute.h's enum sim_op_class. */
 enum wl_class { WL_GEMM, WL_ATTN, WL_ELEM, WL_OPT, WL_HOST_COPY, WL_HOST_OPT };
 /* Which group a communication op runs on. EDP: expert data parallel (the
- * ranks holding the same experts); counted as DP in reports. */
-enum wl_dim { WL_D_TP, WL_D_PP, WL_D_DP, WL_D_EP, WL_D_CP, WL_D_EDP, WL_NDIMS };
+ * ranks holding the same experts); counted as DP in reports. TPEP: the
+ * expert-TP x EP group (Megatron-core's tp_ep_group: the TP ranks of an EP
+ * group's positions when experts are split over TP, the EP group itself
+ * when they are whole); counted as EP. */
+enum wl_dim { WL_D_TP, WL_D_PP, WL_D_DP, WL_D_EP, WL_D_CP, WL_D_EDP, WL_D_TPEP, WL_NDIMS };
 enum wl_coll { WL_C_ALLREDUCE, WL_C_REDUCESCATTER, WL_C_ALLGATHER, WL_C_ALLTOALL, WL_C_P2P };
 enum wl_phase { WL_P_FWD, WL_P_BWD, WL_P_RECOMPUTE, WL_P_VISION, WL_P_OPT, WL_P_DP };
 /* Per data-parallel replica variation the executor applies: VISION scales

@@ -64,6 +64,7 @@ static enum sim_comm_kind kind_of(int dim)
 	case WL_D_TP: return SIM_COMM_TP;
 	case WL_D_PP: return SIM_COMM_PP;
 	case WL_D_EP: return SIM_COMM_EP;
+	case WL_D_TPEP: return SIM_COMM_EP;
 	case WL_D_CP: return SIM_COMM_CP;
 	default: return SIM_COMM_DP;
 	}
@@ -220,6 +221,13 @@ static int group_ranks(const struct exec *x, int dim, int tpi, int pos, int stag
 	case WL_D_EDP:
 		for (i = slot_of(x, tpi, pos) % p->ep; i < x->D * x->es; i += p->ep)
 			out[n++] = rank_of(x, x->es > 1 ? i % x->es : tpi, i / x->es, stage);
+		break;
+	case WL_D_TPEP:
+		if (x->es > 1) /* whole experts: the EP group */
+			return group_ranks(x, WL_D_EP, tpi, pos, stage, out);
+		for (i = pos / p->ep * p->ep; i < pos / p->ep * p->ep + p->ep; i++)
+			for (int ti = 0; ti < p->tp; ti++)
+				out[n++] = rank_of(x, ti, i, stage);
 		break;
 	}
 	return n;
@@ -792,6 +800,9 @@ static bool group_lead(const struct exec *x, int dim, int tpi, int pos)
 	case WL_D_TP: return true;
 	case WL_D_CP: return pos % x->p->cp == 0;
 	case WL_D_EP: return slot_of(x, tpi, pos) % x->p->ep == 0;
+	case WL_D_TPEP:
+		return x->es > 1 ? slot_of(x, tpi, pos) % x->p->ep == 0
+				 : tpi == 0 && pos % x->p->ep == 0;
 	case WL_D_DP: return pos == 0;
 	default: return slot_of(x, tpi, pos) < x->p->ep; /* WL_D_EDP */
 	}

@@ -2047,6 +2047,34 @@ START_TEST(moe_dispatches_the_tp_shard)
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 
+	/* the token counts are all-gathered over the TP x EP group
+	 * (Megatron-core's tp_ep_group: here all 8 GPUs), not the 4 EP ranks
+	 * of one TP rank: in the analytic model each gather takes an 8-rank
+	 * all-gather of the 2 x 4 ranks' 16 int64 counts */
+	{
+		struct sim_coll_spec cs;
+		struct sim_prediction g;
+		struct ts_error e2 = TS_ERROR_INIT;
+		int32_t all[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+		double want;
+		o.timeline = true;
+		o.fidelity = SIM_ANALYTIC;
+		run(&p, &o, &g);
+		sim_coll_spec_init(&cs);
+		cs.op = SIM_OP_ALLGATHER;
+		cs.size_bytes = 16 * 8 * p.ep * p.tp;
+		cs.nranks = 8;
+		cs.ranks = all;
+		ck_assert_int_eq(sim_coll_choose(&topo, &cs, &cs.algo, &cs.proto, &e2), 0);
+		ck_assert_int_eq(sim_coll_analytic(&topo, &cs, &want, &e2), 0);
+		struct slice_stats st = slices(&g, "moe token counts");
+		ck_assert_int_gt(st.n, 0);
+		ck_assert_msg(fabs(st.min / want - 1) < 1e-6 && fabs(st.max / want - 1) < 1e-6,
+			      "count gathers %.12g..%.12g s, want %.12g s", st.min, st.max, want);
+		sim_prediction_release(&g);
+		o.timeline = false;
+		o.fidelity = SIM_FLOW;
+	}
 	/* the dispatcher's memory passes: permute and unpermute (the rank's
 	 * T/tp x h and its routed copies), and with 4 local experts the sort of
 	 * the gathered tokens and its reverse (tp x the routed copies, read and
