@@ -645,6 +645,17 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			off_opt = true;
 			opt_key = "cpu_offload";
 		}
+		if (off_par && !off_opt) {
+			/* DeepSpeed can keep the optimizer on the GPU with the
+			 * parameters in host memory; offload "params" moves both
+			 * (found by review: taken as both without saying so) */
+			struct jval c;
+			jval_child(&zo, par_key, &c);
+			return jval_error(&c, err,
+					  "parameters offloaded without offload_optimizer are not "
+					  "modelled (offload 'params' moves the optimizer too; add "
+					  "offload_optimizer)");
+		}
 		if (off_par) {
 			p->offload = PLAN_OFF_PARAMS;
 			src_json(p, PF_OFFLOAD, &zo, par_key);

@@ -1240,6 +1240,9 @@ static const struct {
 	  "element count" },
 	/* (found by review: a fraction of an element, and bf16 against its
 	 * older name, passed) */
+	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_param\": {\"device\": \"cpu\"}}}",
+	  "zero_optimization.offload_param: parameters offloaded without offload_optimizer are not "
+	  "modelled" },
 	{ "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 0.5}}",
 	  "reduce_bucket_size: must be a positive element count" },
 	{ "{\"bfloat16\": {\"enabled\": true}, \"bf16\": {\"enabled\": false}}",
@@ -1337,7 +1340,7 @@ START_TEST(deepspeed_older_spellings)
 		  PLAN_DT_BF16, PLAN_OFF_OPTIMIZER },
 		{ "{\"fp16\": {\"enabled\": false}, \"bfloat16\": {\"enabled\": false}}", PLAN_DT_FP32,
 		  PLAN_OFF_NONE },
-		{ "{\"zero_optimization\": {\"stage\": 3, \"cpu_offload_param\": true, "
+		{ "{\"zero_optimization\": {\"stage\": 3, \"cpu_offload\": true, \"cpu_offload_param\": true, "
 		  "\"stage3_gather_16bit_weights_on_model_save\": true, \"sub_group_size\": 1e9}, "
 		  "\"gradient_clipping\": 1.0, \"steps_per_print\": 10, \"future_key\": 1}",
 		  PLAN_DT_BF16, PLAN_OFF_PARAMS },
