@@ -808,6 +808,34 @@ static bool group_lead(const struct exec *x, int dim, int tpi, int pos)
 	}
 }
 
+/* Folded, an alltoallv whose groups stay inside one host (one stands for
+ * all): of the groups the representative at unit position pos stands for,
+ * the one with the busiest member, into (tpi, pos) (found by review: the
+ * first group stood for all, under whole experts with ep < tp one of
+ * several, and the fold came out up to 0.7 % under --exact). */
+static void heaviest_group(const struct exec *x, const struct wl_op *op, int *tpi, int *pos)
+{
+	double best = -1;
+	int p0 = *pos;
+	if (x->o->exact || !ep_weighted(x, op))
+		return;
+	for (int q = p0; q < p0 + x->U; q++)
+		for (int ti = 0; ti < x->p->tp; ti++) {
+			const double *w;
+			double most = 0;
+			if (!group_lead(x, op->dim, ti, q))
+				continue;
+			w = ep_weights(x, op, ti, q, x->wbuf);
+			for (int i = 0; i < x->p->ep; i++)
+				most = w[i] > most ? w[i] : most;
+			if (most > best) {
+				best = most;
+				*tpi = ti;
+				*pos = q;
+			}
+		}
+}
+
 /* Analytic duration of a collective run by every group of `dim` in the
  * stage at once (as they are in the iteration: the eight DP groups of a
  * tp-8 stage share their nodes' NICs). The per-link loads of all groups add
@@ -829,7 +857,9 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	bool weighted = ep_weighted(x, op);
 	*sec = 0;
 	if (x->local[dim]) {
-		int n = group_ranks(x, dim, tpi, pos, stage, x->ranks_buf);
+		int n;
+		heaviest_group(x, op, &tpi, &pos);
+		n = group_ranks(x, dim, tpi, pos, stage, x->ranks_buf);
 		return analytic_group(x, x->ranks_buf, n, op, size, ep_weights(x, op, tpi, pos, x->wbuf),
 				      sec);
 	}
@@ -1078,8 +1108,10 @@ static void launch_go(struct exec *x, struct launch *l)
 		if (own) {
 			/* one group inside a host stands for all: for an alltoallv,
 			 * the representative's own, whose loads it computes with */
-			n = group_ranks(x, dim, 0, in0->pos, l->role, r);
-			rc = start_group(x, l, r, n, op, ep_weights(x, op, 0, in0->pos, x->wbuf));
+			int ti = 0, q = in0->pos;
+			heaviest_group(x, op, &ti, &q);
+			n = group_ranks(x, dim, ti, q, l->role, r);
+			rc = start_group(x, l, r, n, op, ep_weights(x, op, ti, q, x->wbuf));
 		}
 		for (int u = 0; u < x->nunits && !rc && !own; u++) {
 			bool dp = dim == WL_D_DP || dim == WL_D_EDP;
