@@ -518,7 +518,10 @@ static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
 static void moe_sort(struct bld *b, enum wl_phase ph, const char *name)
 {
 	int etp = plan_etp(b->p);
-	if ((double)b->m->experts / b->p->ep > 1 && (b->p->ep > 1 || etp > 1))
+	/* Megatron-core sorts whenever the rank holds more than one expert
+	 * ("Permutation 2", num_local_experts > 1), even from one source
+	 * (found by review: skipped without EP and expert TP) */
+	if ((double)b->m->experts / b->p->ep > 1)
 		cmp_op(b, ph, WL_ELEM, name, 0, 2 * moe_routed_bytes(b) * etp / b->p->tp, 0, 0, 0,
 		       0, WL_V_EXPERT);
 }

@@ -2213,6 +2213,18 @@ START_TEST(whole_experts_etp1)
 	folded_vs_exact(&p);
 	topo_release(&topo);
 
+	/* no EP, no TP: the rank holds all 16 experts and still sorts its
+	 * routed tokens by local expert (Megatron-core's "Permutation 2" runs
+	 * whenever num_local_experts > 1), forward and backward */
+	setup_small(&p, &o, 1, small_moe);
+	p.global_batch = 8; /* one micro-batch per rank */
+	resolve(&p);
+	run(&p, &o, &a);
+	ck_assert_int_eq(slices(&a, "moe sort chunks").n, 4);
+	ck_assert_int_eq(slices(&a, "moe sort chunks bwd").n, 4);
+	sim_prediction_release(&a);
+	topo_release(&topo);
+
 	/* ep < tp: each TP group holds tp / ep EP groups inside its node, and
 	 * the folded representative prices the heaviest of them, as --exact
 	 * finds it (found by review: the first stood for all, 0.4-0.7 % under) */
