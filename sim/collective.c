@@ -1514,6 +1514,38 @@ static double nccl_lat_us(const struct sim_group_info *gi, enum sim_op op, enum 
 	}
 }
 
+int sim_tree_model(const struct topo *t, const struct sim_coll_spec *s, double ring_bw_s,
+		   enum sim_proto *proto, double *time_s, struct ts_error *err)
+{
+	struct sim_group_info gi;
+	double n = s->nranks;
+	int rc = sim_group_info(t, s->ranks, s->nranks, &gi, err);
+	*time_s = INFINITY;
+	*proto = SIM_PROTO_SIMPLE;
+	if (rc)
+		return rc;
+	if (gi.nnodes < 2 || s->op != SIM_OP_ALLREDUCE || n < 2)
+		return 0;
+	for (int pi = SIM_PROTO_LL; pi < SIM_PROTO_COUNT; pi++) {
+		enum sim_proto p = (enum sim_proto)pi;
+		double f = p == SIM_PROTO_LL ? 3.8 : p == SIM_PROTO_LL128 ? 128.0 / 120 : 1 / 0.92;
+		double tm = nccl_lat_us(&gi, s->op, SIM_ALGO_TREE, p) * 1e-6 +
+			    (ring_bw_s > 0 ? ring_bw_s : 0) * f * n / (n - 1);
+		if (p == SIM_PROTO_LL) {
+			double cap = sim_ll_max_busbw_Bps(t->cl.gpu.sm_arch, gi.nnodes);
+			double fl = cap > 0 ? sim_busbw_factor(s->op, s->nranks) * s->size_bytes / cap +
+						      sim_nccl_base_lat_us(SIM_ALGO_TREE, p) * 1e-6 :
+					      0;
+			tm = tm > fl ? tm : fl;
+		}
+		if (tm < *time_s) {
+			*time_s = tm;
+			*proto = p;
+		}
+	}
+	return 0;
+}
+
 static void coll_params(struct sim_coll *c)
 {
 	int k, nnodes = 1;

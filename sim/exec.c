@@ -697,6 +697,16 @@ static const double *ep_weights(const struct exec *x, const struct wl_op *op, in
 	return w;
 }
 
+static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, double ring_s,
+		      double *tree_s);
+
+static void ev_part_done(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	(void)e;
+	(void)arg;
+	part_done(ctx);
+}
+
 /* Start one group's collective on the network (w: its alltoallv loads). */
 static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, int n,
 		       const struct wl_op *op, const double *w)
@@ -707,6 +717,42 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	enum sim_op sop = sim_op_of(op->coll);
 	if (n < 2)
 		return 0;
+	if (n > FLUID_MIN_RANKS && sop == SIM_OP_ALLREDUCE) {
+		/* NCCL's tree when its model beats the ring (big_tree_s): priced
+		 * by the model, without flows (cached by op, size and ranks) */
+		uint64_t key, sz;
+		struct memo *mm;
+		double tree = INFINITY;
+		memcpy(&sz, &l->size, sizeof(sz));
+		key = rng_hash2(0x62696774726565ULL ^ (uint64_t)(uint32_t)n, sz);
+		for (int i = 0; i < n; i++)
+			key = rng_hash2(key, (uint64_t)(uint32_t)ranks[i]);
+		key |= 1;
+		if ((mm = memo_find(&x->an_memo, key))) {
+			tree = mm->dur > 0 ? time_to_s(mm->dur) : INFINITY;
+		} else {
+			double ring;
+			sim_coll_spec_init(&s);
+			s.op = sop;
+			s.algo = SIM_ALGO_RING;
+			s.proto = SIM_PROTO_SIMPLE;
+			s.size_bytes = l->size;
+			s.nranks = n;
+			s.ranks = ranks;
+			if ((rc = sim_coll_analytic(x->t, &s, &ring, x->errp)) ||
+			    (rc = big_tree_s(x, ranks, n, l->size, ring, &tree)))
+				return rc;
+			memo_put(&x->an_memo, key, tree <= SIM_HORIZON_S ? time_from_s(tree) : 0);
+		}
+		if (tree <= SIM_HORIZON_S) {
+			l->left++;
+			if (!sim_after(&x->eng, time_from_s(tree), ev_part_done, l, 0)) {
+				l->left--;
+				return TS_ENOMEM;
+			}
+			return 0;
+		}
+	}
 	if (n > FLUID_MIN_RANKS && sop != SIM_OP_ALLTOALL)
 		return fluid_ring(x, l, ranks, n, sop, l->size);
 	sim_coll_spec_init(&s);
@@ -742,6 +788,37 @@ static void an_keep(struct exec *x, uint64_t key, double *sec)
 			memo_put(&x->an_memo, key, time_from_s(*sec));
 		*sec = time_to_s(time_from_s(*sec));
 	}
+}
+
+/* An all-reduce over more than FLUID_MIN_RANKS ranks: NCCL's tree when its
+ * cost model beats the ring's time ring_s over the group, priced by that
+ * model (sim_tree_model; the tree's plan is not built at this size); the
+ * tree's time into *tree_s (INFINITY: the ring stays). Found by review:
+ * such groups always ran as rings, whose latency (2(n-1) steps) costs a
+ * 1,024-rank all-reduce about 9.7 ms where NCCL's tuner takes its tree. */
+static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, double ring_s,
+		      double *tree_s)
+{
+	struct sim_coll_spec s;
+	enum sim_proto pr;
+	double t0;
+	int rc;
+	*tree_s = INFINITY;
+	sim_coll_spec_init(&s);
+	s.op = SIM_OP_ALLREDUCE;
+	s.algo = SIM_ALGO_RING;
+	s.proto = SIM_PROTO_SIMPLE;
+	s.size_bytes = 1; /* the ring's latency, as the model has it */
+	s.nranks = n;
+	s.ranks = ranks;
+	if ((rc = sim_coll_analytic(x->t, &s, &t0, x->errp)))
+		return rc;
+	s.size_bytes = size;
+	if ((rc = sim_tree_model(x->t, &s, ring_s - t0, &pr, tree_s, x->errp)))
+		return rc;
+	if (!(*tree_s < ring_s))
+		*tree_s = INFINITY;
+	return 0;
 }
 
 /* Analytic duration of one group's collective (alpha-beta on the topology).
@@ -787,6 +864,12 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		return rc;
 	if ((rc = sim_coll_analytic(x->t, &s, sec, x->errp)))
 		return rc;
+	if (n > FLUID_MIN_RANKS && s.op == SIM_OP_ALLREDUCE) {
+		double tr;
+		if ((rc = big_tree_s(x, ranks, n, size, *sec, &tr)))
+			return rc;
+		*sec = tr < *sec ? tr : *sec;
+	}
 	an_keep(x, w ? 0 : key, sec);
 	return 0;
 }
@@ -939,6 +1022,13 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 		if ((rc = sim_coll_analytic_groups(x->t, s, ng, false, &t1, x->errp)))
 			goto out;
 		*sec += t1 / draws;
+	}
+	if (s[0].nranks > FLUID_MIN_RANKS && s[0].op == SIM_OP_ALLREDUCE) {
+		/* (the rings' bandwidth time as the groups share links) */
+		double tr;
+		if ((rc = big_tree_s(x, s[0].ranks, s[0].nranks, size, *sec, &tr)))
+			goto out;
+		*sec = tr < *sec ? tr : *sec;
 	}
 	an_keep(x, weighted ? 0 : key, sec);
 out:

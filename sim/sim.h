@@ -310,6 +310,17 @@ struct sim_group_info {
 int sim_group_info(const struct topo *t, const int32_t *ranks, int32_t n,
 		   struct sim_group_info *gi, struct ts_error *err);
 
+/* NCCL's cost model of a tree all-reduce over a group too large to build
+ * the tree's plan (more than 64 ranks), given the ring's bandwidth time
+ * over the same group (its time less its latency, as concurrent traffic
+ * leaves it): the tree's latency plus that time x n/(n-1) over the
+ * protocol's factor (x 1/0.92 Simple, 128/120 LL128, 3.8 LL, LL at least
+ * its llMaxBw bytes), the floor a simulated tree keeps (nccl.md §1.4-1.5).
+ * The best protocol into *proto and its time into *time_s; *time_s is
+ * INFINITY when the group sits on one host (no tree across nodes). */
+int sim_tree_model(const struct topo *t, const struct sim_coll_spec *s, double ring_bw_s,
+		   enum sim_proto *proto, double *time_s, struct ts_error *err);
+
 /* Check that algo can run op on the group (ranks distinct and placed, a
  * power of two for rhd, NVSwitch with NVLS on one node for nvls, ...).
  * Returns 0 or TS_EINPUT with a message that says why. */

@@ -265,6 +265,9 @@ START_TEST(fluid_ring_matches_analytic)
 	p.dp = 72;
 	p.global_batch = 72;
 	p.seq_len = 1024;
+	/* (reduce-scatter and all-gather: rings only, as in NCCL; an
+	 * all-reduce this large may take NCCL's tree: big_allreduce_tree) */
+	p.distributed_optimizer = true;
 	resolve(&p);
 	sim_predict_opts_init(&o);
 	o.fidelity = SIM_ANALYTIC;
@@ -550,6 +553,49 @@ START_TEST(flash_attention_executes_causal_flops)
 		      "attention bwd %.12g..%.12g s, want %.12g", b.min, b.max, want_b);
 	sim_prediction_release(&r);
 	topo_release(&topo);
+}
+END_TEST
+
+/* An all-reduce over more than 64 ranks takes NCCL's tree when its cost
+ * model beats the ring's, as `collective` picks for a group it can plan
+ * (found by review: such groups always ran as rings, whose 2(nodes - 1)
+ * network steps alone cost 3.6 ms at 128 nodes; a small model's gradient
+ * all-reduce went 2.3 -> 12.0 ms from 9 to 128 nodes): the time grows with
+ * log2(nodes), flow and analytic alike (the model prices it). */
+START_TEST(big_allreduce_tree)
+{
+	static const int nodes[] = { 9, 128 };
+	double t[2][2];
+	for (int k = 0; k < 2; k++) {
+		struct plan p;
+		struct sim_predict_opts o;
+		struct sim_prediction r;
+		load_topo("dgx-h100-ndr", nodes[k]);
+		load_model_json("{\"n_embd\": 1024, \"n_layer\": 2, \"n_head\": 16, \"vocab_size\": "
+				"50257, \"n_positions\": 2048, \"model_type\": \"gpt2\"}");
+		plan_init(&p);
+		p.global_batch = nodes[k] * 8;
+		p.seq_len = 1024;
+		resolve(&p);
+		ck_assert_int_eq(p.dp, nodes[k] * 8);
+		sim_predict_opts_init(&o);
+		o.timeline = true;
+		for (int f = 0; f < 2; f++) {
+			o.fidelity = f ? SIM_FLOW : SIM_ANALYTIC;
+			run(&p, &o, &r);
+			struct slice_stats st = slices(&r, "dp grad reduce");
+			ck_assert_int_eq(st.n, 1);
+			t[k][f] = st.max;
+			sim_prediction_release(&r);
+		}
+		topo_release(&topo);
+	}
+	ck_assert_msg(t[1][0] < 3.0e-3, "128 nodes: %.6f s (the ring's network steps alone 3.6 ms)",
+		      t[1][0]);
+	ck_assert_msg(t[1][0] < 1.2 * t[0][0], "9 -> 128 nodes: %.6f -> %.6f s", t[0][0], t[1][0]);
+	for (int k = 0; k < 2; k++)
+		ck_assert_msg(fabs(t[k][1] / t[k][0] - 1) < 1e-6, "%d nodes: flow %.9f vs analytic %.9f s",
+			      nodes[k], t[k][1], t[k][0]);
 }
 END_TEST
 
@@ -2897,6 +2943,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, folded_exact_random_placement);
 	tcase_add_test(tc, folded_exact_random_placement_ep);
 	tcase_add_test(tc, fluid_ring_matches_analytic);
+	tcase_add_test(tc, big_allreduce_tree);
 	tcase_add_test(tc, overlap_slowdown_only_while_overlapped);
 	tcase_add_test(tc, image_variance_slows);
 	tcase_add_test(tc, images_fit_in_the_sequence);
