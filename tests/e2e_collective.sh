@@ -74,6 +74,17 @@ L=(collective --cluster h100-roce-leafspine-2to1 --op allreduce --concurrent 8 -
 "$TRAINSIM" "${L[@]}" >"$tmp/b" 2>&1
 if cmp -s "$tmp/a" "$tmp/b" && [ "$(grep -vc '^#' "$tmp/a")" = 2 ]; then ok "deterministic"; else bad "deterministic: $(diff "$tmp/a" "$tmp/b")"; fi
 
+# PCIe keeps its TLP framing: 2 GPUs on PCIe Gen4 x16 (32 GB/s after line
+# encoding) all-reduce at most 32 x 256/280 GB/s busbw (found by review: the
+# headers were assumed inside the 32, 31.98 GB/s)
+"$TRAINSIM" collective --cluster pcie-2x2-tcp --nodes 1 --op allreduce -b 1G -e 1G --json >"$tmp/pcie" 2>"$tmp/err"
+if python3 - "$tmp/pcie" <<'PY'
+import json, sys
+bw = json.load(open(sys.argv[1]))["rows"][0]["busbw_GBps"]
+assert 0.95 * 32 * 256 / 280 < bw <= 32 * 256 / 280 + 1e-9, bw
+PY
+then ok "PCIe TLP framing"; else bad "PCIe busbw: $(cat "$tmp/pcie" "$tmp/err" | grep -i busbw)"; fi
+
 # every fidelity runs; packet within 5% of flow at 64 MiB; analytic close
 for f in analytic flow packet; do
 	"$TRAINSIM" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce --algo ring --proto Simple -b 64M --fidelity $f --json >"$tmp/$f" 2>"$tmp/err" || bad "fidelity $f: $(cat "$tmp/err")"
