@@ -623,9 +623,14 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 	 * the network's (was: every step at the network's, 14 us on NVLink
 	 * hops too, 3x too slow for a 72-rank DP all-reduce) */
 	inter = nodes > 1 ? (op == SIM_OP_ALLREDUCE ? 2.0 : 1.0) * (nodes - 1) : 0;
+	/* (a host's hops at PCIe's latency where the GPUs sit on PCIe; found
+	 * by review: NVLink's always) */
 	lat = time_from_us(sim_nccl_base_lat_us(SIM_ALGO_RING, SIM_PROTO_SIMPLE) +
-			   (steps - inter) * sim_nccl_hw_lat_us(SIM_HW_NVLINK, SIM_ALGO_RING,
-								SIM_PROTO_SIMPLE) +
+			   (steps - inter) *
+				   sim_nccl_hw_lat_us(x->t->cl.node.intra == TOPO_INTRA_NVSWITCH ?
+							      SIM_HW_NVLINK :
+							      SIM_HW_PCI,
+						      SIM_ALGO_RING, SIM_PROTO_SIMPLE) +
 			   inter * sim_nccl_hw_lat_us(SIM_HW_NET, SIM_ALGO_RING, SIM_PROTO_SIMPLE));
 	(void)gpn;
 	for (int c = 0; c < nch; c++) {
