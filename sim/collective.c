@@ -641,6 +641,29 @@ static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes)
 	return c < 1 ? 1 : c > 64 ? 64 : (int32_t)c;
 }
 
+/* A tree's chunks: NCCL halves the tree's chunk from 512 KiB while a
+ * channel has fewer than depth x 8 of them (down to 128 KiB), depth x 4
+ * (64 KiB) and depth (32 KiB), depth = ppn - 1 + log2(nodes) (its
+ * enqueue.cc; found by review: fixed 512 KiB chunks left an 8 MiB tree over
+ * 16 nodes one chunk per tree, a store-and-forward at twice the analytic
+ * time); at most 64 per operation, as pick_chunks. */
+static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh)
+{
+	double chunk = 512.0 * 1024, depth = (double)n / (nh > 0 ? nh : 1) - 1 + floor(log2(nh > 0 ? nh : 1)), c;
+	if (s->chunks > 0)
+		return s->chunks;
+	if (depth < 1)
+		depth = 1;
+	while (bytes / chunk < depth * 8 && chunk > 131072)
+		chunk /= 2;
+	while (bytes / chunk < depth * 4 && chunk > 65536)
+		chunk /= 2;
+	while (bytes / chunk < depth && chunk > 32768)
+		chunk /= 2;
+	c = ceil(bytes / chunk);
+	return c < 1 ? 1 : c > 64 ? 64 : (int32_t)c;
+}
+
 /* The GPU->switch NVLink ports of a GPU (one or several), for NVLS. */
 static int nvlink_ports(const struct topo *t, int32_t gpu, int32_t *out, int max)
 {
@@ -765,7 +788,7 @@ static int build_plan(struct sim_coll *c)
 			}
 			if (s->op == SIM_OP_ALLREDUCE && nh > 1)
 				tch = s->channels > 0 ? s->channels : auto_channels(c->t, c->gpus, n);
-			chunks = pick_chunks(s, S / 2 / tch);
+			chunks = pick_tree_chunks(s, S / 2 / tch, n, nh);
 			for (int32_t ch = 0; ch < tch && !rc; ch++) {
 				rotate_hosts(c->t, ord, oc, n, ch);
 				rotate_hosts(c->t, rev, rc2, n, ch);

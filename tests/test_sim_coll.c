@@ -709,6 +709,36 @@ START_TEST(same_seed_same_result)
 }
 END_TEST
 
+/* A tree's chunks follow NCCL's halving (pick_tree_chunks): an 8 MiB tree
+ * all-reduce over 16 H100 nodes pipelines, and the flow model lands near
+ * the analytic one (found by review: one 512 KiB chunk per tree left it a
+ * store-and-forward at twice the analytic time, 324 vs 155 us). */
+START_TEST(tree_chunks_pipeline)
+{
+	struct world w;
+	struct runres f;
+	struct sim_coll_spec s;
+	struct ts_error err = TS_ERROR_INIT;
+	int32_t ranks[128];
+	double ta;
+	world_open(&w, "dgx-h100-ndr", 16, NULL, 1);
+	f = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, 8 * TS_MiB, 1, 128,
+		false, 1);
+	for (int i = 0; i < 128; i++)
+		ranks[i] = i;
+	sim_coll_spec_init(&s);
+	s.op = SIM_OP_ALLREDUCE;
+	s.algo = SIM_ALGO_TREE;
+	s.proto = SIM_PROTO_LL128;
+	s.size_bytes = 8 * TS_MiB;
+	s.nranks = 128;
+	s.ranks = ranks;
+	ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &ta, &err), 0);
+	ck_assert_msg(fabs(f.time_s / ta - 1) < 0.15, "flow %g s, analytic %g s", f.time_s, ta);
+	world_close(&w);
+}
+END_TEST
+
 START_TEST(packet_agrees_with_flow)
 {
 	/* ring allreduce of 64 MiB on 8 hosts of the non-blocking switch and on
@@ -862,6 +892,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, every_algorithm_conserves_bytes, 0, (int)TS_ARRAY_LEN(combos));
 	tcase_add_test(tc, same_seed_same_result);
 	tcase_add_test(tc, packet_agrees_with_flow);
+	tcase_add_test(tc, tree_chunks_pipeline);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("coupled");
 	tcase_set_timeout(tc, 120);
