@@ -19,10 +19,11 @@ static const struct unit bw_units[] = {
 	{ "Mb/s", 1e6 / 8 }, { "Mbps", 1e6 / 8 }, { "Mbit/s", 1e6 / 8 },
 	{ "Gb/s", 1e9 / 8 }, { "Gbps", 1e9 / 8 }, { "Gbit/s", 1e9 / 8 },
 	{ "Tb/s", 1e12 / 8 }, { "Tbps", 1e12 / 8 }, { "Tbit/s", 1e12 / 8 },
+	{ "Pb/s", 1e15 / 8 }, { "Pbps", 1e15 / 8 }, { "Pbit/s", 1e15 / 8 },
 	{ "B/s", 1.0 }, { "Bps", 1.0 },
 	{ "kB/s", 1e3 }, { "KB/s", 1e3 }, { "kBps", 1e3 }, { "KBps", 1e3 },
 	{ "MB/s", 1e6 }, { "MBps", 1e6 }, { "GB/s", 1e9 }, { "GBps", 1e9 },
-	{ "TB/s", 1e12 }, { "TBps", 1e12 },
+	{ "TB/s", 1e12 }, { "TBps", 1e12 }, { "PB/s", 1e15 }, { "PBps", 1e15 },
 	{ "KiB/s", 1024.0 }, { "MiB/s", TS_MiB }, { "GiB/s", TS_GiB },
 	{ "Gib/s", TS_GiB / 8 },
 };

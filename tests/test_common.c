@@ -26,6 +26,9 @@ static const struct {
 	{ "400Gbps", TS_QTY_BANDWIDTH, 50e9 },
 	{ "50GB/s", TS_QTY_BANDWIDTH, 50e9 },
 	{ "3.35TB/s", TS_QTY_BANDWIDTH, 3.35e12 },
+	/* (the bound the README gives, 1 PB/s, can be written: found by review) */
+	{ "1PB/s", TS_QTY_BANDWIDTH, 1e15 },
+	{ "8 Pb/s", TS_QTY_BANDWIDTH, 1e15 },
 	{ "10 Gb/s", TS_QTY_BANDWIDTH, 1.25e9 },
 	{ "80GiB", TS_QTY_SIZE, 80.0 * 1073741824.0 },
 	{ "4KiB", TS_QTY_SIZE, 4096 },
