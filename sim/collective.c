@@ -630,6 +630,10 @@ static void rotate_hosts(const struct topo *t, const int32_t *ord, int32_t *out,
 	}
 }
 
+/* Trees over more than this many ranks are priced by NCCL's model
+ * (sim_tree_model) in the analytic model rather than planned. */
+#define TREE_PLAN_MAX_RANKS 64
+
 static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes)
 {
 	double c;
@@ -1537,33 +1541,40 @@ static double nccl_lat_us(const struct sim_group_info *gi, enum sim_op op, enum 
 	}
 }
 
+/* sim_tree_model's time for protocol p (gi: the group's facts). */
+static double tree_model_proto(const struct topo *t, const struct sim_group_info *gi,
+			       const struct sim_coll_spec *s, double ring_bw_s, enum sim_proto p)
+{
+	double n = s->nranks;
+	double f = p == SIM_PROTO_LL ? 3.8 : p == SIM_PROTO_LL128 ? 128.0 / 120 : 1 / 0.92;
+	double tm = nccl_lat_us(gi, s->op, SIM_ALGO_TREE, p) * 1e-6 +
+		    (ring_bw_s > 0 ? ring_bw_s : 0) * f * n / (n - 1);
+	if (p == SIM_PROTO_LL) {
+		double cap = sim_ll_max_busbw_Bps(t->cl.gpu.sm_arch, gi->nnodes);
+		double fl = cap > 0 ? sim_busbw_factor(s->op, s->nranks) * s->size_bytes / cap +
+					      sim_nccl_base_lat_us(SIM_ALGO_TREE, p) * 1e-6 :
+				      0;
+		tm = tm > fl ? tm : fl;
+	}
+	return tm;
+}
+
 int sim_tree_model(const struct topo *t, const struct sim_coll_spec *s, double ring_bw_s,
 		   enum sim_proto *proto, double *time_s, struct ts_error *err)
 {
 	struct sim_group_info gi;
-	double n = s->nranks;
 	int rc = sim_group_info(t, s->ranks, s->nranks, &gi, err);
 	*time_s = INFINITY;
 	*proto = SIM_PROTO_SIMPLE;
 	if (rc)
 		return rc;
-	if (gi.nnodes < 2 || s->op != SIM_OP_ALLREDUCE || n < 2)
+	if (gi.nnodes < 2 || s->op != SIM_OP_ALLREDUCE || s->nranks < 2)
 		return 0;
 	for (int pi = SIM_PROTO_LL; pi < SIM_PROTO_COUNT; pi++) {
-		enum sim_proto p = (enum sim_proto)pi;
-		double f = p == SIM_PROTO_LL ? 3.8 : p == SIM_PROTO_LL128 ? 128.0 / 120 : 1 / 0.92;
-		double tm = nccl_lat_us(&gi, s->op, SIM_ALGO_TREE, p) * 1e-6 +
-			    (ring_bw_s > 0 ? ring_bw_s : 0) * f * n / (n - 1);
-		if (p == SIM_PROTO_LL) {
-			double cap = sim_ll_max_busbw_Bps(t->cl.gpu.sm_arch, gi.nnodes);
-			double fl = cap > 0 ? sim_busbw_factor(s->op, s->nranks) * s->size_bytes / cap +
-						      sim_nccl_base_lat_us(SIM_ALGO_TREE, p) * 1e-6 :
-					      0;
-			tm = tm > fl ? tm : fl;
-		}
+		double tm = tree_model_proto(t, &gi, s, ring_bw_s, (enum sim_proto)pi);
 		if (tm < *time_s) {
 			*time_s = tm;
-			*proto = p;
+			*proto = (enum sim_proto)pi;
 		}
 	}
 	return 0;
@@ -1993,8 +2004,36 @@ out:
 int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
 			     bool spray, double *time_s, struct ts_error *err)
 {
-	struct sim_coll **cs = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof(*cs));
+	struct sim_coll **cs;
 	int rc = 0, i;
+	if (nspecs > 0 && s[0].algo == SIM_ALGO_TREE && s[0].op == SIM_OP_ALLREDUCE &&
+	    s[0].nranks > TREE_PLAN_MAX_RANKS && s[0].proto != SIM_PROTO_AUTO) {
+		/* a tree too large to plan (its plan is chunks x ranks x trees:
+		 * found by review, 16k ranks did not finish in a minute):
+		 * NCCL's model from the rings' bandwidth time over the same
+		 * groups (sim_tree_model), as sim/exec.c prices it */
+		struct sim_coll_spec *r = malloc((size_t)nspecs * sizeof(*r));
+		struct sim_group_info gi;
+		double tr, t0;
+		if (!r)
+			return ts_error_set(err, TS_ENOMEM, "out of memory");
+		for (i = 0; i < nspecs; i++) {
+			r[i] = s[i];
+			r[i].algo = SIM_ALGO_RING;
+			r[i].proto = SIM_PROTO_SIMPLE;
+		}
+		rc = sim_coll_analytic_groups(t, r, nspecs, spray, &tr, err);
+		r[0].size_bytes = 1;
+		if (!rc)
+			rc = sim_coll_analytic_groups(t, r, 1, spray, &t0, err);
+		if (!rc)
+			rc = sim_group_info(t, s[0].ranks, s[0].nranks, &gi, err);
+		if (!rc)
+			*time_s = gi.nnodes > 1 ? tree_model_proto(t, &gi, &s[0], tr - t0, s[0].proto) : tr;
+		free(r);
+		return rc;
+	}
+	cs = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof(*cs));
 	if (!cs)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	for (i = 0; i < nspecs && !rc; i++) {
