@@ -1541,14 +1541,25 @@ static double nccl_lat_us(const struct sim_group_info *gi, enum sim_op op, enum 
 	}
 }
 
-/* sim_tree_model's time for protocol p (gi: the group's facts). */
-static double tree_model_proto(const struct topo *t, const struct sim_group_info *gi,
-			       const struct sim_coll_spec *s, double ring_bw_s, enum sim_proto p)
+/* NCCL's tree time from the ring's bandwidth time ring_bw_s over the
+ * group: the tree's latency plus that time x n/(n-1) over protocol p's
+ * factor (NCCL's algorithm bandwidth: the tree's busBw x 0.5, the ring's
+ * busBw x n / (2(n-1)), tuning.cc's ratio; nccl.md §1.4-1.5). */
+static double tree_over_ring_s(const struct sim_group_info *gi, const struct sim_coll_spec *s,
+			       double ring_bw_s, enum sim_proto p)
 {
 	double n = s->nranks;
 	double f = p == SIM_PROTO_LL ? 3.8 : p == SIM_PROTO_LL128 ? 128.0 / 120 : 1 / 0.92;
-	double tm = nccl_lat_us(gi, s->op, SIM_ALGO_TREE, p) * 1e-6 +
-		    (ring_bw_s > 0 ? ring_bw_s : 0) * f * n / (n - 1);
+	return nccl_lat_us(gi, s->op, SIM_ALGO_TREE, p) * 1e-6 +
+	       (ring_bw_s > 0 ? ring_bw_s : 0) * f * n / (n - 1);
+}
+
+/* sim_tree_model's time for protocol p (gi: the group's facts): LL's at
+ * least its bus bytes at llMaxBw. */
+static double tree_model_proto(const struct topo *t, const struct sim_group_info *gi,
+			       const struct sim_coll_spec *s, double ring_bw_s, enum sim_proto p)
+{
+	double tm = tree_over_ring_s(gi, s, ring_bw_s, p);
 	if (p == SIM_PROTO_LL) {
 		double cap = sim_ll_max_busbw_Bps(t->cl.gpu.sm_arch, gi->nnodes);
 		double fl = cap > 0 ? sim_busbw_factor(s->op, s->nranks) * s->size_bytes / cap +
@@ -1627,22 +1638,13 @@ static void coll_params(struct sim_coll *c)
 		r.algo = SIM_ALGO_RING;
 		r.proto = SIM_PROTO_SIMPLE;
 		if (!sim_coll_check(c->t, &r, &e2) && !sim_coll_analytic(c->t, &r, &tr, &e2)) {
-			double f = c->s.proto == SIM_PROTO_LL ? 3.8 :
-				   c->s.proto == SIM_PROTO_LL128 ? 128.0 / 120 : 1 / 0.92;
-			double bw;
+			simtime_ps fl;
 			/* the ring's bandwidth time: its time less its time for
 			 * one byte (the latency, as the simulation has it) */
 			r.size_bytes = 1;
 			if (sim_coll_analytic(c->t, &r, &t0, &e2))
 				t0 = 0;
-			bw = tr - t0;
-			/* NCCL's algorithm bandwidth: the tree's busBw x 0.5, the
-			 * ring's busBw x n / (2(n-1)) (tuning.cc's ratio), so the
-			 * tree's time is the ring's x n/(n-1) over the factor */
-			double nn = c->s.nranks;
-			simtime_ps fl = time_from_s(
-				nccl_lat_us(&gi, c->s.op, SIM_ALGO_TREE, c->s.proto) * 1e-6 +
-				(bw > 0 ? bw : 0) * f * nn / (nn - 1));
+			fl = time_from_s(tree_over_ring_s(&gi, &c->s, tr - t0, c->s.proto));
 			if (fl > c->floor_ps)
 				c->floor_ps = fl;
 		}

@@ -181,6 +181,12 @@ static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
 	return tpi + x->p->tp * (pos + x->D * stage);
 }
 
+/* Expert slots per DP x CP position (struct exec's es). */
+static int expert_slots(const struct plan *p)
+{
+	return plan_etp(p) == 1 ? p->tp : 1;
+}
+
 /* The expert slot of (tpi, pos): EP groups are ep consecutive slots (with
  * whole experts, ep consecutive ranks of the stage: Megatron-core's
  * expert rank order), expert-DP groups the slots equal modulo ep. */
@@ -736,16 +742,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 		if ((mm = memo_find(&x->an_memo, key))) {
 			tree = mm->dur > 0 ? time_to_s(mm->dur) : INFINITY;
 		} else {
-			double ring;
-			sim_coll_spec_init(&s);
-			s.op = sop;
-			s.algo = SIM_ALGO_RING;
-			s.proto = SIM_PROTO_SIMPLE;
-			s.size_bytes = l->size;
-			s.nranks = n;
-			s.ranks = ranks;
-			if ((rc = sim_coll_analytic(x->t, &s, &ring, x->errp)) ||
-			    (rc = big_tree_s(x, ranks, n, l->size, ring, &tree)))
+			if ((rc = big_tree_s(x, ranks, n, l->size, -1, &tree)))
 				return rc;
 			memo_put(&x->an_memo, key, tree <= SIM_HORIZON_S ? time_from_s(tree) : 0);
 		}
@@ -796,9 +793,10 @@ static void an_keep(struct exec *x, uint64_t key, double *sec)
 }
 
 /* An all-reduce over more than FLUID_MIN_RANKS ranks: NCCL's tree when its
- * cost model beats the ring's time ring_s over the group, priced by that
- * model (sim_tree_model; the tree's plan is not built at this size); the
- * tree's time into *tree_s (INFINITY: the ring stays). Found by review:
+ * cost model beats the ring's time ring_s over the group (< 0: the ring
+ * alone, analytic), priced by that model (sim_tree_model; the tree's plan
+ * is not built at this size); the tree's time into *tree_s (INFINITY: the
+ * ring stays). Found by review:
  * such groups always ran as rings, whose latency (2(n-1) steps) costs a
  * 1,024-rank all-reduce about 9.7 ms where NCCL's tuner takes its tree. */
 static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, double ring_s,
@@ -819,6 +817,8 @@ static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, 
 	if ((rc = sim_coll_analytic(x->t, &s, &t0, x->errp)))
 		return rc;
 	s.size_bytes = size;
+	if (ring_s < 0 && (rc = sim_coll_analytic(x->t, &s, &ring_s, x->errp)))
+		return rc;
 	if ((rc = sim_tree_model(x->t, &s, ring_s - t0, &pr, tree_s, x->errp)))
 		return rc;
 	if (!(*tree_s < ring_s))
@@ -1723,8 +1723,7 @@ static int gcd(int a, int b)
  * tp), lcm(ep, tp) / tp when each TP rank is one (etp 1). */
 static int unit_positions(const struct plan *p)
 {
-	int es = plan_etp(p) == 1 ? p->tp : 1;
-	int pe = p->ep / gcd(p->ep, es);
+	int pe = p->ep / gcd(p->ep, expert_slots(p));
 	int u = p->cp / gcd(p->cp, pe) * pe, d = p->dp * p->cp;
 	return u < d ? u : d;
 }
@@ -2033,8 +2032,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 	x->U = unit_positions(p);
 	x->nunits = x->D / x->U;
 	vis = malloc((size_t)p->dp * mm * sizeof(double));
-	if (!x->vtok && x->m->has_vision && plan_dist_mean(&p->images_per_sample) > 0 &&
-	    plan_dist_mean(&p->image_tokens) > 0) {
+	if (!x->vtok && x->m->has_vision) {
 		x->vtok = calloc((size_t)p->dp * mm, sizeof(double));
 		if (!x->vtok) {
 			rc = TS_ENOMEM;
@@ -2401,7 +2399,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	x.t = t;
 	x.m = m;
 	x.p = p;
-	x.es = plan_etp(p) == 1 ? p->tp : 1;
+	x.es = expert_slots(p);
 	x.o = &oo;
 	x.errp = err;
 	{
