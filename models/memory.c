@@ -47,6 +47,8 @@ void memory_bytes_per_param(const struct plan *p, double *w, double *g, double *
 struct act_shape {
 	double s, b;       /* tokens per sequence on this rank, sequences */
 	double h, q, kvd;  /* hidden, heads*head_dim, kv*head_dim per rank-unsplit, elements */
+	double vd;         /* MLA: V (and output-projection input) width heads*v_head_dim, elements */
+	double lat;        /* MLA: latents a layer keeps per token (see act_terms), elements; 0 none */
 	double a;          /* heads */
 	double f;          /* MLP inner width (per expert for MoE), elements */
 	double fs;         /* shared experts' MLP inner width (MoE), elements */
@@ -73,8 +75,17 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 	if (x->routed > 0)            /* router probabilities (fp32) */
 		*R += 4 * sb * x->experts;
 	*U = x->routed > 0 ? 2 * sb * x->h * x->routed : 0; /* gathered expert inputs */
-	*S = 2 * sb * x->q + 4 * sb * x->kvd /* Q, K, V */
-	     + 2 * sb * x->q;                /* output-projection input */
+	if (x->lat > 0) {
+		/* MLA (assumption: each saved once, 16 bits): the down
+		 * projections' outputs and the normed latents the up projections
+		 * read, on the rank's tokens like the norm outputs; Q and K of
+		 * head_dim, V and the output projection's input of v_head_dim */
+		*R += 2 * sb * x->lat;
+		*S = 2 * sb * x->q + 2 * sb * x->kvd + 2 * sb * x->vd + 2 * sb * x->vd;
+	} else {
+		*S = 2 * sb * x->q + 4 * sb * x->kvd /* Q, K, V */
+		     + 2 * sb * x->q;                /* output-projection input */
+	}
 	if (x->qk_norm)
 		*S += 2 * sb * x->q + 2 * sb * x->kvd; /* q_norm/k_norm inputs */
 	/* MLP: gelu stores fc1 output and gelu output (2 x 2sbf); gated, with
@@ -124,6 +135,12 @@ static void layer_shape(const struct model *m, const struct plan *p, int l,
 	/* K/V replicated when tp > kv heads: each rank keeps one group. */
 	if (m->kv_heads % p->tp)
 		x->kvd = (double)m->head_dim * p->tp;
+	if (m->kv_lora > 0) {
+		/* q latent (the down projection's output, normed), kv latent
+		 * (likewise) and the rotary key part */
+		x->vd = (double)m->heads * model_v_dim(m);
+		x->lat = 2.0 * m->q_lora + 2.0 * m->kv_lora + m->qk_rope;
+	}
 	x->a = m->heads;
 	x->gated = m->mlp == MODEL_MLP_GATED;
 	x->drop = m->dropout;
@@ -211,6 +228,13 @@ double model_kv_width_rank(const struct model *m, const struct plan *p)
 	return (double)m->kv_heads * m->head_dim / p->tp;
 }
 
+double model_v_width_rank(const struct model *m, const struct plan *p)
+{
+	if (m->kv_lora > 0)
+		return (double)m->heads * model_v_dim(m) / p->tp;
+	return model_kv_width_rank(m, p);
+}
+
 /* Parameters of layer l held by one rank: dense part / tp (K/V replicated
  * when tp exceeds the kv heads), experts / (ep x etp) (Megatron-core's
  * expert_tensor_parallel_size, tp by default). */
@@ -222,6 +246,10 @@ void model_layer_rank_params(const struct model *m, const struct plan *p, int l,
 	model_layer_params(m, l, &tot, &act, &ex);
 	if (m->kv_heads % p->tp) /* replicated: one kv group per rank instead of kv/tp */
 		kvfix = 2.0 * m->hidden * m->head_dim * (1.0 - (double)m->kv_heads / p->tp);
+	/* MLA's down projections and latent norms are whole on every TP rank
+	 * (Megatron-core's MLASelfAttention duplicates them) */
+	if (m->kv_lora > 0)
+		kvfix = (model_mla_down_params(m) + m->q_lora + m->kv_lora) * (1.0 - 1.0 / p->tp);
 	*dense = (double)(tot - ex) / p->tp + kvfix;
 	*experts = (double)ex / ((double)p->ep * plan_etp(p));
 }
@@ -231,7 +259,7 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 {
 	int64_t tot;
 	double dense, ex, s_loc = (double)p->seq_len / p->cp, b = p->micro_batch;
-	double q = (double)m->heads * m->head_dim, tokens = s_loc * b, attn;
+	double tokens = s_loc * b, attn, w = model_attn_width(m);
 	double wb = dtype_bytes(p->precision);
 	memset(o, 0, sizeof(*o));
 	model_layer_params(m, l, &tot, NULL, NULL);
@@ -239,8 +267,13 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	o->params = tot;
 	o->params_rank = dense + ex;
 	/* Megatron SC'21 appendix: 2 FLOPs/MAC; local queries attend to all s keys. */
-	attn = 4.0 * s_loc * model_attn_keys(m, l, p->seq_len) * q * b / p->tp;
+	attn = 2.0 * s_loc * model_attn_keys(m, l, p->seq_len) * w * b / p->tp;
 	o->fwd_flops = 2 * model_layer_matmul_active(m, l) * tokens / p->tp + attn;
+	/* MLA's duplicated down projections run on every TP rank: on its
+	 * sequence-parallel shard (1/tp of the tokens, as counted) or, without
+	 * sequence parallelism, on all of them */
+	if (m->kv_lora > 0 && !p->sp)
+		o->fwd_flops += 2 * model_mla_down_params(m) * tokens * (1.0 - 1.0 / p->tp);
 	o->bwd_flops = 2 * o->fwd_flops;
 	if (p->recompute == PLAN_RC_FULL)
 		o->recompute_flops = o->fwd_flops;
@@ -258,16 +291,17 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	if (m->experts > 0 && m->moe_layer[l] && p->ep > 1)
 		o->ep_bytes = m->top_k * tokens / p->tp * m->hidden * 2 * (p->ep - 1) / (double)p->ep;
 	if (p->cp > 1) /* ring attention: K and V of the other cp-1 chunks */
-		o->cp_bytes = 2.0 * 2 * tokens * model_kv_width_rank(m, p) * (p->cp - 1);
+		o->cp_bytes = 2.0 * tokens * (model_kv_width_rank(m, p) + model_v_width_rank(m, p)) *
+			      (p->cp - 1);
 }
 
 double model_flops_iteration(const struct model *m, const struct plan *p)
 {
-	double T = (double)p->global_batch * p->seq_len, f = 0, q = (double)m->heads * m->head_dim;
+	double T = (double)p->global_batch * p->seq_len, f = 0, w = model_attn_width(m);
 	double passes = p->recompute == PLAN_RC_FULL ? 4 : 3, imgs, patches;
 	for (int l = 0; l < m->layers; l++) {
 		/* per token, no causal halving (eq. 3) */
-		double attn = 4.0 * model_attn_keys(m, l, p->seq_len) * q;
+		double attn = 2.0 * model_attn_keys(m, l, p->seq_len) * w;
 		f += (2 * model_layer_matmul_active(m, l) + attn) * T * passes;
 		if (p->recompute == PLAN_RC_SELECTIVE)
 			f += attn * T;

@@ -265,6 +265,7 @@ static const struct arch arches[] = {
 	{ "gpt2", 0, 1, 0 }, { "gptj", 0, 0, 0 }, { "gpt_neox", 0, 0, 0 },
 	{ "phi", 0, 0, 0 }, { "gpt_bigcode", 0, 1, 0 }, { "starcoder2", 0, 1, 0 },
 	{ "falcon", 0, 1, 0 }, { "RefinedWeb", 0, 1, 0 }, { "RefinedWebModel", 0, 1, 0 },
+	{ "deepseek_v2", 1, 0, 0 }, { "deepseek_v3", 1, 0, 0 }, { "kimi_k2", 1, 0, 0 },
 };
 
 static struct arch arch_of(const char *type)
@@ -284,9 +285,6 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 	static const struct {
 		const char *key, *why;
 	} keys[] = {
-		{ "kv_lora_rank", "multi-head latent attention (DeepSeek MLA) is not modelled" },
-		{ "q_lora_rank", "multi-head latent attention (DeepSeek MLA) is not modelled" },
-		{ "num_nextn_predict_layers", "multi-token prediction layers are not modelled" },
 		{ "interleave_moe_layer_step", "Llama 4's interleaved MoE with a shared expert is not modelled" },
 		{ "intermediate_size_mlp", "Llama 4's separate dense and expert MLP widths are not modelled" },
 		{ "attention_chunk_size", "chunked attention (Llama 4) is not modelled" },
@@ -303,6 +301,16 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 					     "bart",	      "mbart",	      "whisper",
 					     "encoder-decoder" };
 	struct jval c;
+	/* Multi-token prediction modules: transformers' DeepseekV3 model has
+	 * none (it skips their weights on load), so a DeepSeek-V3 config is
+	 * the model without them, as Hugging Face trains it; elsewhere they
+	 * would be layers the count misses. */
+	if (present(t, "num_nextn_predict_layers", &c) &&
+	    !(mtype && !strcmp(mtype, "deepseek_v3")) &&
+	    !(cJSON_IsNumber(c.j) && c.j->valuedouble == 0))
+		return jval_error(&c, err,
+				  "multi-token prediction layers are not modelled; trainsim cannot "
+				  "price this model");
 	if (mtype)
 		for (size_t i = 0; i < TS_ARRAY_LEN(other); i++)
 			if (!strcmp(mtype, other[i])) {
@@ -512,7 +520,33 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	}
 	if (get_int2(&t, "num_experts_per_tok", NULL, m->experts > 0, 1, 1 << 16, &m->top_k, err))
 		return TS_EINPUT;
-	if (!present(&t, "head_dim", &c) && !present(&t, "kv_channels", &c) &&
+	/* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): kv_lora_rank
+	 * given. A head's query/key is qk_nope + qk_rope wide (transformers'
+	 * qk_head_dim; its head_dim key holds the rotary width) and every head
+	 * has its own K and V after kv_b_proj. */
+	if (present(&t, "kv_lora_rank", &c)) {
+		int nope = 0;
+		if (get_int2(&t, "kv_lora_rank", NULL, true, 1, 1 << 16, &m->kv_lora, err) ||
+		    get_int2(&t, "q_lora_rank", NULL, false, 1, 1 << 16, &m->q_lora, err) ||
+		    get_int2(&t, "qk_rope_head_dim", NULL, true, 0, 1 << 14, &m->qk_rope, err) ||
+		    get_int2(&t, "qk_nope_head_dim", NULL, true, 0, 1 << 14, &nope, err) ||
+		    get_int2(&t, "v_head_dim", NULL, true, 1, 1 << 14, &m->v_head_dim, err))
+			return TS_EINPUT;
+		if (nope + m->qk_rope < 1) {
+			present(&t, "qk_nope_head_dim", &c);
+			return jval_error(&c, err, "qk_nope_head_dim + qk_rope_head_dim must be positive");
+		}
+		m->head_dim = nope + m->qk_rope;
+		m->kv_heads = m->heads;
+	} else {
+		static const char *const mla[] = { "q_lora_rank", "qk_rope_head_dim",
+						   "qk_nope_head_dim", "v_head_dim" };
+		for (size_t i = 0; i < TS_ARRAY_LEN(mla); i++)
+			if (present(&t, mla[i], &c))
+				return jval_error(&c, err, "given without kv_lora_rank (multi-head "
+						  "latent attention needs it)");
+	}
+	if (!m->kv_lora && !present(&t, "head_dim", &c) && !present(&t, "kv_channels", &c) &&
 	    m->hidden % m->heads) {
 		if (!present(&t, "num_attention_heads", &c))
 			present(&t, "n_head", &c);
@@ -530,6 +564,14 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		/* Qwen2-MoE: one gated shared expert; DeepSeek: n_shared_experts
 		 * of the expert width, run as one MLP (DeepseekMoE.shared_experts) */
 		m->shared_gate = m->shared_ffn > 0;
+		/* DeepSeek-V3's auxiliary-loss-free balancing: a bias per expert
+		 * (transformers' DeepseekV3TopkRouter.e_score_correction_bias) */
+		if (present(&t, "topk_method", &c)) {
+			const char *tm = NULL;
+			if (jval_get_string(&t, "topk_method", false, &tm, err))
+				return TS_EINPUT;
+			m->router_bias = tm && !strcmp(tm, "noaux_tc");
+		}
 		if (nsh > 0) {
 			if (m->shared_ffn > 0) {
 				present(&t, "n_shared_experts", &c);
@@ -654,7 +696,7 @@ common:
 		for (int l = 0; l < m->layers; l++)
 			any = any || m->moe_layer[l];
 		if (!any)
-			m->experts = m->top_k = m->shared_ffn = 0;
+			m->experts = m->top_k = m->shared_ffn = 0, m->router_bias = false;
 	}
 	if (parse_window(m, &t, mtype, err))
 		return TS_EINPUT;
@@ -678,6 +720,8 @@ common:
 	return 0;
 }
 
+static double mla_matmul_params(const struct model *m);
+
 int model_check(const struct model *m, struct ts_error *err)
 {
 	if (m->hidden <= 0 || m->layers <= 0 || m->heads <= 0 || m->kv_heads <= 0 ||
@@ -696,6 +740,12 @@ int model_check(const struct model *m, struct ts_error *err)
 				    m->top_k, m->experts);
 	if (m->experts > 0 && m->moe_ffn <= 0)
 		return ts_error_set(err, TS_EINPUT, "moe_intermediate_size must be positive");
+	if (m->kv_lora < 0 || m->q_lora < 0 || m->qk_rope < 0 || m->v_head_dim < 0 ||
+	    m->qk_rope > m->head_dim || (m->kv_lora == 0 && (m->q_lora || m->qk_rope)))
+		return ts_error_set(err, TS_EINPUT,
+				    "model '%s': latent attention sizes inconsistent (kv_lora_rank "
+				    "%d, q_lora_rank %d, qk_rope_head_dim %d of a %d-wide head)",
+				    m->name, m->kv_lora, m->q_lora, m->qk_rope, m->head_dim);
 	{
 		/* every size in range, the product may still be absurd: bound the
 		 * parameters (in double, before the int64 counts could wrap; found
@@ -703,7 +753,8 @@ int model_check(const struct model *m, struct ts_error *err)
 		const struct model_vision *v = &m->vit;
 		double h = m->hidden, q = (double)m->heads * m->head_dim;
 		double kv = (double)m->kv_heads * m->head_dim, g = 3;
-		double layer = h * (2 * q + 2 * kv) + g * h * m->ffn +
+		double layer = (m->kv_lora > 0 ? mla_matmul_params(m) : h * (2 * q + 2 * kv)) +
+			       g * h * m->ffn +
 			       (double)m->experts * (g * h * m->moe_ffn + h) + g * h * m->shared_ffn;
 		double tot = m->layers * layer + 2.0 * m->vocab * h + (double)m->max_pos * h;
 		if (m->has_vision)
@@ -781,10 +832,56 @@ static int64_t shared_params(const struct model *m)
 	return mlp_params(m, m->shared_ffn) + (m->shared_gate ? m->hidden : 0);
 }
 
+int model_v_dim(const struct model *m)
+{
+	return m->v_head_dim > 0 ? m->v_head_dim : m->head_dim;
+}
+
+double model_attn_width(const struct model *m)
+{
+	return (double)m->heads * m->head_dim + (double)m->heads * model_v_dim(m);
+}
+
+double model_mla_down_params(const struct model *m)
+{
+	if (m->kv_lora <= 0)
+		return 0;
+	return (double)m->hidden * ((double)m->q_lora + m->kv_lora + m->qk_rope);
+}
+
+double model_mla_gather_width(const struct model *m)
+{
+	if (m->kv_lora <= 0)
+		return 0;
+	return (double)(m->q_lora > 0 ? m->q_lora : m->hidden) + m->kv_lora + m->qk_rope;
+}
+
+/* MLA's matmul parameters (transformers' DeepseekV3Attention): q_a_proj
+ * h x q_lora and q_b_proj q_lora x heads(nope + rope), or q_proj h x
+ * heads(nope + rope) without q_lora; kv_a_proj_with_mqa h x (kv_lora +
+ * rope); kv_b_proj kv_lora x heads(nope + v); o_proj heads v x h. */
+static double mla_matmul_params(const struct model *m)
+{
+	double h = m->hidden, a = m->heads, hd = m->head_dim, nope = hd - m->qk_rope;
+	double ql = m->q_lora, kl = m->kv_lora, vd = model_v_dim(m);
+	return model_mla_down_params(m) + (ql > 0 ? ql : h) * a * hd + kl * a * (nope + vd) +
+	       a * vd * h;
+}
+
 static int64_t attn_params(const struct model *m)
 {
 	int64_t h = m->hidden, q = (int64_t)m->heads * m->head_dim,
 		kv = (int64_t)m->kv_heads * m->head_dim;
+	if (m->kv_lora > 0) {
+		/* + the latents' RMSNorms (q_a_layernorm, kv_a_layernorm);
+		 * attention_bias puts biases on q_a_proj, kv_a_proj_with_mqa
+		 * and o_proj only */
+		int64_t p = (int64_t)mla_matmul_params(m) + norm_params(m, m->kv_lora) +
+			    (m->q_lora > 0 ? norm_params(m, m->q_lora) : 0);
+		if (m->bias || m->attn_bias)
+			p += m->q_lora + m->kv_lora + m->qk_rope + h;
+		return p;
+	}
 	int64_t p = h * q + 2 * h * kv + q * h;
 	if (m->bias || m->attn_bias)
 		p += q + 2 * kv + h;
@@ -801,7 +898,8 @@ void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *a
 	int64_t base = attn_params(m) + m->layer_norms * norm_params(m, m->hidden), ex = 0, act;
 	if (m->experts > 0 && m->moe_layer[l]) {
 		int64_t one = mlp_params(m, m->moe_ffn);
-		base += (int64_t)m->hidden * m->experts; /* router, no bias (Qwen3 MoE) */
+		/* router, no bias (Qwen3 MoE) but DeepSeek-V3's correction bias */
+		base += (int64_t)m->hidden * m->experts + (m->router_bias ? m->experts : 0);
 		base += shared_params(m);
 		ex = one * m->experts;
 		act = base + one * m->top_k;
@@ -859,7 +957,7 @@ void model_count_params(const struct model *m, struct model_params *o)
 		o->total[MODEL_PART_NORM] += m->layer_norms * n;
 		if (m->experts > 0 && m->moe_layer[l]) {
 			int64_t one = mlp_params(m, m->moe_ffn);
-			o->total[MODEL_PART_ROUTER] += h * m->experts;
+			o->total[MODEL_PART_ROUTER] += h * m->experts + (m->router_bias ? m->experts : 0);
 			o->total[MODEL_PART_MLP] += shared_params(m); /* dense: always active */
 			o->total[MODEL_PART_EXPERTS] += one * m->experts;
 			o->active[MODEL_PART_EXPERTS] += one * m->top_k;
@@ -884,7 +982,7 @@ double model_layer_matmul_active(const struct model *m, int l)
 {
 	double h = m->hidden, q = (double)m->heads * m->head_dim,
 	       kv = (double)m->kv_heads * m->head_dim;
-	double p = h * q + 2 * h * kv + q * h;
+	double p = m->kv_lora > 0 ? mla_matmul_params(m) : h * q + 2 * h * kv + q * h;
 	double mats = m->mlp == MODEL_MLP_GELU ? 2 : 3;
 	if (m->experts > 0 && m->moe_layer[l])
 		p += h * m->experts + (double)m->top_k * mats * h * m->moe_ffn +
@@ -912,10 +1010,11 @@ bool model_window_binds(const struct model *m, int seq_len)
 
 double model_flops_per_token_fwd(const struct model *m, int seq_len)
 {
-	double f = 0, q = (double)m->heads * m->head_dim;
+	double f = 0, w = model_attn_width(m);
 	for (int l = 0; l < m->layers; l++)
-		/* Megatron SC'21 appendix: 2 FLOPs/MAC; scores QK^T and AV 2*s*q each. */
-		f += 2 * model_layer_matmul_active(m, l) + 4.0 * model_attn_keys(m, l, seq_len) * q;
+		/* Megatron SC'21 appendix: 2 FLOPs/MAC; scores QK^T and AV 2*s*q each
+		 * (2*s*heads*v_head_dim for AV with MLA). */
+		f += 2 * model_layer_matmul_active(m, l) + 2.0 * model_attn_keys(m, l, seq_len) * w;
 	return f + 2.0 * m->vocab * m->hidden; /* LM head (tied or not) */
 }
 

@@ -64,7 +64,16 @@ struct model {
 	int layers;                /* decoder layers L, count */
 	int heads;                 /* attention heads a, count */
 	int kv_heads;              /* key/value heads (GQA groups), count */
-	int head_dim;              /* per head, elements */
+	int head_dim;              /* per query/key head, elements */
+	/* Multi-head latent attention (DeepSeek-V2/V3 MLA), all 0 otherwise:
+	 * queries from h through a q_lora latent (0: projected from h
+	 * directly), keys and values from one kv_lora latent plus a rotary key
+	 * part shared by the heads; each head's query/key is head_dim =
+	 * qk_nope_head_dim + qk_rope wide, its value v_head_dim. */
+	int q_lora;                /* query latent rank (q_lora_rank), elements */
+	int kv_lora;               /* key/value latent rank (kv_lora_rank), 0 = not MLA, elements */
+	int qk_rope;               /* rotary part of a query/key head (qk_rope_head_dim), elements */
+	int v_head_dim;            /* value head width where it differs from head_dim, 0 = head_dim */
 	int ffn;                   /* dense MLP inner width, elements */
 	int vocab;                 /* vocabulary V, tokens */
 	int max_pos;               /* learned position rows (0 with rotary), count */
@@ -74,6 +83,8 @@ struct model {
 	int shared_ffn;            /* shared experts' MLP inner width in every MoE layer (Qwen2-MoE
 	                            * shared_expert_intermediate_size, DeepSeek n_shared_experts x
 	                            * moe_intermediate_size), 0 none, elements */
+	bool router_bias;          /* the router has a per-expert bias (DeepSeek-V3's
+	                            * e_score_correction_bias, topk_method noaux_tc), flag */
 	bool shared_gate;          /* the shared expert's output is scaled by a sigmoid gate
 	                            * (an h -> 1 linear, Qwen2-MoE), flag */
 	enum model_mlp mlp;        /* dense and expert MLP shape */
@@ -142,6 +153,20 @@ double model_flops_per_token_fwd(const struct model *m, int seq_len);
  * attention, and the MLP, or the router, its top-k experts and the shared
  * experts. */
 double model_layer_matmul_active(const struct model *m, int l);
+/* Value head width: v_head_dim for MLA, else head_dim. */
+int model_v_dim(const struct model *m);
+/* Widths the attention scores and context multiply over per token:
+ * heads x head_dim (Q K^T) + heads x v_dim (P V), elements (2 x heads x
+ * head_dim without MLA). */
+double model_attn_width(const struct model *m);
+/* MLA's down projections (h -> q_lora, h -> kv_lora + qk_rope): matmul
+ * parameters every TP rank holds whole (Megatron-core duplicates them), 0
+ * without MLA. */
+double model_mla_down_params(const struct model *m);
+/* MLA: per token, what the TP group all-gathers for the up projections
+ * under sequence parallelism (the latents, and h for the queries when
+ * there is no q_lora), elements; 0 without MLA. */
+double model_mla_gather_width(const struct model *m);
 /* Keys each query of layer l attends to in Megatron's FLOPs convention
  * (every query counts all seq_len keys; a causal kernel does half): seq_len,
  * or with a sliding window w < seq_len the same scaled by the windowed
@@ -324,6 +349,9 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 /* K (or V) width one TP rank holds, elements: kv_heads x head_dim / tp, or
  * one head when tp is a multiple of the K/V heads (replicated). */
 double model_kv_width_rank(const struct model *m, const struct plan *p);
+/* V width one TP rank holds: model_kv_width_rank, or heads x v_head_dim /
+ * tp with MLA. */
+double model_v_width_rank(const struct model *m, const struct plan *p);
 /* Parameters of decoder layer l one rank holds: dense (TP-split, K/V
  * replicated as above) and experts (EP x TP). */
 void model_layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,

@@ -303,20 +303,21 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
-	double tp = p->tp, q = (double)m->heads * m->head_dim, d = m->head_dim;
-	double kvr = model_kv_width_rank(m, p), T = b->T;
+	double tp = p->tp, q = (double)m->heads * m->head_dim, d = m->head_dim, dv = model_v_dim(m);
+	double kvr = model_kv_width_rank(m, p) + model_v_width_rank(m, p), T = b->T;
 	double sq = (double)p->seq_len / p->cp, sk = p->seq_len;
 	double bh = (double)p->micro_batch * m->heads / tp, E = bh * sq * sk;
-	double attn = 4.0 * sq * model_attn_keys(m, b->layer, p->seq_len) * q * p->micro_batch / tp;
+	double attn = 2.0 * sq * model_attn_keys(m, b->layer, p->seq_len) * model_attn_width(m) *
+		      p->micro_batch / tp;
 	if (p->flash_attention || p->cp > 1) {
 		/* a sliding window skips the tiles outside it too (model_attn_keys) */
 		double ex = FLASH_CAUSAL_FRACTION * attn;
 		if (!bwd)
 			cmp_op(b, ph, WL_ATTN, ph == WL_P_RECOMPUTE ? "attention recompute" : "attention",
-			       ex, 2 * T * (q / tp + 2 * kvr) * b->wb, 0, 0, 0, 0, WL_V_NONE);
+			       ex, 2 * T * (q / tp + kvr) * b->wb, 0, 0, 0, 0, WL_V_NONE);
 		else
 			cmp_op(b, ph, WL_ATTN, "attention bwd", FLASH_BWD_RATIO * ex,
-			       4 * T * (q / tp + 2 * kvr) * b->wb, 0, 0, 0, 0, WL_V_NONE);
+			       4 * T * (q / tp + kvr) * b->wb, 0, 0, 0, 0, WL_V_NONE);
 		return;
 	}
 	if (!bwd) {
@@ -325,11 +326,11 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		if (m->dropout)
 			cmp_op(b, ph, WL_ELEM, "attn dropout", 0, (2 * b->wb + 1) * E, 0, 0, 0, 0,
 			       WL_V_NONE);
-		gemm(b, ph, "attn context bmm", sq, d, sk, bh, 1, WL_V_NONE);
+		gemm(b, ph, "attn context bmm", sq, dv, sk, bh, 1, WL_V_NONE);
 		return;
 	}
-	gemm(b, ph, "attn context dgrad", sq, sk, d, bh, 1, WL_V_NONE);
-	gemm(b, ph, "attn context wgrad", sk, d, sq, bh, 1, WL_V_NONE);
+	gemm(b, ph, "attn context dgrad", sq, sk, dv, bh, 1, WL_V_NONE);
+	gemm(b, ph, "attn context wgrad", sk, dv, sq, bh, 1, WL_V_NONE);
 	if (m->dropout)
 		cmp_op(b, ph, WL_ELEM, "attn dropout bwd", 0, (2 * b->wb + 1) * E, 0, 0, 0, 0,
 		       WL_V_NONE);
@@ -409,6 +410,8 @@ static int layer_tensors(const struct model *m, int l)
 		n += 1;
 	if (m->qk_norm)
 		n += 2;
+	if (m->kv_lora > 0) /* MLA: two or four projections and one or two norms for fused QKV */
+		n += m->q_lora > 0 ? 5 : 3;
 	if (m->experts > 0 && m->moe_layer[l])
 		return n + 3 + (m->shared_ffn > 0 ? 2 + (m->bias ? 2 : 0) + m->shared_gate : 0);
 	return n + 2 + (m->bias ? 2 : 0);
@@ -436,9 +439,16 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
 	o->moe = m->experts > 0 && m->moe_layer[l];
 	o->qkv_n = q / tp + 2 * model_kv_width_rank(m, p);
 	o->e_loc = o->me = o->fs_t = 0;
-	attn = 4.0 * ((double)p->seq_len / p->cp) * model_attn_keys(m, l, p->seq_len) * q *
-	       p->micro_batch / tp;
-	sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
+	attn = 2.0 * ((double)p->seq_len / p->cp) * model_attn_keys(m, l, p->seq_len) *
+	       model_attn_width(m) * p->micro_batch / tp;
+	if (m->kv_lora > 0) /* mla_fwd's GEMMs and the output projection */
+		sumg = (p->sp ? T / tp : T) * model_mla_down_params(m) +
+		       T * ((double)(m->q_lora > 0 ? m->q_lora : m->hidden) * q +
+			    (double)m->kv_lora * m->heads * (m->head_dim - m->qk_rope + model_v_dim(m))) /
+			       tp +
+		       T * h * ((double)m->heads * model_v_dim(m) / tp);
+	else
+		sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
 	if (o->moe) {
 		/* a rank's experts each get T x top-k / (experts / ep) tokens:
 		 * its TP group's, gathered, when the experts are split over it
@@ -697,13 +707,86 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	gemm(b, ph, "router wgrad", h, m->experts, T / tp, 1, scale, WL_V_NONE);
 }
 
+/* Multi-head latent attention's projections (DeepSeek-V2/V3) as
+ * Megatron-core's MLASelfAttention runs them (assumption, recalled from
+ * its code, not in shared/reference): the down projections (h -> q_lora,
+ * h -> kv_lora + qk_rope; h -> heads x head_dim column-parallel instead of
+ * the first without q_lora) are whole on every TP rank and work on the
+ * rank's tokens: its sequence-parallel shard, whose latents the TP group
+ * then all-gathers for the column-parallel up projections (q_lora -> heads
+ * x head_dim, kv_lora -> heads x (nope + v)); without sequence parallelism
+ * every rank projects all tokens. The latents' RMSNorms read and write
+ * them once (16 bits); RoPE's copies are not priced. */
+static void mla_fwd(struct bld *b, enum wl_phase ph, double scale)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	bool sp = p->sp && p->tp > 1;
+	double T = b->T, h = m->hidden, tp = p->tp, Tl = sp ? T / tp : T, ql = m->q_lora;
+	double kl = m->kv_lora, rope = m->qk_rope, a = m->heads, hd = m->head_dim;
+	double kvn = a * (hd - rope + model_v_dim(m)) / tp;
+	if (ql > 0)
+		linear(b, ph, "q down gemm", Tl, ql, h, 1, scale, WL_V_NONE);
+	linear(b, ph, "kv down gemm", Tl, kl + rope, h, 1, scale, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "latent norms", 0, 2 * 2 * Tl * (ql + kl), 0, 0, 0, 0, WL_V_NONE);
+	if (sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * T * model_mla_gather_width(m), "tp allgather",
+		     p->overlap_tp);
+	if (sp && p->overlap_tp)
+		gemm_after_ag(b, ph, ql > 0 ? "q up gemm" : "q gemm", T, a * hd / tp, ql > 0 ? ql : h,
+			      scale);
+	else
+		linear(b, ph, ql > 0 ? "q up gemm" : "q gemm", T, a * hd / tp, ql > 0 ? ql : h, 1,
+		       scale, WL_V_NONE);
+	linear(b, ph, "kv up gemm", T, kvn, kl, 1, scale, WL_V_NONE);
+}
+
+/* Its backward: the up projections' data gradients, the TP reduction of
+ * the latents' (partial) gradients, behind the weight gradients when the
+ * plan hides input-gradient collectives (with sequence parallelism the
+ * saved latent shards are all-gathered again for the weight gradients,
+ * and the reduction is a reduce-scatter), then the norms and the down
+ * projections on the rank's tokens, whose input gradient needs no TP
+ * collective. */
+static void mla_bwd(struct bld *b, double scale, bool hide)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	const enum wl_phase ph = WL_P_BWD;
+	bool sp = p->sp && p->tp > 1;
+	double T = b->T, h = m->hidden, tp = p->tp, Tl = sp ? T / tp : T, ql = m->q_lora;
+	double kl = m->kv_lora, rope = m->qk_rope, a = m->heads, hd = m->head_dim;
+	double kvn = a * (hd - rope + model_v_dim(m)) / tp, qin = ql > 0 ? ql : h;
+	double lat = 2 * T * model_mla_gather_width(m);
+	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
+	const char *cn = sp ? "tp reducescatter" : "tp allreduce";
+	if (sp)
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, lat, "tp allgather", true);
+	linear(b, ph, "kv up dgrad", T, kl, kvn, 1, scale, WL_V_NONE);
+	linear(b, ph, ql > 0 ? "q up dgrad" : "q dgrad", T, qin, a * hd / tp, 1, scale, WL_V_NONE);
+	if (hide)
+		comm(b, ph, WL_D_TP, tpc, lat, cn, true);
+	linear(b, ph, "kv up wgrad", kl, kvn, T, 1, scale, WL_V_NONE);
+	linear(b, ph, ql > 0 ? "q up wgrad" : "q wgrad", qin, a * hd / tp, T, 1, scale, WL_V_NONE);
+	if (p->tp > 1 && !hide)
+		comm(b, ph, WL_D_TP, tpc, lat, cn, false);
+	cmp_op(b, ph, WL_ELEM, "latent norms bwd", 0, 4 * 2 * Tl * (ql + kl), 0, 0, 0, 0,
+	       WL_V_NONE);
+	linear(b, ph, "kv down dgrad", Tl, h, kl + rope, 1, scale, WL_V_NONE);
+	linear(b, ph, "kv down wgrad", h, kl + rope, Tl, 1, scale, WL_V_NONE);
+	if (ql > 0) {
+		linear(b, ph, "q down dgrad", Tl, h, ql, 1, scale, WL_V_NONE);
+		linear(b, ph, "q down wgrad", h, ql, Tl, 1, scale, WL_V_NONE);
+	}
+}
+
 /* Forward (or full recompute) of decoder layer l. */
 static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
 	struct lshape ls;
-	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * m->head_dim;
+	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * model_v_dim(m);
 	double act = 2 * T * h;
 	bool sp = p->sp && p->tp > 1;
 	bool ov = p->overlap_tp;
@@ -722,7 +805,10 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	 * consumes it, a reduce-scatter or all-reduce with the GEMM that
 	 * produces it; the op after that GEMM waits for it. */
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
-	linear_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
+	if (m->kv_lora > 0)
+		mla_fwd(b, ph, scale);
+	else
+		linear_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
 	if (p->cp > 1) /* ring attention K/V of the other chunks (allgather output) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
 		     false);
@@ -752,7 +838,7 @@ static void layer_bwd(struct bld *b, int l)
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
 	struct lshape ls;
-	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * m->head_dim;
+	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * model_v_dim(m);
 	double act = 2 * T * h;
 	bool sp = p->sp && p->tp > 1;
 	bool ov = p->overlap_tp;
@@ -806,14 +892,18 @@ static void layer_bwd(struct bld *b, int l)
 	if (p->cp > 1) /* the dK/dV it produced travel back around the ring */
 		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1),
 		     "cp dkv exchange", false);
-	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
-	linear(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
-	if (hide)
-		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
-	linear(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
-	if (p->tp > 1 && !hide)
-		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+	if (m->kv_lora > 0) {
+		mla_bwd(b, scale, hide);
+	} else {
+		if (sp)
+			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
+		linear(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
+		if (hide)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
+		linear(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
+		if (p->tp > 1 && !hide)
+			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
+	}
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 }
 
@@ -1536,8 +1626,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						rep += (double)m->layer_norms * (m->norm == MODEL_NORM_LAYER ? 2 : 1) * h +
 						       (m->qk_norm ? 2.0 * m->head_dim : 0) +
 						       (m->experts > 0 && m->moe_layer[l] ?
-								(double)m->experts * h :
-								0);
+								(double)m->experts * h +
+									(m->router_bias ? m->experts : 0) :
+								0) +
+						       /* MLA's down projections and latent norms */
+						       (m->kv_lora > 0 ? model_mla_down_params(m) +
+										 m->q_lora + m->kv_lora :
+									 0);
 				}
 				b.layer = -1;
 				comm(&b, WL_P_OPT, WL_D_TP, WL_C_ALLREDUCE, 4 * rep,

@@ -226,6 +226,38 @@ START_TEST(flops_per_token_6n)
 }
 END_TEST
 
+START_TEST(flops_latent_attention)
+{
+	/* DeepSeek-V3 (examples/models/deepseek-v3.json): forward per token =
+	 * 2 x the active matmul parameters (MLA's five projections, dense or
+	 * shared + top-8 routed experts, router) + per layer 2 s a (nope + rope)
+	 * for the scores and 2 s a v for the context + 2 V h; and the layer
+	 * parameters one TP rank holds keep the down projections whole. */
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	double h = 7168, a = 128, s = 4096, V = 129280, attn, want, dense, ex, mla, down;
+	ck_assert_msg(model_load(&m, TS_SOURCE_DIR "/examples/models/deepseek-v3.json", &err) == 0,
+		      "%s", err.msg);
+	down = h * (1536 + 512 + 64);
+	mla = down + 1536 * a * 192 + 512 * a * 256 + a * 128 * h;
+	attn = 61 * mla + 3 * 3 * h * 18432 + 58 * (h * 256 + 9 * 3 * h * 2048);
+	want = 2 * attn + 61 * (2 * s * a * 192 + 2 * s * a * 128) + 2 * V * h;
+	ck_assert_double_eq_tol(model_flops_per_token_fwd(&m, (int)s), want, want * 1e-12);
+	plan_init(&p);
+	p.tp = 8;
+	p.sp = true;
+	p.ep = 8;
+	p.pp = 1;
+	p.seq_len = 4096;
+	ck_assert_msg(plan_resolve(&p, &m, 64, &err) == 0, "%s", err.msg);
+	model_layer_rank_params(&m, &p, 0, &dense, &ex);
+	want = (mla - down + 2 * h + 3 * h * 18432) / 8 + down + 1536 + 512;
+	ck_assert_double_eq_tol(dense, want, want * 1e-12);
+	ck_assert_double_eq(ex, 0);
+}
+END_TEST
+
 /* ---- activation memory: Korthikanti Table 2 ------------------------------- */
 
 static void gpt_plan(struct plan *p, int tp, bool sp, enum plan_recompute rc)
@@ -799,11 +831,15 @@ static const struct {
 	{ "{\"hidden_size\": 64, \"num_hidden_layers\": 2,", "malformed JSON" },
 	/* architectures whose parameters trainsim does not model are refused by
 	 * the key that says so, not by a missing or renamed one */
-	{ "{\"hidden_size\": 2048, \"num_hidden_layers\": 27, \"num_attention_heads\": 16, "
-	  "\"vocab_size\": 102400, \"hidden_act\": \"silu\", \"intermediate_size\": 10944, "
-	  "\"kv_lora_rank\": 512, \"n_routed_experts\": 64, \"n_shared_experts\": 2, "
-	  "\"num_experts_per_tok\": 6, \"model_type\": \"deepseek_v2\"}",
-	  "kv_lora_rank: multi-head latent attention (DeepSeek MLA) is not modelled" },
+	{ "{" SWA_BASE "\"model_type\": \"glm4_moe\", \"num_nextn_predict_layers\": 1}",
+	  "num_nextn_predict_layers: multi-token prediction layers are not modelled" },
+	/* multi-head latent attention: its sizes together, all given */
+	{ "{" SWA_BASE "\"q_lora_rank\": 64}", "q_lora_rank: given without kv_lora_rank" },
+	{ "{" SWA_BASE "\"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, \"v_head_dim\": 16}",
+	  "qk_rope_head_dim: missing field" },
+	{ "{" SWA_BASE "\"kv_lora_rank\": 32, \"qk_nope_head_dim\": 0, \"qk_rope_head_dim\": 0, "
+	  "\"v_head_dim\": 16}",
+	  "qk_nope_head_dim + qk_rope_head_dim must be positive" },
 	{ "{" SWA_BASE "\"num_experts\": 8, \"num_experts_per_tok\": 2, "
 	  "\"moe_intermediate_size\": 64, \"shared_expert_intermediate_size\": 128, "
 	  "\"n_shared_experts\": 2}",
@@ -966,6 +1002,39 @@ static const struct {
 	  "\"num_experts_per_tok\": 6, \"num_hidden_layers\": 28, \"num_key_value_heads\": 16, "
 	  "\"first_k_dense_replace\": 1, \"tie_word_embeddings\": false, \"vocab_size\": 102400}",
 	  16375728128LL },
+	/* DeepSeek-V3 (its config.json): multi-head latent attention, 3 dense
+	 * layers, 256 routed experts and 1 shared of width 2048, the router's
+	 * correction bias (topk_method noaux_tc); by transformers' module
+	 * shapes, per layer attention h q_lora + q_lora + q_lora a (128 + 64)
+	 * + h (512 + 64) + 512 + 512 a (128 + 128) + 128 a h = 187,107,328,
+	 * so 61 (187,107,328 + 2h) + 3 x 3h 18432 + 58 (256 x 3h 2048 + 3h 2048
+	 * + 256 h + 256) + 2 x 129280 h + h = 671,026,419,200 (published 671B
+	 * for the main model; the multi-token prediction module, which
+	 * transformers does not build, is not counted) */
+	{ "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"attention_bias\": false, "
+	  "\"first_k_dense_replace\": 3, \"hidden_act\": \"silu\", \"hidden_size\": 7168, "
+	  "\"intermediate_size\": 18432, \"kv_lora_rank\": 512, \"model_type\": \"deepseek_v3\", "
+	  "\"moe_intermediate_size\": 2048, \"moe_layer_freq\": 1, \"n_group\": 8, "
+	  "\"n_routed_experts\": 256, \"n_shared_experts\": 1, \"num_attention_heads\": 128, "
+	  "\"num_experts_per_tok\": 8, \"num_hidden_layers\": 61, \"num_key_value_heads\": 128, "
+	  "\"num_nextn_predict_layers\": 1, \"q_lora_rank\": 1536, \"qk_nope_head_dim\": 128, "
+	  "\"qk_rope_head_dim\": 64, \"rms_norm_eps\": 1e-06, \"scoring_func\": \"sigmoid\", "
+	  "\"tie_word_embeddings\": false, \"topk_group\": 4, \"topk_method\": \"noaux_tc\", "
+	  "\"v_head_dim\": 128, \"vocab_size\": 129280}",
+	  671026419200LL },
+	/* DeepSeek-V2-Lite: no query latent (q_lora_rank null: q_proj h x a
+	 * (128 + 64)), 64 routed and 2 shared experts of 1408, first layer
+	 * dense: 27 x 13,763,072 attention + 27 x 2h + h norms + 3h 10944 +
+	 * 26 (64 x 3h 1408 + 3h 2816 + 64 h) + 2 x 102400 h = 15,706,484,224
+	 * (published 15.7B) */
+	{ "{\"first_k_dense_replace\": 1, \"hidden_act\": \"silu\", \"hidden_size\": 2048, "
+	  "\"intermediate_size\": 10944, \"kv_lora_rank\": 512, \"model_type\": \"deepseek_v2\", "
+	  "\"moe_intermediate_size\": 1408, \"n_routed_experts\": 64, \"n_shared_experts\": 2, "
+	  "\"num_attention_heads\": 16, \"num_experts_per_tok\": 6, \"num_hidden_layers\": 27, "
+	  "\"num_key_value_heads\": 16, \"q_lora_rank\": null, \"qk_nope_head_dim\": 128, "
+	  "\"qk_rope_head_dim\": 64, \"topk_method\": \"greedy\", \"v_head_dim\": 128, "
+	  "\"vocab_size\": 102400}",
+	  15706484224LL },
 	/* Gemma-3-1B: per-head q/k norms, four norms per layer, one K/V head of
 	 * 256 (999,885,952 published); null values and a null model_type's
 	 * absence read as transformers' defaults (layer_norm_eps null: still
@@ -1452,6 +1521,7 @@ static Suite *models_suite(void)
 	tc = tcase_create("flops");
 	tcase_add_test(tc, flops_megatron_eq3);
 	tcase_add_test(tc, flops_per_token_6n);
+	tcase_add_test(tc, flops_latent_attention);
 	tcase_add_test(tc, layer_cost_consistent);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("memory");

@@ -1573,6 +1573,50 @@ START_TEST(workload_flops_match_model)
 }
 END_TEST
 
+/* Multi-head latent attention (a small DeepSeek-V2-shaped model): the
+ * workload's GEMMs add up to models/' FLOPs under sequence parallelism;
+ * without it every TP rank also projects the tokens its TP peers project
+ * (the down projections are whole on each rank): 3 passes of 2 (h x
+ * (q_lora + kv_lora + rope)) FLOPs per token, (tp - 1)/tp of them extra. */
+static const char *mla_model =
+	"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 16, "
+	"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"intermediate_size\": 2048, "
+	"\"model_type\": \"deepseek_v2\", \"kv_lora_rank\": 256, \"q_lora_rank\": 384, "
+	"\"qk_nope_head_dim\": 64, \"qk_rope_head_dim\": 32, \"v_head_dim\": 48}";
+
+START_TEST(workload_flops_latent_attention)
+{
+	struct plan p;
+	struct workload w;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	double f = 0, want, T;
+	bool sp = _i;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(mla_model);
+	plan_init(&p);
+	p.tp = 4;
+	p.pp = 2;
+	p.sp = sp;
+	p.global_batch = 16;
+	p.seq_len = 1024;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	for (int s = 0; s < w.nroles; s++)
+		for (int32_t i = 0; i < w.roles[s].nops; i++)
+			if (w.roles[s].ops[i].kind == WL_K_COMPUTE && w.roles[s].ops[i].phase != WL_P_OPT)
+				f += w.roles[s].ops[i].flops;
+	want = model_flops_iteration(&model, &p) / (p.dp * p.tp);
+	T = (double)p.global_batch / p.dp * p.seq_len; /* tokens per replica */
+	if (!sp)
+		want += 3 * 2 * 1024.0 * (384 + 256 + 32) * T * model.layers * (p.tp - 1) / p.tp;
+	ck_assert_msg(fabs(f / want - 1) < 1e-6, "workload %.6g FLOP vs %.6g", f, want);
+	workload_release(&w);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Every op of a micro-batch's forward (backward, with its recompute) on a
  * stage that receives its input must wait, directly or through others, for
  * that pipeline receive: compute, and the TP/EP/CP collectives that carry
@@ -2964,6 +3008,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
 	tcase_add_test(tc, workload_flops_match_model);
+	tcase_add_loop_test(tc, workload_flops_latent_attention, 0, 2);
 	tcase_add_test(tc, shared_experts_in_workload);
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
 	tcase_add_test(tc, consumers_wait_for_communication);
