@@ -459,16 +459,22 @@ static int ds_int(const struct jval *o, const char *key, int *out, char *where, 
 }
 
 /* "enabled": true/false or "auto" (= leave the plan's precision). */
+/* A precision section's "enabled": 1, 0, or -1 for "auto" (the plan's).
+ * Absent, or a section without the key, is DeepSpeed's default, false
+ * (get_fp16_enabled / get_bfloat16_enabled; found by review: read as
+ * "keep the plan's", a config without either section trained the plan's
+ * bf16 where DeepSpeed trains fp32). */
 static int ds_enabled(const struct jval *o, const char *key, int *out, struct ts_error *err)
 {
 	struct jval c, e;
-	*out = -1;
+	*out = 0;
 	if (!jval_child(o, key, &c))
 		return 0;
 	if (jval_expect_object(&c, err))
 		return TS_EINPUT;
 	if (!jval_child(&c, "enabled", &e))
 		return 0;
+	*out = -1;
 	if (cJSON_IsString(e.j) && !strcmp(e.j->valuestring, "auto"))
 		return 0;
 	{
@@ -719,7 +725,16 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	} else if (fp16 == 0 && bf16 == 0) {
 		p->precision = p->grad_dtype = p->grad_reduce_dtype = PLAN_DT_FP32;
 		p->grad_reduce_given = true;
-		src_json(p, PF_PRECISION, &r, "fp16");
+		if (jval_child(&r, "fp16", &(struct jval){ 0 })) {
+			src_json(p, PF_PRECISION, &r, "fp16");
+		} else if (jval_child(&r, bfk, &(struct jval){ 0 })) {
+			src_json(p, PF_PRECISION, &r, bfk);
+		} else {
+			char w[80];
+			jval_where(&r, w, sizeof(w));
+			snprintf(p->src[PF_PRECISION], sizeof(p->src[PF_PRECISION]),
+				 "%s: no fp16/bf16 section (DeepSpeed's default: fp32)", w);
+		}
 	}
 	if (ds_int(&r, "train_batch_size", &tb, w_tb, sizeof(w_tb), err) ||
 	    ds_int(&r, "train_micro_batch_size_per_gpu", &mb, w_mb, sizeof(w_mb), err) ||

@@ -1396,7 +1396,7 @@ END_TEST
 
 /* DeepSpeed's older spellings: "bfloat16" for "bf16", the booleans
  * "cpu_offload" (the optimizer) and "cpu_offload_param"; and keys it has
- * that trainsim does not use are accepted. */
+ * that trainsim does not use are accepted. Precision: DeepSpeed's. */
 START_TEST(deepspeed_older_spellings)
 {
 	static const struct {
@@ -1412,7 +1412,12 @@ START_TEST(deepspeed_older_spellings)
 		{ "{\"zero_optimization\": {\"stage\": 3, \"cpu_offload\": true, \"cpu_offload_param\": true, "
 		  "\"stage3_gather_16bit_weights_on_model_save\": true, \"sub_group_size\": 1e9}, "
 		  "\"gradient_clipping\": 1.0, \"steps_per_print\": 10, \"future_key\": 1}",
-		  PLAN_DT_BF16, PLAN_OFF_PARAMS },
+		  PLAN_DT_FP32, PLAN_OFF_PARAMS },
+		/* no precision section, or one without "enabled": DeepSpeed's
+		 * default, fp32 (found by review: the plan's bf16 was kept);
+		 * "auto" keeps the plan's */
+		{ "{\"bf16\": {}}", PLAN_DT_FP32, PLAN_OFF_NONE },
+		{ "{\"bf16\": {\"enabled\": \"auto\"}}", PLAN_DT_BF16, PLAN_OFF_NONE },
 	};
 	for (size_t i = 0; i < TS_ARRAY_LEN(cases); i++) {
 		struct plan p;
