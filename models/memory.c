@@ -83,8 +83,12 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 		*R += 2 * sb * x->lat;
 		*S = 2 * sb * x->q + 2 * sb * x->kvd + 2 * sb * x->vd + 2 * sb * x->vd;
 	} else {
-		*S = 2 * sb * x->q + 4 * sb * x->kvd /* Q, K, V */
-		     + 2 * sb * x->q;                /* output-projection input */
+		/* Q, K, V; the unfused core attention saves K and V expanded
+		 * to every query head (Megatron-core's DotProductAttention
+		 * repeat_interleave before its bmm; found by review), a fused
+		 * kernel takes the groups as they are */
+		*S = 2 * sb * x->q + 4 * sb * (flash ? x->kvd : x->q)
+		     + 2 * sb * x->q; /* output-projection input */
 	}
 	if (x->qk_norm)
 		*S += 2 * sb * x->q + 2 * sb * x->kvd; /* q_norm/k_norm inputs */
@@ -350,6 +354,20 @@ static double chunk0_in_flight(const struct plan *p, int m_micro)
 	return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
 }
 
+/* Micro-batches whose LM-head logits the last stage holds at once: each
+ * loss forward's until its backward. GPipe runs every forward first (m);
+ * so does interleaved with m = p (all warm-up); otherwise the last stage's
+ * last chunk goes forward then straight back (1F1B: one; interleaved: its
+ * warm-up covers the earlier chunks only). Found by review: one was
+ * counted under every schedule. */
+static double logits_in_flight(const struct plan *p, int m_micro)
+{
+	if (p->schedule == PLAN_SCHED_GPIPE ||
+	    (p->schedule == PLAN_SCHED_INTERLEAVED && m_micro == p->pp))
+		return m_micro;
+	return 1;
+}
+
 /* The heaviest of env's drawn image loads over n consecutive micro-batches
  * of one replica, as a multiple of n x the mean (1 without draws). */
 static double vision_peak(const struct memory_env *env, int n)
@@ -474,6 +492,13 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		double imgs = b * plan_dist_mean(&p->images_per_sample);
 		double patches = plan_dist_mean(&p->image_tokens) *
 				 (m->has_vision ? m->vit.merge * m->vit.merge : 0);
+		if (p->recompute == PLAN_RC_SELECTIVE && n > 0)
+			/* backward rebuilds one layer's attention core at a time:
+			 * its scores and softmax (found by review: left out; large
+			 * without flash attention) */
+			st->activations_bytes +=
+				layer_act_rc(m, p, nmoe ? first_moe : first_dense, PLAN_RC_NONE) -
+				layer_act_rc(m, p, nmoe ? first_moe : first_dense, PLAN_RC_SELECTIVE);
 		if (p->recompute == PLAN_RC_FULL && n > 0) {
 			/* Backward recomputes one layer at a time: its full
 			 * activations (on stage 0 the larger of a decoder layer's
@@ -488,16 +513,23 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		if (s == 0) {
 			/* Korthikanti §4.3: embedding dropout mask sbh per micro-batch. */
 			double c0 = chunk0_in_flight(p, m_micro);
+			/* (the whole sequence on each TP rank without sequence
+			 * parallelism; found by review) */
 			if (m->dropout)
-				st->activations_bytes += s_loc * b * h / p->tp * c0;
+				st->activations_bytes += s_loc * b * h / (p->sp ? p->tp : 1) * c0;
 			/* the encoder's activations grow with the images (linear in
 			 * patches with fused attention): the c0 micro-batches in
 			 * flight at the mean, or the heaviest c0 in a row drawn */
 			st->activations_bytes += vision_act_bytes(m, p, imgs, patches) * c0 *
 						 vision_peak(env, (int)c0);
 		}
-		if (s == p->pp - 1) /* Korthikanti §4.3: 4sbh/t (1 + V/h): norm + fp32 logits */
-			st->activations_bytes += 4 * s_loc * b * h / p->tp * (1 + (double)m->vocab / h);
+		/* Korthikanti §4.3: 4sbh/t (1 + V/h): the final norm's input (split
+		 * by tp with sequence parallelism only) and the fp32 logits
+		 * (vocabulary-parallel), per micro-batch the last stage holds */
+		if (s == p->pp - 1)
+			st->activations_bytes += (4 * s_loc * b * h / (p->sp ? p->tp : 1) +
+						  4 * s_loc * b * (double)m->vocab / p->tp) *
+						 logits_in_flight(p, m_micro);
 		/* Buffers: DeepSpeed-style reduce buckets (two in flight, assumption);
 		 * Megatron reduces in place in its grad buffer. ZeRO-3 gathers the
 		 * largest tensor plus the prefetch bucket. */

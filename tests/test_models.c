@@ -260,6 +260,14 @@ END_TEST
 
 /* ---- activation memory: Korthikanti Table 2 ------------------------------- */
 
+/* Layer 0's activations under plan p without recompute. */
+static double layer_act_full(const struct model *m, const struct plan *p)
+{
+	struct plan q = *p;
+	q.recompute = PLAN_RC_NONE;
+	return model_layer_act_bytes(m, &q, 0);
+}
+
 static void gpt_plan(struct plan *p, int tp, bool sp, enum plan_recompute rc)
 {
 	plan_init(p);
@@ -485,6 +493,85 @@ START_TEST(activations_pipeline_in_flight)
 	memory_eval(&m, &p, &env, r);
 	for (int st = 0; st < 8; st++)
 		ck_assert_double_eq(r->stage[st].inflight, 16);
+	free(r);
+}
+END_TEST
+
+/* The last stage holds the fp32 logits (and the final norm's input) of
+ * every micro-batch whose loss forward waits for its backward: all m under
+ * GPipe, one under 1F1B; without sequence parallelism the norm's input and
+ * stage 0's embedding dropout mask are whole on each TP rank (found by
+ * review). GPT-style model (dropout), tp 2 without SP, pp 2, full
+ * recompute: a layer keeps its 2sbh input. */
+START_TEST(activations_last_stage_logits)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 4 };
+	struct ts_error err = TS_ERROR_INIT;
+	double s = 2048, h = 12288, V = 51200, t = 2, mb = 16, lay, one, fin, want[2][2];
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "gpt3-175b", &err), 0);
+	ck_assert(m.dropout);
+	for (int g = 0; g < 2; g++) {
+		gpt_plan(&p, 2, false, PLAN_RC_FULL);
+		p.pp = 2;
+		p.dp = 0;
+		p.global_batch = 16;
+		p.schedule = g ? PLAN_SCHED_GPIPE : PLAN_SCHED_1F1B;
+		ck_assert_int_eq(plan_resolve(&p, &m, 4, &err), 0);
+		ck_assert_int_eq(plan_microbatches(&p), 16);
+		memory_eval(&m, &p, &env, r);
+		lay = 2 * s * h;                            /* per layer and micro-batch */
+		one = layer_act_full(&m, &p);               /* the layer being recomputed */
+		fin = 4 * s * h + 4 * s * V / t;            /* final norm input + fp32 logits */
+		/* stage 0: 48 layers x in flight (2 or 16) + mask sbh x the same */
+		want[g][0] = 48 * lay * (g ? mb : 2) + one + s * h * (g ? mb : 2);
+		want[g][1] = 48 * lay * (g ? mb : 1) + one + fin * (g ? mb : 1);
+		for (int st = 0; st < 2; st++)
+			ck_assert_msg(fabs(r->stage[st].activations_bytes / want[g][st] - 1) < 1e-12,
+				      "%s stage %d: %.6g B, want %.6g", g ? "gpipe" : "1f1b", st,
+				      r->stage[st].activations_bytes, want[g][st]);
+	}
+	free(r);
+}
+END_TEST
+
+/* Selective recompute rebuilds one layer's attention core at a time in
+ * backward: its scores and softmax are there at the peak on top of what
+ * the layers keep (found by review). Without flash attention the unfused
+ * core attention saves K and V expanded to every query head (GQA). */
+START_TEST(activations_selective_and_gqa)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 2 };
+	struct ts_error err = TS_ERROR_INIT;
+	double s = 8192, a = 32, t = 2, q = 4096, kvd = 1024, sel, none, fin, want, fl;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	ck_assert(!m.dropout);
+	gpt_plan(&p, 2, true, PLAN_RC_SELECTIVE);
+	p.seq_len = (int)s;
+	p.dp = 0;
+	ck_assert_int_eq(plan_resolve(&p, &m, 2, &err), 0);
+	memory_eval(&m, &p, &env, r);
+	sel = model_layer_act_bytes(&m, &p, 0);
+	p.recompute = PLAN_RC_NONE;
+	none = model_layer_act_bytes(&m, &p, 0);
+	/* what selective leaves out of a layer: the softmax output, 2 a s^2 b / t */
+	ck_assert_double_eq_tol(none - sel, 2 * a * s * s / t, 1);
+	fin = 4 * s * 4096 / t + 4 * s * 128256 / t;
+	want = 32 * sel + (none - sel) + fin;
+	ck_assert_msg(fabs(r->stage[0].activations_bytes / want - 1) < 1e-12, "%.6g B, want %.6g",
+		      r->stage[0].activations_bytes, want);
+	/* GQA: unfused keeps K and V at the query width, flash at the K/V width
+	 * (and a 4-byte log-sum-exp per row instead of the softmax) */
+	p.flash_attention = true;
+	fl = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq_tol(none - fl, (4 * s * (q - kvd) + 2 * a * s * s - 4 * s * a) / t, 1);
 	free(r);
 }
 END_TEST
@@ -1537,6 +1624,8 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, dp_bucket_default);
 	tcase_add_test(tc, error_feedback_memory);
 	tcase_add_test(tc, activations_pipeline_in_flight);
+	tcase_add_test(tc, activations_last_stage_logits);
+	tcase_add_test(tc, activations_selective_and_gqa);
 	tcase_add_test(tc, activations_interleaved_vision);
 	tcase_add_test(tc, activations_drawn_images);
 	tcase_add_test(tc, state_bytes_per_param);
