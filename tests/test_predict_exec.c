@@ -1477,6 +1477,67 @@ START_TEST(topk_and_async_move_time)
 }
 END_TEST
 
+/* SSP and async: every stage's reduction must keep up, so a step lasts at
+ * least the busiest DP stream of any rank (found by review: the critical
+ * stage's was taken, and a stage with more gradients but less compute
+ * made the step short). 4 H100 nodes on TCP, tp 8, pp 2, dp 2: stage 0
+ * holds 5 layers and the 256k-row embedding, stage 1 3 layers and the
+ * (untied) LM head, whose logits give it the most compute. */
+START_TEST(async_waits_for_busiest_reduction)
+{
+	struct topo_cluster cl;
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	struct ts_error err = TS_ERROR_INIT;
+	double busy[2] = { 0, 0 };
+	memset(&cl, 0, sizeof(cl));
+	ck_assert_msg(topo_cluster_load(&cl, "h100-roce-leafspine-2to1", 4, &err) == 0, "%s", err.msg);
+	cl.fabric.transport = TOPO_TRANSPORT_TCP;
+	cl.fabric.mtu_bytes = 1500;
+	cl.fabric.overhead_bytes = 78;
+	cl.fabric.tcp_byte_s = 1.0 / 10e9; /* the host costs a TCP fabric file gets by default */
+	cl.fabric.tcp_msg_s = 5e-6;
+	ck_assert_msg(topo_build(&topo, &cl, &err) == 0, "%s", err.msg);
+	topo_cluster_release(&cl);
+	load_model_json("{\"hidden_size\": 2048, \"num_hidden_layers\": 8, \"num_attention_heads\": 16, "
+			"\"vocab_size\": 256000, \"intermediate_size\": 8192, \"hidden_act\": \"silu\", "
+			"\"model_type\": \"llama\"}");
+	plan_init(&p);
+	p.tp = 8;
+	p.sp = true;
+	p.pp = 2;
+	p.nlps = 2;
+	p.layers_per_stage[0] = 5;
+	p.layers_per_stage[1] = 3;
+	p.global_batch = 8;
+	p.seq_len = 2048;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 2);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	o.timeline = true;
+	run(&p, &o, &a);
+	for (int32_t i = 0; i < a.tl->n; i++) {
+		const struct sim_slice *sl = &a.tl->s[i];
+		const char *tn = a.tl->track[sl->track];
+		if (sl->track % WL_NSTREAMS == WL_S_DP && !strncmp(tn, "rep 0 stage ", 12))
+			busy[tn[12] == '1'] += sl->t1_s - sl->t0_s;
+	}
+	/* the premise: stage 1 computes most, stage 0 reduces most */
+	ck_assert_int_eq(a.critical_stage, 1);
+	ck_assert_msg(busy[0] > 1.1 * busy[1], "dp busy %.6g, %.6g", busy[0], busy[1]);
+	p.sync = PLAN_SYNC_ASYNC;
+	o.timeline = false;
+	run(&p, &o, &b);
+	ck_assert_msg(b.iteration_time_s >= busy[0] * (1 - 1e-9),
+		      "async step %.9g s, stage 0's reduction %.9g s", b.iteration_time_s, busy[0]);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Shared experts (Qwen2-MoE, DeepSeek): a dense MLP in every MoE layer,
  * after the routed experts' combine, with Qwen2-MoE's gate. Each layer's
  * forward ops carry model_layer_cost's FLOPs, every GEMM at its own shape
@@ -3008,6 +3069,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
 	tcase_add_test(tc, workload_flops_match_model);
+	tcase_add_test(tc, async_waits_for_busiest_reduction);
 	tcase_add_loop_test(tc, workload_flops_latent_attention, 0, 2);
 	tcase_add_test(tc, shared_experts_in_workload);
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
