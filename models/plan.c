@@ -1049,13 +1049,19 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * writes there, hidden_size^2 elements (16-bit); DeepSpeed's own
 	 * reduce_bucket_size is 5e8 elements; else Megatron-core's
 	 * DistributedDataParallel, bucket_size = max(4e7, 1e6 x data-parallel
-	 * size with CP) elements of the gradients it reduces */
+	 * size with CP) elements of the gradients it reduces, at the bytes they
+	 * take on the wire (fp16/bf16 compression: 2; found by review: sized
+	 * at the uncompressed dtype, a bucket held twice the elements) */
 	if (!(p->bucket_bytes > 0) && p->ds_bucket_auto)
 		p->bucket_bytes = (double)m->hidden * m->hidden * 2;
 	if (!(p->bucket_bytes > 0))
 		p->bucket_bytes = p->ds_used ? 5e8 * 2 :
 				  fmax(4e7, 1e6 * (double)p->dp * p->cp) *
-					  (p->grad_reduce_dtype == PLAN_DT_FP32 ? 4 : 2);
+					  (p->grad_reduce_dtype == PLAN_DT_FP32 &&
+							   p->compression != PLAN_CMP_FP16 &&
+							   p->compression != PLAN_CMP_BF16 ?
+						   4 :
+						   2);
 	if (resolve_batch(p, err))
 		return TS_EINPUT;
 	mbs = plan_microbatches(p);

@@ -1312,6 +1312,13 @@ START_TEST(dp_bucket_default)
 	ck_assert_int_eq(plan_resolve(&p, &m, 16, &err), 0);
 	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_BF16);
 	ck_assert_double_eq(p.bucket_bytes, 2 * 4e7);
+	/* fp16/bf16 compression: the same elements, 2 bytes each on the wire
+	 * (found by review: twice the elements per bucket) */
+	plan_init(&p);
+	p.compression = PLAN_CMP_BF16;
+	ck_assert_int_eq(plan_resolve(&p, &m, 16, &err), 0);
+	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_FP32);
+	ck_assert_double_eq(p.bucket_bytes, 2 * 4e7);
 	plan_init(&p);
 	p.bucket_bytes = 25e6;
 	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
