@@ -1101,7 +1101,8 @@ static int32_t p2p(struct bld *b, enum wl_kind kind, enum wl_dim dim, enum wl_ph
  * reduction). An all-reduce of two ranks is, byte for byte, both sending
  * their whole gradient to the other (ring: S/2 twice each way), so it is
  * a send and a receive on the pipeline streams; the optimizer waits for
- * the receive. Counted as data-parallel (gradient) communication. */
+ * the receive. Reported with the pipeline's communication (sim/exec.c's
+ * kind_of_op), which it exists for. */
 static void emb_exchange(struct bld *b, int peer, double bytes, int32_t *recv_id)
 {
 	p2p(b, WL_K_SEND, WL_D_DP, WL_P_DP, "embedding grad send", bytes, peer,

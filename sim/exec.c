@@ -70,6 +70,17 @@ static enum sim_comm_kind kind_of(int dim)
 	}
 }
 
+/* An op's kind in the breakdown: its dimension's, except the tied
+ * embedding's gradient exchange between the first and last stage, which
+ * exists because of the pipeline and is reported with it (found by
+ * review: counted as data-parallel, where DP remedies do not touch it). */
+static enum sim_comm_kind kind_of_op(const struct wl_op *op)
+{
+	if (op->phase == WL_P_DP && (op->kind == WL_K_SEND || op->kind == WL_K_RECV))
+		return SIM_COMM_PP;
+	return kind_of(op->dim);
+}
+
 static enum sim_op sim_op_of(int coll)
 {
 	switch (coll) {
@@ -1935,7 +1946,7 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct pa
 		} else {
 			/* from the launch (every member there) to the end; before
 			 * it, the wait for the member that arrived last */
-			enum sim_comm_kind k = kind_of(op->dim);
+			enum sim_comm_kind k = kind_of_op(op);
 			simtime_ps go = in->xfer[oi];
 			rc = walk_comm(&wk, w, go, in->t1[oi], k);
 			if (!rc && go > in->t0[oi]) {
@@ -2353,7 +2364,7 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 				/* (what a rank moves for its experts: at the
 				 * mean drawn load) */
 				if (op->kind == WL_K_COLL || op->kind == WL_K_SEND)
-					ro->comm_bytes[kind_of(op->dim)] +=
+					ro->comm_bytes[kind_of_op(op)] +=
 						op->size_bytes / w.nroles *
 						(op->vary == WL_V_EXPERT ? ro->expert_load_mean : 1);
 			}

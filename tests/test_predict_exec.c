@@ -1538,6 +1538,38 @@ START_TEST(async_waits_for_busiest_reduction)
 }
 END_TEST
 
+/* The tied embedding's gradient exchange between the first and last stage
+ * is the pipeline's communication: with dp 1 nothing is data-parallel
+ * (found by review: the exchange was reported as exposed DP). */
+START_TEST(tied_embedding_exchange_is_pp)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	struct topo_cluster cl;
+	memset(&cl, 0, sizeof(cl));
+	ck_assert_msg(topo_cluster_load(&cl, "pcie-2x2-tcp", 1, &err) == 0, "%s", err.msg);
+	ck_assert_msg(topo_build(&topo, &cl, &err) == 0, "%s", err.msg);
+	topo_cluster_release(&cl);
+	load_model_json(small_model); /* GPT-2: tied embeddings */
+	ck_assert(model.tie_embeddings);
+	plan_init(&p);
+	p.pp = 2;
+	p.global_batch = 8;
+	p.seq_len = 1024;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 1);
+	sim_predict_opts_init(&o);
+	run(&p, &o, &r);
+	ck_assert_double_eq(r.bd.exposed_comm_s[SIM_COMM_DP], 0);
+	ck_assert_double_eq(r.comm_bytes[SIM_COMM_DP], 0);
+	ck_assert_double_gt(r.bd.exposed_comm_s[SIM_COMM_PP], 0);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Shared experts (Qwen2-MoE, DeepSeek): a dense MLP in every MoE layer,
  * after the routed experts' combine, with Qwen2-MoE's gate. Each layer's
  * forward ops carry model_layer_cost's FLOPs, every GEMM at its own shape
@@ -3070,6 +3102,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, topk_and_async_move_time);
 	tcase_add_test(tc, workload_flops_match_model);
 	tcase_add_test(tc, async_waits_for_busiest_reduction);
+	tcase_add_test(tc, tied_embedding_exchange_is_pp);
 	tcase_add_loop_test(tc, workload_flops_latent_attention, 0, 2);
 	tcase_add_test(tc, shared_experts_in_workload);
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
