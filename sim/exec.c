@@ -1792,8 +1792,9 @@ static void free_recv_src(const struct exec *x, int32_t **src)
 	free(src);
 }
 
-/* When an instance's compute stream is busy: its compute ops as disjoint
- * intervals sorted by start, with prefix sums of their lengths. */
+/* When an instance's compute stream is busy: its compute ops (those of the
+ * optimizer phase, or all others) as disjoint intervals sorted by start,
+ * with prefix sums of their lengths. */
 struct busy_iv {
 	int32_t n;                 /* intervals, count */
 	simtime_ps *a, *b;         /* starts, ends, ps */
@@ -1806,7 +1807,7 @@ static int cmp_iv(const void *p, const void *q)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-static int busy_build(const struct exec *x, const struct inst *in, struct busy_iv *bv)
+static int busy_build(const struct exec *x, const struct inst *in, bool opt, struct busy_iv *bv)
 {
 	const struct wl_role *r = &x->w->roles[in->role];
 	simtime_ps *iv = malloc((size_t)(r->nops ? r->nops : 1) * 2 * sizeof(simtime_ps));
@@ -1815,7 +1816,8 @@ static int busy_build(const struct exec *x, const struct inst *in, struct busy_i
 	if (!iv)
 		return TS_ENOMEM;
 	for (int32_t i = 0; i < r->nops; i++)
-		if (r->ops[i].kind == WL_K_COMPUTE && in->t1[i] > in->t0[i]) {
+		if (r->ops[i].kind == WL_K_COMPUTE && (r->ops[i].phase == WL_P_OPT) == opt &&
+		    in->t1[i] > in->t0[i]) {
 			iv[2 * n] = in->t0[i];
 			iv[2 * n + 1] = in->t1[i];
 			sorted = sorted && (n == 0 || iv[2 * n] >= iv[2 * n - 2]);
@@ -1884,25 +1886,32 @@ static double busy_within(const struct busy_iv *bv, simtime_ps t0, simtime_ps t1
 
 struct walk {
 	const struct exec *x;
-	struct busy_iv *bv;        /* per instance, built when the path first needs it */
+	struct busy_iv *bv;        /* per instance, [2w] its other compute, [2w + 1] its
+	                            * optimizer phase's, built when the path first needs them */
 	struct path_sum *ps;
 };
 
 /* A communication segment [t0, t1] of kind k on the path, seen by instance
  * w that waits for it: exposed while w's compute stream is idle; the rest
- * overlaps w's own compute. */
+ * overlaps w's own compute, or its optimizer-phase ops (top-k selection
+ * beside the all-gather: found by review, counted as compute, whose
+ * excess over the stage's own then showed as a bubble without a
+ * pipeline). The two share one stream, so they do not overlap. */
 static int walk_comm(struct walk *wk, int32_t w, simtime_ps t0, simtime_ps t1, enum sim_comm_kind k)
 {
-	struct busy_iv *bv = &wk->bv[w];
-	double busy;
+	double busy[2];
 	int rc;
 	if (t1 <= t0)
 		return 0;
-	if (!bv->cum && (rc = busy_build(wk->x, &wk->x->in[w], bv)))
-		return rc;
-	busy = busy_within(bv, t0, t1);
-	wk->ps->comp_s += busy;
-	wk->ps->comm_s[k] += time_to_s(t1 - t0) - busy;
+	for (int o = 0; o < 2; o++) {
+		struct busy_iv *bv = &wk->bv[2 * w + o];
+		if (!bv->cum && (rc = busy_build(wk->x, &wk->x->in[w], o, bv)))
+			return rc;
+		busy[o] = busy_within(bv, t0, t1);
+	}
+	wk->ps->comp_s += busy[0];
+	wk->ps->opt_s += busy[1];
+	wk->ps->comm_s[k] += time_to_s(t1 - t0) - busy[0] - busy[1];
 	return 0;
 }
 
@@ -1911,7 +1920,7 @@ static int walk_comm(struct walk *wk, int32_t w, simtime_ps t0, simtime_ps t1, e
 static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct path_sum *ps)
 {
 	int32_t **src = NULL, per = x->ninst / x->w->nroles, waiter = -1;
-	struct walk wk = { x, calloc((size_t)x->ninst, sizeof(struct busy_iv)), ps };
+	struct walk wk = { x, calloc(2 * (size_t)x->ninst, sizeof(struct busy_iv)), ps };
 	int rc = wk.bv ? build_recv_src(x, &src) : TS_ENOMEM;
 	int64_t steps = 0, max_steps = 1;
 	for (int32_t i = 0; i < x->ninst; i++)
@@ -1983,7 +1992,7 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct pa
 		oi = pred;
 	}
 	if (wk.bv)
-		for (int32_t i = 0; i < x->ninst; i++) {
+		for (int32_t i = 0; i < 2 * x->ninst; i++) {
 			free(wk.bv[i].a);
 			free(wk.bv[i].b);
 			free(wk.bv[i].cum);

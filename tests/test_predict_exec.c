@@ -1538,6 +1538,41 @@ START_TEST(async_waits_for_busiest_reduction)
 }
 END_TEST
 
+/* Top-k compression with overlap.dp and no pipeline: the selection that
+ * runs beside the all-gather is optimizer time, and there is no bubble
+ * (found by review: counted as compute beside the collective, and its
+ * excess over the stage's own compute showed as a bubble). */
+START_TEST(topk_overlap_no_bubble)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	struct topo_cluster cl;
+	double sum;
+	memset(&cl, 0, sizeof(cl));
+	ck_assert_msg(topo_cluster_load(&cl, "pcie-2x2-tcp", 2, &err) == 0, "%s", err.msg);
+	ck_assert_msg(topo_build(&topo, &cl, &err) == 0, "%s", err.msg);
+	topo_cluster_release(&cl);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.global_batch = 4;
+	p.seq_len = 1024;
+	p.overlap_dp = true;
+	p.compression = PLAN_CMP_TOPK;
+	p.compression_ratio = 0.01;
+	resolve(&p);
+	ck_assert_int_eq(p.pp, 1);
+	sim_predict_opts_init(&o);
+	run(&p, &o, &r);
+	ck_assert_msg(r.bd.bubble_s < 1e-9, "bubble %.9g s without a pipeline", r.bd.bubble_s);
+	sum = r.bd.compute_s + r.bd.bubble_s + r.bd.optimizer_s + exposed_total(&r);
+	ck_assert_double_eq_tol(sum, r.iteration_time_s, 1e-9);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* The tied embedding's gradient exchange between the first and last stage
  * is the pipeline's communication: with dp 1 nothing is data-parallel
  * (found by review: the exchange was reported as exposed DP). */
@@ -3103,6 +3138,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, workload_flops_match_model);
 	tcase_add_test(tc, async_waits_for_busiest_reduction);
 	tcase_add_test(tc, tied_embedding_exchange_is_pp);
+	tcase_add_test(tc, topk_overlap_no_bubble);
 	tcase_add_loop_test(tc, workload_flops_latent_attention, 0, 2);
 	tcase_add_test(tc, shared_experts_in_workload);
 	tcase_add_test(tc, pipeline_receive_feeds_its_micro_batch);
