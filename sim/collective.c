@@ -2003,6 +2003,209 @@ out:
 	return rc;
 }
 
+/* ---- compiled all-to-all (sim_a2a) ------------------------------------------ */
+
+struct a2a_ent {
+	int32_t mem, link;
+};
+
+static int cmp_a2a_ent(const void *a, const void *b)
+{
+	const struct a2a_ent *x = a, *y = b;
+	if (x->mem != y->mem)
+		return x->mem < y->mem ? -1 : 1;
+	return (x->link > y->link) - (x->link < y->link);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+void sim_a2a_release(struct sim_a2a *a)
+{
+	free(a->off);
+	free(a->lk);
+	free(a->coef);
+	free(a->lat_s);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Each group's plan is built once with unit weights (every transfer
+ * present, S/n bytes); a transfer's bytes under weights are its weighting
+ * member's weight times that, so a link's load is linear in the weights:
+ * sum over members of w x size x unit x (the member's transfers on it),
+ * as analytic_time adds them up transfer by transfer. */
+int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
+		    struct sim_a2a *out, struct ts_error *err)
+{
+	struct sim_coll *c = NULL;
+	struct a2a_ent *e = NULL;
+	int64_t *gi = NULL;        /* per group member: gpu << 32 | index, sorted */
+	int32_t *lmap = NULL;
+	double *unit = NULL;       /* per member: wire bytes per transfer per byte at unit weight */
+	double *inv_cap = NULL;    /* per link: 1 / its analytic capacity, s/byte */
+	size_t ne = 0, cape = 0;
+	int32_t moff = 0, caplk = 0;
+	int rc = 0;
+	memset(out, 0, sizeof(*out));
+	for (int g = 0; g < nspecs; g++) {
+		if (s[g].op != SIM_OP_ALLTOALL || s[g].algo != SIM_ALGO_DIRECT)
+			return 1;
+		out->nmem += s[g].nranks;
+	}
+	out->lat_s = calloc((size_t)out->nmem + 1, sizeof(double));
+	unit = calloc((size_t)out->nmem + 1, sizeof(double));
+	lmap = malloc((size_t)(t->nlinks > 0 ? t->nlinks : 1) * sizeof(int32_t));
+	if (!out->lat_s || !unit || !lmap)
+		goto oom;
+	for (int32_t l = 0; l < t->nlinks; l++)
+		lmap[l] = -1;
+	for (int g = 0; g < nspecs; g++) {
+		struct sim_coll_spec sg = s[g];
+		int32_t n = sg.nranks, p[TOPO_MAX_HOPS];
+		const struct dag *d;
+		sg.weights = NULL;
+		if ((rc = sim_coll_check(t, &sg, err)))
+			goto out;
+		c = coll_new(t, &sg, &rc);
+		if (!c) {
+			rc = ts_error_set(err, rc, "cannot build the all-to-all plan");
+			goto out;
+		}
+		if (c->nph != 1 || c->ph[0].nrings > 0 || c->floor_ps > 0) {
+			rc = 1;
+			goto out;
+		}
+		if (time_to_s(c->base_ps) > out->base_s)
+			out->base_s = time_to_s(c->base_ps);
+		free(gi);
+		gi = malloc((size_t)n * sizeof(int64_t));
+		if (!gi)
+			goto oom;
+		for (int32_t i = 0; i < n; i++) {
+			gi[i] = (int64_t)c->gpus[i] << 32 | i;
+			unit[moff + i] = c->wire_factor / n;
+		}
+		qsort(gi, (size_t)n, sizeof(int64_t), cmp_i64);
+		d = &c->ph[0].dag;
+		for (int32_t k = 0; k < d->n; k++) {
+			const struct xfer *x = &d->x[k];
+			int32_t who, m, h, lo = 0, hi = n;
+			double lat;
+			if (x->dst < 0 || sim_tcp_hop(t, x->src, x->dst)) {
+				rc = 1; /* a single-link step, or TCP's host costs */
+				goto out;
+			}
+			who = sg.weight_by_sender ? x->src : x->dst;
+			while (lo < hi) { /* the member on GPU who */
+				int32_t mid = (lo + hi) / 2;
+				if ((gi[mid] >> 32) < who)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			m = moff + (int32_t)(gi[lo] & 0xffffffff);
+			h = topo_route(t, x->src, x->dst, x->hash, p);
+			if (h < 0) {
+				rc = ts_error_set(err, TS_EINPUT, "no route from GPU %d to GPU %d", x->src,
+						  x->dst);
+				goto out;
+			}
+			lat = path_lat_s(t, p, h) +
+			      (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
+			if (lat > out->lat_s[m])
+				out->lat_s[m] = lat;
+			for (int q = 0; q < h; q++) {
+				if (lmap[p[q]] < 0) {
+					if (out->nlinks == caplk) {
+						int32_t nc = caplk ? 2 * caplk : 256;
+						double *ic = realloc(inv_cap, (size_t)nc * sizeof(double));
+						if (!ic)
+							goto oom;
+						inv_cap = ic;
+						caplk = nc;
+					}
+					inv_cap[out->nlinks] = 1.0 / link_cap(t, p[q]);
+					lmap[p[q]] = out->nlinks++;
+				}
+				if (ne == cape) {
+					size_t nc = cape ? 2 * cape : 1024;
+					struct a2a_ent *ng = realloc(e, nc * sizeof(*e));
+					if (!ng)
+						goto oom;
+					e = ng;
+					cape = nc;
+				}
+				e[ne++] = (struct a2a_ent){ m, lmap[p[q]] };
+			}
+		}
+		sim_coll_free(c);
+		c = NULL;
+		moff += n;
+	}
+	/* per member, its links with the time its transfers take of each */
+	qsort(e, ne, sizeof(*e), cmp_a2a_ent);
+	out->off = calloc((size_t)out->nmem + 1, sizeof(int32_t));
+	out->lk = malloc((ne ? ne : 1) * sizeof(int32_t));
+	out->coef = malloc((ne ? ne : 1) * sizeof(double));
+	if (!out->off || !out->lk || !out->coef)
+		goto oom;
+	{
+		size_t k = 0, u = 0;
+		for (int32_t m = 0; m < out->nmem; m++) {
+			out->off[m] = (int32_t)u;
+			while (k < ne && e[k].mem == m) {
+				int32_t l = e[k].link;
+				if (u > (size_t)out->off[m] && out->lk[u - 1] == l) {
+					out->coef[u - 1] += unit[m] * inv_cap[l];
+				} else {
+					out->lk[u] = l;
+					out->coef[u] = unit[m] * inv_cap[l];
+					u++;
+				}
+				k++;
+			}
+		}
+		out->off[out->nmem] = (int32_t)u;
+	}
+	goto out;
+oom:
+	rc = ts_error_set(err, TS_ENOMEM, "out of memory");
+out:
+	if (c)
+		sim_coll_free(c);
+	free(e);
+	free(gi);
+	free(lmap);
+	free(unit);
+	free(inv_cap);
+	if (rc)
+		sim_a2a_release(out);
+	return rc;
+}
+
+double sim_a2a_time(const struct sim_a2a *a, const double *w, double size_bytes, double *ld)
+{
+	double lat = 0, bw = 0;
+	for (int32_t l = 0; l < a->nlinks; l++)
+		ld[l] = 0;
+	for (int32_t m = 0; m < a->nmem; m++) {
+		double wm = w[m];
+		if (!(wm > 0))
+			continue;
+		for (int32_t k = a->off[m]; k < a->off[m + 1]; k++)
+			ld[a->lk[k]] += wm * a->coef[k];
+		if (a->lat_s[m] > lat)
+			lat = a->lat_s[m];
+	}
+	for (int32_t l = 0; l < a->nlinks; l++)
+		if (ld[l] > bw)
+			bw = ld[l];
+	return a->base_s + lat + bw * size_bytes;
+}
+
 int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
 			     bool spray, double *time_s, struct ts_error *err)
 {

@@ -185,6 +185,20 @@ struct exec {
 	double *wbuf;              /* scratch for an EP group's loads (ep) */
 	double *vtok;              /* drawn image tokens of each replica's micro-batch over the
 	                            * plan's mean, [replica x micro + j] (NULL: no images) */
+	struct a2a_entry *a2a;     /* analytic: compiled all-to-alls by (coll, dim, stage, dir) */
+	int32_t na2a, capa2a;
+	double *a2a_ld;            /* scratch: per-link loads of a compiled all-to-all */
+	int32_t a2a_ldcap;
+	uint64_t run_gen;          /* run_once's count (its drawn loads are its own) */
+};
+
+/* An alltoallv set's compiled analytic model, one per ECMP draw (ok[d]
+ * false: not of sim_a2a's form, priced by sim_coll_analytic_groups). */
+struct a2a_entry {
+	uint64_t key;
+	int draws;
+	bool ok[AN_ECMP_DRAWS];
+	struct sim_a2a a[AN_ECMP_DRAWS];
 };
 
 static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
@@ -935,6 +949,58 @@ static void heaviest_group(const struct exec *x, const struct wl_op *op, int *tp
 		}
 }
 
+/* AN_ECMP_DRAWS where a group's members reach each other over equal-cost
+ * paths, else 1. */
+static int an_draws(const struct exec *x, const struct sim_coll_spec *s, int ng)
+{
+	for (int g = 0; g < ng; g++)
+		for (int i = 0; i < s[g].nranks; i++)
+			if (topo_route_count(x->t, gpu_of(x, s[g].ranks[0]), gpu_of(x, s[g].ranks[i])) > 1)
+				return AN_ECMP_DRAWS;
+	return 1;
+}
+
+/* Compile the alltoallv set s (its groups and routes, per ECMP draw) into
+ * a new cache entry under key. */
+static int a2a_compile_set(struct exec *x, struct sim_coll_spec *s, int ng, uint64_t key,
+			   struct a2a_entry **out)
+{
+	struct a2a_entry *en;
+	if (x->na2a == x->capa2a) {
+		int32_t nc = x->capa2a ? 2 * x->capa2a : 16;
+		struct a2a_entry *g = realloc(x->a2a, (size_t)nc * sizeof(*g));
+		if (!g)
+			return ts_error_set(x->errp, TS_ENOMEM, "out of memory");
+		x->a2a = g;
+		x->capa2a = nc;
+	}
+	en = &x->a2a[x->na2a++];
+	memset(en, 0, sizeof(*en));
+	en->key = key;
+	en->draws = an_draws(x, s, ng);
+	for (int d = 0; d < en->draws; d++) {
+		int rc;
+		for (int g = 0; g < ng; g++)
+			s[g].hash = rng_hash2(x->o->seed + (uint64_t)d,
+					      (uint64_t)(uint32_t)s[g].ranks[0] << 20);
+		rc = sim_a2a_compile(x->t, s, ng, &en->a[d], x->errp);
+		if (rc == 1)
+			continue;
+		if (rc)
+			return rc;
+		en->ok[d] = true;
+		if (en->a[d].nlinks > x->a2a_ldcap) {
+			double *l = realloc(x->a2a_ld, (size_t)en->a[d].nlinks * sizeof(double));
+			if (!l)
+				return ts_error_set(x->errp, TS_ENOMEM, "out of memory");
+			x->a2a_ld = l;
+			x->a2a_ldcap = en->a[d].nlinks;
+		}
+	}
+	*out = en;
+	return 0;
+}
+
 /* Analytic duration of a collective run by every group of `dim` in the
  * stage at once (as they are in the iteration: the eight DP groups of a
  * tp-8 stage share their nodes' NICs). The per-link loads of all groups add
@@ -966,8 +1032,14 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	key = rng_hash2(0x616e616c79746963ULL ^ ((uint64_t)op->coll << 40 | (uint64_t)dim << 32 |
 						  (uint64_t)(uint32_t)stage),
 			sz) | 1;
-	/* (an alltoallv's loads differ from op to op: not cached) */
-	if (!weighted && (mm = memo_find(&x->an_memo, key))) {
+	/* an alltoallv's loads differ from op to op, but not between the ops
+	 * of one (layer, micro-batch) that move the same tokens the same way
+	 * (the dispatch, its recompute and the combine's backward): cached
+	 * under those and the run that drew the loads */
+	if (weighted)
+		key = rng_hash2(rng_hash2(key, x->run_gen << 1 | op->inbound),
+				(uint64_t)(uint32_t)op->layer << 32 | (uint32_t)op->micro) | 1;
+	if ((mm = memo_find(&x->an_memo, key))) {
 		*sec = time_to_s(mm->dur);
 		return 0;
 	}
@@ -1021,13 +1093,38 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	for (int g = 1; g < ng; g++) {
 		s[g].algo = s[0].algo;
 		s[g].proto = s[0].proto;
-		for (int i = 0; i < s[g].nranks && draws == 1; i++)
-			if (topo_route_count(x->t, gpu_of(x, s[g].ranks[0]), gpu_of(x, s[g].ranks[i])) > 1)
-				draws = AN_ECMP_DRAWS;
 	}
-	for (int i = 0; i < s[0].nranks && draws == 1; i++)
-		if (topo_route_count(x->t, gpu_of(x, s[0].ranks[0]), gpu_of(x, s[0].ranks[i])) > 1)
-			draws = AN_ECMP_DRAWS;
+	if (weighted) {
+		/* the set's loads differ from op to op, its groups and routes do
+		 * not: priced by its compiled model (found while planning
+		 * DeepSeek-V3: EP 64 across nodes took minutes at analytic
+		 * fidelity, each all-to-all planned and routed again) */
+		struct a2a_entry *en = NULL;
+		uint64_t k2 = rng_hash2(0x6132616361636865ULL,
+					(uint64_t)op->coll << 40 | (uint64_t)dim << 32 |
+						(uint64_t)(uint32_t)stage << 1 | op->inbound);
+		for (int32_t i = 0; i < x->na2a && !en; i++)
+			if (x->a2a[i].key == k2)
+				en = &x->a2a[i];
+		if (!en && (rc = a2a_compile_set(x, s, ng, k2, &en)))
+			goto out;
+		for (int d = 0; d < en->draws; d++) {
+			double t1;
+			if (en->ok[d]) {
+				t1 = sim_a2a_time(&en->a[d], wt, size, x->a2a_ld);
+			} else {
+				for (int g = 0; g < ng; g++)
+					s[g].hash = rng_hash2(x->o->seed + (uint64_t)d,
+							      (uint64_t)(uint32_t)s[g].ranks[0] << 20);
+				if ((rc = sim_coll_analytic_groups(x->t, s, ng, false, &t1, x->errp)))
+					goto out;
+			}
+			*sec += t1 / en->draws;
+		}
+		an_keep(x, key, sec);
+		goto out;
+	}
+	draws = an_draws(x, s, ng);
 	/* where connections hash over equal-cost paths, the mean over draws
 	 * of the salts (the flow model draws anew for every op) */
 	for (int d = 0; d < draws; d++) {
@@ -2048,6 +2145,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 	double best = -1;
 	int32_t end_inst = -1, end_op = -1;
 
+	x->run_gen++; /* the analytic alltoallv cache keys on the run's draws */
 	x->D = p->dp * p->cp;
 	x->U = unit_positions(p);
 	x->nunits = x->D / x->U;
@@ -2582,6 +2680,12 @@ out:
 	free(x.vtok);
 	free(x.memo.e);
 	free(x.an_memo.e);
+	for (int32_t i = 0; i < x.na2a; i++)
+		for (int d = 0; d < x.a2a[i].draws; d++)
+			if (x.a2a[i].ok[d])
+				sim_a2a_release(&x.a2a[i].a[d]);
+	free(x.a2a);
+	free(x.a2a_ld);
 	free(mr);
 	if (rc)
 		sim_prediction_release(out);

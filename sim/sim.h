@@ -336,6 +336,34 @@ int sim_coll_analytic(const struct topo *t, const struct sim_coll_spec *s, doubl
 int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
 			     bool spray, double *time_s, struct ts_error *err);
 
+/* The analytic model of a direct all-to-all(v) run by nspecs groups at
+ * once, compiled for repeated evaluation with different member loads: per
+ * member (the groups' ranks in spec order, the weighting side: sender when
+ * s[g].weight_by_sender, else receiver), how many of its transfers cross
+ * each link and the latest of their latencies. sim_a2a_time then gives
+ * sim_coll_analytic_groups' time (no spraying) for any weights in
+ * O(member-link pairs), without routing or planning again. */
+struct sim_a2a {
+	int32_t nlinks;            /* links the transfers cross, count */
+	int32_t nmem;              /* members of all groups, count */
+	int32_t *off;              /* per member: its entries [off[m], off[m+1]) */
+	int32_t *lk;               /* entry: a link the member's transfers cross */
+	double *coef;              /* entry: the seconds they take of it per byte of size
+	                            * at unit weight (count x protocol factor / group
+	                            * size / capacity), s/byte */
+	double *lat_s;             /* per member: latest transfer latency (path + alpha), s */
+	double base_s;             /* NCCL's base latency, s */
+};
+/* Returns 0; TS_EINPUT with err set for a bad spec; 1 (err untouched)
+ * where the model is not of that form (not a direct all-to-all, a TCP hop
+ * with its host costs, a floor): use sim_coll_analytic_groups. */
+int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
+		    struct sim_a2a *out, struct ts_error *err);
+/* Time for member weights w (nmem, >= 0) and per-group size size_bytes;
+ * scratch: nlinks doubles. */
+double sim_a2a_time(const struct sim_a2a *a, const double *w, double size_bytes, double *scratch);
+void sim_a2a_release(struct sim_a2a *a);
+
 /* NCCL's choice: the (algorithm, protocol) of minimum predicted time among
  * those enabled for op/group (ring, tree, nvls for allreduce; ring for
  * others; direct for alltoall/sendrecv), keeping any fixed in s. */
