@@ -26,6 +26,15 @@ expect "trace has traceEvents" '"traceEvents"' "$TMP/t.json"
 expect "svg root" '<svg xmlns="http://www.w3.org/2000/svg"' "$TMP/t.svg"
 # a real SVG renderer (librsvg, from setup.sh) parses and draws it
 check "svg renders with rsvg-convert" 0 rsvg-convert -o "$TMP/t.png" "$TMP/t.svg"
+expect "svg header: one iteration" '>one iteration: [0-9.]+ s \(time axis' "$TMP/t.svg"
+# local SGD: the mean step, over a timeline of the step that synchronises,
+# said so (found by review)
+printf '{"global_batch": 4, "seq_len": 1024, "sync": {"mode": "local_sgd", "interval": 4}}' \
+	>"$TMP/lsgd.json"
+check "local SGD with --svg" 0 "$TRAINSIM" predict --cluster pcie-2x2-tcp \
+	--model "$EX/models/gpt2.json" --plan "$TMP/lsgd.json" --svg "$TMP/l.svg"
+expect "svg header: mean step, synchronising step shown" \
+	'per step on average; the timeline shows the step that synchronises' "$TMP/l.svg"
 check "rendered png is not empty" 0 test -s "$TMP/t.png"
 check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
