@@ -225,6 +225,7 @@ int cmd_predict(int argc, char **argv)
 	long long nodes = 0, seed = 1, repl = 0, memo = 0;
 	double slow = 0, jit = 0;
 	bool json = false, exact = false, free_comm = false;
+	char warn[600] = "";
 	struct cli_plan_args pa;
 	struct option all[96];
 	int c, rc = 2;
@@ -354,10 +355,12 @@ int cmd_predict(int argc, char **argv)
 	sim_compute_init(&comp, &cl.gpu);
 	if (cal && sim_compute_load(&comp, cal, &err))
 		goto fail;
+	/* said once the prediction stands: a failure's stderr is its one
+	 * error line (found by review: warning and error made two) */
 	if (cal && comp.gpu[0] && strcmp(comp.gpu, cl.gpu.name))
-		fprintf(stderr,
-			"trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'\n",
-			cal, comp.gpu, cl.gpu.name);
+		snprintf(warn, sizeof(warn),
+			 "trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'\n",
+			 cal, comp.gpu, cl.gpu.name);
 	if (topo_build(&t, &cl, &err))
 		goto fail;
 	have_t = true;
@@ -391,6 +394,8 @@ int cmd_predict(int argc, char **argv)
 	if (r.fits && svg && sim_trace_write_svg(&r, svg, &err))
 		goto fail;
 	rc = report(m, p, &r, cname, fid, exact, cal, &comp, json);
+	if (!rc && r.fits && warn[0])
+		fputs(warn, stderr);
 	if (!rc && !r.fits) {
 		fprintf(stderr,
 			"trainsim: error: the plan does not fit in GPU memory: %.1f GiB per GPU needed, "

@@ -75,6 +75,11 @@ check "a calibration for another GPU" 0 "$TRAINSIM" predict $SMALL --fidelity an
 	--calibration "$EX/calibration/a100-vtrain.json"
 expect "warns of the GPU mismatch" "warning: calibration .*a100-vtrain.json is for GPU 'A100-SXM4-80GB', the cluster's is 'H100" "$TMP/err"
 expect "json names the calibration" '"calibration":[[:space:]]*".*a100-vtrain.json"' "$TMP/out"
+# a plan that does not fit: its one error line, not the warning too (check
+# counts the stderr lines of a failure)
+check "mismatched calibration, plan does not fit" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr \
+	--nodes 1 --model llama3-70b --global-batch 8 --seq-len 4096 --fidelity analytic \
+	--calibration "$EX/calibration/a100-vtrain.json"
 check "default compute model" 0 "$TRAINSIM" predict $SMALL --fidelity analytic
 expect "summary names the compute model" "^compute model: defaults: H100" "$TMP/out"
 
