@@ -481,6 +481,12 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		return TS_EINPUT;
 	arch = arch_of(mtype);
 	tie_root = arch.tie != 0;
+	if (present(&t, "num_nextn_predict_layers", &c) && cJSON_IsNumber(c.j) &&
+	    c.j->valuedouble > 0) /* (accepted for deepseek_v3 only: refuse_unmodelled) */
+		snprintf(m->source, sizeof(m->source),
+			 "Hugging Face config %s, without its multi-token prediction layers, "
+			 "which transformers does not build",
+			 d->name);
 	if (arch.norms > 0)
 		m->layer_norms = arch.norms;
 	if (mtype && (!strcmp(mtype, "falcon") || !strcmp(mtype, "RefinedWeb") ||
@@ -564,14 +570,6 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		/* Qwen2-MoE: one gated shared expert; DeepSeek: n_shared_experts
 		 * of the expert width, run as one MLP (DeepseekMoE.shared_experts) */
 		m->shared_gate = m->shared_ffn > 0;
-		/* DeepSeek-V3's auxiliary-loss-free balancing: a bias per expert
-		 * (transformers' DeepseekV3TopkRouter.e_score_correction_bias) */
-		if (present(&t, "topk_method", &c)) {
-			const char *tm = NULL;
-			if (jval_get_string(&t, "topk_method", false, &tm, err))
-				return TS_EINPUT;
-			m->router_bias = tm && !strcmp(tm, "noaux_tc");
-		}
 		if (nsh > 0) {
 			if (m->shared_ffn > 0) {
 				present(&t, "n_shared_experts", &c);
@@ -696,7 +694,7 @@ common:
 		for (int l = 0; l < m->layers; l++)
 			any = any || m->moe_layer[l];
 		if (!any)
-			m->experts = m->top_k = m->shared_ffn = 0, m->router_bias = false;
+			m->experts = m->top_k = m->shared_ffn = 0;
 	}
 	if (parse_window(m, &t, mtype, err))
 		return TS_EINPUT;
@@ -898,8 +896,7 @@ void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *a
 	int64_t base = attn_params(m) + m->layer_norms * norm_params(m, m->hidden), ex = 0, act;
 	if (m->experts > 0 && m->moe_layer[l]) {
 		int64_t one = mlp_params(m, m->moe_ffn);
-		/* router, no bias (Qwen3 MoE) but DeepSeek-V3's correction bias */
-		base += (int64_t)m->hidden * m->experts + (m->router_bias ? m->experts : 0);
+		base += (int64_t)m->hidden * m->experts; /* router, no bias (Qwen3 MoE) */
 		base += shared_params(m);
 		ex = one * m->experts;
 		act = base + one * m->top_k;
@@ -957,7 +954,7 @@ void model_count_params(const struct model *m, struct model_params *o)
 		o->total[MODEL_PART_NORM] += m->layer_norms * n;
 		if (m->experts > 0 && m->moe_layer[l]) {
 			int64_t one = mlp_params(m, m->moe_ffn);
-			o->total[MODEL_PART_ROUTER] += h * m->experts + (m->router_bias ? m->experts : 0);
+			o->total[MODEL_PART_ROUTER] += h * m->experts;
 			o->total[MODEL_PART_MLP] += shared_params(m); /* dense: always active */
 			o->total[MODEL_PART_EXPERTS] += one * m->experts;
 			o->active[MODEL_PART_EXPERTS] += one * m->top_k;

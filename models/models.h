@@ -83,8 +83,6 @@ struct model {
 	int shared_ffn;            /* shared experts' MLP inner width in every MoE layer (Qwen2-MoE
 	                            * shared_expert_intermediate_size, DeepSeek n_shared_experts x
 	                            * moe_intermediate_size), 0 none, elements */
-	bool router_bias;          /* the router has a per-expert bias (DeepSeek-V3's
-	                            * e_score_correction_bias, topk_method noaux_tc), flag */
 	bool shared_gate;          /* the shared expert's output is scaled by a sigmoid gate
 	                            * (an h -> 1 linear, Qwen2-MoE), flag */
 	enum model_mlp mlp;        /* dense and expert MLP shape */

@@ -711,6 +711,35 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		if (old >= 0 && bf16 >= 0 && old != bf16)
 			return jval_error(&c, err, "bfloat16 (the older name of bf16) disagrees with bf16");
 	}
+	/* "auto" (Hugging Face's Trainer fills it from its own fp16/bf16
+	 * flags): the plan's; both "auto" keep the plan as it is, one "auto"
+	 * beside an enabled other is off (they exclude each other), beside an
+	 * absent or disabled other that section's flag from the plan's
+	 * precision (found by review: fp16 "auto" alone kept a bf16 plan,
+	 * which DeepSpeed would train in fp32) */
+	if (fp16 < 0 && bf16 >= 0)
+		fp16 = bf16 == 1 ? 0 : p->precision == PLAN_DT_FP16;
+	if (bf16 < 0 && fp16 >= 0)
+		bf16 = fp16 == 1 ? 0 : p->precision == PLAN_DT_BF16;
+	/* amp (apex) and torch_autocast compute in 16 bits over fp32 weights
+	 * and gradients: a mix the plan cannot say (found by review: read as
+	 * fp32 training) */
+	{
+		static const char *const mixed[] = { "amp", "torch_autocast" };
+		for (size_t i = 0; i < TS_ARRAY_LEN(mixed); i++) {
+			int on;
+			struct jval c;
+			if (ds_enabled(&r, mixed[i], &on, err))
+				return TS_EINPUT;
+			if (on == 1) { /* ("auto": the Trainer's apex flag, off by default) */
+				jval_child(&r, mixed[i], &c);
+				return jval_error(&c, err,
+						  "%s mixed precision (16-bit compute over fp32 weights and "
+						  "gradients) is not modelled; use the fp16 or bf16 section",
+						  mixed[i]);
+			}
+		}
+	}
 	if (fp16 == 1 && bf16 == 1) {
 		struct jval c;
 		jval_child(&r, bfk, &c);

@@ -1627,8 +1627,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						rep += (double)m->layer_norms * (m->norm == MODEL_NORM_LAYER ? 2 : 1) * h +
 						       (m->qk_norm ? 2.0 * m->head_dim : 0) +
 						       (m->experts > 0 && m->moe_layer[l] ?
-								(double)m->experts * h +
-									(m->router_bias ? m->experts : 0) :
+								(double)m->experts * h :
 								0) +
 						       /* MLA's down projections and latent norms */
 						       (m->kv_lora > 0 ? model_mla_down_params(m) +

@@ -1090,14 +1090,14 @@ static const struct {
 	  "\"first_k_dense_replace\": 1, \"tie_word_embeddings\": false, \"vocab_size\": 102400}",
 	  16375728128LL },
 	/* DeepSeek-V3 (its config.json): multi-head latent attention, 3 dense
-	 * layers, 256 routed experts and 1 shared of width 2048, the router's
-	 * correction bias (topk_method noaux_tc); by transformers' module
-	 * shapes, per layer attention h q_lora + q_lora + q_lora a (128 + 64)
-	 * + h (512 + 64) + 512 + 512 a (128 + 128) + 128 a h = 187,107,328,
-	 * so 61 (187,107,328 + 2h) + 3 x 3h 18432 + 58 (256 x 3h 2048 + 3h 2048
-	 * + 256 h + 256) + 2 x 129280 h + h = 671,026,419,200 (published 671B
-	 * for the main model; the multi-token prediction module, which
-	 * transformers does not build, is not counted) */
+	 * layers, 256 routed experts and 1 shared of width 2048; by
+	 * transformers' module shapes, per layer attention h q_lora + q_lora +
+	 * q_lora a (128 + 64) + h (512 + 64) + 512 + 512 a (128 + 128) + 128 a h
+	 * = 187,107,328, so 61 (187,107,328 + 2h) + 3 x 3h 18432 + 58 (256 x 3h
+	 * 2048 + 3h 2048 + 256 h) + 2 x 129280 h + h = 671,026,404,352
+	 * parameters (published 671B for the main model; the router's
+	 * e_score_correction_bias is a buffer, and the multi-token prediction
+	 * module, which transformers does not build, is not counted) */
 	{ "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"attention_bias\": false, "
 	  "\"first_k_dense_replace\": 3, \"hidden_act\": \"silu\", \"hidden_size\": 7168, "
 	  "\"intermediate_size\": 18432, \"kv_lora_rank\": 512, \"model_type\": \"deepseek_v3\", "
@@ -1108,7 +1108,7 @@ static const struct {
 	  "\"qk_rope_head_dim\": 64, \"rms_norm_eps\": 1e-06, \"scoring_func\": \"sigmoid\", "
 	  "\"tie_word_embeddings\": false, \"topk_group\": 4, \"topk_method\": \"noaux_tc\", "
 	  "\"v_head_dim\": 128, \"vocab_size\": 129280}",
-	  671026419200LL },
+	  671026404352LL },
 	/* DeepSeek-V2-Lite: no query latent (q_lora_rank null: q_proj h x a
 	 * (128 + 64)), 64 routed and 2 shared experts of 1408, first layer
 	 * dense: 27 x 13,763,072 attention + 27 x 2h + h norms + 3h 10944 +
@@ -1393,6 +1393,11 @@ static const struct {
 	const char *ds;
 	const char *want;
 } bad_ds[] = {
+	/* 16-bit compute over fp32 weights and gradients: not modelled (found
+	 * by review: read as fp32 training) */
+	{ "{\"torch_autocast\": {\"enabled\": true, \"dtype\": \"torch.bfloat16\"}}",
+	  "torch_autocast mixed precision" },
+	{ "{\"amp\": {\"enabled\": true}}", "amp mixed precision" },
 	{ "{\"zero_optimization\": {\"stage\": 5}}", "stage" },
 	{ "{\"zero_optimization\": {\"stage\": \"three\"}}", "ZeRO stage must be" },
 	{ "{\"fp16\": {\"enabled\": true}, \"bf16\": {\"enabled\": true}}", "both enabled" },
@@ -1512,6 +1517,12 @@ START_TEST(deepspeed_older_spellings)
 		 * "auto" keeps the plan's */
 		{ "{\"bf16\": {}}", PLAN_DT_FP32, PLAN_OFF_NONE },
 		{ "{\"bf16\": {\"enabled\": \"auto\"}}", PLAN_DT_BF16, PLAN_OFF_NONE },
+		/* one section "auto": its flag from the plan's precision (bf16), so
+		 * fp16 "auto" alone is fp32 training; "amp" "auto" is off */
+		{ "{\"fp16\": {\"enabled\": \"auto\"}, \"amp\": {\"enabled\": \"auto\"}}", PLAN_DT_FP32,
+		  PLAN_OFF_NONE },
+		{ "{\"fp16\": {\"enabled\": \"auto\"}, \"bf16\": {\"enabled\": \"auto\"}}", PLAN_DT_BF16,
+		  PLAN_OFF_NONE },
 	};
 	for (size_t i = 0; i < TS_ARRAY_LEN(cases); i++) {
 		struct plan p;
