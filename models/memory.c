@@ -436,9 +436,17 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		struct memory_stage *st = &r->stage[s];
 		int first, n, nmoe = 0;
 		double Pd, Pe, act_layers, inflight, big_unit, host = 0;
-		plan_stage_layers(p, m, s, &first, &n);
-		for (int l = first; l < first + n; l++)
-			nmoe += m->experts > 0 && m->moe_layer[l];
+		/* the stage's layers: its model chunks' runs (interleaved:
+		 * strided over the model, as Megatron assigns them; found by
+		 * review: one block, which put other dense/MoE counts on a stage) */
+		n = 0;
+		for (int c = 0; c < v; c++) {
+			int cn;
+			plan_chunk_layers(p, m, s, c, &first, &cn);
+			for (int l = first; l < first + cn; l++)
+				nmoe += m->experts > 0 && m->moe_layer[l];
+			n += cn;
+		}
 		Pd = (n - nmoe) * pd_dense + nmoe * pd_moe;
 		Pe = (n - nmoe) * pe_dense + nmoe * pe_moe;
 		big_unit = (double)m->heads * m->head_dim * h / p->tp;

@@ -323,6 +323,14 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 int plan_microbatches(const struct plan *p);
 /* First decoder layer and layer count of pipeline stage s. */
 void plan_stage_layers(const struct plan *p, const struct model *m, int s, int *first, int *n);
+/* Decoder layers of model chunk c of stage s (chunks: the interleaved
+ * schedule's virtual stages, else one): as Megatron-core assigns them
+ * (get_transformer_layer_offset), chunk c of stage s holds the (c p + s)-th
+ * run of L/(p v) layers, so the pipeline's virtual stages follow the
+ * model's order; with an uneven layers_per_stage, stage s's own block
+ * split into v runs. */
+void plan_chunk_layers(const struct plan *p, const struct model *m, int s, int c, int *first,
+		       int *n);
 
 /* ---- per-layer costs (for the workload builder of the next issue) ------ */
 

@@ -821,6 +821,20 @@ void plan_stage_layers(const struct plan *p, const struct model *m, int s, int *
 	*first = s * *n;
 }
 
+void plan_chunk_layers(const struct plan *p, const struct model *m, int s, int c, int *first,
+		       int *n)
+{
+	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1, f, cnt;
+	if (v > 1 && !p->nlps) { /* (plan_resolve: p v divides the layers) */
+		*n = m->layers / (p->pp * v);
+		*first = (c * p->pp + s) * *n;
+		return;
+	}
+	plan_stage_layers(p, m, s, &f, &cnt);
+	*first = f + (int)((long)cnt * c / v);
+	*n = (int)((long)cnt * (c + 1) / v) - (int)((long)cnt * c / v);
+}
+
 static int resolve_batch(struct plan *p, struct ts_error *err)
 {
 	long long per;

@@ -1229,10 +1229,8 @@ static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 static void chunk_layers(const struct plan *p, const struct model *m, int s, int c, int v,
 			 int *first, int *n)
 {
-	int f, cnt;
-	plan_stage_layers(p, m, s, &f, &cnt);
-	*first = f + (int)((long)cnt * c / v);
-	*n = (int)((long)cnt * (c + 1) / v) - (int)((long)cnt * c / v);
+	(void)v; /* (the plan's) */
+	plan_chunk_layers(p, m, s, c, first, n);
 }
 
 static void release_roles(struct workload *w)

@@ -963,6 +963,54 @@ static const struct {
 	  "sliding_attention layers without a sliding_window" },
 };
 
+/* Interleaved: model chunk c of stage s holds the (c p + s)-th run of
+ * L/(p v) layers (Megatron-core's get_transformer_layer_offset), so a
+ * stage's dense and MoE layers are those of its strided runs (found by
+ * review: one contiguous block per stage). 8 layers, the first 3 dense,
+ * p 2, v 2: stage 0 holds 0-1 and 4-5 (2 dense), stage 1 2-3 and 6-7 (1). */
+START_TEST(interleaved_chunks_strided)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 2 };
+	struct ts_error err = TS_ERROR_INIT;
+	double dd, de, md, me, want;
+	int first, n;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_msg(load_text(&m,
+				"{\"hidden_size\": 256, \"num_hidden_layers\": 8, "
+				"\"num_attention_heads\": 4, \"vocab_size\": 1000, \"hidden_act\": "
+				"\"silu\", \"intermediate_size\": 512, \"n_routed_experts\": 8, "
+				"\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 128, "
+				"\"first_k_dense_replace\": 3}",
+				&err) == 0,
+		      "%s", err.msg);
+	for (int l = 0; l < 8; l++)
+		ck_assert_int_eq(m.moe_layer[l], l >= 3);
+	plan_init(&p);
+	p.pp = 2;
+	p.schedule = PLAN_SCHED_INTERLEAVED;
+	p.virtual_stages = 2;
+	p.global_batch = 4;
+	p.seq_len = 256;
+	ck_assert_msg(plan_resolve(&p, &m, 2, &err) == 0, "%s", err.msg);
+	for (int st = 0; st < 2; st++)
+		for (int c = 0; c < 2; c++) {
+			plan_chunk_layers(&p, &m, st, c, &first, &n);
+			ck_assert_int_eq(n, 2);
+			ck_assert_int_eq(first, 2 * (2 * c + st));
+		}
+	memory_eval(&m, &p, &env, r);
+	model_layer_rank_params(&m, &p, 0, &dd, &de);
+	model_layer_rank_params(&m, &p, 3, &md, &me);
+	/* stage 1: layer 2 dense, 3, 6, 7 MoE, + final norm and the LM head */
+	want = dd + de + 3 * (md + me) + model_norm_params(&m) + (double)m.vocab * m.hidden;
+	ck_assert_double_eq_tol(r->stage[1].weights_bytes, 2 * want, 1e-3);
+	free(r);
+}
+END_TEST
+
 START_TEST(bad_model_configs)
 {
 	struct model m;
@@ -1644,6 +1692,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, activations_last_stage_logits);
 	tcase_add_test(tc, activations_selective_and_gqa);
+	tcase_add_test(tc, interleaved_chunks_strided);
 	tcase_add_test(tc, activations_interleaved_vision);
 	tcase_add_test(tc, activations_drawn_images);
 	tcase_add_test(tc, state_bytes_per_param);

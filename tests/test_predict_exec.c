@@ -1993,10 +1993,10 @@ START_TEST(dp_buckets_on_stage_zero_only)
 			if (x->track % WL_NSTREAMS != WL_S_DP || strcmp(x->name, "dp grad reduce") ||
 			    strncmp(r.tl->track[x->track], "rep 0 ", 6)) /* one replica */
 				continue;
-			/* chunk from the layer it was flushed after (a stage's
-			 * layers split in chunks: stage 0 holds 0-1 and 2-3,
-			 * stage 1 4-5 and 6-7; -1: the flush after backward) */
-			per[stage][il && x->layer >= 0 && (x->layer / 2) % 2] += 1;
+			/* chunk from the layer it was flushed after (Megatron's
+			 * interleaved assignment: stage 0 holds 0-1 and 4-5,
+			 * stage 1 2-3 and 6-7; -1: the flush after backward) */
+			per[stage][il && x->layer >= 0 && x->layer / 4] += 1;
 		}
 		ck_assert_msg(per[0][0] > 1, "stage 0 chunk 0: %d reductions", per[0][0]);
 		ck_assert_msg(per[1][0] == 1, "stage 1 chunk 0: %d reductions", per[1][0]);
