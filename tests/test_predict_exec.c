@@ -1715,15 +1715,30 @@ START_TEST(shared_experts_in_workload)
 }
 END_TEST
 
+/* Forward, backward and recompute FLOPs of one replica's workload under
+ * the resolved plan p (the optimizer's excluded). */
+static double workload_compute_flops(const struct plan *p)
+{
+	struct workload w;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	double f = 0;
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, p, &wo, &err) == 0, "%s", err.msg);
+	for (int s = 0; s < w.nroles; s++)
+		for (int32_t i = 0; i < w.roles[s].nops; i++)
+			if (w.roles[s].ops[i].kind == WL_K_COMPUTE && w.roles[s].ops[i].phase != WL_P_OPT)
+				f += w.roles[s].ops[i].flops;
+	workload_release(&w);
+	return f;
+}
+
 START_TEST(workload_flops_match_model)
 {
 	/* The sum of forward/backward compute FLOPs of all roles equals
 	 * models/' count for the whole iteration divided by the replicas. */
 	struct plan p;
-	struct workload w;
-	struct wl_opts wo;
-	struct ts_error err = TS_ERROR_INIT;
-	double f = 0, want;
+	double f, want;
 	load_topo("dgx-h100-ndr", 2);
 	load_model_json(small_model);
 	plan_init(&p);
@@ -1732,15 +1747,9 @@ START_TEST(workload_flops_match_model)
 	p.global_batch = 16;
 	p.seq_len = 1024;
 	resolve(&p);
-	wl_opts_init(&wo);
-	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
-	for (int s = 0; s < w.nroles; s++)
-		for (int32_t i = 0; i < w.roles[s].nops; i++)
-			if (w.roles[s].ops[i].kind == WL_K_COMPUTE && w.roles[s].ops[i].phase != WL_P_OPT)
-				f += w.roles[s].ops[i].flops;
+	f = workload_compute_flops(&p);
 	want = model_flops_iteration(&model, &p) / (p.dp * p.tp);
 	ck_assert_msg(fabs(f / want - 1) < 1e-6, "workload %.6g FLOP vs model %.6g", f, want);
-	workload_release(&w);
 	topo_release(&topo);
 }
 END_TEST
@@ -1759,10 +1768,7 @@ static const char *mla_model =
 START_TEST(workload_flops_latent_attention)
 {
 	struct plan p;
-	struct workload w;
-	struct wl_opts wo;
-	struct ts_error err = TS_ERROR_INIT;
-	double f = 0, want, T;
+	double f, want, T;
 	bool sp = _i;
 	load_topo("dgx-h100-ndr", 2);
 	load_model_json(mla_model);
@@ -1773,18 +1779,12 @@ START_TEST(workload_flops_latent_attention)
 	p.global_batch = 16;
 	p.seq_len = 1024;
 	resolve(&p);
-	wl_opts_init(&wo);
-	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
-	for (int s = 0; s < w.nroles; s++)
-		for (int32_t i = 0; i < w.roles[s].nops; i++)
-			if (w.roles[s].ops[i].kind == WL_K_COMPUTE && w.roles[s].ops[i].phase != WL_P_OPT)
-				f += w.roles[s].ops[i].flops;
+	f = workload_compute_flops(&p);
 	want = model_flops_iteration(&model, &p) / (p.dp * p.tp);
 	T = (double)p.global_batch / p.dp * p.seq_len; /* tokens per replica */
 	if (!sp)
 		want += 3 * 2 * 1024.0 * (384 + 256 + 32) * T * model.layers * (p.tp - 1) / p.tp;
 	ck_assert_msg(fabs(f / want - 1) < 1e-6, "workload %.6g FLOP vs %.6g", f, want);
-	workload_release(&w);
 	topo_release(&topo);
 }
 END_TEST
