@@ -1034,8 +1034,11 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		REFUSE(PF_OVERLAP_PG, "overlap.param_gather (default)",
 		       "overlapping the parameter all-gather needs distributed_optimizer (Megatron's "
 		       "--overlap-param-gather requires it)");
-	if (p->offload == PLAN_OFF_OPTIMIZER && p->zero == 0)
-		REFUSE(PF_OFFLOAD, "offload (default)", "optimizer offload needs ZeRO stage 1, 2 or 3");
+	/* (ZeRO-Offload, or Megatron-core's --optimizer-cpu-offload, which
+	 * needs its distributed optimizer) */
+	if (p->offload == PLAN_OFF_OPTIMIZER && p->zero == 0 && !p->distributed_optimizer)
+		REFUSE(PF_OFFLOAD, "offload (default)",
+		       "optimizer offload needs ZeRO stage 1, 2 or 3, or the distributed optimizer");
 	if (p->offload == PLAN_OFF_PARAMS && p->zero != 3)
 		REFUSE(PF_OFFLOAD, "offload (default)", "parameter offload needs ZeRO stage 3 (got %d)",
 		       p->zero);

@@ -1649,7 +1649,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * the 16-bit weights come back, unless they live in host
 				 * memory (ZeRO-Infinity's offload_param: each gather
 				 * fetches them). Not overlapped with the next step
-				 * (DeepSpeed's one-step delayed update is off by default). */
+				 * (DeepSpeed's one-step delayed update is off by default).
+				 * Megatron-core's --optimizer-cpu-offload (the distributed
+				 * optimizer's shard, offload fraction 1) runs the same way
+				 * (assumption: its d2h/h2d copies not overlapped, as
+				 * without --overlap-cpu-optimizer-d2h-h2d). */
 				cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload grads d2h", 0, n_opt * gbp, 0,
 				       0, 0, 0, WL_V_NONE);
 				cmp_op(&b, WL_P_OPT, WL_HOST_OPT, "cpu adam", 0,

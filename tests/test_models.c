@@ -714,6 +714,42 @@ START_TEST(state_bytes_per_param)
 }
 END_TEST
 
+/* Megatron-core's --optimizer-cpu-offload (with its distributed
+ * optimizer): the optimizer shard, 12/d bytes per parameter, moves to host
+ * memory; without ZeRO or the distributed optimizer optimizer offload is
+ * refused (it was refused with the distributed optimizer too). */
+START_TEST(distopt_cpu_offload)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r)), *r0 = malloc(sizeof(*r0));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 16 };
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(r0);
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	plan_init(&p);
+	p.tp = 2;
+	p.sp = true;
+	p.distributed_optimizer = true;
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	memory_eval(&m, &p, &env, r0);
+	p.offload = PLAN_OFF_OPTIMIZER;
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	memory_eval(&m, &p, &env, r);
+	ck_assert_double_gt(r0->stage[0].optimizer_bytes, 0);
+	ck_assert_double_eq(r->stage[0].optimizer_bytes, 0);
+	ck_assert_double_eq_tol(r->stage[0].host_bytes, r0->stage[0].optimizer_bytes, 1);
+	ck_assert_double_eq_tol(r->stage[0].grads_bytes, r0->stage[0].grads_bytes, 1);
+	p.distributed_optimizer = false;
+	ck_assert_int_eq(plan_resolve(&p, &m, 16, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "needs ZeRO stage 1, 2 or 3, or the distributed optimizer"),
+		      "%s", err.msg);
+	free(r);
+	free(r0);
+}
+END_TEST
+
 START_TEST(state_zero_stages_divide)
 {
 	/* ZeRO §3 (Rajbhandari et al.): Pos 2Ψ + 2Ψ + KΨ/Nd, Pos+g 2Ψ + (2+K)Ψ/Nd,
@@ -1697,6 +1733,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_drawn_images);
 	tcase_add_test(tc, state_bytes_per_param);
 	tcase_add_test(tc, state_zero_stages_divide);
+	tcase_add_test(tc, distopt_cpu_offload);
 	tcase_add_test(tc, state_memory_sums_over_stages);
 	tcase_add_test(tc, seed_qwen3_vl_235b);
 	suite_add_tcase(s, tc);
