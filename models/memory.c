@@ -114,11 +114,24 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 {
 	double R, S, A, U, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
 	act_terms(x, tp, &R, &S, &A, &U, flash);
+	if (scale != 1) {
+		/* fp32 doubles the 16-bit tensors only: not the 1-byte dropout
+		 * masks, nor what is fp32 already (router probabilities, the
+		 * log-sum-exp) (found by review) */
+		double sb = x->s * x->b;
+		double rf = (x->drop ? 2 * sb * x->h : 0) + (x->routed > 0 ? 4 * sb * x->experts : 0);
+		double af = flash ? A : x->drop ? x->a * x->s * x->s * x->b : 0;
+		R = scale * (R - rf) + rf;
+		A = scale * (A - af) + af;
+		S *= scale;
+		U *= scale;
+		scale = 1;
+	}
 	/* whole experts (etp 1): a rank keeps only the routed tokens it
 	 * received, 1/tp of what a TP group gathers for split experts */
 	U *= (double)plan_etp(p) / p->tp;
 	if (rc == PLAN_RC_FULL) /* Korthikanti Table 2: 2sbh (the layer input) */
-		return scale * 2 * x->s * x->b * x->h / (sp ? tp : 1);
+		return (p->precision == PLAN_DT_FP32 ? 2 : 1) * 2 * x->s * x->b * x->h / (sp ? tp : 1);
 	if (rc == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
 		A = 0;
 	if (sp) /* Table 2: TP + SP divides everything by t */

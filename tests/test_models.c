@@ -538,6 +538,25 @@ START_TEST(activations_last_stage_logits)
 }
 END_TEST
 
+/* fp32 doubles the 16-bit activations only: a GPT-3 layer's two 1-byte
+ * dropout masks (2sbh) and the attention dropout's mask (a s^2 b) stay
+ * (found by review: doubled too). */
+START_TEST(activations_fp32_masks)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	double s = 2048, h = 12288, a = 96, half, full;
+	ck_assert_int_eq(model_load(&m, "gpt3-175b", &err), 0);
+	gpt_plan(&p, 1, false, PLAN_RC_NONE);
+	ck_assert_int_eq(plan_resolve(&p, &m, 1, &err), 0);
+	half = model_layer_act_bytes(&m, &p, 0);
+	p.precision = PLAN_DT_FP32;
+	full = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_eq_tol(2 * half - full, 2 * s * h + a * s * s, 1);
+}
+END_TEST
+
 /* Selective recompute rebuilds one layer's attention core at a time in
  * backward: its scores and softmax are there at the peak on top of what
  * the layers keep (found by review). Without flash attention the unfused
@@ -1728,6 +1747,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, activations_last_stage_logits);
 	tcase_add_test(tc, activations_selective_and_gqa);
+	tcase_add_test(tc, activations_fp32_masks);
 	tcase_add_test(tc, interleaved_chunks_strided);
 	tcase_add_test(tc, activations_interleaved_vision);
 	tcase_add_test(tc, activations_drawn_images);
