@@ -371,9 +371,20 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 			struct jval x;
 			if (p->sync != PLAN_SYNC_LOCAL_SGD && jval_child(&c, "interval", &x))
 				return jval_error(&x, err, "only local_sgd synchronises at an interval");
-			if (p->sync != PLAN_SYNC_SSP && p->sync != PLAN_SYNC_ASYNC &&
-			    jval_child(&c, "staleness", &x))
-				return jval_error(&x, err, "only ssp and async take a staleness bound");
+			/* (found by review: async took a staleness and ignored it,
+			 * 0 too, which predicted lockstep as fully overlapped) */
+			if (p->sync != PLAN_SYNC_SSP && jval_child(&c, "staleness", &x))
+				return jval_error(&x, err,
+						  p->sync == PLAN_SYNC_ASYNC ?
+							  "async has no staleness bound (use mode ssp for a "
+							  "bounded one)" :
+							  "only ssp takes a staleness bound");
+			/* local SGD without its interval would run in lockstep
+			 * (found by review, as for ssp) */
+			if (p->sync == PLAN_SYNC_LOCAL_SGD && !jval_child(&c, "interval", &x))
+				return jval_error(&c, err,
+						  "local_sgd needs an interval (the steps between "
+						  "reductions, >= 1; 1 is every_step)");
 			/* SSP without its bound would run in lockstep (staleness 0 is
 			 * every_step) without saying so (found by review) */
 			if (p->sync == PLAN_SYNC_SSP && !jval_child(&c, "staleness", &x))

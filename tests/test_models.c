@@ -1330,8 +1330,13 @@ static const struct {
 	{ "llama3-8b", "{\"grad_dtype\": \"fp8\"}", 8, "grad_dtype: fp8: gradients are kept in" },
 	{ "llama3-8b", "{\"sync\": {\"mode\": \"every_step\", \"interval\": 4}}", 8,
 	  "sync.interval: only local_sgd synchronises at an interval" },
-	{ "llama3-8b", "{\"sync\": {\"mode\": \"local_sgd\", \"staleness\": 2}}", 8,
-	  "sync.staleness: only ssp and async take a staleness bound" },
+	{ "llama3-8b", "{\"sync\": {\"mode\": \"local_sgd\", \"interval\": 2, \"staleness\": 2}}", 8,
+	  "sync.staleness: only ssp takes a staleness bound" },
+	/* found by review: async's bound (0 too) was ignored; local SGD
+	 * without an interval ran in lockstep */
+	{ "llama3-8b", "{\"sync\": {\"mode\": \"async\", \"staleness\": 0}}", 8,
+	  "sync.staleness: async has no staleness bound" },
+	{ "llama3-8b", "{\"sync\": {\"mode\": \"local_sgd\"}}", 8, "sync: local_sgd needs an interval" },
 	{ "llama3-8b", "{\"sync\": {\"mode\": \"ssp\"}}", 8, "sync: ssp needs a staleness bound" },
 	{ "llama3-8b", "{\"bucket_mb\": 1e-308}", 8, "bucket_mb: must be between 0.001 and 1e6 MB" },
 	{ "llama3-8b", "{\"sync\": {\"mode\": \"ssp\", \"staleness\": 0}}", 8,
