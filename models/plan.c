@@ -345,12 +345,16 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 				return jval_error(&c, err,
 						  "top-k compression needs a ratio (the fraction of "
 						  "gradient values sent, in (0, 1])");
+			/* (the other 16-bit type too: found by review) */
 			if (!topk && p->compression != PLAN_CMP_NONE &&
 			    jval_child(&r, "grad_reduce_dtype", &x) &&
-			    p->grad_reduce_dtype == PLAN_DT_FP32)
+			    p->grad_reduce_dtype !=
+				    (p->compression == PLAN_CMP_FP16 ? PLAN_DT_FP16 : PLAN_DT_BF16))
 				return jval_error(&x, err,
-						  "fp32 contradicts compression '%s' (the gradients "
-						  "are reduced in 16 bits)",
+						  "%s contradicts compression '%s' (the gradients "
+						  "are reduced in %s)",
+						  dt_names[p->grad_reduce_dtype],
+						  p->compression == PLAN_CMP_FP16 ? "fp16" : "bf16",
 						  p->compression == PLAN_CMP_FP16 ? "fp16" : "bf16");
 		}
 		src_json(p, PF_COMPRESSION, &r, "compression");
@@ -923,9 +927,31 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		REFUSE(PF_OVERLAP_TP, "overlap.tp (default)",
 		       "TP communication overlap needs sequence_parallel (Megatron's "
 		       "--tp-comm-overlap requires it)");
-	if (p->sp && p->seq_len % p->tp)
+	/* (with CP each rank's seq_len / cp tokens: found by review) */
+	if (p->sp && (p->seq_len % p->cp || (p->seq_len / p->cp) % p->tp))
 		REFUSE(PF_SP, "sequence_parallel (default)",
-		       "sequence parallelism needs seq_len %d divisible by tp %d", p->seq_len, p->tp);
+		       "sequence parallelism needs seq_len %d / cp %d divisible by tp %d", p->seq_len,
+		       p->cp, p->tp);
+	/* Megatron's linear layers split their widths evenly (divide()):
+	 * the MLPs' over tp, the experts' over etp (found by review) */
+	if (m->ffn % p->tp)
+		REFUSE(PF_TP, "tp (default)", "tp %d does not divide the MLP width %d", p->tp, m->ffn);
+	if (m->experts > 0 && m->moe_ffn % plan_etp(p))
+		REFUSE(p->etp ? PF_ETP : PF_TP, p->etp ? "etp" : "tp (default)",
+		       "expert tensor parallelism %d does not divide the expert MLP width %d",
+		       plan_etp(p), m->moe_ffn);
+	if (m->shared_ffn % p->tp)
+		REFUSE(PF_TP, "tp (default)", "tp %d does not divide the shared experts' width %d",
+		       p->tp, m->shared_ffn);
+	if (m->has_vision && m->vit.ffn % p->tp)
+		REFUSE(PF_TP, "tp (default)", "tp %d does not divide the vision MLP width %d", p->tp,
+		       m->vit.ffn);
+	/* FlashAttention and Transformer Engine's fused attention run in
+	 * 16 bits (or fp8) only (found by review: fp32 with flash counted
+	 * the fused kernel's small memory) */
+	if (p->flash_attention && p->precision == PLAN_DT_FP32)
+		REFUSE(PF_FLASH, "flash_attention (default)",
+		       "flash attention needs fp16, bf16 or fp8 training, not fp32");
 	if (m->max_pos && p->seq_len > m->max_pos)
 		REFUSE(PF_SEQ, "seq_len (default)", "seq_len %d exceeds the %d learned positions", p->seq_len,
 		       m->max_pos);
@@ -1045,6 +1071,29 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		REFUSE(PF_OVERLAP_PG, "overlap.param_gather (default)",
 		       "overlapping the parameter all-gather needs distributed_optimizer (Megatron's "
 		       "--overlap-param-gather requires it)");
+	/* (found by review: Megatron asserts "Must use --overlap-param-gather
+	 * with --overlap-grad-reduce") */
+	if (p->overlap_param_gather && !p->overlap_dp)
+		REFUSE(PF_OVERLAP_PG, "overlap.param_gather (default)",
+		       "overlapping the parameter all-gather needs overlap.dp (Megatron's "
+		       "--overlap-param-gather requires --overlap-grad-reduce)");
+	/* the distributed optimizer shards the optimizer state: ZeRO-1's
+	 * sharding on top is the same sharding said twice (found by review) */
+	if (p->zero == 1 && p->distributed_optimizer)
+		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
+		       "Megatron's distributed optimizer is its ZeRO-1: give one or the other");
+	/* Megatron's gradient buffer is fp32 or the parameters' dtype (found
+	 * by review: bf16 gradients under fp32 or fp16 parameters) */
+	if ((p->grad_dtype == PLAN_DT_BF16 && p->precision != PLAN_DT_BF16 &&
+	     p->precision != PLAN_DT_FP8) ||
+	    (p->grad_dtype == PLAN_DT_FP16 && p->precision != PLAN_DT_FP16))
+		REFUSE(PF_GRAD_DTYPE, "grad_dtype (default)",
+		       "%s gradients under %s parameters (the gradient buffer is fp32 or the "
+		       "parameters' 16-bit type)",
+		       dt_names[p->grad_dtype], dt_names[p->precision]);
+	if (!m->has_vision && p->src[PF_IMAGE_TOKENS][0])
+		REFUSE(PF_IMAGE_TOKENS, "image_tokens",
+		       "image tokens given for a model without a vision encoder");
 	/* (ZeRO-Offload, or Megatron-core's --optimizer-cpu-offload, which
 	 * needs its distributed optimizer) */
 	if (p->offload == PLAN_OFF_OPTIMIZER && p->zero == 0 && !p->distributed_optimizer)
@@ -1071,6 +1120,11 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 
 	if (ngpus < 1)
 		return ts_error_set(err, TS_EINPUT, "the cluster has no GPUs");
+	/* the default sequence: 4096, or all of a model's learned positions
+	 * when it has fewer (found by review: GPT-3's default plan was
+	 * refused for exceeding its 2048 positions) */
+	if (!p->src[PF_SEQ][0] && m->max_pos > 0 && m->max_pos < p->seq_len)
+		p->seq_len = m->max_pos;
 	/* Megatron reduces its grad buffer: in grad_dtype unless the plan says
 	 * otherwise (found by review: --grad-dtype bf16 still reduced fp32) */
 	if (!p->grad_reduce_given)

@@ -1305,6 +1305,26 @@ static const struct {
 	int ngpus;
 	const char *want;
 } bad_plans[] = {
+	/* found by the plan-rules review: Megatron-core's own rules */
+	{ "llama3-8b", "{\"precision\": \"fp32\", \"flash_attention\": true}", 8,
+	  "flash_attention: flash attention needs fp16, bf16 or fp8 training" },
+	{ "llama3-8b",
+	  "{\"tp\": 4, \"cp\": 2, \"sequence_parallel\": true, \"flash_attention\": true, "
+	  "\"seq_len\": 4100}",
+	  8, "sequence parallelism needs seq_len 4100 / cp 2 divisible by tp 4" },
+	{ "{\"hidden_size\": 1536, \"num_hidden_layers\": 2, \"num_attention_heads\": 24, "
+	  "\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"intermediate_size\": 8000}",
+	  "{\"tp\": 3}", 6, "tp: tp 3 does not divide the MLP width 8000" },
+	{ "llama3-8b", "{\"distributed_optimizer\": true, \"overlap\": {\"param_gather\": true}}", 8,
+	  "needs overlap.dp" },
+	{ "llama3-8b", "{\"zero\": 1, \"distributed_optimizer\": true}", 8,
+	  "distributed_optimizer: Megatron's distributed optimizer is its ZeRO-1" },
+	{ "llama3-8b", "{\"precision\": \"fp32\", \"grad_dtype\": \"bf16\"}", 8,
+	  "grad_dtype: bf16 gradients under fp32 parameters" },
+	{ "llama3-8b", "{\"image_tokens\": 256}", 8,
+	  "image_tokens: image tokens given for a model without a vision encoder" },
+	{ "llama3-8b", "{\"grad_reduce_dtype\": \"fp16\", \"compression\": {\"type\": \"bf16\"}}", 8,
+	  "grad_reduce_dtype: fp16 contradicts compression 'bf16'" },
 	{ "qwen3-vl-8b", "{\"tp\": 3}", 24, "tp 3 does not divide the 32 attention heads" },
 	{ "qwen3-vl-8b", "{\"tp\": 2, \"dp\": 3}", 8, "but the cluster has 8 GPUs" },
 	{ "qwen3-235b-a22b", "{\"ep\": 3}", 24, "ep 3 does not divide the 128 experts" },
@@ -1473,6 +1493,26 @@ START_TEST(error_feedback_memory)
 	for (int s = 0; s < 2; s++)
 		ck_assert_double_eq_tol(b.stage[s].grads_bytes - a.stage[s].grads_bytes,
 					2 * a.stage[s].weights_bytes, a.stage[s].weights_bytes * 1e-12);
+}
+END_TEST
+
+/* The default sequence is 4096 or a model's learned positions when it has
+ * fewer (found by review: GPT-3's default plan was refused). */
+START_TEST(default_seq_len_fits_positions)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&m, "gpt3-175b", &err), 0);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = 4;
+	ck_assert_msg(plan_resolve(&p, &m, 32, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(p.seq_len, 2048);
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	plan_init(&p);
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(p.seq_len, 4096);
 }
 END_TEST
 
@@ -1758,6 +1798,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_drawn_images);
 	tcase_add_test(tc, state_bytes_per_param);
 	tcase_add_test(tc, state_zero_stages_divide);
+	tcase_add_test(tc, default_seq_len_fits_positions);
 	tcase_add_test(tc, distopt_cpu_offload);
 	tcase_add_test(tc, state_memory_sums_over_stages);
 	tcase_add_test(tc, seed_qwen3_vl_235b);

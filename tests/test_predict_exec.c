@@ -2833,6 +2833,7 @@ START_TEST(param_gather_overlaps_forward)
 	setup_small(&p, &o, 1, small_model);
 	o.overlap_slowdown = 1;
 	p.distributed_optimizer = true;
+	p.overlap_dp = true; /* (Megatron's --overlap-param-gather requires it) */
 	p.global_batch = 16; /* dp 8, two micro-batches */
 	resolve(&p);
 	run(&p, &o, &a);
