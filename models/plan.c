@@ -853,18 +853,23 @@ void plan_chunk_layers(const struct plan *p, const struct model *m, int s, int c
 static int resolve_batch(struct plan *p, struct ts_error *err)
 {
 	long long per;
-	if (p->ds_used && (p->ds_gas || p->ds_tb_given || p->ds_mb_given)) {
+	/* a --global-batch or --micro-batch flag overrides the ds_config's
+	 * value and takes part in DeepSpeed's rule like it (found by review:
+	 * the config's other numbers silently replaced the flag's) */
+	bool tb_given = p->ds_tb_given || p->src[PF_GLOBAL][0] == '-';
+	bool mb_given = p->ds_mb_given || p->src[PF_MICRO][0] == '-';
+	if (p->ds_used && (p->ds_gas || tb_given || mb_given)) {
 		/* DeepSpeed: train_batch_size = micro x gas x data-parallel world. */
 		long long dpw = p->dp;
 		int gas = p->ds_gas;
-		if (p->ds_tb_given && p->ds_mb_given && gas) {
+		if (tb_given && mb_given && gas) {
 			if ((long long)p->micro_batch * gas * dpw != p->global_batch)
 				REFUSE(PF_GLOBAL, "train_batch_size",
 				       "train_batch_size %d != micro-batch %d x "
 				       "gradient_accumulation_steps %d x data-parallel size %lld "
 				       "(DeepSpeed requires equality)",
 				       p->global_batch, p->micro_batch, gas, dpw);
-		} else if (p->ds_tb_given && gas) {
+		} else if (tb_given && gas) {
 			if (p->global_batch % (gas * dpw))
 				REFUSE(PF_GLOBAL, "train_batch_size",
 				       "train_batch_size %d is not divisible by "
@@ -882,7 +887,7 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 						    "absurdly large",
 						    p->ds_gas_src, p->micro_batch, gas, dpw, g);
 			p->global_batch = (int)g;
-		} else if (p->ds_tb_given && !p->ds_mb_given) {
+		} else if (tb_given && !mb_given) {
 			if (p->global_batch % dpw)
 				REFUSE(PF_GLOBAL, "train_batch_size",
 				       "train_batch_size %d is not divisible by the data-parallel "

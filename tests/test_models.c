@@ -1607,6 +1607,40 @@ START_TEST(bad_deepspeed_refused)
 }
 END_TEST
 
+/* A --global-batch or --micro-batch flag overrides the ds_config's value
+ * and takes part in DeepSpeed's rule (found by review: silently replaced
+ * by the config's micro x accumulation x dp). */
+START_TEST(deepspeed_batch_flags)
+{
+	struct model m;
+	struct plan p;
+	struct jdoc d = JDOC_INIT;
+	struct ts_error err = TS_ERROR_INIT;
+	const char *ds = "{\"train_micro_batch_size_per_gpu\": 3, \"gradient_accumulation_steps\": 2}";
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	plan_init(&p);
+	ck_assert_int_eq(jdoc_parse(&d, "ds.json", ds, strlen(ds), &err), 0);
+	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+	jdoc_release(&d);
+	p.global_batch = 64;
+	plan_set_src(&p, PF_GLOBAL, "--global-batch");
+	ck_assert_int_eq(plan_resolve(&p, &m, 8, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "--global-batch: train_batch_size 64 != micro-batch 3 x "
+				      "gradient_accumulation_steps 2"),
+		      "%s", err.msg);
+	ds = "{\"gradient_accumulation_steps\": 4}";
+	plan_init(&p);
+	ck_assert_int_eq(jdoc_parse(&d, "ds.json", ds, strlen(ds), &err), 0);
+	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+	jdoc_release(&d);
+	p.global_batch = 64;
+	plan_set_src(&p, PF_GLOBAL, "--global-batch");
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(p.global_batch, 64);
+	ck_assert_int_eq(p.micro_batch, 2);
+}
+END_TEST
+
 START_TEST(deepspeed_maps_fields)
 {
 	struct model m;
@@ -1809,6 +1843,7 @@ static Suite *models_suite(void)
 	tcase_add_loop_test(tc, bad_plan_refused, 0, (int)TS_ARRAY_LEN(bad_plans));
 	tcase_add_loop_test(tc, bad_deepspeed_refused, 0, (int)TS_ARRAY_LEN(bad_ds));
 	tcase_add_test(tc, deepspeed_maps_fields);
+	tcase_add_test(tc, deepspeed_batch_flags);
 	tcase_add_test(tc, deepspeed_older_spellings);
 	tcase_add_loop_test(tc, deepspeed_overlap_and_fusion, 0, 5);
 	tcase_add_test(tc, deepspeed_overlap_default_follows_stage);
