@@ -51,6 +51,10 @@ static void usage(FILE *out)
 		"                       leaves up to F of its own time later (ends close\n"
 		"                       together share one max-min solve); 0 = exact at every\n"
 		"                       instant (default 0.002)\n"
+		"  --routing R          ecmp: each connection on one equal-cost path by hash\n"
+		"                       (default, Ethernet/RoCE ECMP); spray: every transfer\n"
+		"                       spread evenly over its equal-cost paths (InfiniBand\n"
+		"                       adaptive routing, packet spraying)\n"
 		"  --trace FILE         Chrome trace-event JSON (open in Perfetto)\n"
 		"  --svg FILE           SVG timeline of the iteration\n"
 		"  --json               JSON: iteration_time_s, tokens_per_s, tflops_per_gpu, mfu,\n"
@@ -67,7 +71,7 @@ static void usage(FILE *out)
 }
 
 enum {
-	O_CLUSTER = 256, O_NODES, O_GPUS, O_GPUMEM, O_HOSTMEM, O_MODEL, O_JSON, O_HELP, O_FID, O_EXACT, O_SEED, O_CAL, O_TRACE, O_SVG, O_SLOW, O_REPL, O_JIT, O_FREE, O_MEMO, O_COAL
+	O_CLUSTER = 256, O_NODES, O_GPUS, O_GPUMEM, O_HOSTMEM, O_MODEL, O_JSON, O_HELP, O_FID, O_EXACT, O_SEED, O_CAL, O_TRACE, O_SVG, O_SLOW, O_REPL, O_JIT, O_FREE, O_MEMO, O_COAL, O_ROUTING
 };
 
 static const struct option opts[] = {
@@ -88,6 +92,7 @@ static const struct option opts[] = {
 	{ "free-comm", no_argument, NULL, O_FREE },
 	{ "memo", required_argument, NULL, O_MEMO },
 	{ "flow-coalesce", required_argument, NULL, O_COAL },
+	{ "routing", required_argument, NULL, O_ROUTING },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -308,6 +313,14 @@ int cmd_predict(int argc, char **argv)
 		case O_COAL:
 			if (cli_parse_double("predict", "--flow-coalesce", optarg, 0, 0.5, &o.coalesce))
 				return 2;
+			break;
+		case O_ROUTING:
+			if (!strcmp(optarg, "ecmp"))
+				o.spray = false;
+			else if (!strcmp(optarg, "spray"))
+				o.spray = true;
+			else
+				return cli_usage("predict", "unknown routing '%s' (ecmp, spray)", optarg);
 			break;
 		case O_GPUS:
 		case O_GPUMEM:

@@ -120,7 +120,7 @@ struct join {
 	uint64_t arg;              /* its argument */
 };
 
-#define SPRAY_MAX_PATHS 64
+#define SPRAY_MAX_PATHS SIM_SPRAY_MAX_PATHS
 
 void sim_coll_spec_init(struct sim_coll_spec *s)
 {
@@ -2007,6 +2007,7 @@ out:
 
 struct a2a_ent {
 	int32_t mem, link;
+	double share;              /* of one transfer (1, or 1/paths when sprayed) */
 };
 
 static int cmp_a2a_ent(const void *a, const void *b)
@@ -2038,7 +2039,7 @@ void sim_a2a_release(struct sim_a2a *a)
  * sum over members of w x size x unit x (the member's transfers on it),
  * as analytic_time adds them up transfer by transfer. */
 int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
-		    struct sim_a2a *out, struct ts_error *err)
+		    bool spray, struct sim_a2a *out, struct ts_error *err)
 {
 	struct sim_coll *c = NULL;
 	struct a2a_ent *e = NULL;
@@ -2107,38 +2108,59 @@ int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nsp
 					hi = mid;
 			}
 			m = moff + (int32_t)(gi[lo] & 0xffffffff);
-			h = topo_route(t, x->src, x->dst, x->hash, p);
-			if (h < 0) {
-				rc = ts_error_set(err, TS_EINPUT, "no route from GPU %d to GPU %d", x->src,
-						  x->dst);
-				goto out;
-			}
-			lat = path_lat_s(t, p, h) +
-			      (x->pay_alpha ? time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) : 0);
-			if (lat > out->lat_s[m])
-				out->lat_s[m] = lat;
-			for (int q = 0; q < h; q++) {
-				if (lmap[p[q]] < 0) {
-					if (out->nlinks == caplk) {
-						int32_t nc = caplk ? 2 * caplk : 256;
-						double *ic = realloc(inv_cap, (size_t)nc * sizeof(double));
-						if (!ic)
-							goto oom;
-						inv_cap = ic;
-						caplk = nc;
+			/* the path(s) and share of each, as add_load takes them */
+			int64_t np = spray && x->src != x->dst ? topo_route_count(t, x->src, x->dst) : 1;
+			if (np > SPRAY_MAX_PATHS)
+				np = SPRAY_MAX_PATHS;
+			if (np < 1)
+				np = 1;
+			for (int64_t pk = 0; pk < np; pk++) {
+				if (np == 1) {
+					h = topo_route(t, x->src, x->dst, x->hash, p);
+				} else {
+					int64_t total = topo_route_count(t, x->src, x->dst);
+					int64_t idx = (int64_t)((rng_hash64(x->hash) % (uint64_t)total +
+								 (uint64_t)(pk * total / np)) %
+								(uint64_t)total);
+					h = topo_route_nth(t, x->src, x->dst, idx, p);
+				}
+				if (h < 0) {
+					rc = ts_error_set(err, TS_EINPUT, "no route from GPU %d to GPU %d",
+							  x->src, x->dst);
+					goto out;
+				}
+				/* (add_load reports the last path's latency) */
+				if (pk == np - 1) {
+					lat = path_lat_s(t, p, h) +
+					      (x->pay_alpha ?
+						       time_to_s(c->a_ps[hop_class(t, x->src, x->dst)]) :
+						       0);
+					if (lat > out->lat_s[m])
+						out->lat_s[m] = lat;
+				}
+				for (int q = 0; q < h; q++) {
+					if (lmap[p[q]] < 0) {
+						if (out->nlinks == caplk) {
+							int32_t nc = caplk ? 2 * caplk : 256;
+							double *ic = realloc(inv_cap, (size_t)nc * sizeof(double));
+							if (!ic)
+								goto oom;
+							inv_cap = ic;
+							caplk = nc;
+						}
+						inv_cap[out->nlinks] = 1.0 / link_cap(t, p[q]);
+						lmap[p[q]] = out->nlinks++;
 					}
-					inv_cap[out->nlinks] = 1.0 / link_cap(t, p[q]);
-					lmap[p[q]] = out->nlinks++;
+					if (ne == cape) {
+						size_t nc = cape ? 2 * cape : 1024;
+						struct a2a_ent *ng = realloc(e, nc * sizeof(*e));
+						if (!ng)
+							goto oom;
+						e = ng;
+						cape = nc;
+					}
+					e[ne++] = (struct a2a_ent){ m, lmap[p[q]], 1.0 / (double)np };
 				}
-				if (ne == cape) {
-					size_t nc = cape ? 2 * cape : 1024;
-					struct a2a_ent *ng = realloc(e, nc * sizeof(*e));
-					if (!ng)
-						goto oom;
-					e = ng;
-					cape = nc;
-				}
-				e[ne++] = (struct a2a_ent){ m, lmap[p[q]] };
 			}
 		}
 		sim_coll_free(c);
@@ -2159,10 +2181,10 @@ int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nsp
 			while (k < ne && e[k].mem == m) {
 				int32_t l = e[k].link;
 				if (u > (size_t)out->off[m] && out->lk[u - 1] == l) {
-					out->coef[u - 1] += unit[m] * inv_cap[l];
+					out->coef[u - 1] += e[k].share * unit[m] * inv_cap[l];
 				} else {
 					out->lk[u] = l;
-					out->coef[u] = unit[m] * inv_cap[l];
+					out->coef[u] = e[k].share * unit[m] * inv_cap[l];
 					u++;
 				}
 				k++;

@@ -839,10 +839,10 @@ static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, 
 	s.size_bytes = 1; /* the ring's latency, as the model has it */
 	s.nranks = n;
 	s.ranks = ranks;
-	if ((rc = sim_coll_analytic(x->t, &s, &t0, x->errp)))
+	if ((rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, &t0, x->errp)))
 		return rc;
 	s.size_bytes = size;
-	if (ring_s < 0 && (rc = sim_coll_analytic(x->t, &s, &ring_s, x->errp)))
+	if (ring_s < 0 && (rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, &ring_s, x->errp)))
 		return rc;
 	if ((rc = sim_tree_model(x->t, &s, ring_s - t0, &pr, tree_s, x->errp)))
 		return rc;
@@ -892,7 +892,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		s.proto = SIM_PROTO_SIMPLE;
 	} else if ((rc = sim_coll_choose(x->t, &s, &s.algo, &s.proto, x->errp)))
 		return rc;
-	if ((rc = sim_coll_analytic(x->t, &s, sec, x->errp)))
+	if ((rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, sec, x->errp)))
 		return rc;
 	if (n > FLUID_MIN_RANKS && s.op == SIM_OP_ALLREDUCE) {
 		double tr;
@@ -950,9 +950,14 @@ static void heaviest_group(const struct exec *x, const struct wl_op *op, int *tp
 }
 
 /* AN_ECMP_DRAWS where a group's members reach each other over equal-cost
- * paths, else 1. */
+ * paths and connections hash onto one of them, else 1. */
 static int an_draws(const struct exec *x, const struct sim_coll_spec *s, int ng)
 {
+	/* sprayed, a transfer takes an even share of its paths: no hash to
+	 * draw (beyond SIM_SPRAY_MAX_PATHS paths the strided set's offset
+	 * is one, a small residue) */
+	if (x->o->spray)
+		return 1;
 	for (int g = 0; g < ng; g++)
 		for (int i = 0; i < s[g].nranks; i++)
 			if (topo_route_count(x->t, gpu_of(x, s[g].ranks[0]), gpu_of(x, s[g].ranks[i])) > 1)
@@ -983,7 +988,7 @@ static int a2a_compile_set(struct exec *x, struct sim_coll_spec *s, int ng, uint
 		for (int g = 0; g < ng; g++)
 			s[g].hash = rng_hash2(x->o->seed + (uint64_t)d,
 					      (uint64_t)(uint32_t)s[g].ranks[0] << 20);
-		rc = sim_a2a_compile(x->t, s, ng, &en->a[d], x->errp);
+		rc = sim_a2a_compile(x->t, s, ng, x->o->spray, &en->a[d], x->errp);
 		if (rc == 1)
 			continue;
 		if (rc)
@@ -1116,7 +1121,8 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 				for (int g = 0; g < ng; g++)
 					s[g].hash = rng_hash2(x->o->seed + (uint64_t)d,
 							      (uint64_t)(uint32_t)s[g].ranks[0] << 20);
-				if ((rc = sim_coll_analytic_groups(x->t, s, ng, false, &t1, x->errp)))
+				if ((rc = sim_coll_analytic_groups(x->t, s, ng, x->o->spray, &t1,
+								   x->errp)))
 					goto out;
 			}
 			*sec += t1 / en->draws;
@@ -1132,7 +1138,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 		for (int g = 0; g < ng; g++)
 			s[g].hash = rng_hash2(x->o->seed + (uint64_t)d,
 					      (uint64_t)(uint32_t)s[g].ranks[0] << 20);
-		if ((rc = sim_coll_analytic_groups(x->t, s, ng, false, &t1, x->errp)))
+		if ((rc = sim_coll_analytic_groups(x->t, s, ng, x->o->spray, &t1, x->errp)))
 			goto out;
 		*sec += t1 / draws;
 	}
@@ -1178,16 +1184,31 @@ static int analytic_sends(struct exec *x, int stage, int peer, double size, doub
 			int32_t a = gpu_of(x, rank_of(x, ti, q, stage));
 			int32_t b = gpu_of(x, rank_of(x, ti, q, peer));
 			int32_t path[TOPO_MAX_HOPS];
-			int hops = topo_route(t, a, b, rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b),
-					      path);
+			uint64_t hash = rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b);
+			/* one path by hash, or (spray) an even share on each of up
+			 * to SIM_SPRAY_MAX_PATHS equal-cost paths, as the analytic
+			 * collectives take them */
+			int64_t np = x->o->spray && a != b ? topo_route_count(t, a, b) : 1, tot = np;
 			double pl = 0;
-			if (hops < 0) {
-				free(load);
-				return ts_error_set(x->errp, hops, "no route from GPU %d to GPU %d", a, b);
-			}
-			for (int h = 0; h < hops; h++) {
-				load[path[h]] += size;
-				pl += time_to_s(t->links[path[h]].lat_ps);
+			if (np > SIM_SPRAY_MAX_PATHS)
+				np = SIM_SPRAY_MAX_PATHS;
+			for (int64_t k = 0; k < (np > 1 ? np : 1); k++) {
+				int hops = np > 1 ? topo_route_nth(t, a, b,
+								   (int64_t)((rng_hash64(hash) % (uint64_t)tot +
+									      (uint64_t)(k * tot / np)) %
+									     (uint64_t)tot),
+								   path)
+						  : topo_route(t, a, b, hash, path);
+				if (hops < 0) {
+					free(load);
+					return ts_error_set(x->errp, hops, "no route from GPU %d to GPU %d",
+							    a, b);
+				}
+				pl = 0;
+				for (int h = 0; h < hops; h++) {
+					load[path[h]] += size / (double)(np > 1 ? np : 1);
+					pl += time_to_s(t->links[path[h]].lat_ps);
+				}
 			}
 			if (sim_tcp_hop(t, a, b)) {
 				/* TCP's host costs, as the flow model charges them */
@@ -2446,6 +2467,7 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 		if ((rc = sim_net_init_topo(&x->net, &x->eng, x->o->fidelity, x->t, x->errp)))
 			goto out;
 		x->net.par.coalesce = x->o->coalesce;
+		x->net.par.spray = x->o->spray;
 		x->have_net = true;
 	}
 	x->rcap = 4096;

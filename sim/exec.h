@@ -48,6 +48,10 @@ struct sim_predict_opts {
 	                               * its time later (sim_net_params.coalesce), fraction;
 	                               * 0 = exact max-min at every instant */
 	bool timeline;                /* keep the per-op timeline for traces */
+	bool spray;                   /* routing: every transfer spread evenly over its
+	                               * equal-cost paths (adaptive routing, as InfiniBand's
+	                               * AR or packet spraying) instead of one ECMP hash per
+	                               * connection (sim_net_params.spray), flag */
 };
 
 /* Defaults: flow, folded, seed 1, compute from the topology, no jitter,

@@ -340,9 +340,10 @@ int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s
  * once, compiled for repeated evaluation with different member loads: per
  * member (the groups' ranks in spec order, the weighting side: sender when
  * s[g].weight_by_sender, else receiver), how many of its transfers cross
- * each link and the latest of their latencies. sim_a2a_time then gives
- * sim_coll_analytic_groups' time (no spraying) for any weights in
- * O(member-link pairs), without routing or planning again. */
+ * each link (a share of one where spray spreads a transfer over its
+ * equal-cost paths) and the latest of their latencies. sim_a2a_time then
+ * gives sim_coll_analytic_groups' time (with the same spray) for any
+ * weights in O(member-link pairs), without routing or planning again. */
 struct sim_a2a {
 	int32_t nlinks;            /* links the transfers cross, count */
 	int32_t nmem;              /* members of all groups, count */
@@ -358,7 +359,7 @@ struct sim_a2a {
  * where the model is not of that form (not a direct all-to-all, a TCP hop
  * with its host costs, a floor): use sim_coll_analytic_groups. */
 int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
-		    struct sim_a2a *out, struct ts_error *err);
+		    bool spray, struct sim_a2a *out, struct ts_error *err);
 /* Time for member weights w (nmem, >= 0) and per-group size size_bytes;
  * scratch: nlinks doubles. */
 double sim_a2a_time(const struct sim_a2a *a, const double *w, double size_bytes, double *scratch);

@@ -36,6 +36,10 @@ static inline int32_t sim_ring_local(int32_t h, int32_t k, int32_t ch, int32_t l
 
 /* A transfer from GPU a to GPU b pays TCP's host costs in the analytic
  * models: TCP, between hosts (the flow and packet models: simn_tcp_path). */
+/* Spraying spreads a transfer over at most this many of its equal-cost
+ * paths (evenly strided). */
+#define SIM_SPRAY_MAX_PATHS 64
+
 static inline bool sim_tcp_hop(const struct topo *t, int32_t a, int32_t b)
 {
 	return t->cl.fabric.transport == TOPO_TRANSPORT_TCP &&

@@ -236,7 +236,8 @@ static void flow_one(const struct topo *t, const struct sim_coll_spec *s, double
 /* The compiled all-to-all (sim_a2a) gives sim_coll_analytic_groups' time
  * for any weights: 16 concurrent EP groups of 16 ranks across the nodes
  * of a 3-tier fat tree (ECMP paths, shared spines), by sender and by
- * receiver, random loads with some members at zero, and the uniform case. */
+ * receiver, hashed and sprayed, random loads with some members at zero,
+ * and the uniform case. */
 START_TEST(a2a_compiled_matches_analytic)
 {
 	struct world w;
@@ -248,7 +249,8 @@ START_TEST(a2a_compiled_matches_analytic)
 	struct sim_a2a a;
 	uint64_t rs = 12345;
 	world_open(&w, "dgx-a100-hdr", 32, NULL, 1);
-	for (int by = 0; by < 2; by++) {
+	for (int by = 0; by < 4; by++) { /* by sender (odd), sprayed (>= 2) */
+		bool spray = by >= 2;
 		for (int g = 0; g < G; g++) {
 			sim_coll_spec_init(&sp[g]);
 			sp[g].op = SIM_OP_ALLTOALL;
@@ -257,12 +259,12 @@ START_TEST(a2a_compiled_matches_analytic)
 			sp[g].size_bytes = 64e6;
 			sp[g].nranks = N;
 			sp[g].ranks = ranks + g * N;
-			sp[g].weight_by_sender = by;
+			sp[g].weight_by_sender = by % 2;
 			sp[g].hash = rng_hash2(7, (uint64_t)g);
 			for (int i = 0; i < N; i++) /* group g: ranks g, g + G, ...: 16 nodes each */
 				ranks[g * N + i] = g + G * i;
 		}
-		ck_assert_msg(sim_a2a_compile(&w.t, sp, G, &a, &err) == 0, "%s", err.msg);
+		ck_assert_msg(sim_a2a_compile(&w.t, sp, G, spray, &a, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(a.nmem, G * N);
 		scratch = malloc((size_t)a.nlinks * sizeof(double));
 		ck_assert_ptr_nonnull(scratch);
@@ -274,11 +276,12 @@ START_TEST(a2a_compiled_matches_analytic)
 			}
 			for (int g = 0; g < G; g++)
 				sp[g].weights = wt + g * N;
-			ck_assert_msg(sim_coll_analytic_groups(&w.t, sp, G, false, &want, &err) == 0, "%s",
+			ck_assert_msg(sim_coll_analytic_groups(&w.t, sp, G, spray, &want, &err) == 0, "%s",
 				      err.msg);
 			got = sim_a2a_time(&a, wt, 64e6, scratch);
-			ck_assert_msg(fabs(got / want - 1) < 1e-12, "by %s trial %d: compiled %.12g s, "
-				      "analytic %.12g s", by ? "sender" : "receiver", trial, got, want);
+			ck_assert_msg(fabs(got / want - 1) < 1e-12, "by %s%s trial %d: compiled %.12g s, "
+				      "analytic %.12g s", by % 2 ? "sender" : "receiver",
+				      spray ? ", sprayed" : "", trial, got, want);
 			for (int g = 0; g < G; g++)
 				sp[g].weights = NULL;
 		}
@@ -288,7 +291,7 @@ START_TEST(a2a_compiled_matches_analytic)
 	/* not a direct all-to-all: not compiled */
 	sp[0].op = SIM_OP_ALLREDUCE;
 	sp[0].algo = SIM_ALGO_RING;
-	ck_assert_int_eq(sim_a2a_compile(&w.t, sp, 1, &a, &err), 1);
+	ck_assert_int_eq(sim_a2a_compile(&w.t, sp, 1, false, &a, &err), 1);
 	world_close(&w);
 }
 END_TEST
