@@ -465,9 +465,8 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		big_unit = (double)m->heads * m->head_dim * h / p->tp;
 		if (m->kv_lora > 0) /* MLA: the largest of o_proj and the up projections */
 			big_unit = fmax((double)m->heads * model_v_dim(m) * h,
-					fmax((double)(m->q_lora > 0 ? m->q_lora : h) * m->heads * m->head_dim,
-					     (double)m->kv_lora * m->heads *
-						     (m->head_dim - m->qk_rope + model_v_dim(m)))) /
+					fmax(model_mla_q_in(m) * m->heads * m->head_dim,
+					     m->kv_lora * model_mla_kv_up(m))) /
 				   p->tp;
 		if (n - nmoe > 0) {
 			double f = (double)m->ffn * h / p->tp;

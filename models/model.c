@@ -847,11 +847,25 @@ double model_mla_down_params(const struct model *m)
 	return (double)m->hidden * ((double)m->q_lora + m->kv_lora + m->qk_rope);
 }
 
+double model_mla_q_in(const struct model *m)
+{
+	if (m->kv_lora <= 0)
+		return 0;
+	return m->q_lora > 0 ? m->q_lora : m->hidden;
+}
+
+double model_mla_kv_up(const struct model *m)
+{
+	if (m->kv_lora <= 0)
+		return 0;
+	return (double)m->heads * (m->head_dim - m->qk_rope + model_v_dim(m));
+}
+
 double model_mla_gather_width(const struct model *m)
 {
 	if (m->kv_lora <= 0)
 		return 0;
-	return (double)(m->q_lora > 0 ? m->q_lora : m->hidden) + m->kv_lora + m->qk_rope;
+	return model_mla_q_in(m) + m->kv_lora + m->qk_rope;
 }
 
 /* MLA's matmul parameters (transformers' DeepseekV3Attention): q_a_proj
@@ -860,10 +874,9 @@ double model_mla_gather_width(const struct model *m)
  * rope); kv_b_proj kv_lora x heads(nope + v); o_proj heads v x h. */
 static double mla_matmul_params(const struct model *m)
 {
-	double h = m->hidden, a = m->heads, hd = m->head_dim, nope = hd - m->qk_rope;
-	double ql = m->q_lora, kl = m->kv_lora, vd = model_v_dim(m);
-	return model_mla_down_params(m) + (ql > 0 ? ql : h) * a * hd + kl * a * (nope + vd) +
-	       a * vd * h;
+	double h = m->hidden, a = m->heads, vd = model_v_dim(m);
+	return model_mla_down_params(m) + model_mla_q_in(m) * a * m->head_dim +
+	       m->kv_lora * model_mla_kv_up(m) + a * vd * h;
 }
 
 static int64_t attn_params(const struct model *m)

@@ -161,6 +161,11 @@ double model_attn_width(const struct model *m);
  * parameters every TP rank holds whole (Megatron-core duplicates them), 0
  * without MLA. */
 double model_mla_down_params(const struct model *m);
+/* MLA's up-projection widths, elements: the queries' input (q_lora, or h
+ * without a query latent) and the key/value up projection's output,
+ * heads x (qk_nope + v_head_dim); 0 without MLA. */
+double model_mla_q_in(const struct model *m);
+double model_mla_kv_up(const struct model *m);
 /* MLA: per token, what the TP group all-gathers for the up projections
  * under sequence parallelism (the latents, and h for the queries when
  * there is no q_lora), elements; 0 without MLA. */

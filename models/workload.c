@@ -443,9 +443,7 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
 	       model_attn_width(m) * p->micro_batch / tp;
 	if (m->kv_lora > 0) /* mla_fwd's GEMMs and the output projection */
 		sumg = (p->sp ? T / tp : T) * model_mla_down_params(m) +
-		       T * ((double)(m->q_lora > 0 ? m->q_lora : m->hidden) * q +
-			    (double)m->kv_lora * m->heads * (m->head_dim - m->qk_rope + model_v_dim(m))) /
-			       tp +
+		       T * (model_mla_q_in(m) * q + m->kv_lora * model_mla_kv_up(m)) / tp +
 		       T * h * ((double)m->heads * model_v_dim(m) / tp);
 	else
 		sumg = T * (q + 2 * kv) / tp * h + T * h * (q / tp);
@@ -724,7 +722,7 @@ static void mla_fwd(struct bld *b, enum wl_phase ph, double scale)
 	bool sp = p->sp && p->tp > 1;
 	double T = b->T, h = m->hidden, tp = p->tp, Tl = sp ? T / tp : T, ql = m->q_lora;
 	double kl = m->kv_lora, rope = m->qk_rope, a = m->heads, hd = m->head_dim;
-	double kvn = a * (hd - rope + model_v_dim(m)) / tp;
+	double kvn = model_mla_kv_up(m) / tp, qin = model_mla_q_in(m);
 	if (ql > 0)
 		linear(b, ph, "q down gemm", Tl, ql, h, 1, scale, WL_V_NONE);
 	linear(b, ph, "kv down gemm", Tl, kl + rope, h, 1, scale, WL_V_NONE);
@@ -733,11 +731,10 @@ static void mla_fwd(struct bld *b, enum wl_phase ph, double scale)
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * T * model_mla_gather_width(m), "tp allgather",
 		     p->overlap_tp);
 	if (sp && p->overlap_tp)
-		gemm_after_ag(b, ph, ql > 0 ? "q up gemm" : "q gemm", T, a * hd / tp, ql > 0 ? ql : h,
-			      scale);
+		gemm_after_ag(b, ph, ql > 0 ? "q up gemm" : "q gemm", T, a * hd / tp, qin, scale);
 	else
-		linear(b, ph, ql > 0 ? "q up gemm" : "q gemm", T, a * hd / tp, ql > 0 ? ql : h, 1,
-		       scale, WL_V_NONE);
+		linear(b, ph, ql > 0 ? "q up gemm" : "q gemm", T, a * hd / tp, qin, 1, scale,
+		       WL_V_NONE);
 	linear(b, ph, "kv up gemm", T, kvn, kl, 1, scale, WL_V_NONE);
 }
 
@@ -756,7 +753,7 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
 	bool sp = p->sp && p->tp > 1;
 	double T = b->T, h = m->hidden, tp = p->tp, Tl = sp ? T / tp : T, ql = m->q_lora;
 	double kl = m->kv_lora, rope = m->qk_rope, a = m->heads, hd = m->head_dim;
-	double kvn = a * (hd - rope + model_v_dim(m)) / tp, qin = ql > 0 ? ql : h;
+	double kvn = model_mla_kv_up(m) / tp, qin = model_mla_q_in(m);
 	double lat = 2 * T * model_mla_gather_width(m);
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	const char *cn = sp ? "tp reducescatter" : "tp allreduce";

@@ -120,7 +120,24 @@ struct join {
 	uint64_t arg;              /* its argument */
 };
 
-#define SPRAY_MAX_PATHS SIM_SPRAY_MAX_PATHS
+int64_t sim_spray_paths(const struct topo *t, int32_t a, int32_t b, bool spray)
+{
+	int64_t np = spray && a != b ? topo_route_count(t, a, b) : 1;
+	return np > SIM_SPRAY_MAX_PATHS ? SIM_SPRAY_MAX_PATHS : np < 1 ? 1 : np;
+}
+
+int sim_spray_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int64_t np,
+		    int64_t k, int32_t *path)
+{
+	int64_t total;
+	if (np <= 1)
+		return a == b ? 0 : topo_route(t, a, b, hash, path);
+	total = topo_route_count(t, a, b);
+	return topo_route_nth(t, a, b,
+			      (int64_t)((rng_hash64(hash) % (uint64_t)total + (uint64_t)(k * total / np)) %
+					(uint64_t)total),
+			      path);
+}
 
 void sim_coll_spec_init(struct sim_coll_spec *s)
 {
@@ -1109,17 +1126,15 @@ static int32_t join_new(struct sim_coll *c, int32_t parts, sim_xfer_done cb, voi
 
 /* Send bytes from GPU a to GPU b: one ECMP path chosen by hash, or, when
  * the network sprays (adaptive routing), equal parts over up to
- * SPRAY_MAX_PATHS of the equal-cost paths (evenly strided). path/hops
+ * SIM_SPRAY_MAX_PATHS of the equal-cost paths (evenly strided). path/hops
  * give a precomputed ECMP route (may be NULL). */
 static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		     const int32_t *path, int hops, double bytes, simtime_ps alpha,
 		     sim_xfer_done cb, void *ctx, uint64_t arg)
 {
 	int32_t p[TOPO_MAX_HOPS];
-	int64_t np = 1, k;
+	int64_t np = b >= 0 ? sim_spray_paths(c->t, a, b, c->net->par.spray) : 1, k;
 	int32_t jid;
-	if (c->net->par.spray && b >= 0 && a != b)
-		np = topo_route_count(c->t, a, b);
 	if (np <= 1) {
 		if (!path) {
 			hops = b < 0 || a == b ? 0 : topo_route(c->t, a, b, hash, p);
@@ -1129,18 +1144,11 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		}
 		return sim_net_send(c->net, path, hops, bytes, alpha, cb, ctx, arg);
 	}
-	if (np > SPRAY_MAX_PATHS)
-		np = SPRAY_MAX_PATHS;
 	jid = join_new(c, (int32_t)np, cb, ctx, arg);
 	if (jid < 0)
 		return jid;
 	for (k = 0; k < np; k++) {
-		/* evenly strided from a per-connection offset, so that different
-		 * connections do not all pick the same sample of paths */
-		int64_t total = topo_route_count(c->t, a, b);
-		int64_t idx = (int64_t)((rng_hash64(hash) % (uint64_t)total + (uint64_t)(k * total / np)) %
-					(uint64_t)total);
-		int h = topo_route_nth(c->t, a, b, idx, p), rc;
+		int h = sim_spray_route(c->t, a, b, hash, np, k, p), rc;
 		if (h < 0)
 			return h;
 		rc = sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
@@ -1278,7 +1286,7 @@ static void ring_probe_ev(struct sim_engine *e, void *ctx, uint64_t arg)
  * edge of the ring, carrying 1/K of the per-edge volume; K = 1 with ECMP
  * (each edge on its connection's hashed path, as step by step), and with
  * spray the largest number of equal-cost paths sampled on an edge (up to
- * SPRAY_MAX_PATHS): flow k takes, on an edge with np_e sampled paths, path
+ * SIM_SPRAY_MAX_PATHS): flow k takes, on an edge with np_e sampled paths, path
  * k·np_e/K of that edge's sample (coll_send's strided sample; an even split
  * when np_e divides K, as on fat-trees). Paths come from ring_start. The
  * latencies are added when the flows are done (ring_coupled_done). */
@@ -1318,7 +1326,7 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 		np[i] = 1;
 		if (net->par.spray) {
 			int64_t cnt = topo_route_count(t, r->gpu[i], r->gpu[(i + 1) % r->m]);
-			np[i] = cnt > SPRAY_MAX_PATHS ? SPRAY_MAX_PATHS : cnt < 1 ? 1 : (int32_t)cnt;
+			np[i] = cnt > SIM_SPRAY_MAX_PATHS ? SIM_SPRAY_MAX_PATHS : cnt < 1 ? 1 : (int32_t)cnt;
 		}
 		if (np[i] > K)
 			K = np[i];
@@ -1854,30 +1862,15 @@ static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t 
 		       double bytes)
 {
 	int32_t p[TOPO_MAX_HOPS];
-	int64_t np = 1, k;
+	int64_t np = sim_spray_paths(c->t, a, b, c->net_spray), k;
 	double lat = 0;
 	int h, q;
-	if (c->net_spray && a != b)
-		np = topo_route_count(c->t, a, b);
-	if (np <= 1) {
-		h = a == b ? 0 : topo_route(c->t, a, b, hash, p);
-		if (h < 0)
-			return h;
-		for (q = 0; q < h; q++)
-			bump(ll, p[q], bytes);
-		return path_lat_s(c->t, p, h);
-	}
-	if (np > SPRAY_MAX_PATHS)
-		np = SPRAY_MAX_PATHS;
 	for (k = 0; k < np; k++) {
-		int64_t total = topo_route_count(c->t, a, b);
-		int64_t idx = (int64_t)((rng_hash64(hash) % (uint64_t)total + (uint64_t)(k * total / np)) %
-					(uint64_t)total);
-		h = topo_route_nth(c->t, a, b, idx, p);
+		h = sim_spray_route(c->t, a, b, hash, np, k, p);
 		if (h < 0)
 			return h;
 		for (q = 0; q < h; q++)
-			bump(ll, p[q], bytes / (double)np);
+			bump(ll, p[q], np > 1 ? bytes / (double)np : bytes);
 		lat = path_lat_s(c->t, p, h);
 	}
 	return lat;
@@ -2109,21 +2102,9 @@ int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nsp
 			}
 			m = moff + (int32_t)(gi[lo] & 0xffffffff);
 			/* the path(s) and share of each, as add_load takes them */
-			int64_t np = spray && x->src != x->dst ? topo_route_count(t, x->src, x->dst) : 1;
-			if (np > SPRAY_MAX_PATHS)
-				np = SPRAY_MAX_PATHS;
-			if (np < 1)
-				np = 1;
+			int64_t np = sim_spray_paths(t, x->src, x->dst, spray);
 			for (int64_t pk = 0; pk < np; pk++) {
-				if (np == 1) {
-					h = topo_route(t, x->src, x->dst, x->hash, p);
-				} else {
-					int64_t total = topo_route_count(t, x->src, x->dst);
-					int64_t idx = (int64_t)((rng_hash64(x->hash) % (uint64_t)total +
-								 (uint64_t)(pk * total / np)) %
-								(uint64_t)total);
-					h = topo_route_nth(t, x->src, x->dst, idx, p);
-				}
+				h = sim_spray_route(t, x->src, x->dst, x->hash, np, pk, p);
 				if (h < 0) {
 					rc = ts_error_set(err, TS_EINPUT, "no route from GPU %d to GPU %d",
 							  x->src, x->dst);

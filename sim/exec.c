@@ -949,6 +949,15 @@ static void heaviest_group(const struct exec *x, const struct wl_op *op, int *tp
 		}
 }
 
+/* Each group its ECMP salt of draw d, as each communicator has its own
+ * (one salt for all would send every group's i-th connection down the
+ * same spine). */
+static void draw_hashes(const struct exec *x, struct sim_coll_spec *s, int ng, int d)
+{
+	for (int g = 0; g < ng; g++)
+		s[g].hash = rng_hash2(x->o->seed + (uint64_t)d, (uint64_t)(uint32_t)s[g].ranks[0] << 20);
+}
+
 /* AN_ECMP_DRAWS where a group's members reach each other over equal-cost
  * paths and connections hash onto one of them, else 1. */
 static int an_draws(const struct exec *x, const struct sim_coll_spec *s, int ng)
@@ -985,9 +994,7 @@ static int a2a_compile_set(struct exec *x, struct sim_coll_spec *s, int ng, uint
 	en->draws = an_draws(x, s, ng);
 	for (int d = 0; d < en->draws; d++) {
 		int rc;
-		for (int g = 0; g < ng; g++)
-			s[g].hash = rng_hash2(x->o->seed + (uint64_t)d,
-					      (uint64_t)(uint32_t)s[g].ranks[0] << 20);
+		draw_hashes(x, s, ng, d);
 		rc = sim_a2a_compile(x->t, s, ng, x->o->spray, &en->a[d], x->errp);
 		if (rc == 1)
 			continue;
@@ -1072,10 +1079,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			s[ng].ranks = r + nr;
 			s[ng].weights = weighted ? ep_weights(x, op, ti, q, wt + nr) : NULL;
 			s[ng].weight_by_sender = !op->inbound;
-			/* each group its own ECMP salt, as each communicator has
-			 * (one salt for all would send every group's i-th
-			 * connection down the same spine) */
-			s[ng].hash = rng_hash2(x->o->seed, (uint64_t)(uint32_t)r[nr] << 20);
+			s[ng].hash = rng_hash2(x->o->seed, (uint64_t)(uint32_t)r[nr] << 20); /* draw 0 */
 			nr += n;
 			ng++;
 		}
@@ -1118,9 +1122,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			if (en->ok[d]) {
 				t1 = sim_a2a_time(&en->a[d], wt, size, x->a2a_ld);
 			} else {
-				for (int g = 0; g < ng; g++)
-					s[g].hash = rng_hash2(x->o->seed + (uint64_t)d,
-							      (uint64_t)(uint32_t)s[g].ranks[0] << 20);
+				draw_hashes(x, s, ng, d);
 				if ((rc = sim_coll_analytic_groups(x->t, s, ng, x->o->spray, &t1,
 								   x->errp)))
 					goto out;
@@ -1135,9 +1137,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	 * of the salts (the flow model draws anew for every op) */
 	for (int d = 0; d < draws; d++) {
 		double t1;
-		for (int g = 0; g < ng; g++)
-			s[g].hash = rng_hash2(x->o->seed + (uint64_t)d,
-					      (uint64_t)(uint32_t)s[g].ranks[0] << 20);
+		draw_hashes(x, s, ng, d);
 		if ((rc = sim_coll_analytic_groups(x->t, s, ng, x->o->spray, &t1, x->errp)))
 			goto out;
 		*sec += t1 / draws;
@@ -1188,17 +1188,10 @@ static int analytic_sends(struct exec *x, int stage, int peer, double size, doub
 			/* one path by hash, or (spray) an even share on each of up
 			 * to SIM_SPRAY_MAX_PATHS equal-cost paths, as the analytic
 			 * collectives take them */
-			int64_t np = x->o->spray && a != b ? topo_route_count(t, a, b) : 1, tot = np;
+			int64_t np = sim_spray_paths(t, a, b, x->o->spray);
 			double pl = 0;
-			if (np > SIM_SPRAY_MAX_PATHS)
-				np = SIM_SPRAY_MAX_PATHS;
-			for (int64_t k = 0; k < (np > 1 ? np : 1); k++) {
-				int hops = np > 1 ? topo_route_nth(t, a, b,
-								   (int64_t)((rng_hash64(hash) % (uint64_t)tot +
-									      (uint64_t)(k * tot / np)) %
-									     (uint64_t)tot),
-								   path)
-						  : topo_route(t, a, b, hash, path);
+			for (int64_t k = 0; k < np; k++) {
+				int hops = sim_spray_route(t, a, b, hash, np, k, path);
 				if (hops < 0) {
 					free(load);
 					return ts_error_set(x->errp, hops, "no route from GPU %d to GPU %d",
@@ -1206,7 +1199,7 @@ static int analytic_sends(struct exec *x, int stage, int peer, double size, doub
 				}
 				pl = 0;
 				for (int h = 0; h < hops; h++) {
-					load[path[h]] += size / (double)(np > 1 ? np : 1);
+					load[path[h]] += np > 1 ? size / (double)np : size;
 					pl += time_to_s(t->links[path[h]].lat_ps);
 				}
 			}
@@ -2363,11 +2356,9 @@ static int run_once(struct exec *x, struct run_out *ro)
 		/* the busiest DP stream of any rank: every stage's reduction must
 		 * keep up under SSP/async (found by review: the critical stage's
 		 * was taken, and a stage with more gradients but less compute
-		 * made the step 14 % short) */
-		/* from each op's launch (every member there), not from this
-		 * rank's arrival: a fast replica's wait for the slowest is not
-		 * reduction time (found by review: the busiest rank became the
-		 * one that waited most) */
+		 * made the step 14 % short), timed from each op's launch (every
+		 * member there), not from this rank's arrival: a fast replica's
+		 * wait for the slowest is not reduction time */
 		for (int32_t i = 0; i < r->nops; i++)
 			if (r->ops[i].stream == WL_S_DP) {
 				simtime_ps go = x->in[ii].xfer[i] > x->in[ii].t0[i] ? x->in[ii].xfer[i]

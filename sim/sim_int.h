@@ -34,12 +34,23 @@ static inline int32_t sim_ring_local(int32_t h, int32_t k, int32_t ch, int32_t l
 	return h % 2 == 0 ? (k + ch) % len : ((ch - 1 - k) % len + 2 * len) % len;
 }
 
-/* A transfer from GPU a to GPU b pays TCP's host costs in the analytic
- * models: TCP, between hosts (the flow and packet models: simn_tcp_path). */
 /* Spraying spreads a transfer over at most this many of its equal-cost
  * paths (evenly strided). */
 #define SIM_SPRAY_MAX_PATHS 64
 
+/* The paths a transfer from GPU a to GPU b takes: 1 (its hashed ECMP
+ * route), or, sprayed, an even share on each of up to SIM_SPRAY_MAX_PATHS
+ * of its equal-cost paths. */
+int64_t sim_spray_paths(const struct topo *t, int32_t a, int32_t b, bool spray);
+/* The k-th of those np paths into path: the hashed route when np is 1,
+ * else the k-th of a sample evenly strided from a per-connection offset
+ * (so that connections do not all pick the same paths). Returns the hops
+ * or a negative error. */
+int sim_spray_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int64_t np,
+		    int64_t k, int32_t *path);
+
+/* A transfer from GPU a to GPU b pays TCP's host costs in the analytic
+ * models: TCP, between hosts (the flow and packet models: simn_tcp_path). */
 static inline bool sim_tcp_hop(const struct topo *t, int32_t a, int32_t b)
 {
 	return t->cl.fabric.transport == TOPO_TRANSPORT_TCP &&
