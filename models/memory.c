@@ -355,6 +355,16 @@ static double chunks_in_flight(const struct plan *p, int s, int m_micro)
 	return 1;
 }
 
+/* overlap.ep: the steady state runs each forward merged with a backward
+ * (models/workload.c), one more forward ahead than the schedule's warm-up
+ * (none when every forward is warm-up: interleaved with m = p). */
+static bool ep_paired(const struct plan *p, int m_micro)
+{
+	return p->overlap_ep && (p->schedule == PLAN_SCHED_1F1B ?
+					 m_micro > 1 :
+					 p->schedule == PLAN_SCHED_INTERLEAVED && m_micro != p->pp);
+}
+
 /* Of those, the micro-batches of stage 0's first model chunk, where the
  * vision encoder and the embedding live: all unless interleaved, where at
  * the peak of the total Megatron's order holds min(m, 2p) of chunk 0 (the
@@ -362,9 +372,14 @@ static double chunks_in_flight(const struct plan *p, int s, int m_micro)
  * schedules.py's order for p 2-16, v 2-4, m = p to 8p). */
 static double chunk0_in_flight(const struct plan *p, int m_micro)
 {
+	/* overlap.ep: the extra forward's encoder and embedding activations
+	 * too, when it is of chunk 0 (an upper bound: counted always) */
+	double ep = ep_paired(p, m_micro) ? 1 : 0, n;
 	if (p->schedule != PLAN_SCHED_INTERLEAVED)
-		return chunks_in_flight(p, 0, m_micro);
-	return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
+		n = chunks_in_flight(p, 0, m_micro) + ep;
+	else
+		n = (m_micro < 2 * p->pp ? m_micro : 2 * p->pp) + ep;
+	return n < m_micro ? n : m_micro;
 }
 
 /* Micro-batches whose LM-head logits the last stage holds at once: each
@@ -515,6 +530,13 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			     nmoe * (act_moe > 0 ? act_moe : 0);
 		st->inflight = inflight;
 		st->activations_bytes = act_layers * inflight / v;
+		/* overlap.ep: the warm-up's extra forward takes the place of the
+		 * one the count holds in flight, and the merged pair's forward
+		 * stashes a layer before its backward has freed one: one layer
+		 * more at the peak */
+		if (ep_paired(p, m_micro) && n > 0)
+			st->activations_bytes += fmax(nmoe > 0 && act_moe > 0 ? act_moe : 0,
+						      n - nmoe > 0 && act_dense > 0 ? act_dense : 0);
 		double imgs = b * plan_dist_mean(&p->images_per_sample);
 		double patches = plan_dist_mean(&p->image_tokens) *
 				 (m->has_vision ? m->vit.merge * m->vit.merge : 0);

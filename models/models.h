@@ -208,7 +208,8 @@ enum plan_field {
 	PF_TP, PF_PP, PF_DP, PF_EP, PF_ETP, PF_CP, PF_SP, PF_MICRO, PF_GLOBAL, PF_SEQ, PF_SCHED,
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
-	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_COUNT
+	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_OVERLAP_EP,
+	PF_COUNT
 };
 
 struct plan {
@@ -239,6 +240,10 @@ struct plan {
 	bool overlap_param_gather;     /* the distributed optimizer's parameter all-gather runs
 	                                * beside the next forward (Megatron
 	                                * --overlap-param-gather), flag */
+	bool overlap_ep;               /* MoE all-to-alls hidden behind another micro-batch's
+	                                * compute: the steady state's forward and backward run
+	                                * merged, layer by layer (Megatron-core's
+	                                * --overlap-moe-expert-parallel-comm), flag */
 	bool overlap_tp_grad;          /* backward input-gradient TP all-reduce runs during the
 	                                * weight-gradient GEMM (Megatron async_tensor_model_parallel_allreduce), flag */
 	bool grad_accum_fusion;        /* micro-batch gradients accumulate inside the weight-

@@ -216,7 +216,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"pp_scatter_gather",
 		"grad_accum_fusion", "pad_to_capacity", NULL
 	};
-	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", NULL };
+	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", "ep",
+					       NULL };
 	static const char *const cmp_keys[] = { "type", "ratio", "error_feedback", NULL };
 	static const char *const sync_keys[] = { "mode", "interval", "staleness", NULL };
 	struct jval r = jdoc_root(d), c;
@@ -290,7 +291,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		    jval_get_bool(&c, "pp", false, &p->overlap_pp, err) ||
 		    jval_get_bool(&c, "tp_grad", false, &p->overlap_tp_grad, err) ||
 		    get_bool_field(p, &c, "param_gather", PF_OVERLAP_PG, &p->overlap_param_gather,
-				   err))
+				   err) ||
+		    get_bool_field(p, &c, "ep", PF_OVERLAP_EP, &p->overlap_ep, err))
 			return TS_EINPUT;
 	}
 	if (jval_child(&r, "bucket_mb", &c)) {
@@ -1001,6 +1003,24 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		       p->expert_imbalance, sqrt(m->experts - 1.0));
 	if (m->experts && m->experts % p->ep)
 		REFUSE(PF_EP, "ep (default)", "ep %d does not divide the %d experts", p->ep, m->experts);
+	/* Megatron-core's --overlap-moe-expert-parallel-comm (its argument
+	 * checks as recalled, an assumption: not in shared/reference): EP
+	 * all-to-alls to hide, a schedule whose steady state pairs a forward
+	 * with an independent backward (no pipeline, or the interleaved one),
+	 * and no full recompute */
+	if (p->overlap_ep && (m->experts == 0 || p->ep < 2))
+		REFUSE(PF_OVERLAP_EP, "overlap.ep",
+		       "overlapping the EP all-to-alls needs a MoE model with ep > 1 (ep %d)", p->ep);
+	if (p->overlap_ep && (p->schedule == PLAN_SCHED_GPIPE ||
+			      (p->pp > 1 && p->schedule != PLAN_SCHED_INTERLEAVED)))
+		REFUSE(PF_OVERLAP_EP, "overlap.ep",
+		       "overlapping the EP all-to-alls needs the 1f1b schedule without a pipeline "
+		       "or the interleaved one (Megatron-core's "
+		       "--overlap-moe-expert-parallel-comm with pp > 1 requires virtual stages)");
+	if (p->overlap_ep && p->recompute == PLAN_RC_FULL)
+		REFUSE(PF_OVERLAP_EP, "overlap.ep",
+		       "overlapping the EP all-to-alls does not work with full recompute "
+		       "(Megatron-core refuses the pair)");
 	if (p->cp > 1 && p->seq_len % (2 * p->cp))
 		REFUSE(PF_CP, "cp (default)",
 		       "cp %d needs seq_len %d divisible by 2 x cp (Megatron's load-balanced split)",

@@ -11,6 +11,7 @@
 
 struct task {
 	uint8_t bwd;               /* 0 forward, 1 backward */
+	uint8_t steady;            /* of the steady state's forward-backward pairs, flag */
 	int32_t micro;             /* micro-batch */
 	int32_t chunk;             /* virtual chunk on the device */
 };
@@ -182,7 +183,9 @@ static int32_t coll_op2(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum w
 		return -1;
 	memset(&op, 0, sizeof(op));
 	op.kind = WL_K_COLL;
-	op.stream = (dim == WL_D_DP || dim == WL_D_EDP) ? WL_S_DP : WL_S_COMM;
+	op.stream = (dim == WL_D_DP || dim == WL_D_EDP) ? WL_S_DP :
+		    dim == WL_D_EP && coll == WL_C_ALLTOALL && b->p->overlap_ep ? WL_S_EP :
+										  WL_S_COMM;
 	op.dim = (uint8_t)dim;
 	op.coll = (uint8_t)coll;
 	op.phase = (uint8_t)ph;
@@ -1176,6 +1179,174 @@ static int32_t pg_gather_extra(struct bld *b, double params)
 	return extra_gather(b, params, "dp param allgather");
 }
 
+/* ---- overlap.ep: merged forward/backward pairs ------------------------------
+ *
+ * Megatron-core's --overlap-moe-expert-parallel-comm (its combined 1F1B, as
+ * DeepSeek's DualPipe does; recalled, an assumption: not in
+ * shared/reference) runs a steady-state forward and the independent
+ * backward scheduled after it together: the two are cut at their EP
+ * all-to-alls and their compute alternates, the backward's first, so each
+ * all-to-all (on its own stream, WL_S_EP) travels while the other
+ * micro-batch computes: b.combine || f.attention, f.dispatch || b.experts,
+ * b.dispatch || f.experts, f.combine || b.attention. Both receives come
+ * first and both sends after. The builder emits each task as a chain of
+ * its own (struct chain: what the next op of that task waits for) from
+ * the same starting point, then merge_chains interleaves the two and
+ * re-threads every stream in the merged order. */
+struct chain {
+	int32_t last[WL_NSTREAMS];
+	int32_t pend, pend_later, pend2, pend_send, sync_next;
+};
+
+static void chain_save(const struct bld *b, struct chain *c)
+{
+	memcpy(c->last, b->last, sizeof(c->last));
+	c->pend = b->pend;
+	c->pend_later = b->pend_later;
+	c->pend2 = b->pend2;
+	c->pend_send = b->pend_send;
+	c->sync_next = b->sync_next;
+}
+
+static void chain_load(struct bld *b, const struct chain *c)
+{
+	memcpy(b->last, c->last, sizeof(b->last));
+	b->pend = c->pend;
+	b->pend_later = c->pend_later;
+	b->pend2 = c->pend2;
+	b->pend_send = c->pend_send;
+	b->sync_next = c->sync_next;
+}
+
+static bool is_ep_a2a(const struct wl_op *op)
+{
+	return op->kind == WL_K_COLL && op->dim == WL_D_EP && op->coll == WL_C_ALLTOALL;
+}
+
+static int32_t moved(const int32_t *pos, int32_t base, int32_t i)
+{
+	return i >= base ? pos[i - base] : i;
+}
+
+/* Interleave the forward chain [base, mid) and the backward chain [mid,
+ * nops), both emitted after `start` (the builder's state before them):
+ * segments ending at an EP all-to-all alternate, the backward's first.
+ * Each op's stream predecessor becomes the one before it in the merged
+ * order; the chains' end states (end[0] forward, end[1] backward) are
+ * renumbered, and the builder's last ops are the merged ones. */
+static int merge_chains(struct bld *b, int32_t base, int32_t mid, const struct chain *start,
+			struct chain end[2])
+{
+	struct wl_role *r = b->r;
+	int32_t n = r->nops - base, k = 0, at[2] = { mid, base }, stop[2] = { r->nops, mid };
+	int32_t prev[WL_NSTREAMS], *order = malloc((size_t)n * sizeof(*order));
+	int32_t *pos = malloc((size_t)n * sizeof(*pos));
+	uint8_t *spred = malloc((size_t)n);
+	struct wl_op *tmp = malloc((size_t)n * sizeof(*tmp));
+	int who = 0;
+	if (!order || !pos || !spred || !tmp) {
+		free(order);
+		free(pos);
+		free(spred);
+		free(tmp);
+		return TS_ENOMEM;
+	}
+	/* which ops have their chain's stream predecessor as deps[0] (emit) */
+	for (int c = 0; c < 2; c++) {
+		memcpy(prev, start->last, sizeof(prev));
+		for (int32_t i = c ? mid : base; i < (c ? r->nops : mid); i++) {
+			const struct wl_op *op = &r->ops[i];
+			spred[i - base] = prev[op->stream] >= 0 && op->ndeps > 0 &&
+					  op->deps[0] == prev[op->stream];
+			prev[op->stream] = i;
+		}
+	}
+	while (at[0] < stop[0] || at[1] < stop[1]) {
+		if (at[who] < stop[who]) {
+			int32_t i;
+			do {
+				i = at[who]++;
+				order[k++] = i;
+			} while (!is_ep_a2a(&r->ops[i]) && at[who] < stop[who]);
+		}
+		who ^= 1;
+	}
+	for (k = 0; k < n; k++)
+		pos[order[k] - base] = base + k;
+	memcpy(prev, start->last, sizeof(prev));
+	for (k = 0; k < n; k++) {
+		struct wl_op op = r->ops[order[k]];
+		int32_t sp = prev[op.stream];
+		int nd = 0;
+		for (int d = 0; d < op.ndeps; d++)
+			op.deps[d] = moved(pos, base, op.deps[d]);
+		if (op.sync_after >= 0)
+			op.sync_after = moved(pos, base, op.sync_after);
+		if (spred[order[k] - base])
+			op.deps[0] = sp;
+		else if (sp >= 0 && op.ndeps < WL_MAX_DEPS)
+			op.deps[op.ndeps++] = sp; /* (emit keeps a slot for it) */
+		for (int d = 0; d < op.ndeps; d++) { /* drop repeats */
+			bool dup = false;
+			for (int e = 0; e < nd && !dup; e++)
+				dup = op.deps[e] == op.deps[d];
+			if (!dup)
+				op.deps[nd++] = op.deps[d];
+		}
+		op.ndeps = (uint8_t)nd;
+		tmp[k] = op;
+		prev[op.stream] = base + k;
+	}
+	memcpy(r->ops + base, tmp, (size_t)n * sizeof(*tmp));
+	for (int c = 0; c < 2; c++) {
+		struct chain *e = &end[c];
+		for (int st = 0; st < WL_NSTREAMS; st++)
+			e->last[st] = moved(pos, base, e->last[st]);
+		e->pend = moved(pos, base, e->pend);
+		e->pend_later = moved(pos, base, e->pend_later);
+		e->pend2 = moved(pos, base, e->pend2);
+		e->pend_send = moved(pos, base, e->pend_send);
+		e->sync_next = moved(pos, base, e->sync_next);
+	}
+	memcpy(b->last, prev, sizeof(prev));
+	free(order);
+	free(pos);
+	free(spred);
+	free(tmp);
+	return 0;
+}
+
+/* One step of a stage's program: a whole task, or a part of a task of a
+ * merged pair (its receive, its body or its send; see above). */
+enum { PART_RECV = 1, PART_BODY = 2, PART_SEND = 4, PART_ALL = 7 };
+struct step {
+	int32_t task;              /* index into the schedule */
+	uint8_t parts;             /* PART_* */
+	uint8_t pair;              /* 0 alone, 1 a merged pair's forward, 2 its backward */
+};
+
+/* The steps of a schedule: under overlap.ep each steady-state forward and
+ * the backward after it is a merged pair (not the last warm-up forward
+ * and the first cool-down backward when every forward is warm-up: merging
+ * those would make the pipeline wait on itself). */
+static int plan_steps(const struct plan *p, const struct task *t, int nt, struct step *st)
+{
+	int n = 0;
+	for (int i = 0; i < nt; i++) {
+		if (p->overlap_ep && i + 1 < nt && t[i].steady && !t[i].bwd && t[i + 1].bwd &&
+		    (t[i].micro != t[i + 1].micro || t[i].chunk != t[i + 1].chunk)) {
+			for (uint8_t part = PART_RECV; part <= PART_SEND; part <<= 1) {
+				st[n++] = (struct step){ i, part, 1 };
+				st[n++] = (struct step){ i + 1, part, 2 };
+			}
+			i++;
+			continue;
+		}
+		st[n++] = (struct step){ i, PART_ALL, 0 };
+	}
+	return n;
+}
+
 /* Schedule of device s: 2 x mm x v tasks in Megatron's order. */
 static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 {
@@ -1183,17 +1354,23 @@ static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 	struct task f, bk;
 	if (p->schedule == PLAN_SCHED_GPIPE) {
 		for (i = 0; i < mm; i++)
-			t[n++] = (struct task){ 0, i, 0 };
+			t[n++] = (struct task){ 0, 0, i, 0 };
 		for (i = 0; i < mm; i++)
-			t[n++] = (struct task){ 1, i, 0 };
+			t[n++] = (struct task){ 1, 0, i, 0 };
 		return n;
 	}
 	if (v == 1)
 		warm = P - s - 1;
 	else
 		warm = mm == P ? total : 2 * (P - s - 1) + (v - 1) * P;
+	/* overlap.ep: one more, so that each steady-state forward pairs with
+	 * a backward it does not feed (merge_chains; without it the last
+	 * stage would pair a chunk's forward with its own backward) */
+	if (p->overlap_ep)
+		warm++;
 	if (warm > total)
 		warm = total;
+	f.steady = bk.steady = 0;
 	for (i = 0; i < total; i++) {
 		int k = i;
 		f.bwd = 0;
@@ -1206,12 +1383,14 @@ static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 			t[n++] = f;
 			continue;
 		}
+		f.steady = bk.steady = 1;
 		t[n++] = f;
 		k = i - warm;
 		bk.chunk = v > 1 ? v - 1 - (k % (P * v)) / P : 0;
 		bk.micro = v > 1 ? (k / (P * v)) * P + k % P : k;
 		t[n++] = bk;
 	}
+	bk.steady = 0;
 	for (i = total - warm; i < total; i++) {
 		int k = i;
 		bk.bwd = 1;
@@ -1245,6 +1424,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	int P = p->pp, v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1;
 	int mm = plan_microbatches(p), V = P * v, rc = 0;
 	struct task *tasks = NULL;
+	struct step *steps = NULL;
 	int32_t *recv_of = NULL; /* [dir][vstage][micro] -> op index in the receiving role */
 	int32_t emb_recv[2] = { -1, -1 }; /* tied-embedding receive of stage 0, of stage P-1 */
 	struct bld b;
@@ -1289,8 +1469,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	w->nroles = P;
 	w->roles = calloc((size_t)P, sizeof(*w->roles));
 	tasks = malloc((size_t)2 * mm * v * sizeof(*tasks));
+	steps = malloc((size_t)3 * 2 * mm * v * sizeof(*steps));
 	recv_of = malloc((size_t)2 * V * mm * sizeof(*recv_of));
-	if (!w->roles || !tasks || !recv_of) {
+	if (!w->roles || !tasks || !steps || !recv_of) {
 		rc = ts_error_set(err, TS_ENOMEM, "out of memory building the workload");
 		goto fail;
 	}
@@ -1334,8 +1515,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		b.dp_block = per_micro && !p->overlap_dp;
 		for (int c = 0; c < v; c++)
 			bwd_left[c] = mm;
-		for (int ti = 0; ti < nt; ti++) {
-			const struct task *tk = &tasks[ti];
+		int nst = plan_steps(p, tasks, nt, steps);
+		struct chain ch[2], start;
+		int32_t base = 0, mid = 0, merged_last = -1;
+		for (int si = 0; si < nst && !b.nrc; si++) {
+			const struct step *sp = &steps[si];
+			const struct task *tk = &tasks[sp->task];
+			int q = sp->pair - 1; /* the chain of a merged pair's task */
 			int vs = tk->chunk * P + s, first, nl;
 			bool first_vs = vs == 0, last_vs = vs == V - 1;
 			b.micro = tk->micro;
@@ -1343,7 +1529,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			b.layer = -1;
 			chunk_layers(p, m, s, tk->chunk, v, &first, &nl);
 			/* input from the neighbouring stage */
-			if ((!tk->bwd && !first_vs) || (tk->bwd && !last_vs)) {
+			if ((sp->parts & PART_RECV) && ((!tk->bwd && !first_vs) || (tk->bwd && !last_vs))) {
 				int32_t id = p2p(&b, WL_K_RECV, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
 						 tk->bwd ? "pp recv grad" : "pp recv act", 0,
 						 ((tk->bwd ? vs + 1 : vs - 1) % P + P) % P, -1, -1);
@@ -1359,7 +1545,25 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 								 WL_C_ALLGATHER, 2 * b.T * h, "pp allgather", id);
 				}
 			}
-			if (!tk->bwd) {
+			if (sp->pair && sp->parts == PART_RECV) {
+				chain_save(&b, &ch[q]); /* what its first op waits for */
+				continue;
+			}
+			if (sp->pair && sp->parts == PART_BODY) {
+				/* its body: a chain from after both receives */
+				if (q == 0) {
+					chain_save(&b, &start);
+					base = b.r->nops;
+				}
+				memcpy(ch[q].last, start.last, sizeof(start.last));
+				chain_load(&b, &ch[q]);
+			}
+			if (!(sp->parts & PART_BODY)) {
+				/* a merged pair's send: after its own chain's last op */
+				merged_last = b.last[WL_S_COMPUTE];
+				b.last[WL_S_COMPUTE] = ch[q].last[WL_S_COMPUTE];
+				b.pend = ch[q].pend;
+			} else if (!tk->bwd) {
 				int32_t g_head = -1;
 				bool gat = pg && tk->micro == 0; /* this chunk's parameter gathers */
 				if (first_vs && gat)
@@ -1552,6 +1756,14 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					run_deferred(&b); /* shard adds of reduced gradients */
 				}
 			}
+			if (sp->pair && sp->parts == PART_BODY) {
+				chain_save(&b, &ch[q]);
+				if (q == 0)
+					mid = b.r->nops;
+				else if (merge_chains(&b, base, mid, &start, ch))
+					b.nrc = TS_ENOMEM;
+				continue;
+			}
 			/* output to the neighbouring stage */
 			if ((!tk->bwd && !last_vs) || (tk->bwd && !first_vs)) {
 				int32_t id;
@@ -1568,6 +1780,17 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * waits for it, whatever receive comes in between */
 				if (id >= 0 && !p->overlap_pp)
 					b.pend_send = id;
+			}
+			if (sp->pair == 2) {
+				/* after the pair: the merged stream, and what either
+				 * chain left for the next compute op */
+				b.last[WL_S_COMPUTE] = merged_last;
+				b.pend = ch[1].pend >= 0 ? ch[1].pend : ch[0].pend;
+				b.pend_later = ch[1].pend_later >= 0 ? ch[1].pend_later : ch[0].pend_later;
+				b.pend2 = ch[0].pend2 > ch[1].pend2 ? ch[0].pend2 : ch[1].pend2;
+				b.sync_next = ch[1].sync_next >= 0 ? ch[1].sync_next : ch[0].sync_next;
+			} else if (sp->pair == 1) {
+				b.last[WL_S_COMPUTE] = merged_last;
 			}
 		}
 		/* gradients not yet reduced (all of them without overlap) */
@@ -1696,11 +1919,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		}
 	}
 	free(tasks);
+	free(steps);
 	free(recv_of);
 	free(b.dfr);
 	return 0;
 fail:
 	free(tasks);
+	free(steps);
 	free(recv_of);
 	free(b.dfr);
 	release_roles(w);

@@ -25,7 +25,10 @@
 #define WL_MAX_DEPS 4
 
 enum wl_kind { WL_K_COMPUTE, WL_K_COLL, WL_K_SEND, WL_K_RECV };
-enum wl_stream { WL_S_COMPUTE, WL_S_COMM, WL_S_PP_SEND, WL_S_PP_RECV, WL_S_DP, WL_NSTREAMS };
+/* WL_S_EP: the MoE all-to-alls under overlap.ep (Megatron-core's own
+ * communication stream for them); otherwise they run on WL_S_COMM. */
+enum wl_stream { WL_S_COMPUTE, WL_S_COMM, WL_S_PP_SEND, WL_S_PP_RECV, WL_S_DP, WL_S_EP,
+		 WL_NSTREAMS };
 /* Same order as sim/compute.h's enum sim_op_class. */
 enum wl_class { WL_GEMM, WL_ATTN, WL_ELEM, WL_OPT, WL_HOST_COPY, WL_HOST_OPT };
 /* Which group a communication op runs on. EDP: expert data parallel (the

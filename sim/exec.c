@@ -2679,8 +2679,9 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			goto out;
 		}
 		for (int32_t i = 0; i < per; i++) {
-			static const char *const sn[] = { "compute", "tp/ep/cp comm", "pp send", "pp recv",
-							  "dp comm" };
+			static const char *const sn[WL_NSTREAMS] = { "compute", "tp/ep/cp comm",
+								     "pp send",	"pp recv",
+								     "dp comm", "ep all-to-all" };
 			int npst = per / p->pp;
 			for (int s = 0; s < WL_NSTREAMS; s++)
 				snprintf(out->tl->track[i * WL_NSTREAMS + s], sizeof(out->tl->track[0]),

@@ -538,6 +538,52 @@ START_TEST(activations_last_stage_logits)
 }
 END_TEST
 
+/* overlap.ep runs one more warm-up forward, whose place the merged pair's
+ * forward takes layer by layer as its backward frees them: one layer's
+ * activations more at the peak (and stage 0's embedding mask of one more
+ * micro-batch), the same in-flight count; interleaved with m = p (every
+ * forward warm-up, no pairs) unchanged. Qwen3-30B-A3B (MoE in every
+ * layer, no dropout). */
+START_TEST(activations_ep_overlap_pair)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r)), *o = malloc(sizeof(*o));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 16 };
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(model_load(&m, "qwen3-30b-a3b", &err), 0);
+	ck_assert(!m.dropout && m.moe_layer[0]);
+	for (int c = 0; c < 3; c++) {
+		plan_init(&p);
+		p.ep = 8;
+		p.recompute = PLAN_RC_SELECTIVE;
+		p.flash_attention = true;
+		p.global_batch = c == 2 ? 16 : 64;
+		if (c) {
+			p.pp = 2;
+			p.schedule = PLAN_SCHED_INTERLEAVED;
+			p.virtual_stages = 2;
+		}
+		ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, r);
+		p.overlap_ep = true;
+		ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, o);
+		double lay = model_layer_act_bytes(&m, &p, 0), want = c == 2 ? 0 : lay;
+		for (int st = 0; st < p.pp; st++) {
+			double d = o->stage[st].activations_bytes - r->stage[st].activations_bytes;
+			ck_assert_double_eq(o->stage[st].inflight, r->stage[st].inflight);
+			ck_assert_msg(fabs(d - want) <= 1e-9 * lay, "case %d stage %d: +%.6g B, want %.6g",
+				      c, st, d, want);
+		}
+	}
+	free(r);
+	free(o);
+}
+END_TEST
+
 /* fp32 doubles the 16-bit activations only: a GPT-3 layer's two 1-byte
  * dropout masks (2sbh) and the attention dropout's mask (a s^2 b) stay
  * (found by review: doubled too). */
@@ -1399,6 +1445,17 @@ static const struct {
 	{ "llama3-8b", "{\"distributed_optimizer\": true, \"overlap\": {\"param_gather\": 1}}", 8,
 	  "param_gather" },
 	{ "qwen3-30b-a3b", "{\"tp\": 2}", 8, "needs sequence_parallel" },
+	/* overlap.ep: Megatron-core's --overlap-moe-expert-parallel-comm checks */
+	{ "llama3-8b", "{\"overlap\": {\"ep\": true}}", 8,
+	  "overlap.ep: overlapping the EP all-to-alls needs a MoE model with ep > 1" },
+	{ "qwen3-30b-a3b", "{\"overlap\": {\"ep\": true}}", 8, "ep > 1 (ep 1)" },
+	{ "qwen3-30b-a3b", "{\"ep\": 4, \"pp\": 2, \"overlap\": {\"ep\": true}}", 8,
+	  "with pp > 1 requires virtual stages" },
+	{ "qwen3-30b-a3b", "{\"ep\": 8, \"schedule\": \"gpipe\", \"overlap\": {\"ep\": true}}",
+	  8, "needs the 1f1b schedule without a pipeline" },
+	{ "qwen3-30b-a3b", "{\"ep\": 8, \"recompute\": \"full\", \"overlap\": {\"ep\": true}}",
+	  8, "does not work with full recompute" },
+	{ "qwen3-30b-a3b", "{\"ep\": 8, \"overlap\": {\"ep\": 1}}", 8, "overlap" },
 	{ "llama3-8b", "{\"pp_scatter_gather\": 1}", 8, "pp_scatter_gather" },
 	{ "llama3-8b", "{\"grad_accum_fusion\": \"no\"}", 8, "grad_accum_fusion" },
 	{ "llama3-8b", "{\"images_per_sample\": 2}", 8, "without a vision encoder" },
@@ -1825,6 +1882,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, error_feedback_memory);
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, activations_last_stage_logits);
+	tcase_add_test(tc, activations_ep_overlap_pair);
 	tcase_add_test(tc, activations_selective_and_gqa);
 	tcase_add_test(tc, activations_fp32_masks);
 	tcase_add_test(tc, interleaved_chunks_strided);
