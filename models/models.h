@@ -209,7 +209,7 @@ enum plan_field {
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
 	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_OVERLAP_EP,
-	PF_COUNT
+	PF_OVERLAP_SH, PF_COUNT
 };
 
 struct plan {
@@ -244,6 +244,9 @@ struct plan {
 	                                * compute: the steady state's forward and backward run
 	                                * merged, layer by layer (Megatron-core's
 	                                * --overlap-moe-expert-parallel-comm), flag */
+	bool overlap_shared;           /* shared experts beside the EP all-to-alls on a stream of
+	                                * their own (Megatron-core's --moe-shared-expert-overlap),
+	                                * flag */
 	bool overlap_tp_grad;          /* backward input-gradient TP all-reduce runs during the
 	                                * weight-gradient GEMM (Megatron async_tensor_model_parallel_allreduce), flag */
 	bool grad_accum_fusion;        /* micro-batch gradients accumulate inside the weight-

@@ -217,7 +217,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"grad_accum_fusion", "pad_to_capacity", NULL
 	};
 	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", "ep",
-					       NULL };
+					       "shared_experts", NULL };
 	static const char *const cmp_keys[] = { "type", "ratio", "error_feedback", NULL };
 	static const char *const sync_keys[] = { "mode", "interval", "staleness", NULL };
 	struct jval r = jdoc_root(d), c;
@@ -292,7 +292,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		    jval_get_bool(&c, "tp_grad", false, &p->overlap_tp_grad, err) ||
 		    get_bool_field(p, &c, "param_gather", PF_OVERLAP_PG, &p->overlap_param_gather,
 				   err) ||
-		    get_bool_field(p, &c, "ep", PF_OVERLAP_EP, &p->overlap_ep, err))
+		    get_bool_field(p, &c, "ep", PF_OVERLAP_EP, &p->overlap_ep, err) ||
+		    get_bool_field(p, &c, "shared_experts", PF_OVERLAP_SH, &p->overlap_shared, err))
 			return TS_EINPUT;
 	}
 	if (jval_child(&r, "bucket_mb", &c)) {
@@ -1017,6 +1018,18 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		       "overlapping the EP all-to-alls needs the 1f1b schedule without a pipeline "
 		       "or the interleaved one (Megatron-core's "
 		       "--overlap-moe-expert-parallel-comm with pp > 1 requires virtual stages)");
+	/* --moe-shared-expert-overlap: shared experts to run, all-to-alls to
+	 * hide them behind, and not beside the merged pairs (Megatron-core
+	 * refuses the two together; recalled) */
+	if (p->overlap_shared && (m->shared_ffn <= 0 || p->ep < 2))
+		REFUSE(PF_OVERLAP_SH, "overlap.shared_experts",
+		       "overlapping the shared experts needs a MoE model with shared experts (%d "
+		       "wide) and ep > 1 (ep %d)",
+		       m->shared_ffn, p->ep);
+	if (p->overlap_shared && p->overlap_ep)
+		REFUSE(PF_OVERLAP_SH, "overlap.shared_experts",
+		       "overlap.shared_experts and overlap.ep do not go together (Megatron-core "
+		       "refuses the pair)");
 	if (p->overlap_ep && p->recompute == PLAN_RC_FULL)
 		REFUSE(PF_OVERLAP_EP, "overlap.ep",
 		       "overlapping the EP all-to-alls does not work with full recompute "

@@ -184,7 +184,9 @@ static int32_t coll_op2(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum w
 	memset(&op, 0, sizeof(op));
 	op.kind = WL_K_COLL;
 	op.stream = (dim == WL_D_DP || dim == WL_D_EDP) ? WL_S_DP :
-		    dim == WL_D_EP && coll == WL_C_ALLTOALL && b->p->overlap_ep ? WL_S_EP :
+		    dim == WL_D_EP && coll == WL_C_ALLTOALL &&
+				    (b->p->overlap_ep || b->p->overlap_shared) ?
+			    WL_S_EP :
 										  WL_S_COMM;
 	op.dim = (uint8_t)dim;
 	op.coll = (uint8_t)coll;
@@ -509,14 +511,15 @@ static double moe_routed_bytes(const struct bld *b)
 
 /* A communication op on the routed tokens (see above); inbound: an
  * all-to-all towards the experts (dispatch, the combine's backward). */
-static void moe_comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
-		     double size, const char *name, bool inbound)
+static int32_t moe_comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
+			double size, const char *name, bool inbound)
 {
 	int32_t id = comm(b, ph, dim, coll, size, name, false);
 	if (id >= 0) {
 		b->r->ops[id].vary = WL_V_EXPERT;
 		b->r->ops[id].inbound = inbound;
 	}
+	return id;
 }
 
 static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
@@ -552,19 +555,28 @@ static const struct mlp_names shared_names = {
 	"shared expert up dgrad",   "shared expert up wgrad"
 };
 
+/* Which part of an MLP block to emit: all of it, or (shared experts under
+ * overlap.shared_experts) the up projection with the activation (FC1) or
+ * the down projection (FC2), forward and backward. */
+enum { MLP_FC1 = 1, MLP_FC2 = 2, MLP_ALL = 3 };
+
 /* Forward of a dense MLP block of width ffn_t on this rank: column-parallel
  * up (after the sequence-parallel all-gather), activation, row-parallel
  * down and its TP reduction (see layer_fwd on overlap.tp). */
 static void mlp_fwd(struct bld *b, enum wl_phase ph, double ffn_t, double scale,
-		    const struct mlp_names *nm)
+		    const struct mlp_names *nm, int part)
 {
 	const struct plan *p = b->p;
 	double T = b->T, h = b->m->hidden, act = 2 * T * h;
 	bool sp = p->sp && p->tp > 1;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
-	linear_after_ag(b, ph, nm->up, T, mats(b->m) * ffn_t, h, scale);
-	cmp_op(b, ph, WL_ELEM, nm->act, 0, (mats(b->m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
-	       WL_V_NONE);
+	if (part & MLP_FC1) {
+		linear_after_ag(b, ph, nm->up, T, mats(b->m) * ffn_t, h, scale);
+		cmp_op(b, ph, WL_ELEM, nm->act, 0, (mats(b->m) + 1) * T * ffn_t * b->wb, 0, 0, 0,
+		       0, WL_V_NONE);
+	}
+	if (!(part & MLP_FC2))
+		return;
 	if (p->tp > 1 && p->overlap_tp) {
 		gemm_then_reduce(b, ph, nm->down, T, h, ffn_t, scale, tpc, act,
 				 sp ? "tp reducescatter" : "tp allreduce");
@@ -578,15 +590,19 @@ static void mlp_fwd(struct bld *b, enum wl_phase ph, double ffn_t, double scale,
 /* Its backward (hide: the input-gradient collective runs behind the wgrad
  * GEMM, see layer_bwd). */
 static void mlp_bwd(struct bld *b, double ffn_t, double scale, bool hide,
-		    const struct mlp_names *nm)
+		    const struct mlp_names *nm, int part)
 {
 	const struct plan *p = b->p;
 	const enum wl_phase ph = WL_P_BWD;
 	double T = b->T, h = b->m->hidden, act = 2 * T * h;
 	bool sp = p->sp && p->tp > 1;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
-	linear_after_ag(b, ph, nm->down_dgrad, T, ffn_t, h, scale);
-	linear(b, ph, nm->down_wgrad, ffn_t, h, T, 1, scale, WL_V_NONE);
+	if (part & MLP_FC2) {
+		linear_after_ag(b, ph, nm->down_dgrad, T, ffn_t, h, scale);
+		linear(b, ph, nm->down_wgrad, ffn_t, h, T, 1, scale, WL_V_NONE);
+	}
+	if (!(part & MLP_FC1))
+		return;
 	cmp_op(b, ph, WL_ELEM, nm->act_bwd, 0, 2 * (mats(b->m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
 	       WL_V_NONE);
 	if (sp) /* the saved input shard, gathered again for the wgrad */
@@ -599,30 +615,73 @@ static void mlp_bwd(struct bld *b, double ffn_t, double scale, bool hide,
 		comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 }
 
-/* A MoE layer's shared experts (Megatron-core's SharedExpertMLP, without
- * moe_shared_expert_overlap: after the routed experts' combine, on the
- * same input): a dense MLP, with Qwen2-MoE's sigmoid gate from an h -> 1
- * linear on the rank's tokens. */
-static void shared_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
+/* A MoE layer's shared experts (Megatron-core's SharedExpertMLP: after the
+ * routed experts' combine, on the same input): a dense MLP, with
+ * Qwen2-MoE's sigmoid gate from an h -> 1 linear on the rank's tokens.
+ * Under overlap.shared_experts (its moe_shared_expert_overlap) moe_fwd and
+ * moe_bwd emit the two halves beside the all-to-alls (part). */
+static void shared_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls, int part)
 {
 	if (ls->fs_t <= 0)
 		return;
-	if (b->m->shared_gate)
+	if (b->m->shared_gate && (part & MLP_FC1))
 		gemm(b, ph, "shared expert gate gemm", b->T / b->p->tp, 1, b->m->hidden, 1, ls->scale,
 		     WL_V_NONE);
-	mlp_fwd(b, ph, ls->fs_t, ls->scale, &shared_names);
+	mlp_fwd(b, ph, ls->fs_t, ls->scale, &shared_names, part);
 }
 
-static void shared_bwd(struct bld *b, const struct lshape *ls, bool hide)
+static void shared_bwd(struct bld *b, const struct lshape *ls, bool hide, int part)
 {
 	double T = b->T / b->p->tp, h = b->m->hidden;
 	if (ls->fs_t <= 0)
 		return;
-	mlp_bwd(b, ls->fs_t, ls->scale, hide, &shared_names);
-	if (b->m->shared_gate) {
+	mlp_bwd(b, ls->fs_t, ls->scale, hide, &shared_names, part);
+	if (b->m->shared_gate && (part & MLP_FC1)) {
 		gemm(b, WL_P_BWD, "shared expert gate dgrad", T, h, 1, 1, ls->scale, WL_V_NONE);
 		gemm(b, WL_P_BWD, "shared expert gate wgrad", h, 1, T, 1, ls->scale, WL_V_NONE);
 	}
+}
+
+/* overlap.shared_experts (Megatron-core's moe_shared_expert_overlap;
+ * recalled, an assumption): the shared experts run on a stream of their
+ * own beside the EP all-to-alls (which then run on theirs, WL_S_EP):
+ * forward, the up projection and activation while the dispatch travels,
+ * the down projection and its reduce-scatter while the combine does;
+ * backward (autograd runs each on its forward's stream), the down
+ * projection's gradients beside the combine's backward and the rest
+ * beside the dispatch's. On the one compute stream here: the part is
+ * emitted right after the all-to-all is issued and does not wait for it;
+ * the op that consumes the all-to-all's output does. Returns what the op
+ * after the part must also wait for (its TP reduce-scatter, -1 none). */
+static int32_t shared_beside(struct bld *b, enum wl_phase ph, const struct lshape *ls, bool bwd,
+			     bool hide, int part)
+{
+	int32_t a2a = b->pend, tail;
+	b->pend = -1;
+	if (bwd)
+		shared_bwd(b, ls, hide, part);
+	else
+		shared_fwd(b, ph, ls, part);
+	tail = b->pend;
+	b->pend = a2a;
+	return tail;
+}
+
+/* Expert TP's all-gather of the routed tokens (or, backward, of their
+ * gradients) after the all-to-all; its input is the all-to-all's output,
+ * so it does not wait for the shared experts' compute emitted in between
+ * (`before`: the compute op before them). */
+static void routed_gather(struct bld *b, enum wl_phase ph, double routed, int32_t before)
+{
+	int32_t last = b->last[WL_S_COMPUTE];
+	b->last[WL_S_COMPUTE] = before;
+	moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+	b->last[WL_S_COMPUTE] = last;
+}
+
+static bool shared_overlap(const struct bld *b, const struct lshape *ls)
+{
+	return b->p->overlap_shared && ls->fs_t > 0 && b->p->ep > 1;
 }
 
 static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
@@ -654,11 +713,16 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	moe_permute(b, ph, "moe permute");
 	if (!p->pad_to_capacity && !(p->capacity_factor > 0))
 		b->sync_next = b->last[WL_S_COMPUTE];
+	bool so = shared_overlap(b, ls);
+	int32_t tail = -1;
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep dispatch", true);
+	int32_t pre = b->last[WL_S_COMPUTE];
+	if (so)
+		shared_beside(b, ph, ls, false, false, MLP_FC1);
 	if (etp > 1)
-		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+		routed_gather(b, ph, routed, pre);
 	moe_sort(b, ph, "moe sort chunks");
 	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
@@ -670,8 +734,13 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep combine", false);
+	if (so)
+		tail = shared_beside(b, ph, ls, false, false, MLP_FC2);
 	moe_permute(b, ph, "moe unpermute");
-	shared_fwd(b, ph, ls);
+	if (so) /* the sum waits for the shared output's reduce-scatter */
+		b->pend = tail;
+	else
+		shared_fwd(b, ph, ls, MLP_ALL);
 }
 
 static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
@@ -683,13 +752,19 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	double h = m->hidden, tp = p->tp, T = b->T, routed = moe_routed_bytes(b);
 	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
 	int etp = plan_etp(p);
-	shared_bwd(b, ls, hide);
+	bool so = shared_overlap(b, ls);
+	int32_t tail = -1;
+	if (!so)
+		shared_bwd(b, ls, hide, MLP_ALL);
 	moe_permute(b, ph, "moe unpermute bwd");
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep combine bwd", true);
+	int32_t pre = b->last[WL_S_COMPUTE];
+	if (so)
+		shared_beside(b, ph, ls, true, hide, MLP_FC2);
 	if (etp > 1)
-		moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+		routed_gather(b, ph, routed, pre);
 	moe_sort(b, ph, "moe unsort chunks bwd");
 	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
@@ -703,6 +778,13 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep dispatch bwd", false);
+	if (so) {
+		/* the input gradients' sum waits for the shared path's too
+		 * (pend2 is free here: the layer's first op took any gather) */
+		tail = shared_beside(b, ph, ls, true, hide, MLP_FC1);
+		if (tail > b->pend2)
+			b->pend2 = tail;
+	}
 	moe_permute(b, ph, "moe permute bwd");
 	gemm(b, ph, "router dgrad", T / tp, h, m->experts, 1, scale, WL_V_NONE);
 	gemm(b, ph, "router wgrad", h, m->experts, T / tp, 1, scale, WL_V_NONE);
@@ -826,7 +908,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	if (ls.moe)
 		moe_fwd(b, ph, &ls);
 	else
-		mlp_fwd(b, ph, ffn_t, scale, &dense_names);
+		mlp_fwd(b, ph, ffn_t, scale, &dense_names, MLP_ALL);
 	residual(b, ph, false);
 }
 
@@ -880,7 +962,7 @@ static void layer_bwd(struct bld *b, int l)
 	if (ls.moe)
 		moe_bwd(b, &ls, hide);
 	else
-		mlp_bwd(b, ffn_t, scale, hide, &dense_names);
+		mlp_bwd(b, ffn_t, scale, hide, &dense_names, MLP_ALL);
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	residual(b, ph, true);
 	linear_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);

@@ -1345,6 +1345,14 @@ START_TEST(sliding_window_layers)
 }
 END_TEST
 
+/* Qwen1.5-MoE's shape: shared experts, 60 routed */
+#define QWEN2_MOE                                                                            \
+	"{\"model_type\": \"qwen2_moe\", \"hidden_size\": 2048, \"num_hidden_layers\": 4, "   \
+	"\"num_attention_heads\": 16, \"intermediate_size\": 5632, "                             \
+	"\"moe_intermediate_size\": 1408, \"shared_expert_intermediate_size\": 5632, "           \
+	"\"num_experts\": 60, \"num_experts_per_tok\": 4, \"vocab_size\": 1000, "               \
+	"\"hidden_act\": \"silu\"}"
+
 static const struct {
 	const char *model; /* built-in name, or config.json text */
 	const char *plan;
@@ -1456,6 +1464,12 @@ static const struct {
 	{ "qwen3-30b-a3b", "{\"ep\": 8, \"recompute\": \"full\", \"overlap\": {\"ep\": true}}",
 	  8, "does not work with full recompute" },
 	{ "qwen3-30b-a3b", "{\"ep\": 8, \"overlap\": {\"ep\": 1}}", 8, "overlap" },
+	{ "qwen3-30b-a3b", "{\"ep\": 8, \"overlap\": {\"shared_experts\": true}}", 8,
+	  "overlap.shared_experts: overlapping the shared experts needs a MoE model with shared "
+	  "experts (0 wide)" },
+	{ QWEN2_MOE, "{\"overlap\": {\"shared_experts\": true}}", 4, "and ep > 1 (ep 1)" },
+	{ QWEN2_MOE, "{\"ep\": 4, \"overlap\": {\"shared_experts\": true, \"ep\": true}}", 4,
+	  "overlap.shared_experts and overlap.ep do not go together" },
 	{ "llama3-8b", "{\"pp_scatter_gather\": 1}", 8, "pp_scatter_gather" },
 	{ "llama3-8b", "{\"grad_accum_fusion\": \"no\"}", 8, "grad_accum_fusion" },
 	{ "llama3-8b", "{\"images_per_sample\": 2}", 8, "without a vision encoder" },
