@@ -10,7 +10,7 @@
 
 enum {
 	O_PLAN = CLI_PLAN_OPT_BASE,
-	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET,
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET, O_DISP,
 	O_NO_SP, O_NO_DISTOPT, O_NO_FLASH, O_NO_PAD
 };
 
@@ -43,6 +43,7 @@ static const struct option plan_opts[] = {
 	{ "expert-imbalance", required_argument, NULL, O_EIMB },
 	{ "pad-to-capacity", no_argument, NULL, O_PAD },
 	{ "bucket-mb", required_argument, NULL, O_BUCKET },
+	{ "moe-token-dispatcher", required_argument, NULL, O_DISP },
 	/* switch a plan file's true off */
 	{ "no-sequence-parallel", no_argument, NULL, O_NO_SP },
 	{ "no-distributed-optimizer", no_argument, NULL, O_NO_DISTOPT },
@@ -62,7 +63,8 @@ const char cli_plan_help[] =
 	"    --grad-dtype bf16|fp16|fp32 --offload none|optimizer|params\n"
 	"    --flash-attention --layers-per-stage 24,24,23,23 --images-per-sample N\n"
 	"    --image-tokens N --capacity-factor F --pad-to-capacity --expert-imbalance CV\n"
-	"    --bucket-mb MB; --no-sequence-parallel --no-distributed-optimizer\n"
+	"    --bucket-mb MB --moe-token-dispatcher alltoall|allgather;\n"
+	"    --no-sequence-parallel --no-distributed-optimizer\n"
 	"    --no-flash-attention --no-pad-to-capacity switch a plan's true off\n";
 
 void cli_plan_args_init(struct cli_plan_args *a, const char *cmd)
@@ -194,6 +196,13 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 		if (set_word(a, p, PF_GRAD_DTYPE, "--grad-dtype", v, plan_dtype_from, &e))
 			return 2;
 		p->grad_dtype = (enum plan_dtype)e;
+		return 0;
+	case O_DISP:
+		e = 0;
+		if (set_word(a, p, PF_DISPATCHER, "--moe-token-dispatcher", v, plan_dispatcher_from,
+			     &e))
+			return 2;
+		p->dispatcher = (enum plan_dispatcher)e;
 		return 0;
 	case O_OFFLOAD:
 		e = 0;

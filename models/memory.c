@@ -586,6 +586,14 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			st->buffers_bytes += 2 * p->bucket_bytes;
 		if (p->zero == 3)
 			st->buffers_bytes += wb * (big_unit + MEM_ZERO3_PREFETCH_PARAMS);
+		/* the allgather token dispatcher (models/workload.c): the
+		 * expert-TP x EP group's gathered hidden states and the buffer
+		 * its results are scattered into before the reduce-scatter,
+		 * both alive around the experts (assumption: one of each, the
+		 * layers reuse them) */
+		if (nmoe > 0 && p->dispatcher == PLAN_DISP_ALLGATHER)
+			st->buffers_bytes += 2 * plan_tpep(p) * s_loc * b * h / p->tp *
+					     (p->precision == PLAN_DT_FP32 ? 4 : 2);
 		st->overhead_bytes = MEM_CONTEXT_BYTES +
 				     MEM_FRAGMENTATION * (st->weights_bytes + st->grads_bytes +
 							  st->optimizer_bytes + st->activations_bytes +

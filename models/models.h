@@ -191,6 +191,8 @@ enum plan_recompute { PLAN_RC_NONE, PLAN_RC_SELECTIVE, PLAN_RC_FULL };
 enum plan_dtype { PLAN_DT_BF16, PLAN_DT_FP16, PLAN_DT_FP32, PLAN_DT_FP8 };
 enum plan_offload { PLAN_OFF_NONE, PLAN_OFF_OPTIMIZER, PLAN_OFF_PARAMS };
 enum plan_compress { PLAN_CMP_NONE, PLAN_CMP_FP16, PLAN_CMP_BF16, PLAN_CMP_TOPK };
+/* Megatron-core's MoE token dispatchers (--moe-token-dispatcher-type). */
+enum plan_dispatcher { PLAN_DISP_ALLTOALL, PLAN_DISP_ALLGATHER };
 enum plan_sync { PLAN_SYNC_EVERY_STEP, PLAN_SYNC_LOCAL_SGD, PLAN_SYNC_SSP, PLAN_SYNC_ASYNC };
 enum plan_dist_kind { PLAN_DIST_FIXED, PLAN_DIST_POISSON, PLAN_DIST_UNIFORM, PLAN_DIST_LOGNORMAL };
 
@@ -209,7 +211,7 @@ enum plan_field {
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
 	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_OVERLAP_EP,
-	PF_OVERLAP_SH, PF_COUNT
+	PF_OVERLAP_SH, PF_DISPATCHER, PF_COUNT
 };
 
 struct plan {
@@ -274,6 +276,7 @@ struct plan {
 	                                * multiple of its balanced share of a source rank's tokens
 	                                * (Megatron's moe_expert_capacity_factor); 0 = None,
 	                                * dropless, dimensionless */
+	enum plan_dispatcher dispatcher; /* MoE token dispatcher (alltoall default) */
 	bool pad_to_capacity;          /* every expert's input padded to the capacity (Megatron
 	                               * --moe-pad-expert-input-to-capacity): fixed-size
 	                               * exchanges and expert GEMMs at capacity_factor, flag */
@@ -302,6 +305,14 @@ static inline int plan_etp(const struct plan *p)
 	return p->etp ? p->etp : p->tp;
 }
 
+/* Ranks of the expert-TP x EP group (Megatron-core's tp_ep_group): the TP
+ * group without EP, etp x ep with experts split over TP, the EP group
+ * (which then spans TP ranks) with whole experts. */
+static inline int plan_tpep(const struct plan *p)
+{
+	return p->ep == 1 ? p->tp : plan_etp(p) > 1 ? plan_etp(p) * p->ep : p->ep;
+}
+
 /* Megatron-style defaults: tp=pp=ep=cp=1, dp derived, micro 1, seq 4096,
  * 1f1b, no recompute, zero 0, bf16 params with fp32 gradients. */
 void plan_init(struct plan *p);
@@ -319,10 +330,12 @@ int plan_schedule_from(const char *s);
 int plan_recompute_from(const char *s);
 int plan_dtype_from(const char *s);
 int plan_offload_from(const char *s);
+int plan_dispatcher_from(const char *s);
 const char *plan_schedule_name(enum plan_schedule s);
 const char *plan_recompute_name(enum plan_recompute r);
 const char *plan_dtype_name(enum plan_dtype d);
 const char *plan_offload_name(enum plan_offload o);
+const char *plan_dispatcher_name(enum plan_dispatcher d);
 
 /* Derive dp (and global_batch, DeepSpeed's missing batch numbers) from the
  * GPU count and check the plan against the model; one reason per refusal,

@@ -14,6 +14,7 @@ static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved", NULL 
 static const char *const rc_names[] = { "none", "selective", "full", NULL };
 static const char *const dt_names[] = { "bf16", "fp16", "fp32", "fp8", NULL };
 static const char *const off_names[] = { "none", "optimizer", "params", NULL };
+static const char *const disp_names[] = { "alltoall", "allgather", NULL };
 static const char *const cmp_names[] = { "none", "fp16", "bf16", "topk", NULL };
 static const char *const sync_names[] = { "every_step", "local_sgd", "ssp", "async", NULL };
 static const char *const dist_names[] = { "fixed", "poisson", "uniform", "lognormal", NULL };
@@ -30,6 +31,8 @@ int plan_schedule_from(const char *s) { return word_index(sched_names, s); }
 int plan_recompute_from(const char *s) { return word_index(rc_names, s); }
 int plan_dtype_from(const char *s) { return word_index(dt_names, s); }
 int plan_offload_from(const char *s) { return word_index(off_names, s); }
+int plan_dispatcher_from(const char *s) { return word_index(disp_names, s); }
+const char *plan_dispatcher_name(enum plan_dispatcher d) { return disp_names[d]; }
 const char *plan_schedule_name(enum plan_schedule s) { return sched_names[s]; }
 const char *plan_recompute_name(enum plan_recompute r) { return rc_names[r]; }
 const char *plan_dtype_name(enum plan_dtype d) { return dt_names[d]; }
@@ -214,7 +217,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
 		"layers_per_stage", "flash_attention", "capacity_factor", "expert_imbalance",
 		"pp_scatter_gather",
-		"grad_accum_fusion", "pad_to_capacity", NULL
+		"grad_accum_fusion", "pad_to_capacity", "moe_token_dispatcher", NULL
 	};
 	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", "ep",
 					       "shared_experts", NULL };
@@ -284,6 +287,10 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	if (get_enum_field(p, &r, "offload", PF_OFFLOAD, off_names, &e, err))
 		return TS_EINPUT;
 	p->offload = (enum plan_offload)e;
+	e = (int)p->dispatcher;
+	if (get_enum_field(p, &r, "moe_token_dispatcher", PF_DISPATCHER, disp_names, &e, err))
+		return TS_EINPUT;
+	p->dispatcher = (enum plan_dispatcher)e;
 	if (jval_child(&r, "overlap", &c)) {
 		if (jval_check_keys(&c, ov_keys, err) ||
 		    get_bool_field(p, &c, "dp", PF_OVERLAP_DP, &p->overlap_dp, err) ||
@@ -1018,6 +1025,18 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		       "overlapping the EP all-to-alls needs the 1f1b schedule without a pipeline "
 		       "or the interleaved one (Megatron-core's "
 		       "--overlap-moe-expert-parallel-comm with pp > 1 requires virtual stages)");
+	if (p->dispatcher == PLAN_DISP_ALLGATHER && m->experts == 0)
+		REFUSE(PF_DISPATCHER, "moe_token_dispatcher",
+		       "moe_token_dispatcher 'allgather' given for a dense model");
+	/* (Megatron-core: padding to the capacity, the EP overlap and the
+	 * shared experts' overlap are the all-to-all dispatcher's) */
+	if (p->dispatcher == PLAN_DISP_ALLGATHER &&
+	    (p->pad_to_capacity || p->overlap_ep || p->overlap_shared))
+		REFUSE(PF_DISPATCHER, "moe_token_dispatcher",
+		       "%s needs the alltoall token dispatcher, not 'allgather'",
+		       p->pad_to_capacity ? "pad_to_capacity" :
+		       p->overlap_ep	  ? "overlap.ep" :
+					    "overlap.shared_experts");
 	/* --moe-shared-expert-overlap: shared experts to run, all-to-alls to
 	 * hide them behind, and not beside the merged pairs (Megatron-core
 	 * refuses the two together; recalled) */

@@ -684,6 +684,84 @@ static bool shared_overlap(const struct bld *b, const struct lshape *ls)
 	return b->p->overlap_shared && ls->fs_t > 0 && b->p->ep > 1;
 }
 
+/* Megatron-core's allgather token dispatcher (MoEAllGatherTokenDispatcher,
+ * --moe-token-dispatcher-type allgather; recalled, an assumption): over
+ * the expert-TP x EP group (G ranks; the TP group without EP) it
+ * all-gathers every rank's hidden states and its routing map and
+ * probabilities (a bool and an fp32 per token and expert), permutes the
+ * gathered tokens routed to the rank's experts straight into expert order,
+ * runs them, scatters the results back into a buffer of all G ranks'
+ * tokens (zeroed first) and reduce-scatters that to the rank's own:
+ * G x T/tp tokens of h each way, whatever the top-k, where the all-to-all
+ * dispatcher moves the routed top-k copies. The rank's expert load is the
+ * same. The expert counts go to the host for the grouped GEMM (a stream
+ * sync before the experts). Backward
+ * mirrors it: the reduce-scatter's gradient is an all-gather and the
+ * all-gather's a reduce-scatter. */
+static int32_t gather_group(const struct plan *p, enum wl_dim *dim)
+{
+	*dim = p->ep == 1 ? WL_D_TP : plan_etp(p) > 1 ? WL_D_TPEP : WL_D_EP;
+	return plan_tpep(p);
+}
+
+static void moe_fwd_allgather(struct bld *b, enum wl_phase ph, const struct lshape *ls)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	enum wl_dim dim;
+	double h = m->hidden, tl = b->T / p->tp, G = gather_group(p, &dim);
+	double routed = b->T * m->top_k * plan_etp(p) / p->tp; /* the rank's expert load */
+	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	gemm(b, ph, "router gemm", tl, m->experts, h, 1, scale, WL_V_NONE);
+	if (G > 1) {
+		comm(b, ph, dim, WL_C_ALLGATHER, G * tl * m->experts * 5, "moe routing allgather",
+		     false);
+		comm(b, ph, dim, WL_C_ALLGATHER, G * tl * h * b->wb, "moe tokens allgather", false);
+	}
+	cmp_op(b, ph, WL_ELEM, "moe permute", 0, 2 * routed * h * b->wb, 0, 0, 0, 0, WL_V_EXPERT);
+	b->sync_next = b->last[WL_S_COMPUTE];
+	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
+	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
+	       0, WL_V_EXPERT);
+	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+	cmp_op(b, ph, WL_ELEM, "moe unpermute", 0, 2 * routed * h * b->wb + G * tl * h * b->wb, 0,
+	       0, 0, 0, WL_V_NONE);
+	if (G > 1)
+		comm(b, ph, dim, WL_C_REDUCESCATTER, G * tl * h * b->wb, "moe tokens reducescatter",
+		     false);
+	shared_fwd(b, ph, ls, MLP_ALL);
+}
+
+static void moe_bwd_allgather(struct bld *b, const struct lshape *ls, bool hide)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	const enum wl_phase ph = WL_P_BWD;
+	enum wl_dim dim;
+	double h = m->hidden, tl = b->T / p->tp, G = gather_group(p, &dim);
+	double routed = b->T * m->top_k * plan_etp(p) / p->tp;
+	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	shared_bwd(b, ls, hide, MLP_ALL);
+	if (G > 1)
+		comm(b, ph, dim, WL_C_ALLGATHER, G * tl * h * b->wb, "moe tokens allgather bwd",
+		     false);
+	cmp_op(b, ph, WL_ELEM, "moe unpermute bwd", 0, 2 * routed * h * b->wb, 0, 0, 0, 0,
+	       WL_V_EXPERT);
+	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
+	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
+	       0, 0, 0, WL_V_EXPERT);
+	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
+	cmp_op(b, ph, WL_ELEM, "moe permute bwd", 0, 2 * routed * h * b->wb + G * tl * h * b->wb, 0,
+	       0, 0, 0, WL_V_NONE);
+	if (G > 1)
+		comm(b, ph, dim, WL_C_REDUCESCATTER, G * tl * h * b->wb,
+		     "moe tokens reducescatter bwd", false);
+	gemm(b, ph, "router dgrad", tl, h, m->experts, 1, scale, WL_V_NONE);
+	gemm(b, ph, "router wgrad", h, m->experts, tl, 1, scale, WL_V_NONE);
+}
+
 static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 {
 	const struct model *m = b->m;
@@ -692,6 +770,10 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	double h = m->hidden, tp = p->tp, routed = moe_routed_bytes(b);
 	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
 	int etp = plan_etp(p);
+	if (p->dispatcher == PLAN_DISP_ALLGATHER) {
+		moe_fwd_allgather(b, ph, ls);
+		return;
+	}
 	gemm(b, ph, "router gemm", b->T / tp, m->experts, h, 1, scale, WL_V_NONE);
 	/* the dispatcher's preprocess all-gathers every rank's tokens per
 	 * expert (E int64 counts) over the expert-TP x EP group (tp_ep_group)
@@ -754,6 +836,10 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	int etp = plan_etp(p);
 	bool so = shared_overlap(b, ls);
 	int32_t tail = -1;
+	if (p->dispatcher == PLAN_DISP_ALLGATHER) {
+		moe_bwd_allgather(b, ls, hide);
+		return;
+	}
 	if (!so)
 		shared_bwd(b, ls, hide, MLP_ALL);
 	moe_permute(b, ph, "moe unpermute bwd");

@@ -584,6 +584,36 @@ START_TEST(activations_ep_overlap_pair)
 }
 END_TEST
 
+/* The allgather token dispatcher keeps the expert-TP x EP group's gathered
+ * hidden states and the buffer its results are scattered into: two of G x
+ * s/tp x b x h x 2 B more buffers than the all-to-all dispatcher, on
+ * stages with MoE layers (tp 2 with EP 4: G = 8). */
+START_TEST(allgather_dispatcher_buffers)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r)), *o = malloc(sizeof(*o));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 16 };
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(model_load(&m, "qwen3-30b-a3b", &err), 0);
+	plan_init(&p);
+	p.tp = 2;
+	p.sp = true;
+	p.ep = 4;
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	memory_eval(&m, &p, &env, r);
+	p.dispatcher = PLAN_DISP_ALLGATHER;
+	memory_eval(&m, &p, &env, o);
+	ck_assert_double_eq_tol(o->stage[0].buffers_bytes - r->stage[0].buffers_bytes,
+				2.0 * 8 * p.seq_len / 2 * m.hidden * 2, 1e-3);
+	ck_assert_double_eq(o->stage[0].activations_bytes, r->stage[0].activations_bytes);
+	free(r);
+	free(o);
+}
+END_TEST
+
 /* fp32 doubles the 16-bit activations only: a GPT-3 layer's two 1-byte
  * dropout masks (2sbh) and the attention dropout's mask (a s^2 b) stay
  * (found by review: doubled too). */
@@ -1470,6 +1500,16 @@ static const struct {
 	{ QWEN2_MOE, "{\"overlap\": {\"shared_experts\": true}}", 4, "and ep > 1 (ep 1)" },
 	{ QWEN2_MOE, "{\"ep\": 4, \"overlap\": {\"shared_experts\": true, \"ep\": true}}", 4,
 	  "overlap.shared_experts and overlap.ep do not go together" },
+	{ "llama3-8b", "{\"moe_token_dispatcher\": \"allgather\"}", 8,
+	  "moe_token_dispatcher: moe_token_dispatcher 'allgather' given for a dense model" },
+	{ "qwen3-30b-a3b", "{\"moe_token_dispatcher\": \"all2all\"}", 8, "moe_token_dispatcher" },
+	{ "qwen3-30b-a3b",
+	  "{\"ep\": 8, \"capacity_factor\": 1, \"pad_to_capacity\": true, "
+	  "\"moe_token_dispatcher\": \"allgather\"}",
+	  8, "pad_to_capacity needs the alltoall token dispatcher, not 'allgather'" },
+	{ "qwen3-30b-a3b",
+	  "{\"ep\": 8, \"overlap\": {\"ep\": true}, \"moe_token_dispatcher\": \"allgather\"}",
+	  8, "overlap.ep needs the alltoall token dispatcher" },
 	{ "llama3-8b", "{\"pp_scatter_gather\": 1}", 8, "pp_scatter_gather" },
 	{ "llama3-8b", "{\"grad_accum_fusion\": \"no\"}", 8, "grad_accum_fusion" },
 	{ "llama3-8b", "{\"images_per_sample\": 2}", 8, "without a vision encoder" },
@@ -1897,6 +1937,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, activations_last_stage_logits);
 	tcase_add_test(tc, activations_ep_overlap_pair);
+	tcase_add_test(tc, allgather_dispatcher_buffers);
 	tcase_add_test(tc, activations_selective_and_gqa);
 	tcase_add_test(tc, activations_fp32_masks);
 	tcase_add_test(tc, interleaved_chunks_strided);
