@@ -134,8 +134,16 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 		return (p->precision == PLAN_DT_FP32 ? 2 : 1) * 2 * x->s * x->b * x->h / (sp ? tp : 1);
 	if (rc == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
 		A = 0;
-	if (sp) /* Table 2: TP + SP divides everything by t */
-		return scale * ((R + S + A) / tp + U);
+	if (sp) { /* Table 2: TP + SP divides everything by t */
+		/* overlap.shared_experts: Megatron-core's shared experts gather
+		 * their sequence-parallel input themselves and their first
+		 * linear keeps it whole (no re-gather in backward; found by
+		 * review) */
+		double whole = p->overlap_shared && x->fs > 0 ?
+				       2 * x->s * x->b * x->h * (1 - 1.0 / tp) :
+				       0;
+		return scale * ((R + S + A) / tp + U + whole);
+	}
 	return scale * (R + S / tp + A / tp + U);
 }
 
@@ -372,14 +380,17 @@ static bool ep_paired(const struct plan *p, int m_micro)
  * schedules.py's order for p 2-16, v 2-4, m = p to 8p). */
 static double chunk0_in_flight(const struct plan *p, int m_micro)
 {
-	/* overlap.ep: the extra forward's encoder and embedding activations
-	 * too, when it is of chunk 0 (an upper bound: counted always) */
-	double ep = ep_paired(p, m_micro) ? 1 : 0, n;
-	if (p->schedule != PLAN_SCHED_INTERLEAVED)
-		n = chunks_in_flight(p, 0, m_micro) + ep;
-	else
-		n = (m_micro < 2 * p->pp ? m_micro : 2 * p->pp) + ep;
-	return n < m_micro ? n : m_micro;
+	/* overlap.ep without a pipeline: the next micro-batch's forward
+	 * allocates its encoder and embedding activations first and the
+	 * backward frees its own last: one more. Interleaved, chunk 0's count
+	 * at the peak stays min(m, 2p) (walked through the schedule with the
+	 * extra warm-up forward and each pair holding both; found by review:
+	 * one more was counted there too) */
+	if (p->schedule != PLAN_SCHED_INTERLEAVED) {
+		double n = chunks_in_flight(p, 0, m_micro) + (ep_paired(p, m_micro) ? 1 : 0);
+		return n < m_micro ? n : m_micro;
+	}
+	return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
 }
 
 /* Micro-batches whose LM-head logits the last stage holds at once: each
@@ -591,7 +602,7 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		 * its results are scattered into before the reduce-scatter,
 		 * both alive around the experts (assumption: one of each, the
 		 * layers reuse them) */
-		if (nmoe > 0 && p->dispatcher == PLAN_DISP_ALLGATHER)
+		if (nmoe > 0 && p->dispatcher == PLAN_DISP_ALLGATHER && plan_tpep(p) > 1)
 			st->buffers_bytes += 2 * plan_tpep(p) * s_loc * b * h / p->tp *
 					     (p->precision == PLAN_DT_FP32 ? 4 : 2);
 		st->overhead_bytes = MEM_CONTEXT_BYTES +

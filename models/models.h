@@ -305,12 +305,12 @@ static inline int plan_etp(const struct plan *p)
 	return p->etp ? p->etp : p->tp;
 }
 
-/* Ranks of the expert-TP x EP group (Megatron-core's tp_ep_group): the TP
- * group without EP, etp x ep with experts split over TP, the EP group
- * (which then spans TP ranks) with whole experts. */
+/* Ranks of the expert-TP x EP group (Megatron-core's tp_ep_group): etp x
+ * ep (the TP group without EP, the EP group, which then spans TP ranks,
+ * with whole experts; 1 with neither: found by review, tp was taken). */
 static inline int plan_tpep(const struct plan *p)
 {
-	return p->ep == 1 ? p->tp : plan_etp(p) > 1 ? plan_etp(p) * p->ep : p->ep;
+	return plan_etp(p) * p->ep;
 }
 
 /* Megatron-style defaults: tp=pp=ep=cp=1, dp derived, micro 1, seq 4096,

@@ -1011,48 +1011,6 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		       p->expert_imbalance, sqrt(m->experts - 1.0));
 	if (m->experts && m->experts % p->ep)
 		REFUSE(PF_EP, "ep (default)", "ep %d does not divide the %d experts", p->ep, m->experts);
-	/* Megatron-core's --overlap-moe-expert-parallel-comm (its argument
-	 * checks as recalled, an assumption: not in shared/reference): EP
-	 * all-to-alls to hide, a schedule whose steady state pairs a forward
-	 * with an independent backward (no pipeline, or the interleaved one),
-	 * and no full recompute */
-	if (p->overlap_ep && (m->experts == 0 || p->ep < 2))
-		REFUSE(PF_OVERLAP_EP, "overlap.ep",
-		       "overlapping the EP all-to-alls needs a MoE model with ep > 1 (ep %d)", p->ep);
-	if (p->overlap_ep && (p->schedule == PLAN_SCHED_GPIPE ||
-			      (p->pp > 1 && p->schedule != PLAN_SCHED_INTERLEAVED)))
-		REFUSE(PF_OVERLAP_EP, "overlap.ep",
-		       "overlapping the EP all-to-alls needs the 1f1b schedule without a pipeline "
-		       "or the interleaved one (Megatron-core's "
-		       "--overlap-moe-expert-parallel-comm with pp > 1 requires virtual stages)");
-	if (p->dispatcher == PLAN_DISP_ALLGATHER && m->experts == 0)
-		REFUSE(PF_DISPATCHER, "moe_token_dispatcher",
-		       "moe_token_dispatcher 'allgather' given for a dense model");
-	/* (Megatron-core: padding to the capacity, the EP overlap and the
-	 * shared experts' overlap are the all-to-all dispatcher's) */
-	if (p->dispatcher == PLAN_DISP_ALLGATHER &&
-	    (p->pad_to_capacity || p->overlap_ep || p->overlap_shared))
-		REFUSE(PF_DISPATCHER, "moe_token_dispatcher",
-		       "%s needs the alltoall token dispatcher, not 'allgather'",
-		       p->pad_to_capacity ? "pad_to_capacity" :
-		       p->overlap_ep	  ? "overlap.ep" :
-					    "overlap.shared_experts");
-	/* --moe-shared-expert-overlap: shared experts to run, all-to-alls to
-	 * hide them behind, and not beside the merged pairs (Megatron-core
-	 * refuses the two together; recalled) */
-	if (p->overlap_shared && (m->shared_ffn <= 0 || p->ep < 2))
-		REFUSE(PF_OVERLAP_SH, "overlap.shared_experts",
-		       "overlapping the shared experts needs a MoE model with shared experts (%d "
-		       "wide) and ep > 1 (ep %d)",
-		       m->shared_ffn, p->ep);
-	if (p->overlap_shared && p->overlap_ep)
-		REFUSE(PF_OVERLAP_SH, "overlap.shared_experts",
-		       "overlap.shared_experts and overlap.ep do not go together (Megatron-core "
-		       "refuses the pair)");
-	if (p->overlap_ep && p->recompute == PLAN_RC_FULL)
-		REFUSE(PF_OVERLAP_EP, "overlap.ep",
-		       "overlapping the EP all-to-alls does not work with full recompute "
-		       "(Megatron-core refuses the pair)");
 	if (p->cp > 1 && p->seq_len % (2 * p->cp))
 		REFUSE(PF_CP, "cp (default)",
 		       "cp %d needs seq_len %d divisible by 2 x cp (Megatron's load-balanced split)",
@@ -1162,6 +1120,50 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	if (!m->has_vision && plan_dist_mean(&p->images_per_sample) > 0)
 		REFUSE(PF_IMAGES, "images_per_sample (default)",
 		       "images per sample given for a model without a vision encoder");
+	/* (after the schedule's own checks, which say more) */
+	/* Megatron-core's --overlap-moe-expert-parallel-comm (its argument
+	 * checks as recalled, an assumption: not in shared/reference): EP
+	 * all-to-alls to hide, a schedule whose steady state pairs a forward
+	 * with an independent backward (no pipeline, or the interleaved one),
+	 * and no full recompute */
+	if (p->overlap_ep && (m->experts == 0 || p->ep < 2))
+		REFUSE(PF_OVERLAP_EP, "overlap.ep",
+		       "overlapping the EP all-to-alls needs a MoE model with ep > 1 (ep %d)", p->ep);
+	if (p->overlap_ep && (p->schedule == PLAN_SCHED_GPIPE ||
+			      (p->pp > 1 && p->schedule != PLAN_SCHED_INTERLEAVED)))
+		REFUSE(PF_OVERLAP_EP, "overlap.ep",
+		       "overlapping the EP all-to-alls needs the 1f1b schedule without a pipeline "
+		       "or the interleaved one (Megatron-core's "
+		       "--overlap-moe-expert-parallel-comm with pp > 1 requires virtual stages)");
+	if (p->dispatcher == PLAN_DISP_ALLGATHER && m->experts == 0)
+		REFUSE(PF_DISPATCHER, "moe_token_dispatcher",
+		       "moe_token_dispatcher 'allgather' given for a dense model");
+	/* (Megatron-core: a capacity (and padding to it), the EP overlap and
+	 * the shared experts' overlap are the all-to-all dispatcher's;
+	 * recalled, the capacity's found by review) */
+	if (p->dispatcher == PLAN_DISP_ALLGATHER &&
+	    (p->capacity_factor > 0 || p->overlap_ep || p->overlap_shared))
+		REFUSE(PF_DISPATCHER, "moe_token_dispatcher",
+		       "%s needs the alltoall token dispatcher, not 'allgather'",
+		       p->capacity_factor > 0 ? "a capacity_factor" :
+		       p->overlap_ep	      ? "overlap.ep" :
+						"overlap.shared_experts");
+	/* --moe-shared-expert-overlap: shared experts to run, all-to-alls to
+	 * hide them behind, and not beside the merged pairs (Megatron-core
+	 * refuses the two together; recalled) */
+	if (p->overlap_shared && (m->shared_ffn <= 0 || p->ep < 2))
+		REFUSE(PF_OVERLAP_SH, "overlap.shared_experts",
+		       "overlapping the shared experts needs a MoE model with shared experts (%d "
+		       "wide) and ep > 1 (ep %d)",
+		       m->shared_ffn, p->ep);
+	if (p->overlap_shared && p->overlap_ep)
+		REFUSE(PF_OVERLAP_SH, "overlap.shared_experts",
+		       "overlap.shared_experts and overlap.ep do not go together (Megatron-core "
+		       "refuses the pair)");
+	if (p->overlap_ep && p->recompute == PLAN_RC_FULL)
+		REFUSE(PF_OVERLAP_EP, "overlap.ep",
+		       "overlapping the EP all-to-alls does not work with full recompute "
+		       "(Megatron-core refuses the pair)");
 	return 0;
 }
 

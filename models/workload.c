@@ -37,6 +37,7 @@ struct bld {
 	                            * waits for (Megatron waits on its requests), -1 none */
 	int32_t sync_next;         /* the next compute op's sync_after (a host stream sync
 	                            * before it), -1 none */
+	bool moe_path;             /* emitting the MoE dispatcher's exchange (moe_comm), flag */
 	struct deferred *dfr;      /* compute ops that wait for DP-stream results (top-k
 	                            * scatter-adds, ZeRO-2/3 shard adds) */
 	int ndfr, capdfr;          /* entries of dfr, allocated */
@@ -183,11 +184,16 @@ static int32_t coll_op2(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum w
 		return -1;
 	memset(&op, 0, sizeof(op));
 	op.kind = WL_K_COLL;
+	/* under the EP overlaps the dispatcher's exchanges (its all-to-alls,
+	 * and expert TP's all-gather and reduce-scatter of the routed tokens)
+	 * run on a stream of their own, the rest beside them (found by
+	 * review: the shared experts' TP collectives queued behind the
+	 * routed ones) */
 	op.stream = (dim == WL_D_DP || dim == WL_D_EDP) ? WL_S_DP :
-		    dim == WL_D_EP && coll == WL_C_ALLTOALL &&
+		    ((dim == WL_D_EP && coll == WL_C_ALLTOALL) || b->moe_path) &&
 				    (b->p->overlap_ep || b->p->overlap_shared) ?
 			    WL_S_EP :
-										  WL_S_COMM;
+			    WL_S_COMM;
 	op.dim = (uint8_t)dim;
 	op.coll = (uint8_t)coll;
 	op.phase = (uint8_t)ph;
@@ -514,7 +520,10 @@ static double moe_routed_bytes(const struct bld *b)
 static int32_t moe_comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum wl_coll coll,
 			double size, const char *name, bool inbound)
 {
-	int32_t id = comm(b, ph, dim, coll, size, name, false);
+	int32_t id;
+	b->moe_path = true;
+	id = comm(b, ph, dim, coll, size, name, false);
+	b->moe_path = false;
 	if (id >= 0) {
 		b->r->ops[id].vary = WL_V_EXPERT;
 		b->r->ops[id].inbound = inbound;
@@ -557,8 +566,10 @@ static const struct mlp_names shared_names = {
 
 /* Which part of an MLP block to emit: all of it, or (shared experts under
  * overlap.shared_experts) the up projection with the activation (FC1) or
- * the down projection (FC2), forward and backward. */
-enum { MLP_FC1 = 1, MLP_FC2 = 2, MLP_ALL = 3 };
+ * the down projection (FC2), forward and backward; MLP_KEPT_INPUT: the up
+ * projection kept its input whole (no sequence-parallel re-gather for its
+ * weight gradient). */
+enum { MLP_FC1 = 1, MLP_FC2 = 2, MLP_ALL = 3, MLP_KEPT_INPUT = 4 };
 
 /* Forward of a dense MLP block of width ffn_t on this rank: column-parallel
  * up (after the sequence-parallel all-gather), activation, row-parallel
@@ -605,7 +616,7 @@ static void mlp_bwd(struct bld *b, double ffn_t, double scale, bool hide,
 		return;
 	cmp_op(b, ph, WL_ELEM, nm->act_bwd, 0, 2 * (mats(b->m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
 	       WL_V_NONE);
-	if (sp) /* the saved input shard, gathered again for the wgrad */
+	if (sp && !(part & MLP_KEPT_INPUT)) /* the saved input shard, gathered again for the wgrad */
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
 	linear(b, ph, nm->up_dgrad, T, h, mats(b->m) * ffn_t, 1, scale, WL_V_NONE);
 	if (hide)
@@ -688,7 +699,8 @@ static bool shared_overlap(const struct bld *b, const struct lshape *ls)
  * --moe-token-dispatcher-type allgather; recalled, an assumption): over
  * the expert-TP x EP group (G ranks; the TP group without EP) it
  * all-gathers every rank's hidden states and its routing map and
- * probabilities (a bool and an fp32 per token and expert), permutes the
+ * probabilities (a bool and a 16-bit value per token and expert: the
+ * router's softmax cast back to the logits' type), permutes the
  * gathered tokens routed to the rank's experts straight into expert order,
  * runs them, scatters the results back into a buffer of all G ranks'
  * tokens (zeroed first) and reduce-scatters that to the rank's own:
@@ -697,11 +709,12 @@ static bool shared_overlap(const struct bld *b, const struct lshape *ls)
  * same. The expert counts go to the host for the grouped GEMM (a stream
  * sync before the experts). Backward
  * mirrors it: the reduce-scatter's gradient is an all-gather and the
- * all-gather's a reduce-scatter. */
+ * all-gathers' reduce-scatters (the hidden states' and the
+ * probabilities'). */
 static int32_t gather_group(const struct plan *p, enum wl_dim *dim)
 {
 	*dim = p->ep == 1 ? WL_D_TP : plan_etp(p) > 1 ? WL_D_TPEP : WL_D_EP;
-	return plan_tpep(p);
+	return plan_tpep(p); /* (1 without EP and expert TP: nothing to gather) */
 }
 
 static void moe_fwd_allgather(struct bld *b, enum wl_phase ph, const struct lshape *ls)
@@ -714,8 +727,8 @@ static void moe_fwd_allgather(struct bld *b, enum wl_phase ph, const struct lsha
 	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
 	gemm(b, ph, "router gemm", tl, m->experts, h, 1, scale, WL_V_NONE);
 	if (G > 1) {
-		comm(b, ph, dim, WL_C_ALLGATHER, G * tl * m->experts * 5, "moe routing allgather",
-		     false);
+		comm(b, ph, dim, WL_C_ALLGATHER, G * tl * m->experts * (1 + b->wb),
+		     "moe routing allgather", false);
 		comm(b, ph, dim, WL_C_ALLGATHER, G * tl * h * b->wb, "moe tokens allgather", false);
 	}
 	cmp_op(b, ph, WL_ELEM, "moe permute", 0, 2 * routed * h * b->wb, 0, 0, 0, 0, WL_V_EXPERT);
@@ -724,8 +737,8 @@ static void moe_fwd_allgather(struct bld *b, enum wl_phase ph, const struct lsha
 	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
 	       0, WL_V_EXPERT);
 	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
-	cmp_op(b, ph, WL_ELEM, "moe unpermute", 0, 2 * routed * h * b->wb + G * tl * h * b->wb, 0,
-	       0, 0, 0, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "moe unpermute buffer", 0, G * tl * h * b->wb, 0, 0, 0, 0, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "moe unpermute", 0, 2 * routed * h * b->wb, 0, 0, 0, 0, WL_V_EXPERT);
 	if (G > 1)
 		comm(b, ph, dim, WL_C_REDUCESCATTER, G * tl * h * b->wb, "moe tokens reducescatter",
 		     false);
@@ -753,11 +766,15 @@ static void moe_bwd_allgather(struct bld *b, const struct lshape *ls, bool hide)
 	       0, 0, 0, WL_V_EXPERT);
 	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
 	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
-	cmp_op(b, ph, WL_ELEM, "moe permute bwd", 0, 2 * routed * h * b->wb + G * tl * h * b->wb, 0,
-	       0, 0, 0, WL_V_NONE);
-	if (G > 1)
+	cmp_op(b, ph, WL_ELEM, "moe permute bwd buffer", 0, G * tl * h * b->wb, 0, 0, 0, 0,
+	       WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "moe permute bwd", 0, 2 * routed * h * b->wb, 0, 0, 0, 0, WL_V_EXPERT);
+	if (G > 1) {
 		comm(b, ph, dim, WL_C_REDUCESCATTER, G * tl * h * b->wb,
 		     "moe tokens reducescatter bwd", false);
+		comm(b, ph, dim, WL_C_REDUCESCATTER, G * tl * m->experts * b->wb,
+		     "moe probs reducescatter bwd", false);
+	}
 	gemm(b, ph, "router dgrad", tl, h, m->experts, 1, scale, WL_V_NONE);
 	gemm(b, ph, "router wgrad", h, m->experts, tl, 1, scale, WL_V_NONE);
 }
@@ -867,7 +884,7 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	if (so) {
 		/* the input gradients' sum waits for the shared path's too
 		 * (pend2 is free here: the layer's first op took any gather) */
-		tail = shared_beside(b, ph, ls, true, hide, MLP_FC1);
+		tail = shared_beside(b, ph, ls, true, hide, MLP_FC1 | MLP_KEPT_INPUT);
 		if (tail > b->pend2)
 			b->pend2 = tail;
 	}
@@ -1950,12 +1967,28 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					b.pend_send = id;
 			}
 			if (sp->pair == 2) {
-				/* after the pair: the merged stream, and what either
-				 * chain left for the next compute op */
+				/* after the pair: the merged stream, and what both
+				 * chains left for the next compute ops: the first two
+				 * as pend and pend_later, any more (rare) with pend2
+				 * (found by review: the forward's trailing blocking
+				 * collective, a last stage's loss all-reduce, was
+				 * dropped) */
+				int32_t c[4] = { ch[1].pend, ch[0].pend, ch[1].pend_later, ch[0].pend_later };
+				int nc = 0;
 				b.last[WL_S_COMPUTE] = merged_last;
-				b.pend = ch[1].pend >= 0 ? ch[1].pend : ch[0].pend;
-				b.pend_later = ch[1].pend_later >= 0 ? ch[1].pend_later : ch[0].pend_later;
+				b.pend = b.pend_later = -1;
 				b.pend2 = ch[0].pend2 > ch[1].pend2 ? ch[0].pend2 : ch[1].pend2;
+				for (int k = 0; k < 4; k++) {
+					if (c[k] < 0 || c[k] == b.pend || c[k] == b.pend_later)
+						continue;
+					if (nc == 0)
+						b.pend = c[k];
+					else if (nc == 1)
+						b.pend_later = c[k];
+					else if (c[k] > b.pend2)
+						b.pend2 = c[k];
+					nc++;
+				}
 				b.sync_next = ch[1].sync_next >= 0 ? ch[1].sync_next : ch[0].sync_next;
 			} else if (sp->pair == 1) {
 				b.last[WL_S_COMPUTE] = merged_last;

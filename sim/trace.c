@@ -98,6 +98,8 @@ static const char *color_of(const char *name, int stream)
 			return "#2ca02c";
 		return "#1f77b4";
 	}
+	if (strstr(name, "moe")) /* the dispatcher's own: counts, tokens, probabilities */
+		return "#8c564b";
 	if (strstr(name, "tp"))
 		return "#d62728";
 	if (strstr(name, "ep"))

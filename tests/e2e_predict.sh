@@ -66,15 +66,15 @@ check "whole experts in the summary" 0 "$TRAINSIM" predict --cluster dgx-h100-nd
 expect "summary names them" "ep 8 \(whole experts, etp 1\)" "$TMP/out"
 check "the allgather token dispatcher" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
-	--moe-token-dispatcher allgather
+	--capacity-factor 0 --moe-token-dispatcher allgather
 expect "it predicts" "^iteration time" "$TMP/out"
 expect_err "an unknown token dispatcher" "--moe-token-dispatcher: unknown value 'all2all'" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --model qwen3-vl-30b-a3b \
 	--plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --moe-token-dispatcher all2all
-expect_err "allgather beside padding to the capacity" \
-	"pad_to_capacity needs the alltoall token dispatcher" \
+expect_err "allgather beside a capacity (the plan's)" \
+	"a capacity_factor needs the alltoall token dispatcher" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --model qwen3-vl-30b-a3b \
-	--plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --pad-to-capacity --moe-token-dispatcher allgather
+	--plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --moe-token-dispatcher allgather
 check "etp neither 1 nor tp" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --tp 4 --etp 2
 expect "says which" "--etp: etp 2: experts are split over the whole TP group" "$TMP/err"

@@ -538,12 +538,22 @@ START_TEST(activations_last_stage_logits)
 }
 END_TEST
 
+/* Qwen1.5-MoE's shape: shared experts, 60 routed */
+#define QWEN2_MOE                                                                            \
+	"{\"model_type\": \"qwen2_moe\", \"hidden_size\": 2048, \"num_hidden_layers\": 4, "   \
+	"\"num_attention_heads\": 16, \"intermediate_size\": 5632, "                             \
+	"\"moe_intermediate_size\": 1408, \"shared_expert_intermediate_size\": 5632, "           \
+	"\"num_experts\": 60, \"num_experts_per_tok\": 4, \"vocab_size\": 1000, "               \
+	"\"hidden_act\": \"silu\"}"
+
+static int load_text(struct model *m, const char *text, struct ts_error *err);
+
 /* overlap.ep runs one more warm-up forward, whose place the merged pair's
  * forward takes layer by layer as its backward frees them: one layer's
- * activations more at the peak (and stage 0's embedding mask of one more
- * micro-batch), the same in-flight count; interleaved with m = p (every
- * forward warm-up, no pairs) unchanged. Qwen3-30B-A3B (MoE in every
- * layer, no dropout). */
+ * activations more at the peak (and without a pipeline stage 0's encoder
+ * activations of one more micro-batch), the same in-flight count;
+ * interleaved with m = p (every forward warm-up, no pairs) unchanged.
+ * Qwen3-30B-A3B (MoE in every layer, no dropout), then Qwen3-VL-30B-A3B. */
 START_TEST(activations_ep_overlap_pair)
 {
 	struct model m;
@@ -579,6 +589,43 @@ START_TEST(activations_ep_overlap_pair)
 				      c, st, d, want);
 		}
 	}
+	/* with a vision encoder (on stage 0): without a pipeline the next
+	 * forward's encoder activations too (E, the encoder's share of the run
+	 * without overlap: one micro-batch's), interleaved not (found by
+	 * review: counted there too) */
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-30b-a3b", &err), 0);
+	for (int c = 0; c < 2; c++) {
+		struct memory_report *z = malloc(sizeof(*z));
+		double lay, E;
+		ck_assert_ptr_nonnull(z);
+		plan_init(&p);
+		p.ep = 8;
+		p.recompute = PLAN_RC_SELECTIVE;
+		p.flash_attention = true;
+		p.global_batch = 64;
+		if (c) {
+			p.pp = 2;
+			p.schedule = PLAN_SCHED_INTERLEAVED;
+			p.virtual_stages = 2;
+		}
+		p.images_per_sample.value = 0;
+		ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, z);
+		p.images_per_sample.value = 2;
+		ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, r);
+		E = r->stage[0].activations_bytes - z->stage[0].activations_bytes;
+		ck_assert(E > 0);
+		p.overlap_ep = true;
+		ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, o);
+		lay = model_layer_act_bytes(&m, &p, 0);
+		double d = o->stage[0].activations_bytes - r->stage[0].activations_bytes;
+		double want = lay + (c ? 0 : E / r->stage[0].inflight);
+		ck_assert_msg(fabs(d - want) <= 1e-9 * want, "vision case %d: +%.6g B, want %.6g", c, d,
+			      want);
+		free(z);
+	}
 	free(r);
 	free(o);
 }
@@ -609,6 +656,48 @@ START_TEST(allgather_dispatcher_buffers)
 	ck_assert_double_eq_tol(o->stage[0].buffers_bytes - r->stage[0].buffers_bytes,
 				2.0 * 8 * p.seq_len / 2 * m.hidden * 2, 1e-3);
 	ck_assert_double_eq(o->stage[0].activations_bytes, r->stage[0].activations_bytes);
+	/* whole experts without EP: nothing to gather (found by review: the
+	 * TP group was taken) */
+	p.dispatcher = PLAN_DISP_ALLTOALL;
+	p.ep = 1;
+	p.etp = 1;
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	memory_eval(&m, &p, &env, r);
+	p.dispatcher = PLAN_DISP_ALLGATHER;
+	memory_eval(&m, &p, &env, o);
+	ck_assert_double_eq(o->stage[0].buffers_bytes, r->stage[0].buffers_bytes);
+	free(r);
+	free(o);
+}
+END_TEST
+
+/* overlap.shared_experts: the shared experts' first linear keeps its
+ * sequence-parallel input whole, (tp - 1)/tp x 2sbh more per MoE layer and
+ * micro-batch in flight (Qwen1.5-MoE's shape, 4 layers, tp 2, ep 4). */
+START_TEST(shared_overlap_keeps_input)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r)), *o = malloc(sizeof(*o));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 8 };
+	struct ts_error err = TS_ERROR_INIT;
+	double s = 4096, h = 2048;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(load_text(&m, QWEN2_MOE, &err), 0);
+	plan_init(&p);
+	p.tp = 2;
+	p.sp = true;
+	p.ep = 4;
+	p.recompute = PLAN_RC_SELECTIVE;
+	p.flash_attention = true;
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+	memory_eval(&m, &p, &env, r);
+	p.overlap_shared = true;
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+	memory_eval(&m, &p, &env, o);
+	ck_assert_double_eq_tol(o->stage[0].activations_bytes - r->stage[0].activations_bytes,
+				4 * 2 * s * h / 2 * r->stage[0].inflight, 1e-3);
 	free(r);
 	free(o);
 }
@@ -1375,13 +1464,6 @@ START_TEST(sliding_window_layers)
 }
 END_TEST
 
-/* Qwen1.5-MoE's shape: shared experts, 60 routed */
-#define QWEN2_MOE                                                                            \
-	"{\"model_type\": \"qwen2_moe\", \"hidden_size\": 2048, \"num_hidden_layers\": 4, "   \
-	"\"num_attention_heads\": 16, \"intermediate_size\": 5632, "                             \
-	"\"moe_intermediate_size\": 1408, \"shared_expert_intermediate_size\": 5632, "           \
-	"\"num_experts\": 60, \"num_experts_per_tok\": 4, \"vocab_size\": 1000, "               \
-	"\"hidden_act\": \"silu\"}"
 
 static const struct {
 	const char *model; /* built-in name, or config.json text */
@@ -1504,9 +1586,8 @@ static const struct {
 	  "moe_token_dispatcher: moe_token_dispatcher 'allgather' given for a dense model" },
 	{ "qwen3-30b-a3b", "{\"moe_token_dispatcher\": \"all2all\"}", 8, "moe_token_dispatcher" },
 	{ "qwen3-30b-a3b",
-	  "{\"ep\": 8, \"capacity_factor\": 1, \"pad_to_capacity\": true, "
-	  "\"moe_token_dispatcher\": \"allgather\"}",
-	  8, "pad_to_capacity needs the alltoall token dispatcher, not 'allgather'" },
+	  "{\"ep\": 8, \"capacity_factor\": 1, \"moe_token_dispatcher\": \"allgather\"}", 8,
+	  "a capacity_factor needs the alltoall token dispatcher, not 'allgather'" },
 	{ "qwen3-30b-a3b",
 	  "{\"ep\": 8, \"overlap\": {\"ep\": true}, \"moe_token_dispatcher\": \"allgather\"}",
 	  8, "overlap.ep needs the alltoall token dispatcher" },
@@ -1938,6 +2019,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_last_stage_logits);
 	tcase_add_test(tc, activations_ep_overlap_pair);
 	tcase_add_test(tc, allgather_dispatcher_buffers);
+	tcase_add_test(tc, shared_overlap_keeps_input);
 	tcase_add_test(tc, activations_selective_and_gqa);
 	tcase_add_test(tc, activations_fp32_masks);
 	tcase_add_test(tc, interleaved_chunks_strided);

@@ -2350,6 +2350,56 @@ static void check_threads(const struct workload *w, int *count_a2a, int *on_ep)
 	}
 }
 
+/* Merged pairs, backward first: the forward tasks whose first all-to-all
+ * is issued right after a backward task's first (its combine's
+ * backward), per stage; and every pipeline send depends on the last
+ * compute op of its own task (found by review: neither was tested). */
+static void check_pairs(const struct workload *w, const int *want)
+{
+	for (int s = 0; s < w->nroles; s++) {
+		const struct wl_role *r = &w->roles[s];
+		int32_t prev = -1;
+		int paired = 0;
+		uint8_t *first = calloc((size_t)r->nops, 1);
+		ck_assert_ptr_nonnull(first);
+		for (int32_t i = 0; i < r->nops; i++) {
+			const struct wl_op *op = &r->ops[i];
+			bool bwd = op->phase == WL_P_BWD || op->phase == WL_P_RECOMPUTE, seen = false;
+			if (op->kind == WL_K_SEND && op->dim == WL_D_PP) {
+				int32_t last = -1;
+				bool dep = false;
+				for (int32_t j = 0; j < i; j++) {
+					const struct wl_op *c = &r->ops[j];
+					if (c->kind == WL_K_COMPUTE && c->micro == op->micro &&
+					    c->chunk == op->chunk &&
+					    (c->phase == WL_P_BWD || c->phase == WL_P_RECOMPUTE) ==
+						    (op->phase == WL_P_BWD))
+						last = j;
+				}
+				for (int d = 0; d < op->ndeps; d++)
+					dep |= op->deps[d] == last;
+				ck_assert_msg(last >= 0 && dep, "stage %d: %s (micro %d) not after its own compute",
+					      s, op->name, op->micro);
+			}
+			if (op->stream != WL_S_EP)
+				continue;
+			for (int32_t j = 0; j < i && !seen; j++)
+				seen = r->ops[j].stream == WL_S_EP && r->ops[j].micro == op->micro &&
+				       r->ops[j].chunk == op->chunk &&
+				       (r->ops[j].phase == WL_P_BWD ||
+					r->ops[j].phase == WL_P_RECOMPUTE) == bwd;
+			first[i] = !seen;
+			if (!seen && !bwd && prev >= 0 && first[prev] &&
+			    !strcmp(r->ops[prev].name, "ep combine bwd"))
+				paired++;
+			prev = i;
+		}
+		ck_assert_msg(paired == want[s], "stage %d: %d forwards paired backward-first, want %d", s,
+			      paired, want[s]);
+		free(first);
+	}
+}
+
 static int cmp_names(const void *a, const void *b)
 {
 	const struct wl_op *x = a, *y = b;
@@ -2408,6 +2458,10 @@ START_TEST(ep_overlap_hides_alltoalls)
 	same_ops(&wa, &wb);
 	check_threads(&wa, &na, &ea);
 	check_threads(&wb, &nb, &eb);
+	{
+		int pairs = m - 1; /* all but the first forward */
+		check_pairs(&wb, &pairs);
+	}
 	ck_assert_int_eq(na, m * 4 * 4); /* dispatch and combine, forward and backward */
 	ck_assert_int_eq(nb, na);
 	ck_assert_int_eq(ea, 0);
@@ -2477,7 +2531,14 @@ START_TEST(ep_overlap_interleaved)
 	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
 	check_threads(&w, &n, &e);
 	ck_assert_int_eq(e, n);
+	{ /* warm-up 2(p - s - 1) + (v - 1)p + 1 of the m v forwards */
+		int want[2], mv = plan_microbatches(&p) * 2;
+		for (int s = 0; s < 2; s++)
+			want[s] = mv - (2 * (1 - s) + 2 + 1);
+		check_pairs(&w, want);
+	}
 	workload_release(&w);
+	check_recv_feeds(&p, "overlap.ep interleaved");
 	run(&p, &o, &a);
 	ck_assert_msg(a.iteration_time_s < 0.95 * t0, "%.6f s with overlap, %.6f s without",
 		      a.iteration_time_s, t0);
@@ -2585,16 +2646,140 @@ START_TEST(shared_expert_overlap_hides)
 }
 END_TEST
 
+/* Whether op `to` of role r depends, through any chain, on op `from`. */
+static bool reaches(const struct wl_role *r, int32_t from, int32_t to)
+{
+	uint8_t *reach;
+	bool got;
+	if (from < 0 || to <= from)
+		return false;
+	reach = calloc((size_t)(to + 1), 1);
+	ck_assert_ptr_nonnull(reach);
+	reach[from] = 1;
+	for (int32_t i = from + 1; i <= to; i++)
+		for (int d = 0; d < r->ops[i].ndeps && !reach[i]; d++)
+			reach[i] = reach[r->ops[i].deps[d]];
+	got = reach[to];
+	free(reach);
+	return got;
+}
+
+/* The first op of role r at or after `from` named `name` in micro-batch
+ * mi, layer l and direction bwd (backward or recompute), -1 none. */
+static int32_t find_op(const struct wl_role *r, int32_t from, const char *name, int mi, int l,
+		       bool bwd)
+{
+	for (int32_t i = from < 0 ? 0 : from; i < r->nops; i++) {
+		const struct wl_op *op = &r->ops[i];
+		if (op->micro == mi && op->layer == l && !strcmp(op->name, name) &&
+		    (op->phase == WL_P_BWD || op->phase == WL_P_RECOMPUTE) == bwd)
+			return i;
+	}
+	return -1;
+}
+
+/* overlap.shared_experts with TP 2 (sequence parallelism, experts split
+ * over TP) and EP 4: in each MoE layer the shared halves do not wait for
+ * the all-to-alls, the ops that consume an all-to-all (or the routed
+ * all-gather after it) do, the sum after the layer's MoE block waits for
+ * the shared experts' reduce-scatter forward and backward, the routed
+ * all-gather does not wait for the shared compute emitted before it, and
+ * the shared experts' backward gathers no input (kept whole); found by
+ * review: a tp 1 timing test could not see any of these. */
+START_TEST(shared_expert_overlap_deps)
+{
+	/* Qwen2-MoE's gated shared expert, and DeepSeek's ungated ones
+	 * (n_shared_experts of the expert width), whose sum only the tail
+	 * dependency holds back */
+	static const char *const ungated =
+		"{\"model_type\": \"qwen2_moe\", \"hidden_size\": 2048, \"num_hidden_layers\": 4, "
+		"\"num_attention_heads\": 16, \"num_key_value_heads\": 16, \"intermediate_size\": 5632, "
+		"\"moe_intermediate_size\": 1408, \"n_shared_experts\": 4, "
+		"\"num_experts\": 60, \"num_experts_per_tok\": 4, \"vocab_size\": 151936, "
+		"\"max_position_embeddings\": 8192, \"hidden_act\": \"silu\"}";
+	struct plan p;
+	struct sim_predict_opts o;
+	struct workload w;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	const struct wl_role *r;
+	int checked = 0;
+	setup_small(&p, &o, 1, _i ? ungated : qwen2_moe_4l);
+	ck_assert(model.shared_gate == !_i);
+	ep_plan(&p, 1, 1, 8);
+	p.tp = 2;
+	p.sp = true;
+	p.ep = 4;
+	p.overlap_shared = true;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	r = &w.roles[0];
+	for (int mi = 0; mi < plan_microbatches(&p); mi++)
+		for (int l = 0; l < model.layers; l++) {
+			int32_t disp = find_op(r, 0, "ep dispatch", mi, l, false);
+			int32_t ag = find_op(r, disp, "tp allgather", mi, l, false);
+			while (ag >= 0 && r->ops[ag].vary != WL_V_EXPERT) /* the routed one */
+				ag = find_op(r, ag + 1, "tp allgather", mi, l, false);
+			int32_t comb = find_op(r, 0, "ep combine", mi, l, false);
+			int32_t down = find_op(r, 0, "shared expert down gemm", mi, l, false);
+			int32_t rs = find_op(r, down, "tp reducescatter", mi, l, false);
+			int32_t unp = find_op(r, 0, "moe unpermute", mi, l, false);
+			int32_t res = find_op(r, unp, "residual add", mi, l, false);
+			int32_t combb = find_op(r, 0, "ep combine bwd", mi, l, true);
+			int32_t dispb = find_op(r, 0, "ep dispatch bwd", mi, l, true);
+			int32_t updg = find_op(r, 0, "shared expert up dgrad", mi, l, true);
+			int32_t rsb = find_op(r, updg, "tp reducescatter", mi, l, true);
+			int32_t permb = find_op(r, 0, "moe permute bwd", mi, l, true);
+			ck_assert(disp >= 0 && ag >= 0 && comb >= 0 && rs >= 0 && res >= 0 && combb >= 0 &&
+				  dispb >= 0 && rsb >= 0 && permb >= 0);
+			ck_assert_int_eq(r->ops[ag].stream, WL_S_EP);
+			ck_assert_int_eq(r->ops[rs].stream, WL_S_COMM);
+			ck_assert(!reaches(r, disp, find_op(r, 0, "shared expert up gemm", mi, l, false)));
+			ck_assert(!reaches(r, find_op(r, 0, "shared expert activation", mi, l, false), ag));
+			ck_assert(reaches(r, ag, find_op(r, 0, "moe sort chunks", mi, l, false)));
+			ck_assert(!reaches(r, comb, down));
+			ck_assert(reaches(r, comb, unp));
+			ck_assert(reaches(r, rs, res));
+			ck_assert(!reaches(r, combb,
+					   find_op(r, 0, "shared expert down dgrad", mi, l, true)));
+			ck_assert(reaches(r, combb, find_op(r, 0, "moe unsort chunks bwd", mi, l, true)));
+			ck_assert(!reaches(r, dispb,
+					   find_op(r, 0, "shared expert activation bwd", mi, l, true)));
+			ck_assert(reaches(r, dispb, permb));
+			ck_assert(reaches(r, rsb, permb));
+			checked++;
+		}
+	ck_assert_int_eq(checked, plan_microbatches(&p) * model.layers);
+	/* no re-gather of the shared experts' input: per layer and micro-batch
+	 * the backward all-gathers the MoE block's output gradient for the
+	 * shared down projection and the routed gradients (expert TP), and the
+	 * attention block's two, not a fifth */
+	for (int mi = 0; mi < plan_microbatches(&p); mi++) {
+		int n = 0;
+		for (int32_t i = 0; i < r->nops; i++)
+			n += r->ops[i].micro == mi && r->ops[i].layer == 1 &&
+			     r->ops[i].phase == WL_P_BWD && !strcmp(r->ops[i].name, "tp allgather");
+		ck_assert_int_eq(n, 4);
+	}
+	workload_release(&w);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Megatron-core's allgather token dispatcher: per MoE layer and pass the
- * expert-TP x EP group all-gathers the hidden states (G x T/tp x h x 2 B)
- * and the routing map and probabilities (G x T/tp x E x 5 B) and
- * reduce-scatters the results (the same as the hidden states), backward an
- * all-gather and a reduce-scatter of the hidden states' size; no
- * all-to-alls, token counts or chunk sorts, and the same compute FLOPs as
- * the all-to-all dispatcher. TP 8 without EP (G = 8 on the TP group: the
- * all-to-all dispatcher gathers the top-k routed copies there, k times
- * the bytes) and TP 1 with EP 8 over two nodes (the EP group); folded and
- * exact agree within 1 %. */
+ * expert-TP x EP group (G = etp x ep ranks) all-gathers the hidden states
+ * (G x T/tp x h x 2 B) and the routing map and probabilities (G x T/tp x E
+ * x 3 B) and reduce-scatters the results (the hidden states' size);
+ * backward an all-gather of that size and reduce-scatters of it and of the
+ * probabilities (G x T/tp x E x 2 B); no all-to-alls, token counts or
+ * chunk sorts, and the same compute FLOPs as the all-to-all dispatcher.
+ * TP 8 without EP (G = 8 on the TP group: the all-to-all dispatcher
+ * gathers the top-k routed copies there, k times the bytes), EP 8 (the EP
+ * group), TP 2 with EP 4 (the expert-TP x EP group, 8), TP 2 with whole
+ * experts and EP 8 (the EP group across TP ranks) and TP 4 with whole
+ * experts and no EP (G = 1: nothing to gather; found by review: gathered
+ * over TP); folded and exact agree within 1 % across nodes. */
 static void coll_bytes(const struct workload *w, int dim, const char *name, int *n, double *sz)
 {
 	*n = 0;
@@ -2612,14 +2797,20 @@ static void coll_bytes(const struct workload *w, int dim, const char *name, int 
 START_TEST(allgather_dispatcher_traffic)
 {
 	static const struct {
-		int tp, ep, nodes, dim;
-	} cases[] = { { 8, 1, 1, WL_D_TP }, { 1, 8, 2, WL_D_EP } };
+		int tp, etp, ep, nodes, dim, G;
+	} cases[] = { { 8, 8, 1, 1, WL_D_TP, 8 },   { 1, 1, 8, 2, WL_D_EP, 8 },
+		      { 2, 2, 4, 2, WL_D_TPEP, 8 }, { 2, 1, 8, 2, WL_D_EP, 8 },
+		      { 4, 1, 1, 1, WL_D_TP, 1 } };
+	static const char *const names[] = { "moe tokens allgather", "moe routing allgather",
+					     "moe tokens reducescatter", "moe tokens allgather bwd",
+					     "moe tokens reducescatter bwd",
+					     "moe probs reducescatter bwd" };
 	for (size_t k = 0; k < TS_ARRAY_LEN(cases); k++) {
 		struct plan p;
 		struct workload w;
 		struct wl_opts wo;
 		struct ts_error err = TS_ERROR_INIT;
-		double f_a2a, sz, T, tl, h, G;
+		double f_a2a, sz, tl, h, G = cases[k].G, E;
 		int n, L, m;
 		load_topo("dgx-h100-ndr", cases[k].nodes);
 		load_model_json(qwen3_moe_4l);
@@ -2627,32 +2818,28 @@ START_TEST(allgather_dispatcher_traffic)
 		p.tp = cases[k].tp;
 		p.sp = p.tp > 1;
 		p.ep = cases[k].ep;
+		p.etp = cases[k].etp;
 		resolve(&p);
 		f_a2a = workload_compute_flops(&p);
 		p.dispatcher = PLAN_DISP_ALLGATHER;
 		resolve(&p);
+		ck_assert_int_eq(plan_tpep(&p), cases[k].G);
 		ck_assert_double_eq_tol(workload_compute_flops(&p), f_a2a, f_a2a * 1e-12);
 		wl_opts_init(&wo);
 		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
 		L = model.layers;
 		m = plan_microbatches(&p);
-		T = (double)p.micro_batch * p.seq_len;
-		tl = T / p.tp;
+		tl = (double)p.micro_batch * p.seq_len / p.tp;
 		h = model.hidden;
-		G = p.tp * p.ep;
-		coll_bytes(&w, cases[k].dim, "moe tokens allgather", &n, &sz);
-		ck_assert_int_eq(n, L * m);
-		ck_assert_double_eq(sz, G * tl * h * 2);
-		coll_bytes(&w, cases[k].dim, "moe routing allgather", &n, &sz);
-		ck_assert_int_eq(n, L * m);
-		ck_assert_double_eq(sz, G * tl * model.experts * 5);
-		coll_bytes(&w, cases[k].dim, "moe tokens reducescatter", &n, &sz);
-		ck_assert_int_eq(n, L * m);
-		ck_assert_double_eq(sz, G * tl * h * 2);
-		coll_bytes(&w, cases[k].dim, "moe tokens allgather bwd", &n, &sz);
-		ck_assert_int_eq(n, L * m);
-		coll_bytes(&w, cases[k].dim, "moe tokens reducescatter bwd", &n, &sz);
-		ck_assert_int_eq(n, L * m);
+		E = model.experts;
+		for (size_t q = 0; q < TS_ARRAY_LEN(names); q++) {
+			const double want[] = { G * tl * h * 2, G * tl * E * 3, G * tl * h * 2,
+						G * tl * h * 2, G * tl * h * 2, G * tl * E * 2 };
+			coll_bytes(&w, cases[k].dim, names[q], &n, &sz);
+			ck_assert_msg(n == (G > 1 ? L * m : 0), "case %zu: %d '%s'", k, n, names[q]);
+			if (n)
+				ck_assert_double_eq(sz, want[q]);
+		}
 		for (int32_t i = 0; i < w.roles[0].nops; i++) {
 			const char *nm = w.roles[0].ops[i].name;
 			ck_assert_msg(strncmp(nm, "ep ", 3) && strcmp(nm, "moe token counts") &&
@@ -3622,6 +3809,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, ep_overlap_interleaved);
 	tcase_add_test(tc, shared_expert_overlap_hides);
 	tcase_add_test(tc, allgather_dispatcher_traffic);
+	tcase_add_loop_test(tc, shared_expert_overlap_deps, 0, 2);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
 	tcase_add_test(tc, whole_experts_etp1);
 	tcase_add_test(tc, expert_imbalance_follows_dirichlet);
