@@ -78,6 +78,9 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		cJSON_AddNumberToObject(root, "dp", p->dp);
 		cJSON_AddNumberToObject(root, "ep", p->ep);
 		cJSON_AddNumberToObject(root, "etp", plan_etp(p));
+		if (m->experts > 0)
+			cJSON_AddStringToObject(root, "moe_token_dispatcher",
+						plan_dispatcher_name(p->dispatcher));
 		cJSON_AddNumberToObject(root, "cp", p->cp);
 		cJSON_AddNumberToObject(root, "zero", p->zero);
 		cJSON_AddNumberToObject(root, "micro_batch", p->micro_batch);
@@ -121,10 +124,11 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 			table_cell(&t, "%.2f", gib(st->total_bytes));
 			table_cell(&t, "%.2f", gib(st->host_bytes));
 		}
-		printf("model %s on %s: %d GPUs of %.1f GiB; tp %d pp %d dp %d ep %d%s cp %d, "
+		printf("model %s on %s: %d GPUs of %.1f GiB; tp %d pp %d dp %d ep %d%s%s cp %d, "
 		       "zero %d, offload %s, recompute %s, micro-batch %d x %d per replica\n\n",
 		       m->name, cluster, env->ngpus, gib(env->gpu_mem_bytes), p->tp, p->pp, p->dp,
-		       p->ep, plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "", p->cp, p->zero, plan_offload_name(p->offload),
+		       p->ep, plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "",
+		       p->dispatcher == PLAN_DISP_ALLGATHER ? " (allgather dispatcher)" : "", p->cp, p->zero, plan_offload_name(p->offload),
 		       plan_recompute_name(p->recompute), p->micro_batch, plan_microbatches(p));
 		table_print(&t, stdout);
 		table_release(&t);

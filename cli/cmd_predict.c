@@ -141,6 +141,9 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddNumberToObject(root, "dp", p->dp);
 		cJSON_AddNumberToObject(root, "ep", p->ep);
 		cJSON_AddNumberToObject(root, "etp", plan_etp(p));
+		if (m->experts > 0)
+			cJSON_AddStringToObject(root, "moe_token_dispatcher",
+						plan_dispatcher_name(p->dispatcher));
 		cJSON_AddNumberToObject(root, "cp", p->cp);
 		cJSON_AddNumberToObject(root, "global_batch", p->global_batch);
 		cJSON_AddNumberToObject(root, "micro_batches", r->micro_batches);
@@ -191,10 +194,11 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 				table_cell(&t, "%.3f x balanced", r->expert_load_mean);
 			}
 		}
-		printf("model %s on %s: %d GPUs, tp %d pp %d dp %d ep %d%s cp %d, %d micro-batches of "
+		printf("model %s on %s: %d GPUs, tp %d pp %d dp %d ep %d%s%s cp %d, %d micro-batches of "
 		       "%d, %s schedule, fidelity %s%s\n\n",
 		       m->name, cluster, r->ngpus, p->tp, p->pp, p->dp, p->ep,
-		       plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "", p->cp,
+		       plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "",
+		       p->dispatcher == PLAN_DISP_ALLGATHER ? " (allgather dispatcher)" : "", p->cp,
 		       r->micro_batches, p->micro_batch, plan_schedule_name(p->schedule), fid,
 		       exact ? " (exact)" : "");
 		table_print(&t, stdout);

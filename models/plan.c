@@ -1160,6 +1160,12 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		REFUSE(PF_OVERLAP_SH, "overlap.shared_experts",
 		       "overlap.shared_experts and overlap.ep do not go together (Megatron-core "
 		       "refuses the pair)");
+	/* (Megatron-core has no ZeRO-3 to pair it with; found by review: both
+	 * chains' layer gathers in flight, which the memory model does not
+	 * hold) */
+	if (p->overlap_ep && p->zero == 3)
+		REFUSE(PF_OVERLAP_EP, "overlap.ep",
+		       "overlapping the EP all-to-alls is not modelled with ZeRO stage 3");
 	if (p->overlap_ep && p->recompute == PLAN_RC_FULL)
 		REFUSE(PF_OVERLAP_EP, "overlap.ep",
 		       "overlapping the EP all-to-alls does not work with full recompute "

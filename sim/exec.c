@@ -2681,7 +2681,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		for (int32_t i = 0; i < per; i++) {
 			static const char *const sn[WL_NSTREAMS] = { "compute", "tp/ep/cp comm",
 								     "pp send",	"pp recv",
-								     "dp comm", "ep all-to-all" };
+								     "dp comm", "moe dispatch" };
 			int npst = per / p->pp;
 			for (int s = 0; s < WL_NSTREAMS; s++)
 				snprintf(out->tl->track[i * WL_NSTREAMS + s], sizeof(out->tl->track[0]),

@@ -3,7 +3,9 @@
  * complete events with ts/dur in microseconds, pid per representative,
  * tid per stream, "M" metadata events naming them) and an SVG timeline.
  * Both written atomically. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -19,10 +21,24 @@ static int need_tl(const struct sim_prediction *out, struct ts_error *err)
 	return 0;
 }
 
+/* Which tracks have slices (a stream a plan never uses, such as the MoE
+ * dispatch stream of a dense model, gets no row). NULL when out of memory. */
+static bool *used_tracks(const struct sim_timeline *tl)
+{
+	bool *u = calloc((size_t)(tl->ntracks > 0 ? tl->ntracks : 1), sizeof(*u));
+	if (!u)
+		return NULL;
+	for (int32_t i = 0; i < tl->n; i++)
+		if (tl->s[i].track >= 0 && tl->s[i].track < tl->ntracks)
+			u[tl->s[i].track] = true;
+	return u;
+}
+
 int sim_trace_write_json(const struct sim_prediction *out, const char *path, struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
 	cJSON *root, *ev;
+	bool *used = NULL;
 	char *text;
 	int rc;
 	if ((rc = need_tl(out, err)))
@@ -32,8 +48,15 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 	if (!root || !ev)
 		goto oom;
 	cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+	used = used_tracks(tl);
+	if (!used)
+		goto oom;
 	for (int32_t i = 0; i < tl->ntracks; i++) {
-		cJSON *m = cJSON_CreateObject(), *a = cJSON_CreateObject();
+		cJSON *m, *a;
+		if (!used[i])
+			continue;
+		m = cJSON_CreateObject();
+		a = cJSON_CreateObject();
 		cJSON_AddStringToObject(m, "name", "thread_name");
 		cJSON_AddStringToObject(m, "ph", "M");
 		cJSON_AddNumberToObject(m, "pid", i / WL_NSTREAMS);
@@ -62,6 +85,8 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		cJSON_AddItemToObject(e, "args", a);
 		cJSON_AddItemToArray(ev, e);
 	}
+	free(used);
+	used = NULL;
 	text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	if (!text)
@@ -70,6 +95,7 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 	cJSON_free(text);
 	return rc;
 oom:
+	free(used);
 	cJSON_Delete(root);
 	return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
 }
@@ -117,15 +143,30 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 	struct afile a = AFILE_INIT;
 	const double W = 1600, left = 220, row = 18;
 	double span = out->iteration_time_s > 0 ? out->iteration_time_s : 1e-9, H;
+	int32_t *rowof, nrows = 0;
+	bool *used;
 	int rc;
 	if ((rc = need_tl(out, err)))
 		return rc;
 	for (int32_t i = 0; i < tl->n; i++)
 		if (tl->s[i].t1_s > span)
 			span = tl->s[i].t1_s;
-	H = 40 + row * tl->ntracks + 20;
-	if ((rc = afile_open(&a, path, err)))
+	/* one row per track with slices, in track order */
+	used = used_tracks(tl);
+	rowof = malloc((size_t)(tl->ntracks > 0 ? tl->ntracks : 1) * sizeof(*rowof));
+	if (!used || !rowof) {
+		free(used);
+		free(rowof);
+		return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
+	}
+	for (int32_t i = 0; i < tl->ntracks; i++)
+		rowof[i] = used[i] ? nrows++ : -1;
+	H = 40 + row * nrows + 20;
+	if ((rc = afile_open(&a, path, err))) {
+		free(used);
+		free(rowof);
 		return rc;
+	}
 	fprintf(a.f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -143,7 +184,9 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 			"<text x=\"4\" y=\"16\">one iteration: %.6f s (time axis 0 .. %.6f s)</text>\n",
 			out->iteration_time_s, span);
 	for (int32_t i = 0; i < tl->ntracks; i++) {
-		fprintf(a.f, "<text x=\"4\" y=\"%.1f\">", 40 + row * i + 12);
+		if (rowof[i] < 0)
+			continue;
+		fprintf(a.f, "<text x=\"4\" y=\"%.1f\">", 40 + row * rowof[i] + 12);
 		xml_text(a.f, tl->track[i]);
 		fputs("</text>\n", a.f);
 	}
@@ -152,12 +195,14 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 		double x0 = left + (W - left - 10) * s->t0_s / span;
 		double w = (W - left - 10) * (s->t1_s - s->t0_s) / span;
 		fprintf(a.f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" fill=\"%s\"><title>",
-			x0, 40 + row * s->track, w < 0.2 ? 0.2 : w, row - 3,
+			x0, 40 + row * rowof[s->track], w < 0.2 ? 0.2 : w, row - 3,
 			color_of(s->name ? s->name : "", s->track % WL_NSTREAMS));
 		xml_text(a.f, s->name ? s->name : "op");
 		fprintf(a.f, " micro %d layer %d: %.3f us</title></rect>\n", s->micro, s->layer,
 			(s->t1_s - s->t0_s) * 1e6);
 	}
 	fputs("</svg>\n", a.f);
+	free(used);
+	free(rowof);
 	return afile_commit(&a, err);
 }

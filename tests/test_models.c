@@ -1464,7 +1464,6 @@ START_TEST(sliding_window_layers)
 }
 END_TEST
 
-
 static const struct {
 	const char *model; /* built-in name, or config.json text */
 	const char *plan;
@@ -1576,6 +1575,8 @@ static const struct {
 	{ "qwen3-30b-a3b", "{\"ep\": 8, \"recompute\": \"full\", \"overlap\": {\"ep\": true}}",
 	  8, "does not work with full recompute" },
 	{ "qwen3-30b-a3b", "{\"ep\": 8, \"overlap\": {\"ep\": 1}}", 8, "overlap" },
+	{ "qwen3-30b-a3b", "{\"ep\": 8, \"zero\": 3, \"overlap\": {\"ep\": true}}", 8,
+	  "not modelled with ZeRO stage 3" },
 	{ "qwen3-30b-a3b", "{\"ep\": 8, \"overlap\": {\"shared_experts\": true}}", 8,
 	  "overlap.shared_experts: overlapping the shared experts needs a MoE model with shared "
 	  "experts (0 wide)" },

@@ -3662,7 +3662,7 @@ START_TEST(traces_are_valid)
 	char *text = NULL;
 	size_t len;
 	cJSON *root, *ev, *e;
-	int n = 0, slices = 0;
+	int n = 0, slices = 0, nmeta = 0;
 	int fd1 = mkstemp(jpath), fd2 = mkstemp(spath);
 	struct xslice *xs;
 	ck_assert(fd1 >= 0 && fd2 >= 0);
@@ -3706,10 +3706,26 @@ START_TEST(traces_are_valid)
 			xs[slices].t0 = ts->valuedouble;
 			xs[slices].t1 = ts->valuedouble + dur->valuedouble;
 			slices++;
-		} else
+		} else {
 			ck_assert_str_eq(ph->valuestring, "M");
+			nmeta++;
+		}
 	}
 	ck_assert_int_gt(slices, 100);
+	/* a named thread per track with work, none for a stream the plan
+	 * never uses (a dense model's MoE dispatch stream; found by review:
+	 * an empty row per rank) */
+	{
+		int used = 0;
+		for (int32_t t = 0; t < r.tl->ntracks; t++) {
+			bool any = false;
+			for (int32_t i = 0; i < r.tl->n && !any; i++)
+				any = r.tl->s[i].track == t;
+			used += any;
+		}
+		ck_assert_int_lt(used, r.tl->ntracks);
+		ck_assert_int_eq(nmeta, used);
+	}
 	/* one op at a time per track: Perfetto nests the X slices of a thread
 	 * and rejects partial overlaps */
 	qsort(xs, (size_t)slices, sizeof(*xs), cmp_xslice);
@@ -3732,6 +3748,7 @@ START_TEST(traces_are_valid)
 			close++;
 		ck_assert_int_eq(open, close);
 		ck_assert_int_eq(open, r.tl->n);
+		ck_assert_ptr_null(strstr(text, "moe dispatch"));
 	}
 	free(text);
 	sim_prediction_release(&r);
