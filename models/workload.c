@@ -695,6 +695,32 @@ static bool shared_overlap(const struct bld *b, const struct lshape *ls)
 	return b->p->overlap_shared && ls->fs_t > 0 && b->p->ep > 1;
 }
 
+/* The rank's local experts on their drawn load (a grouped GEMM: e_loc
+ * experts of me tokens each), forward: up projection, activation, down. */
+static void experts_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
+{
+	const struct model *m = b->m;
+	double h = m->hidden, me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
+	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
+	       0, WL_V_EXPERT);
+	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+}
+
+/* Their backward: each GEMM's data and weight gradients, the activation's. */
+static void experts_bwd(struct bld *b, const struct lshape *ls)
+{
+	const struct model *m = b->m;
+	const enum wl_phase ph = WL_P_BWD;
+	double h = m->hidden, me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
+	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
+	       0, 0, 0, WL_V_EXPERT);
+	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
+	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
+}
+
 /* Megatron-core's allgather token dispatcher (MoEAllGatherTokenDispatcher,
  * --moe-token-dispatcher-type allgather; recalled, an assumption): over
  * the expert-TP x EP group (G ranks; the TP group without EP) it
@@ -724,7 +750,7 @@ static void moe_fwd_allgather(struct bld *b, enum wl_phase ph, const struct lsha
 	enum wl_dim dim;
 	double h = m->hidden, tl = b->T / p->tp, G = gather_group(p, &dim);
 	double routed = b->T * m->top_k * plan_etp(p) / p->tp; /* the rank's expert load */
-	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	double scale = ls->scale;
 	gemm(b, ph, "router gemm", tl, m->experts, h, 1, scale, WL_V_NONE);
 	if (G > 1) {
 		comm(b, ph, dim, WL_C_ALLGATHER, G * tl * m->experts * (1 + b->wb),
@@ -733,10 +759,7 @@ static void moe_fwd_allgather(struct bld *b, enum wl_phase ph, const struct lsha
 	}
 	cmp_op(b, ph, WL_ELEM, "moe permute", 0, 2 * routed * h * b->wb, 0, 0, 0, 0, WL_V_EXPERT);
 	b->sync_next = b->last[WL_S_COMPUTE];
-	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
-	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
-	       0, WL_V_EXPERT);
-	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+	experts_fwd(b, ph, ls);
 	cmp_op(b, ph, WL_ELEM, "moe unpermute buffer", 0, G * tl * h * b->wb, 0, 0, 0, 0, WL_V_NONE);
 	cmp_op(b, ph, WL_ELEM, "moe unpermute", 0, 2 * routed * h * b->wb, 0, 0, 0, 0, WL_V_EXPERT);
 	if (G > 1)
@@ -753,19 +776,14 @@ static void moe_bwd_allgather(struct bld *b, const struct lshape *ls, bool hide)
 	enum wl_dim dim;
 	double h = m->hidden, tl = b->T / p->tp, G = gather_group(p, &dim);
 	double routed = b->T * m->top_k * plan_etp(p) / p->tp;
-	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	double scale = ls->scale;
 	shared_bwd(b, ls, hide, MLP_ALL);
 	if (G > 1)
 		comm(b, ph, dim, WL_C_ALLGATHER, G * tl * h * b->wb, "moe tokens allgather bwd",
 		     false);
 	cmp_op(b, ph, WL_ELEM, "moe unpermute bwd", 0, 2 * routed * h * b->wb, 0, 0, 0, 0,
 	       WL_V_EXPERT);
-	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
-	linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
-	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
-	       0, 0, 0, WL_V_EXPERT);
-	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
-	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
+	experts_bwd(b, ls);
 	cmp_op(b, ph, WL_ELEM, "moe permute bwd buffer", 0, G * tl * h * b->wb, 0, 0, 0, 0,
 	       WL_V_NONE);
 	cmp_op(b, ph, WL_ELEM, "moe permute bwd", 0, 2 * routed * h * b->wb, 0, 0, 0, 0, WL_V_EXPERT);
@@ -785,7 +803,7 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	const struct plan *p = b->p;
 	const struct model_layer_cost *c = &ls->c;
 	double h = m->hidden, tp = p->tp, routed = moe_routed_bytes(b);
-	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	double scale = ls->scale;
 	int etp = plan_etp(p);
 	if (p->dispatcher == PLAN_DISP_ALLGATHER) {
 		moe_fwd_allgather(b, ph, ls);
@@ -823,10 +841,7 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	if (etp > 1)
 		routed_gather(b, ph, routed, pre);
 	moe_sort(b, ph, "moe sort chunks");
-	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
-	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
-	       0, WL_V_EXPERT);
-	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+	experts_fwd(b, ph, ls);
 	moe_sort(b, ph, "moe unsort chunks");
 	if (etp > 1)
 		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
@@ -849,7 +864,7 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	const struct model_layer_cost *c = &ls->c;
 	const enum wl_phase ph = WL_P_BWD;
 	double h = m->hidden, tp = p->tp, T = b->T, routed = moe_routed_bytes(b);
-	double me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
+	double scale = ls->scale;
 	int etp = plan_etp(p);
 	bool so = shared_overlap(b, ls);
 	int32_t tail = -1;
@@ -869,12 +884,7 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	if (etp > 1)
 		routed_gather(b, ph, routed, pre);
 	moe_sort(b, ph, "moe unsort chunks bwd");
-	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
-	linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT);
-	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
-	       0, 0, 0, WL_V_EXPERT);
-	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
-	linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT);
+	experts_bwd(b, ls);
 	moe_sort(b, ph, "moe sort chunks bwd");
 	if (etp > 1)
 		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);

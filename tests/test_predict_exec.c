@@ -2431,31 +2431,42 @@ static void same_ops(const struct workload *a, const struct workload *b)
 	}
 }
 
+/* Plan p without and with an overlap flag (analytic, no slowdown beside
+ * communication): predictions a and b, workloads wa and wb, which hold the
+ * same ops. */
+static void run_pair(struct plan *p, bool *flag, struct sim_predict_opts *o,
+		     struct sim_prediction *a, struct sim_prediction *b, struct workload *wa,
+		     struct workload *wb)
+{
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	wl_opts_init(&wo);
+	o->fidelity = SIM_ANALYTIC;
+	o->overlap_slowdown = 1;
+	*flag = false;
+	resolve(p);
+	run(p, o, a);
+	ck_assert_msg(workload_build(wa, &model, p, &wo, &err) == 0, "%s", err.msg);
+	*flag = true;
+	resolve(p);
+	run(p, o, b);
+	ck_assert_msg(workload_build(wb, &model, p, &wo, &err) == 0, "%s", err.msg);
+	same_ops(wa, wb);
+}
+
 START_TEST(ep_overlap_hides_alltoalls)
 {
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction a, b;
 	struct workload wa, wb;
-	struct wl_opts wo;
-	struct ts_error err = TS_ERROR_INIT;
 	int m, na, ea, nb, eb, beside = 0;
 	double tc = 0, want;
 	setup_small(&p, &o, 1, qwen3_moe_4l);
 	ep_plan(&p, 1, 1, 64);
-	resolve(&p);
+	run_pair(&p, &p.overlap_ep, &o, &a, &b, &wa, &wb);
 	m = plan_microbatches(&p);
 	ck_assert_int_eq(m, 8);
-	o.fidelity = SIM_ANALYTIC;
-	o.overlap_slowdown = 1;
-	run(&p, &o, &a);
-	wl_opts_init(&wo);
-	ck_assert_msg(workload_build(&wa, &model, &p, &wo, &err) == 0, "%s", err.msg);
-	p.overlap_ep = true;
-	resolve(&p);
-	run(&p, &o, &b);
-	ck_assert_msg(workload_build(&wb, &model, &p, &wo, &err) == 0, "%s", err.msg);
-	same_ops(&wa, &wb);
 	check_threads(&wa, &na, &ea);
 	check_threads(&wb, &nb, &eb);
 	{
@@ -2606,26 +2617,14 @@ START_TEST(shared_expert_overlap_hides)
 	struct sim_predict_opts o;
 	struct sim_prediction a, b;
 	struct workload wa, wb;
-	struct wl_opts wo;
-	struct ts_error err = TS_ERROR_INIT;
 	int n, e, m;
 	double want = 0;
 	setup_small(&p, &o, 1, qwen2_moe_4l);
 	ck_assert_int_gt(model.shared_ffn, 0);
 	ep_plan(&p, 1, 1, 32);
 	p.ep = 4;
-	resolve(&p);
+	run_pair(&p, &p.overlap_shared, &o, &a, &b, &wa, &wb);
 	m = plan_microbatches(&p);
-	o.fidelity = SIM_ANALYTIC;
-	o.overlap_slowdown = 1;
-	run(&p, &o, &a);
-	wl_opts_init(&wo);
-	ck_assert_msg(workload_build(&wa, &model, &p, &wo, &err) == 0, "%s", err.msg);
-	p.overlap_shared = true;
-	resolve(&p);
-	run(&p, &o, &b);
-	ck_assert_msg(workload_build(&wb, &model, &p, &wo, &err) == 0, "%s", err.msg);
-	same_ops(&wa, &wb);
 	check_threads(&wb, &n, &e);
 	ck_assert_int_eq(e, n);
 	workload_release(&wa);
