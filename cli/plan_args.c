@@ -10,7 +10,7 @@
 
 enum {
 	O_PLAN = CLI_PLAN_OPT_BASE,
-	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET, O_DISP,
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET, O_DISP, O_LPVS,
 	O_NO_SP, O_NO_DISTOPT, O_NO_FLASH, O_NO_PAD
 };
 
@@ -44,6 +44,7 @@ static const struct option plan_opts[] = {
 	{ "pad-to-capacity", no_argument, NULL, O_PAD },
 	{ "bucket-mb", required_argument, NULL, O_BUCKET },
 	{ "moe-token-dispatcher", required_argument, NULL, O_DISP },
+	{ "layers-per-virtual-stage", required_argument, NULL, O_LPVS },
 	/* switch a plan file's true off */
 	{ "no-sequence-parallel", no_argument, NULL, O_NO_SP },
 	{ "no-distributed-optimizer", no_argument, NULL, O_NO_DISTOPT },
@@ -61,7 +62,8 @@ const char cli_plan_help[] =
 	"    --virtual-stages --recompute none|selective|full --zero 0-3\n"
 	"    --distributed-optimizer --precision bf16|fp16|fp32|fp8\n"
 	"    --grad-dtype bf16|fp16|fp32 --offload none|optimizer|params\n"
-	"    --flash-attention --layers-per-stage 24,24,23,23 --images-per-sample N\n"
+	"    --flash-attention --layers-per-stage 24,24,23,23\n"
+	"    --layers-per-virtual-stage 1,2,2,...,0 --images-per-sample N\n"
 	"    --image-tokens N --capacity-factor F --pad-to-capacity --expert-imbalance CV\n"
 	"    --bucket-mb MB --moe-token-dispatcher alltoall|allgather;\n"
 	"    --no-sequence-parallel --no-distributed-optimizer\n"
@@ -244,6 +246,30 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 		p->bucket_bytes = d * 1e6;
 		plan_set_src(p, PF_BUCKET, "--bucket-mb");
 		return 0;
+	case O_LPVS: {
+		const char *s = v;
+		p->nlpvs = 0;
+		while (*s) {
+			char *end;
+			long n = strtol(s, &end, 10);
+			if (end == s || n < 0 || n > MODEL_MAX_LAYERS || (*end && *end != ',') ||
+			    (*end == ',' && !end[1]))
+				return cli_usage(a->cmd,
+						 "--layers-per-virtual-stage needs a list like 1,2,2,0, "
+						 "got '%s'",
+						 v);
+			if (p->nlpvs >= PLAN_MAX_VSTAGES)
+				return cli_usage(a->cmd,
+						 "--layers-per-virtual-stage: more than %d virtual stages",
+						 PLAN_MAX_VSTAGES);
+			p->layers_per_vstage[p->nlpvs++] = (int16_t)n;
+			s = *end ? end + 1 : end;
+		}
+		if (!p->nlpvs)
+			return cli_usage(a->cmd, "--layers-per-virtual-stage is empty");
+		plan_set_src(p, PF_LPVS, "--layers-per-virtual-stage");
+		return 0;
+	}
 	case O_LPS: {
 		const char *s = v;
 		p->nlps = 0;

@@ -30,6 +30,7 @@
 
 #define MODEL_MAX_LAYERS 1024
 #define PLAN_MAX_STAGES 256
+#define PLAN_MAX_VSTAGES 1024 /* pp x virtual_stages in a layers_per_virtual_stage list */
 /* Micro-batches per replica the iteration simulator (sim_predict) builds:
  * each is a copy of the stage's ops, about 34 KB for an 8B model. */
 #define PLAN_MAX_MICRO 16384
@@ -211,7 +212,7 @@ enum plan_field {
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
 	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_OVERLAP_EP,
-	PF_OVERLAP_SH, PF_DISPATCHER, PF_COUNT
+	PF_OVERLAP_SH, PF_DISPATCHER, PF_LPVS, PF_COUNT
 };
 
 struct plan {
@@ -286,6 +287,10 @@ struct plan {
 	                                * router: multinomial noise only), dimensionless */
 	int nlps;                      /* entries in layers_per_stage (0 = even split), count */
 	int layers_per_stage[PLAN_MAX_STAGES]; /* decoder layers per stage, count */
+	int nlpvs;                     /* entries in layers_per_vstage (0 none), count */
+	int16_t layers_per_vstage[PLAN_MAX_VSTAGES]; /* decoder layers per virtual stage in
+	                                * the model's order (virtual stage c pp + s is chunk c
+	                                * of stage s), 0 allowed, count */
 	char src[PF_COUNT][96];        /* where each field was set ("" = default) */
 	/* DeepSpeed batch numbers, checked once dp is known (plan_resolve). */
 	bool ds_used;                  /* a ds_config.json was applied, flag */
@@ -354,7 +359,8 @@ void plan_stage_layers(const struct plan *p, const struct model *m, int s, int *
  * (get_transformer_layer_offset), chunk c of stage s holds the (c p + s)-th
  * run of L/(p v) layers, so the pipeline's virtual stages follow the
  * model's order; with an uneven layers_per_stage, stage s's own block
- * split into v runs. */
+ * split into v runs; with layers_per_virtual_stage, its (c p + s)-th entry
+ * (Megatron-core's --pipeline-model-parallel-layout, decoder layers only). */
 void plan_chunk_layers(const struct plan *p, const struct model *m, int s, int c, int *first,
 		       int *n);
 

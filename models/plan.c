@@ -215,7 +215,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"global_batch", "seq_len", "schedule", "virtual_stages", "recompute", "zero",
 		"distributed_optimizer", "precision", "grad_dtype", "grad_reduce_dtype", "overlap",
 		"bucket_mb", "offload", "compression", "sync", "images_per_sample", "image_tokens",
-		"layers_per_stage", "flash_attention", "capacity_factor", "expert_imbalance",
+		"layers_per_stage", "layers_per_virtual_stage", "flash_attention",
+		"capacity_factor", "expert_imbalance",
 		"pp_scatter_gather",
 		"grad_accum_fusion", "pad_to_capacity", "moe_token_dispatcher", NULL
 	};
@@ -444,6 +445,28 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 			return jval_error(&c, err, "must not be empty");
 		p->nlps = i;
 		src_json(p, PF_LPS, &r, "layers_per_stage");
+	}
+	if (jval_child(&r, "layers_per_virtual_stage", &c)) {
+		const cJSON *it;
+		int i = 0;
+		if (jval_expect_array(&c, err))
+			return TS_EINPUT;
+		cJSON_ArrayForEach(it, c.j)
+		{
+			struct jval x;
+			jval_elem(&c, it, i, &x);
+			if (i >= PLAN_MAX_VSTAGES)
+				return jval_error(&x, err, "more than %d virtual stages", PLAN_MAX_VSTAGES);
+			if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
+			    it->valuedouble > MODEL_MAX_LAYERS ||
+			    it->valuedouble != floor(it->valuedouble))
+				return jval_error(&x, err, "must be a layer count >= 0");
+			p->layers_per_vstage[i++] = (int16_t)it->valuedouble;
+		}
+		if (i == 0)
+			return jval_error(&c, err, "must not be empty");
+		p->nlpvs = i;
+		src_json(p, PF_LPVS, &r, "layers_per_virtual_stage");
 	}
 	return 0;
 }
@@ -850,6 +873,14 @@ void plan_chunk_layers(const struct plan *p, const struct model *m, int s, int c
 		       int *n)
 {
 	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1, f, cnt;
+	if (p->nlpvs) { /* (plan_check_model: p v entries summing to the layers) */
+		int vs = c * p->pp + s;
+		*first = 0;
+		for (int i = 0; i < vs; i++)
+			*first += p->layers_per_vstage[i];
+		*n = p->layers_per_vstage[vs];
+		return;
+	}
 	if (v > 1 && !p->nlps) { /* (plan_resolve: p v divides the layers) */
 		*n = m->layers / (p->pp * v);
 		*first = (c * p->pp + s) * *n;
@@ -1034,7 +1065,21 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		REFUSE(PF_VSTAGES, "virtual_stages (default)",
 		       "virtual_stages %d contradicts schedule '%s' (only 'interleaved' uses it)",
 		       p->virtual_stages, plan_schedule_name(p->schedule));
-	if (p->nlps) {
+	if (p->nlpvs) {
+		int sum = 0;
+		if (p->nlps)
+			REFUSE(PF_LPVS, "layers_per_virtual_stage",
+			       "give layers_per_stage or layers_per_virtual_stage, not both");
+		if (p->nlpvs != p->pp * v)
+			REFUSE(PF_LPVS, "layers_per_virtual_stage",
+			       "lists %d virtual stages but pp %d x virtual_stages %d is %d", p->nlpvs,
+			       p->pp, v, p->pp * v);
+		for (int i = 0; i < p->nlpvs; i++)
+			sum += p->layers_per_vstage[i];
+		if (sum != m->layers)
+			REFUSE(PF_LPVS, "layers_per_virtual_stage", "sums to %d layers, the model has %d",
+			       sum, m->layers);
+	} else if (p->nlps) {
 		int sum = 0;
 		if (p->nlps != p->pp)
 			REFUSE(PF_LPS, "layers_per_stage (default)", "lists %d stages but pp is %d", p->nlps,
@@ -1052,7 +1097,7 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	} else if (m->layers % (p->pp * v)) {
 		REFUSE(PF_PP, "pp (default)",
 		       "pp %d x virtual_stages %d does not divide the %d layers (give an uneven "
-		       "layers_per_stage list)",
+		       "layers_per_stage or layers_per_virtual_stage list)",
 		       p->pp, v, m->layers);
 	}
 	if (p->zero >= 2 && p->pp > 1)

@@ -75,6 +75,17 @@ expect_err "allgather beside a capacity (the plan's)" \
 	"a capacity_factor needs the alltoall token dispatcher" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --model qwen3-vl-30b-a3b \
 	--plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --moe-token-dispatcher allgather
+check "a virtual-stage layout" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --fidelity analytic \
+	--model "$TMP/tiny.json" --tp 2 --pp 2 --schedule interleaved --virtual-stages 2 \
+	--global-batch 16 --seq-len 1024 --layers-per-virtual-stage 1,3,4,0 --json
+expect "it predicts (layout)" '"iteration_time_s"' "$TMP/out"
+expect_err "a layout of the wrong length" \
+	"--layers-per-virtual-stage: lists 3 virtual stages but pp 2 x virtual_stages 2 is 4" \
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 2 --pp 2 \
+	--schedule interleaved --virtual-stages 2 --global-batch 16 --seq-len 1024 --layers-per-virtual-stage 4,4,0
+expect_err "a malformed layout" "--layers-per-virtual-stage needs a list like 1,2,2,0" \
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 2 --pp 2 \
+	--schedule interleaved --virtual-stages 2 --global-batch 16 --layers-per-virtual-stage 4,-1
 check "etp neither 1 nor tp" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --tp 4 --etp 2
 expect "says which" "--etp: etp 2: experts are split over the whole TP group" "$TMP/err"

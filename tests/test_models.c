@@ -1227,6 +1227,28 @@ START_TEST(interleaved_chunks_strided)
 	/* stage 1: layer 2 dense, 3, 6, 7 MoE, + final norm and the LM head */
 	want = dd + de + 3 * (md + me) + model_norm_params(&m) + (double)m.vocab * m.hidden;
 	ck_assert_double_eq_tol(r->stage[1].weights_bytes, 2 * want, 1e-3);
+	/* layers_per_virtual_stage (Megatron-core's pipeline layout): the
+	 * (c p + s)-th entry, in the model's order, zero allowed: [1, 3, 4, 0]
+	 * puts layer 0 on stage 0 chunk 0, 1-3 on stage 1 chunk 0, 4-7 on
+	 * stage 0 chunk 1 and nothing but the head on stage 1 chunk 1 */
+	{
+		static const int lay[4] = { 1, 3, 4, 0 }, at[4] = { 0, 1, 4, 8 };
+		p.nlpvs = 4;
+		for (int i = 0; i < 4; i++)
+			p.layers_per_vstage[i] = (int16_t)lay[i];
+		ck_assert_msg(plan_resolve(&p, &m, 2, &err) == 0, "%s", err.msg);
+		for (int st = 0; st < 2; st++)
+			for (int c = 0; c < 2; c++) {
+				plan_chunk_layers(&p, &m, st, c, &first, &n);
+				ck_assert_int_eq(n, lay[c * 2 + st]);
+				ck_assert_int_eq(first, at[c * 2 + st]);
+			}
+		memory_eval(&m, &p, &env, r);
+		/* stage 1: layers 1, 2 dense, 3 MoE, + final norm and head */
+		want = 2 * (dd + de) + (md + me) + model_norm_params(&m) + (double)m.vocab * m.hidden;
+		ck_assert_double_eq_tol(r->stage[1].weights_bytes, 2 * want, 1e-3);
+		ck_assert_int_eq(r->stage[1].layers, 3);
+	}
 	free(r);
 }
 END_TEST
@@ -1546,6 +1568,19 @@ static const struct {
 	  "top-k compression with ZeRO stage 2 is not modelled" },
 	{ "llama3-8b", "{\"pp\": 3}", 3, "does not divide the 32 layers" },
 	{ "llama3-8b", "{\"pp\": 2, \"layers_per_stage\": [10, 20]}", 2, "sums to 30 layers" },
+	{ "llama3-8b",
+	  "{\"pp\": 2, \"schedule\": \"interleaved\", \"virtual_stages\": 2, "
+	  "\"global_batch\": 4, \"layers_per_virtual_stage\": [8, 8, 8]}",
+	  2, "layers_per_virtual_stage: lists 3 virtual stages but pp 2 x virtual_stages 2 is 4" },
+	{ "llama3-8b",
+	  "{\"pp\": 2, \"schedule\": \"interleaved\", \"virtual_stages\": 2, "
+	  "\"global_batch\": 4, \"layers_per_virtual_stage\": [8, 8, 8, 0]}",
+	  2, "sums to 24 layers, the model has 32" },
+	{ "llama3-8b",
+	  "{\"pp\": 2, \"layers_per_stage\": [16, 16], \"layers_per_virtual_stage\": [16, 16]}", 2,
+	  "not both" },
+	{ "llama3-8b", "{\"pp\": 2, \"layers_per_virtual_stage\": [16, -1]}", 2,
+	  "must be a layer count >= 0" },
 	{ "llama3-8b", "{\"pp\": 4, \"schedule\": \"interleaved\", \"virtual_stages\": 2, "
 		       "\"global_batch\": 6}",
 	  4, "multiple of pp 4" },

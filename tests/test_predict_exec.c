@@ -2645,6 +2645,38 @@ START_TEST(shared_expert_overlap_hides)
 }
 END_TEST
 
+/* layers_per_virtual_stage: an uneven layout with a virtual stage that
+ * holds only the LM head (as DeepSeek-V3's 61 layers run under Megatron-
+ * core's pipeline layout), with and without overlap.ep: every receive
+ * feeds its micro-batch, folded and exact agree within 1 %, and the
+ * workload executes the FLOPs of the even split. */
+START_TEST(virtual_stage_layout)
+{
+	struct plan p;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(qwen3_moe_4l);
+	for (int ov = 0; ov < 2; ov++) {
+		double f, want;
+		ep_plan(&p, 2, 2, 64);
+		p.overlap_ep = ov;
+		resolve(&p);
+		want = workload_compute_flops(&p);
+		p.nlpvs = 4;
+		p.layers_per_vstage[0] = 1;
+		p.layers_per_vstage[1] = 2;
+		p.layers_per_vstage[2] = 1;
+		p.layers_per_vstage[3] = 0;
+		p.overlap_ep = ov;
+		resolve(&p);
+		check_recv_feeds(&p, ov ? "layout, overlap.ep" : "layout");
+		f = workload_compute_flops(&p);
+		ck_assert_msg(fabs(f / want - 1) < 1e-12, "layout %.9g FLOP vs even %.9g", f, want);
+		folded_vs_exact(&p);
+	}
+	topo_release(&topo);
+}
+END_TEST
+
 /* Whether op `to` of role r depends, through any chain, on op `from`. */
 static bool reaches(const struct wl_role *r, int32_t from, int32_t to)
 {
@@ -3826,6 +3858,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, shared_expert_overlap_hides);
 	tcase_add_test(tc, allgather_dispatcher_traffic);
 	tcase_add_loop_test(tc, shared_expert_overlap_deps, 0, 2);
+	tcase_add_test(tc, virtual_stage_layout);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
 	tcase_add_test(tc, whole_experts_etp1);
 	tcase_add_test(tc, expert_imbalance_follows_dirichlet);
