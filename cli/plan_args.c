@@ -249,6 +249,7 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 	case O_LPVS: {
 		const char *s = v;
 		p->nlpvs = 0;
+		p->nlps = 0; /* (a flag overrides the plan file's other list too) */
 		while (*s) {
 			char *end;
 			long n = strtol(s, &end, 10);
@@ -273,6 +274,7 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 	case O_LPS: {
 		const char *s = v;
 		p->nlps = 0;
+		p->nlpvs = 0; /* (a flag overrides the plan file's other list too) */
 		while (*s) {
 			char *end;
 			long n = strtol(s, &end, 10);

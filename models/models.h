@@ -31,6 +31,7 @@
 #define MODEL_MAX_LAYERS 1024
 #define PLAN_MAX_STAGES 256
 #define PLAN_MAX_VSTAGES 1024 /* pp x virtual_stages in a layers_per_virtual_stage list */
+#define PLAN_MAX_CHUNKS 64    /* virtual_stages */
 /* Micro-batches per replica the iteration simulator (sim_predict) builds:
  * each is a copy of the stage's ops, about 34 KB for an 8B model. */
 #define PLAN_MAX_MICRO 16384
@@ -352,8 +353,6 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 int plan_check_model(const struct plan *p, const struct model *m, struct ts_error *err);
 /* Micro-batches per iteration per replica. */
 int plan_microbatches(const struct plan *p);
-/* First decoder layer and layer count of pipeline stage s. */
-void plan_stage_layers(const struct plan *p, const struct model *m, int s, int *first, int *n);
 /* Decoder layers of model chunk c of stage s (chunks: the interleaved
  * schedule's virtual stages, else one): as Megatron-core assigns them
  * (get_transformer_layer_offset), chunk c of stage s holds the (c p + s)-th

@@ -855,7 +855,11 @@ int plan_microbatches(const struct plan *p)
 	return per > 0 ? p->global_batch / per : 0;
 }
 
-void plan_stage_layers(const struct plan *p, const struct model *m, int s, int *first, int *n)
+/* First decoder layer and layer count of pipeline stage s as one block
+ * (layers_per_stage or the even split; plan_chunk_layers handles
+ * layers_per_virtual_stage before it gets here). */
+static void plan_stage_layers(const struct plan *p, const struct model *m, int s, int *first,
+			      int *n)
 {
 	if (p->nlps) {
 		int f = 0;
@@ -1061,6 +1065,11 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		       "the interleaved schedule needs pp >= 2 and virtual_stages >= 2 (pp %d, "
 		       "virtual_stages %d)",
 		       p->pp, p->virtual_stages);
+	/* (the workload builder's and the memory model's bound) */
+	if (p->virtual_stages > PLAN_MAX_CHUNKS)
+		REFUSE(PF_VSTAGES, "virtual_stages (default)",
+		       "virtual_stages %d: at most %d model chunks per stage are modelled",
+		       p->virtual_stages, PLAN_MAX_CHUNKS);
 	if (p->schedule != PLAN_SCHED_INTERLEAVED && p->virtual_stages > 1)
 		REFUSE(PF_VSTAGES, "virtual_stages (default)",
 		       "virtual_stages %d contradicts schedule '%s' (only 'interleaved' uses it)",

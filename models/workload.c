@@ -1652,8 +1652,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	if (mm < 1 || P < 1 || p->tp < 1 || p->cp < 1 || p->ep < 1 || p->dp < 1)
 		return ts_error_set(err, TS_EINPUT, "plan is not resolved (micro-batches %d, pp %d)",
 				    mm, P);
-	if (v > 64)
-		return ts_error_set(err, TS_EINPUT, "virtual_stages %d: at most 64 supported", v);
+	if (v > PLAN_MAX_CHUNKS) /* (plan_check_model refuses it) */
+		return ts_error_set(err, TS_EINPUT, "virtual_stages %d: at most %d supported", v,
+				    PLAN_MAX_CHUNKS);
 	if (v > 1 && mm % P)
 		return ts_error_set(err, TS_EINPUT,
 				    "the interleaved schedule needs micro-batches (%d) to be a "
@@ -1693,7 +1694,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	w->expert_tokens = m->experts > 0 ? b.T * m->top_k * plan_etp(p) / p->tp : 0;
 
 	for (int s = 0; s < P; s++) {
-		int nt = schedule(p, s, mm, v, tasks), bwd_left[64];
+		int nt = schedule(p, s, mm, v, tasks), bwd_left[PLAN_MAX_CHUNKS];
 		/* ZeRO-2/3 keep only their gradient shard, so every micro-batch's
 		 * gradients are reduce-scattered during its backward (DeepSpeed's
 		 * stage 2/3 hooks); without overlap (DeepSpeed overlap_comm false)

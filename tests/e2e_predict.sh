@@ -83,6 +83,11 @@ expect_err "a layout of the wrong length" \
 	"--layers-per-virtual-stage: lists 3 virtual stages but pp 2 x virtual_stages 2 is 4" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 2 --pp 2 \
 	--schedule interleaved --virtual-stages 2 --global-batch 16 --seq-len 1024 --layers-per-virtual-stage 4,4,0
+printf '{"layers_per_virtual_stage": [1, 3, 4, 0]}' >"$TMP/layout.json"
+check "--layers-per-stage drops the plan file's layout" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr \
+	--nodes 2 --fidelity analytic --model "$TMP/tiny.json" --tp 2 --pp 2 --schedule interleaved \
+	--virtual-stages 2 --global-batch 16 --seq-len 1024 --plan "$TMP/layout.json" \
+	--layers-per-stage 4,4
 expect_err "a malformed layout" "--layers-per-virtual-stage needs a list like 1,2,2,0" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 2 --pp 2 \
 	--schedule interleaved --virtual-stages 2 --global-batch 16 --layers-per-virtual-stage 4,-1

@@ -631,6 +631,55 @@ START_TEST(activations_ep_overlap_pair)
 }
 END_TEST
 
+/* Activations under an uneven layers_per_virtual_stage: the peak of the
+ * interleaved order, not the mean chunk (found by review). llama3-8b, pp 4,
+ * v 2, 32 micro-batches, no recompute: stage 0 holding its 8 layers in
+ * chunk 0 keeps 64 layer-micro-batches at the peak, in chunk 1 32 (an
+ * independent walk of Megatron's order); the even split given as a list is
+ * the model without one (warm-up + 1 chunks). */
+START_TEST(activations_uneven_chunks)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r)), *o = malloc(sizeof(*o));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 4 };
+	struct ts_error err = TS_ERROR_INIT;
+	static const int lay_a[8] = { 8, 8, 8, 0, 0, 0, 0, 8 }, lay_b[8] = { 0, 8, 8, 8, 8, 0, 0, 0 };
+	double lay;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	plan_init(&p);
+	p.pp = 4;
+	p.schedule = PLAN_SCHED_INTERLEAVED;
+	p.virtual_stages = 2;
+	p.global_batch = 32;
+	ck_assert_msg(plan_resolve(&p, &m, 4, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(plan_microbatches(&p), 32);
+	memory_eval(&m, &p, &env, r);
+	p.nlpvs = 8;
+	for (int i = 0; i < 8; i++)
+		p.layers_per_vstage[i] = 4;
+	ck_assert_msg(plan_resolve(&p, &m, 4, &err) == 0, "%s", err.msg);
+	memory_eval(&m, &p, &env, o);
+	for (int st = 0; st < 4; st++)
+		ck_assert_double_eq_tol(o->stage[st].activations_bytes, r->stage[st].activations_bytes,
+					1e-6 * r->stage[st].activations_bytes);
+	lay = model_layer_act_bytes(&m, &p, 0);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < 8; i++)
+			p.layers_per_vstage[i] = (int16_t)(k ? lay_b[i] : lay_a[i]);
+		ck_assert_msg(plan_resolve(&p, &m, 4, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, o);
+		ck_assert_msg(fabs(o->stage[0].activations_bytes - (k ? 32 : 64) * lay) < 1e-6 * lay,
+			      "layout %d: %.6g layer-micro-batches, want %d", k,
+			      o->stage[0].activations_bytes / lay, k ? 32 : 64);
+	}
+	free(r);
+	free(o);
+}
+END_TEST
+
 /* The allgather token dispatcher keeps the expert-TP x EP group's gathered
  * hidden states and the buffer its results are scattered into: two of G x
  * s/tp x b x h x 2 B more buffers than the all-to-all dispatcher, on
@@ -2056,6 +2105,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_ep_overlap_pair);
 	tcase_add_test(tc, allgather_dispatcher_buffers);
 	tcase_add_test(tc, shared_overlap_keeps_input);
+	tcase_add_test(tc, activations_uneven_chunks);
 	tcase_add_test(tc, activations_selective_and_gqa);
 	tcase_add_test(tc, activations_fp32_masks);
 	tcase_add_test(tc, interleaved_chunks_strided);
