@@ -143,6 +143,28 @@ static int set_word(const struct cli_plan_args *a, struct plan *p, enum plan_fie
 	return 0;
 }
 
+/* A comma list of at most maxn layer counts >= min for option opt. */
+static int set_layer_list(const struct cli_plan_args *a, const char *opt, const char *v, int min,
+			  int maxn, const char *example, int *out, int *n)
+{
+	const char *s = v;
+	*n = 0;
+	while (*s) {
+		char *end;
+		long x = strtol(s, &end, 10);
+		if (end == s || x < min || x > MODEL_MAX_LAYERS || (*end && *end != ',') ||
+		    (*end == ',' && !end[1]))
+			return cli_usage(a->cmd, "%s needs a list like %s, got '%s'", opt, example, v);
+		if (*n >= maxn)
+			return cli_usage(a->cmd, "%s: more than %d entries", opt, maxn);
+		out[(*n)++] = (int)x;
+		s = *end ? end + 1 : end;
+	}
+	if (!*n)
+		return cli_usage(a->cmd, "%s is empty", opt);
+	return 0;
+}
+
 static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, const char *v)
 {
 	int e;
@@ -246,55 +268,20 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 		p->bucket_bytes = d * 1e6;
 		plan_set_src(p, PF_BUCKET, "--bucket-mb");
 		return 0;
-	case O_LPVS: {
-		const char *s = v;
-		p->nlpvs = 0;
+	case O_LPVS:
 		p->nlps = 0; /* (a flag overrides the plan file's other list too) */
-		while (*s) {
-			char *end;
-			long n = strtol(s, &end, 10);
-			if (end == s || n < 0 || n > MODEL_MAX_LAYERS || (*end && *end != ',') ||
-			    (*end == ',' && !end[1]))
-				return cli_usage(a->cmd,
-						 "--layers-per-virtual-stage needs a list like 1,2,2,0, "
-						 "got '%s'",
-						 v);
-			if (p->nlpvs >= PLAN_MAX_VSTAGES)
-				return cli_usage(a->cmd,
-						 "--layers-per-virtual-stage: more than %d virtual stages",
-						 PLAN_MAX_VSTAGES);
-			p->layers_per_vstage[p->nlpvs++] = (int16_t)n;
-			s = *end ? end + 1 : end;
-		}
-		if (!p->nlpvs)
-			return cli_usage(a->cmd, "--layers-per-virtual-stage is empty");
+		if (set_layer_list(a, "--layers-per-virtual-stage", v, 0, PLAN_MAX_VSTAGES,
+				   "1,2,2,0", p->layers_per_vstage, &p->nlpvs))
+			return 2;
 		plan_set_src(p, PF_LPVS, "--layers-per-virtual-stage");
 		return 0;
-	}
-	case O_LPS: {
-		const char *s = v;
-		p->nlps = 0;
-		p->nlpvs = 0; /* (a flag overrides the plan file's other list too) */
-		while (*s) {
-			char *end;
-			long n = strtol(s, &end, 10);
-			if (end == s || n < 1 || n > MODEL_MAX_LAYERS || (*end && *end != ',') ||
-			    (*end == ',' && !end[1]))
-				return cli_usage(a->cmd,
-						 "--layers-per-stage needs a list like 24,24,23,23, "
-						 "got '%s'",
-						 v);
-			if (p->nlps >= PLAN_MAX_STAGES)
-				return cli_usage(a->cmd, "--layers-per-stage: more than %d stages",
-						 PLAN_MAX_STAGES);
-			p->layers_per_stage[p->nlps++] = (int)n;
-			s = *end ? end + 1 : end;
-		}
-		if (!p->nlps)
-			return cli_usage(a->cmd, "--layers-per-stage is empty");
+	case O_LPS:
+		p->nlpvs = 0;
+		if (set_layer_list(a, "--layers-per-stage", v, 1, PLAN_MAX_STAGES, "24,24,23,23",
+				   p->layers_per_stage, &p->nlps))
+			return 2;
 		plan_set_src(p, PF_LPS, "--layers-per-stage");
 		return 0;
-	}
 	}
 	return 0;
 }

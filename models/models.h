@@ -289,7 +289,7 @@ struct plan {
 	int nlps;                      /* entries in layers_per_stage (0 = even split), count */
 	int layers_per_stage[PLAN_MAX_STAGES]; /* decoder layers per stage, count */
 	int nlpvs;                     /* entries in layers_per_vstage (0 none), count */
-	int16_t layers_per_vstage[PLAN_MAX_VSTAGES]; /* decoder layers per virtual stage in
+	int layers_per_vstage[PLAN_MAX_VSTAGES]; /* decoder layers per virtual stage in
 	                                * the model's order (virtual stage c pp + s is chunk c
 	                                * of stage s), 0 allowed, count */
 	char src[PF_COUNT][96];        /* where each field was set ("" = default) */

@@ -208,6 +208,31 @@ static int get_bool_field(struct plan *p, const struct jval *o, const char *key,
 	return 0;
 }
 
+/* A non-empty list of at most maxn layer counts >= min (c: the array). */
+static int get_layer_list(const struct jval *c, int min, int maxn, const char *what, int *out,
+			  int *n, struct ts_error *err)
+{
+	const cJSON *it;
+	int i = 0;
+	if (jval_expect_array(c, err))
+		return TS_EINPUT;
+	cJSON_ArrayForEach(it, c->j)
+	{
+		struct jval x;
+		jval_elem(c, it, i, &x);
+		if (i >= maxn)
+			return jval_error(&x, err, "more than %d %s", maxn, what);
+		if (!cJSON_IsNumber(it) || !(it->valuedouble >= min) ||
+		    it->valuedouble > MODEL_MAX_LAYERS || it->valuedouble != floor(it->valuedouble))
+			return jval_error(&x, err, "must be a layer count >= %d", min);
+		out[i++] = (int)it->valuedouble;
+	}
+	if (i == 0)
+		return jval_error(c, err, "must not be empty");
+	*n = i;
+	return 0;
+}
+
 int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 {
 	static const char *const keys[] = {
@@ -425,47 +450,15 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		src_json(p, PF_IMAGE_TOKENS, &r, "image_tokens");
 	}
 	if (jval_child(&r, "layers_per_stage", &c)) {
-		const cJSON *it;
-		int i = 0;
-		if (jval_expect_array(&c, err))
+		if (get_layer_list(&c, 1, PLAN_MAX_STAGES, "stages", p->layers_per_stage, &p->nlps,
+				   err))
 			return TS_EINPUT;
-		cJSON_ArrayForEach(it, c.j)
-		{
-			struct jval x;
-			jval_elem(&c, it, i, &x);
-			if (i >= PLAN_MAX_STAGES)
-				return jval_error(&x, err, "more than %d stages", PLAN_MAX_STAGES);
-			if (!cJSON_IsNumber(it) || !(it->valuedouble >= 1) ||
-			    it->valuedouble > MODEL_MAX_LAYERS ||
-			    it->valuedouble != floor(it->valuedouble))
-				return jval_error(&x, err, "must be a layer count >= 1");
-			p->layers_per_stage[i++] = (int)it->valuedouble;
-		}
-		if (i == 0)
-			return jval_error(&c, err, "must not be empty");
-		p->nlps = i;
 		src_json(p, PF_LPS, &r, "layers_per_stage");
 	}
 	if (jval_child(&r, "layers_per_virtual_stage", &c)) {
-		const cJSON *it;
-		int i = 0;
-		if (jval_expect_array(&c, err))
+		if (get_layer_list(&c, 0, PLAN_MAX_VSTAGES, "virtual stages", p->layers_per_vstage,
+				   &p->nlpvs, err))
 			return TS_EINPUT;
-		cJSON_ArrayForEach(it, c.j)
-		{
-			struct jval x;
-			jval_elem(&c, it, i, &x);
-			if (i >= PLAN_MAX_VSTAGES)
-				return jval_error(&x, err, "more than %d virtual stages", PLAN_MAX_VSTAGES);
-			if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
-			    it->valuedouble > MODEL_MAX_LAYERS ||
-			    it->valuedouble != floor(it->valuedouble))
-				return jval_error(&x, err, "must be a layer count >= 0");
-			p->layers_per_vstage[i++] = (int16_t)it->valuedouble;
-		}
-		if (i == 0)
-			return jval_error(&c, err, "must not be empty");
-		p->nlpvs = i;
 		src_json(p, PF_LPVS, &r, "layers_per_virtual_stage");
 	}
 	return 0;

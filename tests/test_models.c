@@ -668,7 +668,7 @@ START_TEST(activations_uneven_chunks)
 	lay = model_layer_act_bytes(&m, &p, 0);
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < 8; i++)
-			p.layers_per_vstage[i] = (int16_t)(k ? lay_b[i] : lay_a[i]);
+			p.layers_per_vstage[i] = k ? lay_b[i] : lay_a[i];
 		ck_assert_msg(plan_resolve(&p, &m, 4, &err) == 0, "%s", err.msg);
 		memory_eval(&m, &p, &env, o);
 		ck_assert_msg(fabs(o->stage[0].activations_bytes - (k ? 32 : 64) * lay) < 1e-6 * lay,
@@ -1284,7 +1284,7 @@ START_TEST(interleaved_chunks_strided)
 		static const int lay[4] = { 1, 3, 4, 0 }, at[4] = { 0, 1, 4, 8 };
 		p.nlpvs = 4;
 		for (int i = 0; i < 4; i++)
-			p.layers_per_vstage[i] = (int16_t)lay[i];
+			p.layers_per_vstage[i] = lay[i];
 		ck_assert_msg(plan_resolve(&p, &m, 2, &err) == 0, "%s", err.msg);
 		for (int st = 0; st < 2; st++)
 			for (int c = 0; c < 2; c++) {
