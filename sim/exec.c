@@ -2557,13 +2557,17 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			if (!a)
 				oo.exact = out->exact_fallback = true;
 		}
-		/* overlap.ep with images that vary between replicas: a unit's
-		 * fold takes each micro-batch's heaviest replica, but the
-		 * merged pairs let an EP group's replicas absorb each other's
-		 * encoder skew between all-to-alls, so the fold is pessimistic
-		 * (1.3-2.0 % over --exact on Qwen3-VL-30B-A3B, 32 GPUs; found
-		 * by review): every rank, when affordable */
-		if (!oo.exact && oo.replicas <= 0 && p->overlap_ep && m->has_vision &&
+		/* overlap.ep or the allgather dispatcher with images that vary
+		 * between replicas: a unit's fold takes each micro-batch's
+		 * heaviest replica, but there the replicas absorb each other's
+		 * encoder skew between the MoE exchanges, so the fold is
+		 * pessimistic (Qwen3-VL-30B-A3B, 32 GPUs, the quick start's
+		 * images: 1.3-2.0 % over --exact with overlap.ep, 1.2-1.5 % with
+		 * allgather; 0.4 % with neither; found by review): every rank,
+		 * when affordable */
+		if (!oo.exact && oo.replicas <= 0 &&
+		    (p->overlap_ep || (p->dispatcher == PLAN_DISP_ALLGATHER && m->experts > 0)) &&
+		    m->has_vision &&
 		    unit_positions(p) > 1 && need <= EXACT_FALLBACK_MAX &&
 		    (p->images_per_sample.kind != PLAN_DIST_FIXED ||
 		     p->image_tokens.kind != PLAN_DIST_FIXED))
