@@ -125,13 +125,12 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 		A = scale * (A - af) + af;
 		S *= scale;
 		U *= scale;
-		scale = 1;
 	}
 	/* whole experts (etp 1): a rank keeps only the routed tokens it
 	 * received, 1/tp of what a TP group gathers for split experts */
 	U *= (double)plan_etp(p) / p->tp;
 	if (rc == PLAN_RC_FULL) /* Korthikanti Table 2: 2sbh (the layer input) */
-		return (p->precision == PLAN_DT_FP32 ? 2 : 1) * 2 * x->s * x->b * x->h / (sp ? tp : 1);
+		return scale * 2 * x->s * x->b * x->h / (sp ? tp : 1);
 	if (rc == PLAN_RC_SELECTIVE) /* Table 2: attention core recomputed */
 		A = 0;
 	if (sp) { /* Table 2: TP + SP divides everything by t */
@@ -142,9 +141,9 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 		double whole = p->overlap_shared && x->fs > 0 ?
 				       2 * x->s * x->b * x->h * (1 - 1.0 / tp) :
 				       0;
-		return scale * ((R + S + A) / tp + U + whole);
+		return (R + S + A) / tp + U + whole;
 	}
-	return scale * (R + S / tp + A / tp + U);
+	return R + S / tp + A / tp + U;
 }
 
 
@@ -350,17 +349,8 @@ double model_flops_iteration(const struct model *m, const struct plan *p)
 static double chunks_in_flight(const struct plan *p, int s, int m_micro)
 {
 	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1;
-	double n;
-	switch (p->schedule) {
-	case PLAN_SCHED_GPIPE: return m_micro;
-	case PLAN_SCHED_1F1B: n = p->pp - s; return n < m_micro ? n : m_micro;
-	case PLAN_SCHED_INTERLEAVED:
-		if (m_micro == p->pp)
-			return (double)m_micro * v;
-		n = 2.0 * (p->pp - s - 1) + (double)(v - 1) * p->pp + 1;
-		return n < (double)m_micro * v ? n : (double)m_micro * v;
-	}
-	return 1;
+	int n = plan_warmup(p, s, m_micro) + 1; /* (GPipe: all m) */
+	return n < m_micro * v ? n : m_micro * v;
 }
 
 /* overlap.ep: the steady state runs each forward merged with a backward
@@ -381,11 +371,8 @@ static bool ep_paired(const struct plan *p, int m_micro)
  * layer is added by the caller). */
 static double interleaved_peak(const struct plan *p, int s, int m_micro, const double *chunk_act)
 {
-	int P = p->pp, v = p->virtual_stages, total = m_micro * v, warm;
+	int P = p->pp, v = p->virtual_stages, total = m_micro * v, warm = plan_warmup(p, s, m_micro);
 	double live = 0, peak = 0;
-	warm = m_micro == P ? total : 2 * (P - s - 1) + (v - 1) * P;
-	if (warm > total)
-		warm = total;
 	for (int i = 0; i < total; i++) {
 		live += chunk_act[(i % (P * v)) / P];
 		if (live > peak)

@@ -353,6 +353,10 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 int plan_check_model(const struct plan *p, const struct model *m, struct ts_error *err);
 /* Micro-batches per iteration per replica. */
 int plan_microbatches(const struct plan *p);
+/* Forwards stage s runs before its first backward under 1F1B (p - s - 1)
+ * or interleaved 1F1B (2(p - s - 1) + (v - 1)p; all of the m v when m = p),
+ * as Megatron's schedules.py, at most m v; GPipe: all m. */
+int plan_warmup(const struct plan *p, int s, int m_micro);
 /* Decoder layers of model chunk c of stage s (chunks: the interleaved
  * schedule's virtual stages, else one): as Megatron-core assigns them
  * (get_transformer_layer_offset), chunk c of stage s holds the (c p + s)-th

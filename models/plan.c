@@ -848,6 +848,16 @@ int plan_microbatches(const struct plan *p)
 	return per > 0 ? p->global_batch / per : 0;
 }
 
+int plan_warmup(const struct plan *p, int s, int m_micro)
+{
+	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1, total = m_micro * v;
+	int warm = p->schedule == PLAN_SCHED_GPIPE	   ? total :
+		   p->schedule == PLAN_SCHED_1F1B	   ? p->pp - s - 1 :
+		   m_micro == p->pp			   ? total :
+							     2 * (p->pp - s - 1) + (v - 1) * p->pp;
+	return warm < total ? warm : total;
+}
+
 /* First decoder layer and layer count of pipeline stage s as one block
  * (layers_per_stage or the even split; plan_chunk_layers handles
  * layers_per_virtual_stage before it gets here). */

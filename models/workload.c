@@ -1554,10 +1554,7 @@ static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 			t[n++] = (struct task){ 1, 0, i, 0 };
 		return n;
 	}
-	if (v == 1)
-		warm = P - s - 1;
-	else
-		warm = mm == P ? total : 2 * (P - s - 1) + (v - 1) * P;
+	warm = plan_warmup(p, s, mm);
 	/* overlap.ep: one more, so that each steady-state forward pairs with
 	 * a backward it does not feed (merge_chains; without it the last
 	 * stage would pair a chunk's forward with its own backward) */
@@ -1594,14 +1591,6 @@ static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 		t[n++] = bk;
 	}
 	return n;
-}
-
-/* Layers [first, first + n) of chunk c on device s. */
-static void chunk_layers(const struct plan *p, const struct model *m, int s, int c, int v,
-			 int *first, int *n)
-{
-	(void)v; /* (the plan's) */
-	plan_chunk_layers(p, m, s, c, first, n);
 }
 
 static void release_roles(struct workload *w)
@@ -1723,7 +1712,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			b.micro = tk->micro;
 			b.chunk = tk->chunk;
 			b.layer = -1;
-			chunk_layers(p, m, s, tk->chunk, v, &first, &nl);
+			plan_chunk_layers(p, m, s, tk->chunk, &first, &nl);
 			/* input from the neighbouring stage */
 			if ((sp->parts & PART_RECV) && ((!tk->bwd && !first_vs) || (tk->bwd && !last_vs))) {
 				int32_t id = p2p(&b, WL_K_RECV, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
@@ -2018,7 +2007,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		/* optimizer step over this rank's shard after every reduction */
 		for (int l0 = 0; l0 < v; l0++) {
 			int first, nl;
-			chunk_layers(p, m, s, l0, v, &first, &nl);
+			plan_chunk_layers(p, m, s, l0, &first, &nl);
 			for (int l = first; l < first + nl; l++) {
 				double d, e;
 				model_layer_rank_params(m, p, l, &d, &e);
@@ -2052,7 +2041,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				double rep = s == (V - 1) % P ? (double)model_norm_params(m) : 0;
 				for (int l0 = 0; l0 < v; l0++) {
 					int first, nl;
-					chunk_layers(p, m, s, l0, v, &first, &nl);
+					plan_chunk_layers(p, m, s, l0, &first, &nl);
 					for (int l = first; l < first + nl; l++)
 						rep += (double)m->layer_norms * (m->norm == MODEL_NORM_LAYER ? 2 : 1) * h +
 						       (m->qk_norm ? 2.0 * m->head_dim : 0) +
