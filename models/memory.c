@@ -137,9 +137,9 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 		/* overlap.shared_experts: Megatron-core's shared experts gather
 		 * their sequence-parallel input themselves and their first
 		 * linear keeps it whole (no re-gather in backward; found by
-		 * review) */
+		 * review), in the training dtype */
 		double whole = p->overlap_shared && x->fs > 0 ?
-				       2 * x->s * x->b * x->h * (1 - 1.0 / tp) :
+				       scale * 2 * x->s * x->b * x->h * (1 - 1.0 / tp) :
 				       0;
 		return (R + S + A) / tp + U + whole;
 	}

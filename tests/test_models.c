@@ -747,6 +747,16 @@ START_TEST(shared_overlap_keeps_input)
 	memory_eval(&m, &p, &env, o);
 	ck_assert_double_eq_tol(o->stage[0].activations_bytes - r->stage[0].activations_bytes,
 				4 * 2 * s * h / 2 * r->stage[0].inflight, 1e-3);
+	/* in fp32 twice that (found reading the change: kept 16-bit) */
+	p.precision = p.grad_dtype = PLAN_DT_FP32;
+	p.flash_attention = false;
+	p.overlap_shared = false;
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+	memory_eval(&m, &p, &env, r);
+	p.overlap_shared = true;
+	memory_eval(&m, &p, &env, o);
+	ck_assert_double_eq_tol(o->stage[0].activations_bytes - r->stage[0].activations_bytes,
+				4 * 4 * s * h / 2 * r->stage[0].inflight, 1e-3);
 	free(r);
 	free(o);
 }
