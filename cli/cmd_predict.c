@@ -65,7 +65,7 @@ static void usage(FILE *out)
 		"                       busiest and the mean rank's drawn expert load over the\n"
 		"                       balanced one),\n"
 		"                       gpus, micro_batches, units, units_simulated,\n"
-		"                       exact_fallback, instances,\n"
+		"                       exact_fallback (exact_fallback_reason), instances,\n"
 		"                       ops, events, flows, wall_s, ...\n",
 		cli_plan_help);
 }
@@ -153,6 +153,8 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddNumberToObject(root, "units", r->units);
 		cJSON_AddNumberToObject(root, "units_simulated", r->units_simulated);
 		cJSON_AddBoolToObject(root, "exact_fallback", r->exact_fallback);
+		if (r->exact_fallback)
+			cJSON_AddStringToObject(root, "exact_fallback_reason", r->exact_why);
 		cJSON_AddNumberToObject(root, "ops", (double)r->ops);
 		cJSON_AddNumberToObject(root, "events", (double)r->events);
 		cJSON_AddNumberToObject(root, "collectives", (double)r->collectives);
@@ -214,8 +216,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		       r->critical_stage, r->instances, (long long)r->ops,
 		       (unsigned long long)r->events, r->wall_s);
 		if (r->exact_fallback)
-			printf("the placement puts the data-parallel positions of a unit differently "
-			       "in the fabric: every rank simulated (as --exact)\n");
+			printf("%s: every rank simulated (as --exact)\n", r->exact_why);
 		else if (r->units_differ)
 			printf("the placement puts data-parallel units differently in the fabric: %d "
 			       "of %d simulated%s\n",

@@ -38,6 +38,13 @@
 /* Folded, units placed differently (blocks_alike) are all simulated up to
  * this many instances (units x stages); beyond, K stand for them. */
 #define FOLD_ALL_MAX 4096
+/* Folded on the network, every unit is simulated up to this many instances
+ * (units x stages); beyond, K stand for them and the rest send in step with
+ * theirs. Qwen3-VL-30B-A3B on 64 dgx-h100-ndr nodes (16 units x 2 stages),
+ * EP 8, 8 micro-batches, flow level: K = 4 3.7 % over --exact, all 16
+ * units 0.1 % under, 1.3x the wall time; the 16k benchmark (128 units x 16
+ * stages) 34x the wall time for 1.5 %. */
+#define FOLD_EVERY_MAX 256
 /* Folded, positions of a unit placed differently (blocks_alike of one position): every
  * rank is simulated up to this many GPUs. */
 #define EXACT_FALLBACK_MAX 4096
@@ -130,6 +137,8 @@ struct launch {                    /* one communication op in flight */
 	struct launch *fprev, *fnext; /* in the in-flight list (launched, not done) */
 	uint64_t rkey;             /* rendezvous key */
 	int32_t need;              /* arrivals needed */
+	bool bg;                   /* folded: background traffic of the units a representative
+	                            * stands for beside its own; nobody waits for it */
 };
 
 struct memo {
@@ -548,10 +557,25 @@ static void memo_put(struct memo_tab *t, uint64_t key, simtime_ps dur)
 		}
 }
 
+static void launch_unlink(struct exec *x, struct launch *l)
+{
+	if (l->fprev)
+		l->fprev->fnext = l->fnext;
+	else
+		x->inflight = l->fnext;
+	if (l->fnext)
+		l->fnext->fprev = l->fprev;
+}
+
 static void launch_done(struct exec *x, struct launch *l)
 {
 	const struct wl_op *op = &x->w->roles[l->role].ops[l->op];
 	simtime_ps now = sim_now(&x->eng);
+	if (l->bg) {
+		launch_unlink(x, l);
+		free(l);
+		return;
+	}
 	if (l->memo_key && x->use_memo && !memo_find(&x->memo, l->memo_key))
 		memo_put(&x->memo, l->memo_key, now - l->t_start);
 	if (op->kind == WL_K_SEND) {
@@ -565,12 +589,7 @@ static void launch_done(struct exec *x, struct launch *l)
 		else
 			rin->arrived[op->peer_op] = 1;
 	}
-	if (l->fprev)
-		l->fprev->fnext = l->fnext;
-	else
-		x->inflight = l->fnext;
-	if (l->fnext)
-		l->fnext->fprev = l->fprev;
+	launch_unlink(x, l);
 	for (int32_t i = 0; i < l->nwait; i++)
 		op_end(x, l->waiters[i], l->op);
 	free(l->waiters);
@@ -1227,12 +1246,44 @@ static bool unit_covered(const struct exec *x, int32_t k, int u)
 	return x->unit_of[u] == k;
 }
 
+/* Folded: the launch that carries the traffic of unit u: l for the
+ * representative's own unit, else *bg, made on first use, whose transfers
+ * nobody waits for. The units a representative stands for run their
+ * exchanges in step with it, loading the links as theirs would, but each
+ * ends on its own: waiting for the slowest took, op after op, the largest
+ * of their times where every unit keeps its own (Qwen3-VL-30B-A3B on 64
+ * dgx-h100-ndr nodes, EP 8, flow level: 13 % over --exact). NULL: out of
+ * memory. */
+static struct launch *unit_launch(struct exec *x, struct launch *l, struct launch **bg, int u)
+{
+	if (x->o->exact || u == x->sim_unit[x->in[l->waiters[0]].unit])
+		return l;
+	if (!*bg) {
+		struct launch *b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		b->x = x;
+		b->role = l->role;
+		b->op = l->op;
+		b->size = l->size;
+		b->t_start = l->t_start;
+		b->bg = true;
+		b->fnext = x->inflight;
+		if (x->inflight)
+			x->inflight->fprev = b;
+		x->inflight = b;
+		*bg = b;
+	}
+	return *bg;
+}
+
 /* Start everything the launch stands for. */
 static void launch_go(struct exec *x, struct launch *l)
 {
 	const struct wl_op *op = &x->w->roles[l->role].ops[l->op];
 	const struct inst *in0 = &x->in[l->waiters[0]];
 	struct memo *mm;
+	struct launch *bg = NULL, *to;
 	int32_t *r = x->ranks_buf;
 	int rc = 0, n;
 	double an = 0;
@@ -1289,6 +1340,10 @@ static void launch_go(struct exec *x, struct launch *l)
 						continue;
 					if (!x->o->exact && same && (pos != in0->pos || ti))
 						continue; /* private NVLink ports: one stands for all */
+					if (!(to = unit_launch(x, l, &bg, u))) {
+						rc = TS_ENOMEM;
+						break;
+					}
 					hops = topo_route(x->t, a, b, rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b), path);
 					if (hops < 0) {
 						rc = hops;
@@ -1296,12 +1351,12 @@ static void launch_go(struct exec *x, struct launch *l)
 					}
 					lat_us = sim_nccl_hw_lat_us(same ? SIM_HW_NVLINK : SIM_HW_NET, SIM_ALGO_RING,
 								    SIM_PROTO_SIMPLE);
-					l->left++;
+					to->left++;
 					x->nflows++;
 					rc = sim_net_send(&x->net, path, hops, l->size, time_from_us(lat_us),
-							  xfer_done_cb, l, 0);
+							  xfer_done_cb, to, 0);
 					if (rc)
-						l->left--;
+						to->left--;
 				}
 			}
 		}
@@ -1343,11 +1398,18 @@ static void launch_go(struct exec *x, struct launch *l)
 					if (x->local[dim] && !first)
 						continue;
 					first = false;
-					rc = start_group(x, l, r, n, op, ep_weights(x, op, ti, pos, x->wbuf));
+					/* (a DP group spans units, a host's group stands
+					 * for all: the op's own) */
+					to = dp || x->local[dim] ? l : unit_launch(x, l, &bg, u);
+					rc = to ? start_group(x, to, r, n, op,
+							      ep_weights(x, op, ti, pos, x->wbuf))
+						: TS_ENOMEM;
 				}
 			}
 		}
 	}
+	if (bg && bg->left == 0)
+		launch_done(x, bg);
 	if (rc) {
 		set_err(x, rc);
 		return;
@@ -2236,10 +2298,16 @@ static int run_once(struct exec *x, struct run_out *ro)
 		}
 		qsort(sc, (size_t)x->nunits, sizeof(*sc), cmp_scored);
 		x->K = x->o->replicas > 0 ? x->o->replicas : 4;
+		/* on the network, every unit when few: the units a representative
+		 * stands for send in step with it, where each drifts on its own
+		 * (unit_launch) */
+		if (x->o->replicas <= 0 && x->o->fidelity != SIM_ANALYTIC &&
+		    (int64_t)x->nunits * P <= FOLD_EVERY_MAX)
+			x->K = x->nunits;
 		if (x->K > x->nunits)
 			x->K = x->nunits;
 		/* units placed differently: all of them (when affordable) */
-		if (!x->o->exact && x->o->replicas <= 0 && x->K < x->nunits) {
+		if (!x->o->exact && x->o->replicas <= 0 && x->nunits > 1) {
 			int a = blocks_alike(x, x->D, x->U);
 			if (a < 0) {
 				rc = TS_ENOMEM;
@@ -2554,24 +2622,29 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			int a = blocks_alike(&x, D, 1);
 			if (a < 0)
 				return ts_error_set(err, TS_ENOMEM, "out of memory");
-			if (!a)
+			if (!a) {
 				oo.exact = out->exact_fallback = true;
+				out->exact_why = "the placement puts the data-parallel positions of a "
+						 "unit differently in the fabric";
+			}
 		}
-		/* overlap.ep or the allgather dispatcher with images that vary
-		 * between replicas: a unit's fold takes each micro-batch's
-		 * heaviest replica, but there the replicas absorb each other's
-		 * encoder skew between the MoE exchanges, so the fold is
-		 * pessimistic (Qwen3-VL-30B-A3B, 32 GPUs, the quick start's
-		 * images: 1.3-2.0 % over --exact with overlap.ep, 1.2-1.5 % with
-		 * allgather; 0.4 % with neither; found by review): every rank,
-		 * when affordable */
-		if (!oo.exact && oo.replicas <= 0 &&
-		    (p->overlap_ep || (p->dispatcher == PLAN_DISP_ALLGATHER && m->experts > 0)) &&
-		    m->has_vision &&
-		    unit_positions(p) > 1 && need <= EXACT_FALLBACK_MAX &&
+		/* images that vary between replicas: a unit's fold takes each
+		 * micro-batch's heaviest replica, but its replicas absorb each
+		 * other's encoder skew between the MoE exchanges (a stage's
+		 * backward encoder of one micro-batch and forward of the next
+		 * run between two of them), so the fold is pessimistic
+		 * (Qwen3-VL-30B-A3B on 32 GPUs, tp 2, pp 2, EP 8, the quick
+		 * start's images: 1.6 % over --exact at 16 micro-batches, 1.3-2.0 %
+		 * with overlap.ep, 1.2-1.5 % with the allgather dispatcher; 0.4 %
+		 * at 128 GPUs): every rank, when affordable */
+		if (!oo.exact && oo.replicas <= 0 && m->has_vision && unit_positions(p) > 1 &&
+		    need <= EXACT_FALLBACK_MAX &&
 		    (p->images_per_sample.kind != PLAN_DIST_FIXED ||
-		     p->image_tokens.kind != PLAN_DIST_FIXED))
+		     p->image_tokens.kind != PLAN_DIST_FIXED)) {
 			oo.exact = out->exact_fallback = true;
+			out->exact_why = "the replicas of a unit draw their own images (its fold "
+					 "takes each micro-batch's heaviest)";
+		}
 	}
 	if (o->compute)
 		x.comp = *o->compute;

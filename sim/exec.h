@@ -113,8 +113,10 @@ struct sim_prediction {
 	                               * differently; exact: all), count */
 	bool units_differ;            /* folded: the units sit differently in the fabric (a
 	                               * random or listed placement), flag */
-	bool exact_fallback;          /* folded asked, but a unit's positions sit differently:
-	                               * every rank was simulated, flag */
+	bool exact_fallback;          /* folded asked, but a unit's positions sit differently or
+	                               * its replicas draw their images: every rank was
+	                               * simulated, flag */
+	const char *exact_why;        /* why, a phrase (static), when exact_fallback */
 	int64_t ops;                  /* ops in the workload (all roles), count */
 	uint64_t events;              /* engine events fired, count */
 	uint64_t collectives;         /* collectives started on the network, count */
