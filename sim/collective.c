@@ -108,6 +108,7 @@ struct sim_coll {
 	void *ctx;                 /* callback context (not owned) */
 	int err;                   /* first error inside an event */
 	bool net_spray;            /* analytic: spread loads as the sprayed network would */
+	bool p2p;                  /* NCCL's point-to-point sends (alltoall, send/recv): PXN */
 	struct join *joins;        /* spray: pending multi-path sends (pool) */
 	int32_t njoins, capjoins, join_free; /* used, allocated, free list */
 };
@@ -137,6 +138,59 @@ int sim_spray_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, i
 			      (int64_t)((rng_hash64(hash) % (uint64_t)total + (uint64_t)(k * total / np)) %
 					(uint64_t)total),
 			      path);
+}
+
+/* NCCL's PXN (NCCL 2.12 and later, on unless NCCL_PXN_DISABLE=1; NVIDIA's
+ * "Doubling all2all Performance with NCCL 2.12", recalled, not in
+ * shared/reference): a point-to-point send to a GPU of another node whose
+ * NIC is on another rail first crosses NVLink to the GPU of the sender's
+ * node on the receiver's rail and leaves through that GPU's NIC, so it
+ * stays on the rail rather than crossing the spine (without it, an EP
+ * all-to-all across two nodes sends 3 of 4 transfers between rails). */
+int32_t sim_pxn_via(const struct topo *t, int32_t a, int32_t b)
+{
+	int gpn = t->cl.node.gpus, nics = t->cl.node.nics;
+	int32_t h, g, rb;
+	if (t->cl.fabric.no_pxn || nics < 2 || t->cl.node.intra != TOPO_INTRA_NVSWITCH ||
+	    a == b || topo_gpu_host(t, a) == topo_gpu_host(t, b) || t->gpu_nic[a] < 0 ||
+	    t->gpu_nic[b] < 0)
+		return -1;
+	rb = (t->gpu_nic[b] - t->first_nic) % nics;
+	if ((t->gpu_nic[a] - t->first_nic) % nics == rb)
+		return -1;
+	/* the GPU at b's local index when it is on b's rail, else the first
+	 * that is */
+	h = topo_gpu_host(t, a);
+	g = h * gpn + topo_gpu_local(t, b);
+	if ((t->gpu_nic[g] - t->first_nic) % nics == rb)
+		return g;
+	for (g = h * gpn; g < (h + 1) * gpn; g++)
+		if ((t->gpu_nic[g] - t->first_nic) % nics == rb)
+			return g;
+	return -1;
+}
+
+int64_t sim_p2p_paths(const struct topo *t, int32_t a, int32_t b, bool spray)
+{
+	int32_t v = sim_pxn_via(t, a, b);
+	return sim_spray_paths(t, v < 0 ? a : v, b, spray);
+}
+
+int sim_p2p_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int64_t np, int64_t k,
+		  int32_t *path)
+{
+	int32_t v = sim_pxn_via(t, a, b), rest[TOPO_MAX_HOPS];
+	int h1, h2;
+	if (v < 0)
+		return sim_spray_route(t, a, b, hash, np, k, path);
+	if ((h1 = topo_route(t, a, v, 0, path)) < 0)
+		return h1;
+	if ((h2 = sim_spray_route(t, v, b, hash, np, k, rest)) < 0)
+		return h2;
+	if (h1 + h2 > TOPO_MAX_HOPS)
+		return TS_EINPUT;
+	memcpy(path + h1, rest, (size_t)h2 * sizeof(int32_t));
+	return h1 + h2;
 }
 
 void sim_coll_spec_init(struct sim_coll_spec *s)
@@ -1133,11 +1187,14 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		     sim_xfer_done cb, void *ctx, uint64_t arg)
 {
 	int32_t p[TOPO_MAX_HOPS];
-	int64_t np = b >= 0 ? sim_spray_paths(c->t, a, b, c->net->par.spray) : 1, k;
+	int64_t np = b < 0 ? 1 : c->p2p ? sim_p2p_paths(c->t, a, b, c->net->par.spray) :
+					  sim_spray_paths(c->t, a, b, c->net->par.spray), k;
 	int32_t jid;
 	if (np <= 1) {
 		if (!path) {
-			hops = b < 0 || a == b ? 0 : topo_route(c->t, a, b, hash, p);
+			hops = b < 0 || a == b ? 0 :
+			       c->p2p ? sim_p2p_route(c->t, a, b, hash, 1, 0, p) :
+					topo_route(c->t, a, b, hash, p);
 			if (hops < 0)
 				return hops;
 			path = p;
@@ -1148,7 +1205,8 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 	if (jid < 0)
 		return jid;
 	for (k = 0; k < np; k++) {
-		int h = sim_spray_route(c->t, a, b, hash, np, k, p), rc;
+		int h = c->p2p ? sim_p2p_route(c->t, a, b, hash, np, k, p) :
+				 sim_spray_route(c->t, a, b, hash, np, k, p), rc;
 		if (h < 0)
 			return h;
 		rc = sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
@@ -1671,6 +1729,7 @@ static struct sim_coll *coll_new(const struct topo *t, const struct sim_coll_spe
 		return NULL;
 	c->t = t;
 	c->s = *s;
+	c->p2p = s->op == SIM_OP_ALLTOALL || s->op == SIM_OP_SENDRECV;
 	c->ranks = malloc((size_t)s->nranks * sizeof(int32_t));
 	c->gpus = malloc((size_t)s->nranks * sizeof(int32_t));
 	if (!c->ranks || !c->gpus)
@@ -1862,11 +1921,13 @@ static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t 
 		       double bytes)
 {
 	int32_t p[TOPO_MAX_HOPS];
-	int64_t np = sim_spray_paths(c->t, a, b, c->net_spray), k;
+	int64_t np = c->p2p ? sim_p2p_paths(c->t, a, b, c->net_spray) :
+			      sim_spray_paths(c->t, a, b, c->net_spray), k;
 	double lat = 0;
 	int h, q;
 	for (k = 0; k < np; k++) {
-		h = sim_spray_route(c->t, a, b, hash, np, k, p);
+		h = c->p2p ? sim_p2p_route(c->t, a, b, hash, np, k, p) :
+			     sim_spray_route(c->t, a, b, hash, np, k, p);
 		if (h < 0)
 			return h;
 		for (q = 0; q < h; q++)
@@ -2102,9 +2163,9 @@ int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nsp
 			}
 			m = moff + (int32_t)(gi[lo] & 0xffffffff);
 			/* the path(s) and share of each, as add_load takes them */
-			int64_t np = sim_spray_paths(t, x->src, x->dst, spray);
+			int64_t np = sim_p2p_paths(t, x->src, x->dst, spray);
 			for (int64_t pk = 0; pk < np; pk++) {
-				h = sim_spray_route(t, x->src, x->dst, x->hash, np, pk, p);
+				h = sim_p2p_route(t, x->src, x->dst, x->hash, np, pk, p);
 				if (h < 0) {
 					rc = ts_error_set(err, TS_EINPUT, "no route from GPU %d to GPU %d",
 							  x->src, x->dst);

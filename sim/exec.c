@@ -1207,10 +1207,10 @@ static int analytic_sends(struct exec *x, int stage, int peer, double size, doub
 			/* one path by hash, or (spray) an even share on each of up
 			 * to SIM_SPRAY_MAX_PATHS equal-cost paths, as the analytic
 			 * collectives take them */
-			int64_t np = sim_spray_paths(t, a, b, x->o->spray);
+			int64_t np = sim_p2p_paths(t, a, b, x->o->spray);
 			double pl = 0;
 			for (int64_t k = 0; k < np; k++) {
-				int hops = sim_spray_route(t, a, b, hash, np, k, path);
+				int hops = sim_p2p_route(t, a, b, hash, np, k, path);
 				if (hops < 0) {
 					free(load);
 					return ts_error_set(x->errp, hops, "no route from GPU %d to GPU %d",
@@ -1344,7 +1344,9 @@ static void launch_go(struct exec *x, struct launch *l)
 						rc = TS_ENOMEM;
 						break;
 					}
-					hops = topo_route(x->t, a, b, rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b), path);
+					hops = sim_p2p_route(x->t, a, b,
+							     rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b),
+							     1, 0, path);
 					if (hops < 0) {
 						rc = hops;
 						break;

@@ -335,6 +335,15 @@ int sim_coll_analytic(const struct topo *t, const struct sim_coll_spec *s, doubl
  * over the equal-cost paths (as sim_net_params.spray). */
 int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s, int nspecs,
 			     bool spray, double *time_s, struct ts_error *err);
+/* NCCL's PXN for point-to-point sends (alltoall, send/recv): the GPU of a's
+ * node on b's rail through which a transfer from a to b goes, or -1 when it
+ * goes directly (same node or rail, no NVSwitch, PXN off). */
+int32_t sim_pxn_via(const struct topo *t, int32_t a, int32_t b);
+/* sim_spray_paths and sim_spray_route for a point-to-point transfer: over
+ * NVLink to sim_pxn_via's GPU, then from its NIC. */
+int64_t sim_p2p_paths(const struct topo *t, int32_t a, int32_t b, bool spray);
+int sim_p2p_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int64_t np, int64_t k,
+		  int32_t *path);
 
 /* The analytic model of a direct all-to-all(v) run by nspecs groups at
  * once, compiled for repeated evaluation with different member loads: per

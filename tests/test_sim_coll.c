@@ -296,6 +296,69 @@ START_TEST(a2a_compiled_matches_analytic)
 }
 END_TEST
 
+/* NCCL's PXN: a point-to-point transfer to another node's GPU on another
+ * rail crosses NVLink to the sender's GPU on that rail and stays on the
+ * rail (NVIDIA's NCCL 2.12 all2all article, recalled). EP all-to-alls of
+ * 8 ranks, 4 on each of 2 nodes at stride 2 (tp 2 x EP 8), 64 groups on
+ * 64 nodes of the rail-optimised leaf-spine: with PXN every NIC carries
+ * S/2 and the exchange runs at that bound; without it 3 of 4 transfers
+ * cross the spine, where ECMP collides (2.2x the bound). */
+START_TEST(pxn_keeps_alltoall_on_rails)
+{
+	struct world w;
+	char list[512 * 5 + 1];
+	size_t used = 0;
+	int32_t path[TOPO_MAX_HOPS];
+	double S = 256.0 * 1024 * 1024, bound;
+	int h;
+	for (int r = 0; r < 512; r++) { /* group g = ranks g + 64 i: GPU 16 u + 2 i + t */
+		int g = r % 64, i = r / 64;
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d", r ? "," : "",
+					 16 * (g / 2) + 2 * i + g % 2);
+	}
+	world_open(&w, "dgx-h100-ndr", 64, list, 1);
+	/* GPU 0 (node 0, rail 0) to GPU 11 (node 1, rail 3): through GPU 3 */
+	ck_assert_int_eq(sim_pxn_via(&w.t, 0, 11), 3);
+	ck_assert_int_eq(sim_pxn_via(&w.t, 0, 8), -1);  /* same rail */
+	ck_assert_int_eq(sim_pxn_via(&w.t, 0, 5), -1);  /* same node */
+	h = sim_p2p_route(&w.t, 0, 11, 99, 1, 0, path);
+	ck_assert_int_gt(h, 2);
+	ck_assert_int_eq(w.t.links[path[0]].kind, TOPO_L_NVLINK);
+	ck_assert_int_eq(w.t.links[path[1]].kind, TOPO_L_NVLINK);
+	for (int k = 2; k < h; k++) /* then GPU 3's NIC, its rail's leaf, no spine */
+		ck_assert_int_le(w.t.links[path[k]].tier, 1);
+	bound = S / 2 / w.t.cl.node.nic_Bps;
+	for (int pxn = 1; pxn >= 0; pxn--) {
+		struct runres a;
+		w.t.cl.fabric.no_pxn = !pxn;
+		a = run(&w.t, SIM_FLOW, SIM_OP_ALLTOALL, SIM_ALGO_DIRECT, SIM_PROTO_SIMPLE, S, 64, 8,
+			false, 1);
+		if (pxn)
+			ck_assert_msg(a.time_s > bound && a.time_s < 1.03 * bound,
+				      "PXN: %.6g s, NIC bound %.6g s", a.time_s, bound);
+		else
+			ck_assert_msg(a.time_s > 1.5 * bound, "no PXN: %.6g s, NIC bound %.6g s",
+				      a.time_s, bound);
+	}
+	/* a cluster file turns it off, as NCCL_PXN_DISABLE=1 */
+	world_close(&w);
+	{
+		struct topo_cluster cl;
+		struct ts_error err = TS_ERROR_INIT;
+		const char *f = tu_tmpfile(0, ".json",
+					   "{\"name\": \"nopxn\", \"preset\": \"dgx-h100-ndr\", "
+					   "\"fabric\": {\"pxn\": false}}");
+		ck_assert_msg(topo_cluster_load(&cl, f, 2, &err) == 0, "%s", err.msg);
+		ck_assert(cl.fabric.no_pxn);
+		topo_cluster_release(&cl);
+		f = tu_tmpfile(1, ".json", "{\"name\": \"nopxn\", \"preset\": \"dgx-h100-ndr\", "
+					   "\"fabric\": {\"pxn\": 1}}");
+		ck_assert_int_eq(topo_cluster_load(&cl, f, 2, &err), TS_EINPUT);
+		ck_assert_ptr_nonnull(strstr(err.msg, "pxn"));
+	}
+}
+END_TEST
+
 START_TEST(alltoallv_follows_weights)
 {
 	struct world w;
@@ -983,6 +1046,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, analytic_matches_flow_on_switch);
 	tcase_add_test(tc, alltoallv_follows_weights);
 	tcase_add_test(tc, a2a_compiled_matches_analytic);
+	tcase_add_test(tc, pxn_keeps_alltoall_on_rails);
 	tcase_add_test(tc, coalesced_ends_agree_with_exact);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("presets");

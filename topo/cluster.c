@@ -898,7 +898,7 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 {
 	static const char *const keys[] = {
 		"type", "k", "tiers", "switch_ports", "leaves", "spines", "hosts_per_leaf",
-		"uplinks_per_leaf", "pods", "super_spines", "spine_uplinks", "rails",
+		"uplinks_per_leaf", "pods", "super_spines", "spine_uplinks", "rails", "pxn",
 		"link_bandwidth*", "link_latency*", "switch_latency*", "mtu_bytes",
 		"packet_overhead_bytes", "transport", "tcp_byte_cost*", "tcp_msg_cost*", "switches",
 		"links", NULL
@@ -927,6 +927,12 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 		return TS_EINPUT;
 	if (jval_get_bool(o, "rails", false, &f->rails, err))
 		return TS_EINPUT;
+	{
+		bool pxn = !f->no_pxn;
+		if (jval_get_bool(o, "pxn", false, &pxn, err))
+			return TS_EINPUT;
+		f->no_pxn = !pxn;
+	}
 	if (get_bw(o, "link_bandwidth", &f->link_Bps, err) ||
 	    get_time(o, "link_latency", &f->link_lat_s, err) ||
 	    get_time(o, "switch_latency", &f->switch_lat_s, err) ||

@@ -83,6 +83,8 @@ struct topo_fabric_spec {
 	int super_spines;          /* CLOS3: switches in the top tier */
 	int spine_uplinks;         /* CLOS3: ports up per spine (super_spines*n; oversubscription) */
 	bool rails;                /* rail-optimised: NIC i of every node on rail i */
+	bool no_pxn;               /* NCCL_PXN_DISABLE=1: point-to-point sends leave through the
+	                            * sender's own NIC (cluster key "pxn": false) */
 	double link_Bps;           /* switch-to-switch and NIC-to-switch, bytes/s */
 	double link_lat_s;         /* cable propagation per hop, seconds */
 	double switch_lat_s;       /* port-to-port latency, seconds */
