@@ -48,6 +48,12 @@
 /* Folded, positions of a unit placed differently (blocks_alike of one position): every
  * rank is simulated up to this many GPUs. */
 #define EXACT_FALLBACK_MAX 4096
+/* Images drawn per sample with units of several positions: every rank is
+ * simulated up to this many GPUs, where the fold is up to 1.6 % pessimistic
+ * (0.4 % at 128 GPUs, 0.8 % at 512; its cost grows with the ranks: the quick
+ * start's plan on 64 nodes, 32 micro-batches, took 53 s and 4.2 GB as
+ * --exact, 55 s and 1.4 GB folded over all 16 units). */
+#define IMAGES_EXACT_MAX 512
 /* Analytic network: ECMP salts drawn per collective where paths differ. */
 #define AN_ECMP_DRAWS 8
 
@@ -2638,9 +2644,10 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		 * (Qwen3-VL-30B-A3B on 32 GPUs, tp 2, pp 2, EP 8, the quick
 		 * start's images: 1.6 % over --exact at 16 micro-batches, 1.3-2.0 %
 		 * with overlap.ep, 1.2-1.5 % with the allgather dispatcher; 0.4 %
-		 * at 128 GPUs): every rank, when affordable */
+		 * at 128 GPUs, 0.8 % at 512): every rank, up to IMAGES_EXACT_MAX
+		 * GPUs */
 		if (!oo.exact && oo.replicas <= 0 && m->has_vision && unit_positions(p) > 1 &&
-		    need <= EXACT_FALLBACK_MAX &&
+		    need <= IMAGES_EXACT_MAX &&
 		    (p->images_per_sample.kind != PLAN_DIST_FIXED ||
 		     p->image_tokens.kind != PLAN_DIST_FIXED)) {
 			oo.exact = out->exact_fallback = true;

@@ -2708,6 +2708,18 @@ START_TEST(ep_overlap_images_exact)
 		sim_prediction_release(&b);
 	}
 	topo_release(&topo);
+	/* beyond 512 GPUs the fold stays (576 here, one micro-batch) */
+	load_topo("dgx-h100-ndr", 72);
+	p.dp = 0; /* (derived from the cluster again) */
+	p.global_batch = 288;
+	p.seq_len = 4096;
+	resolve(&p);
+	o.exact = false;
+	run(&p, &o, &a);
+	ck_assert(!a.exact_fallback);
+	ck_assert_int_lt(a.instances, 576);
+	sim_prediction_release(&a);
+	topo_release(&topo);
 }
 END_TEST
 
