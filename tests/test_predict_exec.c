@@ -208,14 +208,14 @@ START_TEST(folded_exact_random_placement)
 	ck_assert_int_eq(a.units, 8);
 	sim_prediction_release(&a);
 	topo_release(&topo);
-	/* linear placement: units alike, 4 of 8 stand for all (analytic; on
-	 * the network 8 units x 2 stages are few enough to simulate all) */
+	/* linear placement: units alike, 4 of 8 stand for all (their TP
+	 * groups stay in the hosts: no unit's exchange crosses the network) */
 	load_topo("dgx-h100-ndr", 8);
 	for (int f = 0; f < 2; f++) {
 		o.fidelity = f ? SIM_FLOW : SIM_ANALYTIC;
 		run(&p, &o, &a);
 		ck_assert(!a.units_differ);
-		ck_assert_int_eq(a.units_simulated, f ? 8 : 4);
+		ck_assert_int_eq(a.units_simulated, 4);
 		sim_prediction_release(&a);
 	}
 	topo_release(&topo);
@@ -2725,17 +2725,22 @@ END_TEST
 
 /* Folded on the network: the units a representative stands for send in
  * step with it, but each ends its exchanges on its own. 16 units of 16
- * GPUs (tp 2 x EP 8, two nodes each) on 32 nodes, flow level: every unit
- * is simulated when few (before: 4 stood for 16, 5.8 % over --exact), and
- * with 4 forced the representatives no longer wait at each all-to-all for
- * the slowest unit they cover (5.8 % before, 2.7 % now; what is left is
- * that the covered units send in step). */
+ * GPUs (tp 2 x EP 8, two nodes each) on 32 nodes, flow level, PXN off (its
+ * all-to-alls cross the spine between rails): every unit is simulated when
+ * few (before: 4 stood for 16, 5.8 % over --exact), and with 4 forced the
+ * representatives no longer wait at each all-to-all for the slowest unit
+ * they cover (5.8 % before, 2.7 % now; what is left is that the covered
+ * units send in step). Then units that sit unalike at the leaves (3 hosts
+ * per leaf on a 2:1 leaf-spine: every other unit straddles two leaves):
+ * the representatives wait for those they stand for, as before (found by
+ * review: 10 % under --exact otherwise). */
 START_TEST(folded_units_on_network)
 {
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction a, b;
 	load_topo("dgx-h100-ndr", 32);
+	topo.cl.fabric.no_pxn = true;
 	load_model_json(qwen3_moe_4l);
 	plan_init(&p);
 	p.tp = 2;
@@ -2763,6 +2768,32 @@ START_TEST(folded_units_on_network)
 		      "4 of 16 folded %.6f s vs exact %.6f s", a.iteration_time_s,
 		      b.iteration_time_s);
 	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+
+	load_topo(tu_tmpfile(0, ".json",
+			     "{\"name\": \"straddle\", \"preset\": \"h100-roce-leafspine-2to1\", "
+			     "\"fabric\": {\"leaves\": 8, \"spines\": 4, \"hosts_per_leaf\": 24, "
+			     "\"uplinks_per_leaf\": 4, \"switch_ports\": 64, \"rails\": false}}"),
+		  24);
+	p.dp = 0;
+	p.global_batch = 192;
+	resolve(&p);
+	o.replicas = 0;
+	o.exact = true;
+	run(&p, &o, &b);
+	o.exact = false;
+	for (int k = 0; k < 2; k++) {
+		o.replicas = k ? 2 : 0;
+		run(&p, &o, &a);
+		ck_assert(a.units_differ);
+		ck_assert_int_eq(a.units_simulated, k ? 2 : 12);
+		ck_assert_msg(a.iteration_time_s > 0.999 * b.iteration_time_s &&
+				      a.iteration_time_s < 1.03 * b.iteration_time_s,
+			      "%d of 12 folded %.6f s vs exact %.6f s", a.units_simulated,
+			      a.iteration_time_s, b.iteration_time_s);
+		sim_prediction_release(&a);
+	}
 	sim_prediction_release(&b);
 	topo_release(&topo);
 }
