@@ -39,11 +39,12 @@
  * this many instances (units x stages); beyond, K stand for them. */
 #define FOLD_ALL_MAX 4096
 /* Folded on the network, every unit is simulated up to this many instances
- * (units x stages); beyond, K stand for them and the rest send in step with
- * theirs. Qwen3-VL-30B-A3B on 64 dgx-h100-ndr nodes (16 units x 2 stages),
- * EP 8, 8 micro-batches, flow level: K = 4 3.7 % over --exact, all 16
- * units 0.1 % under, 1.3x the wall time; the 16k benchmark (128 units x 16
- * stages) 34x the wall time for 1.5 %. */
+ * (units x stages) when its own exchanges cross hosts; beyond, K stand for
+ * them and the rest send in step with theirs. Qwen3-VL-30B-A3B on 64
+ * dgx-h100-ndr nodes with PXN off (16 units x 2 stages), tp 2, EP 8, fixed
+ * images, 8 micro-batches, flow level: K = 4 3.7 % over --exact, all 16
+ * units 0.1 % under at about the same wall time; the 16k benchmark (128
+ * units x 16 stages, EP in the hosts) 34x the wall time for 1.5 %. */
 #define FOLD_EVERY_MAX 256
 /* Folded, positions of a unit placed differently (blocks_alike of one position): every
  * rank is simulated up to this many GPUs. */
