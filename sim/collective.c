@@ -187,8 +187,8 @@ int sim_p2p_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int
 		return h1;
 	if ((h2 = sim_spray_route(t, v, b, hash, np, k, rest)) < 0)
 		return h2;
-	if (h1 + h2 > TOPO_MAX_HOPS)
-		return TS_EINPUT;
+	if (h1 + h2 > TOPO_MAX_HOPS) /* (a long explicit fabric: no proxy; found by review) */
+		return sim_spray_route(t, a, b, hash, np, k, path);
 	memcpy(path + h1, rest, (size_t)h2 * sizeof(int32_t));
 	return h1 + h2;
 }

@@ -2764,6 +2764,33 @@ START_TEST(zero2_images_fold)
 }
 END_TEST
 
+/* A linear placement whose stages meet the leaves differently from unit
+ * to unit (40 nodes, 32 hosts per leaf, pp 4): a unit's positions are
+ * alike (EP 8 in one host), so no rank-by-rank fallback (found by review:
+ * the positions were compared across units once leaves counted). */
+START_TEST(linear_placement_no_fallback)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a;
+	load_topo("dgx-h100-ndr", 40);
+	load_model_json(qwen3_moe_4l);
+	plan_init(&p);
+	p.pp = 4;
+	p.ep = 8;
+	p.global_batch = 320;
+	p.seq_len = 2048;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &a);
+	ck_assert(!a.exact_fallback);
+	ck_assert_int_lt(a.instances, 320);
+	sim_prediction_release(&a);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Folded on the network: the units a representative stands for send in
  * step with it, but each ends its exchanges on its own. 16 units of 16
  * GPUs (tp 2 x EP 8, two nodes each) on 32 nodes, flow level, PXN off (its
@@ -4057,6 +4084,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, ep_overlap_images_exact);
 	tcase_add_test(tc, folded_units_on_network);
 	tcase_add_test(tc, zero2_images_fold);
+	tcase_add_test(tc, linear_placement_no_fallback);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
 	tcase_add_test(tc, whole_experts_etp1);
 	tcase_add_test(tc, expert_imbalance_follows_dirichlet);

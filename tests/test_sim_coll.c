@@ -356,6 +356,34 @@ START_TEST(pxn_keeps_alltoall_on_rails)
 		ck_assert_int_eq(topo_cluster_load(&cl, f, 2, &err), TS_EINPUT);
 		ck_assert_ptr_nonnull(strstr(err.msg, "pxn"));
 	}
+	/* a route of 12 hops in the fabric leaves no room for PXN's 2 NVLink
+	 * hops: the sender's own NIC (found by review: "no route" before) */
+	{
+		char spec[2048];
+		size_t at = (size_t)snprintf(spec, sizeof(spec),
+			"{\"name\": \"chain\", \"preset\": \"dgx-h100-ndr\", \"nodes\": 2, "
+			"\"node\": {\"gpus\": 8, \"nics\": 2}, \"fabric\": {\"type\": \"explicit\", "
+			"\"switches\": [");
+		int32_t p2[TOPO_MAX_HOPS];
+		for (int i = 0; i < 10; i++)
+			at += (size_t)snprintf(spec + at, sizeof(spec) - at,
+						 "%s{\"name\": \"s%d\", \"tier\": 1}", i ? ", " : "", i);
+		at += (size_t)snprintf(spec + at, sizeof(spec) - at,
+					 "], \"links\": [{\"from\": \"host0/nic0\", \"to\": \"s0\"}, "
+					 "{\"from\": \"host0/nic1\", \"to\": \"s0\"}, "
+					 "{\"from\": \"host1/nic0\", \"to\": \"s9\"}, "
+					 "{\"from\": \"host1/nic1\", \"to\": \"s9\"}");
+		for (int i = 0; i < 9; i++)
+			at += (size_t)snprintf(spec + at, sizeof(spec) - at,
+						 ", {\"from\": \"s%d\", \"to\": \"s%d\"}", i, i + 1);
+		snprintf(spec + at, sizeof(spec) - at, "]}}");
+		world_open(&w, tu_tmpfile(2, ".json", spec), 2, NULL, 1);
+		ck_assert_int_ge(sim_pxn_via(&w.t, 0, 12), 0);
+		h = sim_p2p_route(&w.t, 0, 12, 5, 1, 0, p2);
+		ck_assert_int_eq(h, topo_route(&w.t, 0, 12, 5, path));
+		ck_assert_int_le(h, TOPO_MAX_HOPS);
+		world_close(&w);
+	}
 }
 END_TEST
 
