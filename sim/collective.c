@@ -147,25 +147,31 @@ int sim_spray_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, i
  * node on the receiver's rail and leaves through that GPU's NIC, so it
  * stays on the rail rather than crossing the spine (without it, an EP
  * all-to-all across two nodes sends 3 of 4 transfers between rails). */
+/* The rail of GPU g's NIC: its index in the node. */
+static int32_t rail_of(const struct topo *t, int32_t g)
+{
+	return (t->gpu_nic[g] - t->first_nic) % t->cl.node.nics;
+}
+
 int32_t sim_pxn_via(const struct topo *t, int32_t a, int32_t b)
 {
-	int gpn = t->cl.node.gpus, nics = t->cl.node.nics;
+	int gpn = t->cl.node.gpus;
 	int32_t h, g, rb;
-	if (t->cl.fabric.no_pxn || nics < 2 || t->cl.node.intra != TOPO_INTRA_NVSWITCH ||
+	if (t->cl.fabric.no_pxn || t->cl.node.nics < 2 || t->cl.node.intra != TOPO_INTRA_NVSWITCH ||
 	    a == b || topo_gpu_host(t, a) == topo_gpu_host(t, b) || t->gpu_nic[a] < 0 ||
 	    t->gpu_nic[b] < 0)
 		return -1;
-	rb = (t->gpu_nic[b] - t->first_nic) % nics;
-	if ((t->gpu_nic[a] - t->first_nic) % nics == rb)
+	rb = rail_of(t, b);
+	if (rail_of(t, a) == rb)
 		return -1;
 	/* the GPU at b's local index when it is on b's rail, else the first
 	 * that is */
 	h = topo_gpu_host(t, a);
 	g = h * gpn + topo_gpu_local(t, b);
-	if ((t->gpu_nic[g] - t->first_nic) % nics == rb)
+	if (rail_of(t, g) == rb)
 		return g;
 	for (g = h * gpn; g < (h + 1) * gpn; g++)
-		if ((t->gpu_nic[g] - t->first_nic) % nics == rb)
+		if (rail_of(t, g) == rb)
 			return g;
 	return -1;
 }
@@ -1178,6 +1184,20 @@ static int32_t join_new(struct sim_coll *c, int32_t parts, sim_xfer_done cb, voi
 	return jid;
 }
 
+/* The paths of a transfer of c from GPU a to GPU b, and the k-th of np:
+ * point-to-point sends take PXN's (sim_p2p_route). */
+static int64_t coll_paths(const struct sim_coll *c, int32_t a, int32_t b, bool spray)
+{
+	return c->p2p ? sim_p2p_paths(c->t, a, b, spray) : sim_spray_paths(c->t, a, b, spray);
+}
+
+static int coll_route(const struct sim_coll *c, int32_t a, int32_t b, uint64_t hash, int64_t np,
+		      int64_t k, int32_t *path)
+{
+	return c->p2p ? sim_p2p_route(c->t, a, b, hash, np, k, path) :
+			sim_spray_route(c->t, a, b, hash, np, k, path);
+}
+
 /* Send bytes from GPU a to GPU b: one ECMP path chosen by hash, or, when
  * the network sprays (adaptive routing), equal parts over up to
  * SIM_SPRAY_MAX_PATHS of the equal-cost paths (evenly strided). path/hops
@@ -1187,14 +1207,11 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		     sim_xfer_done cb, void *ctx, uint64_t arg)
 {
 	int32_t p[TOPO_MAX_HOPS];
-	int64_t np = b < 0 ? 1 : c->p2p ? sim_p2p_paths(c->t, a, b, c->net->par.spray) :
-					  sim_spray_paths(c->t, a, b, c->net->par.spray), k;
+	int64_t np = b >= 0 ? coll_paths(c, a, b, c->net->par.spray) : 1, k;
 	int32_t jid;
 	if (np <= 1) {
 		if (!path) {
-			hops = b < 0 || a == b ? 0 :
-			       c->p2p ? sim_p2p_route(c->t, a, b, hash, 1, 0, p) :
-					topo_route(c->t, a, b, hash, p);
+			hops = b < 0 || a == b ? 0 : coll_route(c, a, b, hash, 1, 0, p);
 			if (hops < 0)
 				return hops;
 			path = p;
@@ -1205,8 +1222,7 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 	if (jid < 0)
 		return jid;
 	for (k = 0; k < np; k++) {
-		int h = c->p2p ? sim_p2p_route(c->t, a, b, hash, np, k, p) :
-				 sim_spray_route(c->t, a, b, hash, np, k, p), rc;
+		int h = coll_route(c, a, b, hash, np, k, p), rc;
 		if (h < 0)
 			return h;
 		rc = sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
@@ -1729,7 +1745,7 @@ static struct sim_coll *coll_new(const struct topo *t, const struct sim_coll_spe
 		return NULL;
 	c->t = t;
 	c->s = *s;
-	c->p2p = s->op == SIM_OP_ALLTOALL || s->op == SIM_OP_SENDRECV;
+	c->p2p = sim_op_p2p(s->op);
 	c->ranks = malloc((size_t)s->nranks * sizeof(int32_t));
 	c->gpus = malloc((size_t)s->nranks * sizeof(int32_t));
 	if (!c->ranks || !c->gpus)
@@ -1921,13 +1937,11 @@ static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t 
 		       double bytes)
 {
 	int32_t p[TOPO_MAX_HOPS];
-	int64_t np = c->p2p ? sim_p2p_paths(c->t, a, b, c->net_spray) :
-			      sim_spray_paths(c->t, a, b, c->net_spray), k;
+	int64_t np = coll_paths(c, a, b, c->net_spray), k;
 	double lat = 0;
 	int h, q;
 	for (k = 0; k < np; k++) {
-		h = c->p2p ? sim_p2p_route(c->t, a, b, hash, np, k, p) :
-			     sim_spray_route(c->t, a, b, hash, np, k, p);
+		h = coll_route(c, a, b, hash, np, k, p);
 		if (h < 0)
 			return h;
 		for (q = 0; q < h; q++)

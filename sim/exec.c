@@ -565,6 +565,16 @@ static void memo_put(struct memo_tab *t, uint64_t key, simtime_ps dur)
 		}
 }
 
+/* Into the in-flight list (launched, not done). */
+static void launch_link(struct exec *x, struct launch *l)
+{
+	l->fprev = NULL;
+	l->fnext = x->inflight;
+	if (x->inflight)
+		x->inflight->fprev = l;
+	x->inflight = l;
+}
+
 static void launch_unlink(struct exec *x, struct launch *l)
 {
 	if (l->fprev)
@@ -1001,13 +1011,14 @@ static int an_draws(const struct exec *x, const struct sim_coll_spec *s, int ng)
 	/* (point-to-point sends take PXN's routes: a cross-rail pair keeps to
 	 * one rail, often one path; found by review: DeepSeek-V3 on 256 nodes
 	 * drew 8 identical times, 2.0 s wall against 0.33) */
-	for (int g = 0; g < ng; g++)
+	for (int g = 0; g < ng; g++) {
+		bool p2p = sim_op_p2p(s[g].op);
 		for (int i = 0; i < s[g].nranks; i++) {
 			int32_t a = gpu_of(x, s[g].ranks[0]), b = gpu_of(x, s[g].ranks[i]);
-			bool p2p = s[g].op == SIM_OP_ALLTOALL || s[g].op == SIM_OP_SENDRECV;
 			if ((p2p ? sim_p2p_paths(x->t, a, b, true) : topo_route_count(x->t, a, b)) > 1)
 				return AN_ECMP_DRAWS;
 		}
+	}
 	return 1;
 }
 
@@ -1287,10 +1298,7 @@ static struct launch *unit_launch(struct exec *x, struct launch *l, struct launc
 		b->size = l->size;
 		b->t_start = l->t_start;
 		b->bg = true;
-		b->fnext = x->inflight;
-		if (x->inflight)
-			x->inflight->fprev = b;
-		x->inflight = b;
+		launch_link(x, b);
 		*bg = b;
 	}
 	return *bg;
@@ -1307,11 +1315,7 @@ static void launch_go(struct exec *x, struct launch *l)
 	int rc = 0, n;
 	double an = 0;
 	l->t_start = sim_now(&x->eng);
-	l->fprev = NULL;
-	l->fnext = x->inflight;
-	if (x->inflight)
-		x->inflight->fprev = l;
-	x->inflight = l;
+	launch_link(x, l);
 	for (int32_t i = 0; i < l->nwait; i++) {
 		if (x->in[l->waiters[i]].comm_inflight++ == 0)
 			comp_rerate(x, l->waiters[i]);

@@ -251,6 +251,12 @@ enum sim_algo {
 enum sim_proto { SIM_PROTO_AUTO, SIM_PROTO_LL, SIM_PROTO_LL128, SIM_PROTO_SIMPLE, SIM_PROTO_COUNT };
 enum sim_hw { SIM_HW_NVLINK, SIM_HW_PCI, SIM_HW_NET };
 
+/* NCCL runs it as point-to-point sends (PXN applies: sim_p2p_route). */
+static inline bool sim_op_p2p(enum sim_op op)
+{
+	return op == SIM_OP_ALLTOALL || op == SIM_OP_SENDRECV;
+}
+
 const char *sim_op_name(enum sim_op op);
 const char *sim_algo_name(enum sim_algo a);
 const char *sim_proto_name(enum sim_proto p);
