@@ -9,8 +9,10 @@
  * rendezvous of the group's instances, then start, on the network of the
  * whole topology, the collective of every group the arriving instances
  * stand for (groups inside one host share no link with each other under
- * topo/'s routing policy, so one of them stands for all; groups that cross
- * hosts are all started). Large rings (> FLUID_MIN_RANKS) run as their
+ * topo/'s routing policy, so one of them stands for all unless the unit's
+ * traffic crosses their NVLink ports by PXN: one_for_all; groups that
+ * cross hosts are all started; folded flow, the data-parallel groups run
+ * from their members' DP streams: dp_emit). Large rings (> FLUID_MIN_RANKS) run as their
  * steady state: one flow per ring edge and channel carrying 2(n-1)/n x S
  * (allreduce) or (n-1)/n x S, after 2(n-1) or (n-1) hop latencies (the
  * ring closed form of DESIGN.md, nccl-tests PERFORMANCE.md), so 1000-rank
@@ -217,7 +219,7 @@ struct exec {
 	 * until the earlier group ops end; per rank, where its DP stream's
 	 * last queued op keeps the next (NULL: idle) */
 	bool dp_bgon;
-	int32_t **dp_ready_n, **dp_live;
+	int32_t **dp_ready_n, **dp_live, *dp_lo;
 	uint8_t **dp_made, **dp_bgmade;
 	struct launch ***dp_own_op;
 	struct launch **dp_held;
@@ -628,13 +630,15 @@ static void part_done(struct launch *l);
 static bool dp_gated_next(const struct exec *x, int32_t role, int32_t k);
 
 /* DP group ops (dp_emit) of l's role at or before l's op still queued or
- * running. */
-static bool dp_pending(const struct exec *x, const struct launch *l)
+ * running (dp_lo: at or below the first, amortised; found by review: a
+ * scan from op 0 each time cost ZeRO-3 with 32 micro-batches 6 % of its
+ * wall time). */
+static bool dp_pending(struct exec *x, const struct launch *l)
 {
-	for (int32_t i = 0; i <= l->op; i++)
-		if (x->dp_live[l->role][i])
-			return true;
-	return false;
+	int32_t *lo = &x->dp_lo[l->role];
+	while (*lo <= l->op && !x->dp_live[l->role][*lo])
+		++*lo;
+	return *lo <= l->op;
 }
 
 static bool dp_coll(const struct wl_op *op)
@@ -1505,6 +1509,8 @@ static int dp_group_op(struct exec *x, int32_t role, int32_t oi, double size, in
 		return TS_ENOMEM;
 	memcpy(b->granks, r, (size_t)n * sizeof(*r));
 	x->dp_live[role][oi]++;
+	if (oi < x->dp_lo[role])
+		x->dp_lo[role] = oi;
 	if (dp_own(x, role, r, n))
 		x->dp_own_op[role][oi] = b;
 	for (int i = 0; i < n; i++) {
@@ -1616,12 +1622,12 @@ static void dp_groups(struct exec *x, int32_t role, int32_t oi, bool own, bool b
  * are ready for them (their deps off the DP stream ended: the ranks they
  * stand for are ready then); the representatives' own group's op ends
  * their launch (launch_go). Waiting for all groups at every bucket took the
- * slowest of 16 rings each time (Qwen3-VL-30B-A3B, 8 nodes, tp 2, EP 8,
- * overlap.dp: +0.76 % mean over --exact across 20 seeds); starting the
+ * slowest ring each time (Qwen3-VL-2B on an ECMP leaf-spine, 8 nodes, tp 8,
+ * overlap.dp: +2.5 to +13.7 % over --exact at seeds 1-6); starting the
  * others with the representatives' own put a late ring's buckets behind
- * the own ring's (Qwen3-VL-2B on an ECMP leaf-spine, 8 nodes, tp 8,
- * overlap.dp: +4.6 % at seed 4), and chaining each group alone let a
- * rank's DP and expert-DP rings overlap (the first: +3.8 %). An op leading
+ * the own ring's (+4.6 % at seed 4), and chaining each group alone let a
+ * rank's DP and expert-DP rings overlap (Qwen3-VL-30B-A3B, 8 nodes, tp 2,
+ * EP 8: +3.8 % mean over 20 seeds). An op leading
  * to anything but the next bucket (dp_sync) is held until every group's
  * ops up to it ended: the iteration waits for its slowest rank. An op that
  * waits only for the optimizer after the previous one (the distributed
@@ -2330,7 +2336,7 @@ static bool dim_local(struct exec *x, int d)
 
 /* Whether a pipeline send of some position leaves its host with more than
  * one equal-cost path: each unit's sends then take their own hashed path
- * and units differ (Qwen3-VL-2B on an ECMP leaf-spine, 8 nodes, tp 2, pp 2,
+ * (launch_go's, under --routing spray too) and units differ (Qwen3-VL-2B on an ECMP leaf-spine, 8 nodes, tp 2, pp 2,
  * overlap.dp: four of 16 units simulated came out 2.8 % under --exact at
  * seed 2, where a unit left out drew a path shared with DP rings; all 16:
  * equal at seeds 1-6). */
@@ -2353,8 +2359,8 @@ static bool pp_hashed(const struct exec *x)
  * NIC), where the groups inside the host, one standing for all, would be
  * absent: then each is simulated (Qwen3-VL-30B-A3B, 8 nodes of
  * dgx-h100-ndr, tp 2, EP 8, overlap.dp, 20 seeds: folded over --exact
- * -0.16 % mean, rms 0.93 %, from +0.76 %, 1.42 %; with pad_to_capacity
- * 0.00 %, from +0.06 %). */
+ * -0.16 % mean, rms 0.93 %, from +0.76 %, 1.42 %, this alone; -0.13 %,
+ * 1.06 % with dp_emit; with pad_to_capacity 0.00 %, from +0.06 %). */
 static bool unit_pxn(struct exec *x)
 {
 	static const int dims[] = { WL_D_TP, WL_D_EP, WL_D_CP, WL_D_TPEP };
@@ -2400,6 +2406,8 @@ static void dp_bg_free(struct exec *x)
 	free(x->dp_own_op);
 	free(x->dp_held);
 	free(x->dp_tail);
+	free(x->dp_lo);
+	x->dp_lo = NULL;
 	x->dp_ready_n = x->dp_live = NULL;
 	x->dp_made = x->dp_bgmade = NULL;
 	x->dp_own_op = x->dp_tail = NULL;
@@ -2419,9 +2427,10 @@ static int dp_bg_alloc(struct exec *x)
 	x->dp_bgmade = calloc((size_t)P, sizeof(*x->dp_bgmade));
 	x->dp_own_op = calloc((size_t)P, sizeof(*x->dp_own_op));
 	x->dp_held = calloc((size_t)P, sizeof(*x->dp_held));
+	x->dp_lo = calloc((size_t)P, sizeof(*x->dp_lo));
 	x->dp_tail = calloc((size_t)P * (size_t)x->p->tp * (size_t)x->D, sizeof(*x->dp_tail));
 	if (!x->dp_ready_n || !x->dp_live || !x->dp_made || !x->dp_bgmade || !x->dp_own_op ||
-	    !x->dp_held || !x->dp_tail)
+	    !x->dp_held || !x->dp_lo || !x->dp_tail)
 		return TS_ENOMEM;
 	for (int s = 0; s < P; s++) {
 		size_t n = (size_t)x->w->roles[s].nops;
