@@ -57,6 +57,10 @@
  * start's plan on 64 nodes, 32 micro-batches, took 53 s and 4.2 GB as
  * --exact, 55 s and 1.4 GB folded over all 16 units). */
 #define IMAGES_EXACT_MAX 512
+/* Units of several CP positions whose exchanges cross hosts on ECMP-hashed
+ * paths (positions_hashed): every rank is simulated up to this many GPUs
+ * (the same bound as above, for the same cost). */
+#define HASHED_EXACT_MAX 512
 /* Analytic network: ECMP salts drawn per collective where paths differ. */
 #define AN_ECMP_DRAWS 8
 
@@ -2467,6 +2471,45 @@ static int unit_positions(const struct plan *p)
 	return u < d ? u : d;
 }
 
+/* Whether a unit's context-parallel positions run TP or CP exchanges that
+ * cross hosts where more than one equal-cost path joins them: under ECMP
+ * each position's groups hash to paths of their own, while a unit's fold
+ * waits at each exchange for its slowest position where --exact lets each
+ * go on to the next exchange that meets them (Qwen3-VL-2B, tp 8, pp 2,
+ * cp 2 on fat-tree-k8.json, one GPU a node: +0.8 to +1.1 % at seeds 1-3,
+ * found by review's fuzzer; 0.00 % under spray). (EP positions keep the
+ * fold: their all-to-alls meet every member's own load, and MoE plans of
+ * 64 GPUs on rails would all fall back.) x->D and x->es set; -1: out of
+ * memory. */
+static int positions_hashed(const struct exec *x)
+{
+	static const int dims[] = { WL_D_TP, WL_D_CP };
+	int U = unit_positions(x->p);
+	int32_t *r = malloc((size_t)x->p->tp * (size_t)x->D * (size_t)x->p->pp * sizeof(*r));
+	if (!r)
+		return -1;
+	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++)
+		for (int s = 0; s < x->p->pp; s++)
+			for (int pos = 0; pos < U; pos++)
+				for (int ti = 0; ti < (dims[k] == WL_D_TP ? 1 : x->p->tp); ti++) {
+					int n;
+					if (!group_lead(x, dims[k], ti, pos))
+						continue;
+					n = group_ranks(x, dims[k], ti, pos, s, r);
+					for (int i = 0; i < n && n > 1; i++) {
+						int32_t a = gpu_of(x, r[i]), b = gpu_of(x, r[(i + 1) % n]);
+						if (topo_gpu_host(x->t, a) != topo_gpu_host(x->t, b) &&
+						    sim_spray_paths(x->t, a, b, true) > 1) {
+							free(r);
+							return 1;
+						}
+					}
+				}
+	free(r);
+	return 0;
+}
+
+
 /* ---- breakdown ----------------------------------------------------------------------
  * The critical path: from the op that ends the iteration, back through
  * whichever dependency ended last (inside an instance: the op's deps, which
@@ -3238,6 +3281,19 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			oo.exact = out->exact_fallback = true;
 			out->exact_why = "the replicas of a unit draw their own images (its fold "
 					 "takes each micro-batch's heaviest)";
+		}
+		if (!oo.exact && oo.replicas <= 0 && !oo.spray && oo.fidelity != SIM_ANALYTIC &&
+		    p->cp > 1 && need <= HASHED_EXACT_MAX) {
+			int h;
+			x.D = D;
+			if ((h = positions_hashed(&x)) < 0)
+				return ts_error_set(err, TS_ENOMEM, "out of memory");
+			if (h) {
+				oo.exact = out->exact_fallback = true;
+				out->exact_why = "the positions of a unit cross hosts on ECMP-hashed "
+						 "paths of their own (its fold waits at each exchange "
+						 "for its slowest)";
+			}
 		}
 	}
 	if (o->compute)
