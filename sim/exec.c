@@ -1535,9 +1535,27 @@ static bool dp_chained(const struct wl_op *from, const struct wl_op *to)
 	return dp_coll(from) && dp_coll(to) && from->stream == to->stream;
 }
 
+/* Whether op oi of role waits, through its deps, for op k (deps point to
+ * earlier ops; past 64 levels or 4,096 visits, taken to). */
+static bool op_follows(const struct exec *x, int32_t role, int32_t oi, int32_t k, int depth,
+		       int *budget)
+{
+	const struct wl_op *op = &x->w->roles[role].ops[oi];
+	if (oi == k)
+		return true;
+	if (oi < k)
+		return false;
+	if (depth > 64 || --*budget < 0)
+		return true;
+	for (int d = 0; d < op->ndeps; d++)
+		if (op_follows(x, role, op->deps[d], k, depth + 1, budget))
+			return true;
+	return false;
+}
+
 /* The longest run of optimizer-phase compute from DP op k to op oi, along
- * deps (but those k itself waited for), at nominal speed, into *t; false
- * where oi does not follow k by such ops alone. */
+ * deps (but k's own and pipeline sends that do not follow k), at nominal
+ * speed, into *t; false where oi does not follow k by such ops alone. */
 static bool opt_path_s(const struct exec *x, int32_t role, int32_t oi, int32_t k, int depth,
 		       double *t)
 {
@@ -1550,11 +1568,17 @@ static bool opt_path_s(const struct exec *x, int32_t role, int32_t oi, int32_t k
 	if (op->kind != WL_K_COMPUTE || op->phase != WL_P_OPT || op->ndeps == 0 || depth > 16)
 		return false;
 	for (int d = 0; d < op->ndeps; d++) {
+		/* (k's own deps, done before it, and a pipeline send that does
+		 * not follow k (the backward's last, which the optimizer waits
+		 * for) are taken as done by then, the same for every group) */
 		const struct wl_op *kop = &x->w->roles[role].ops[k];
-		bool before = false; /* (one of k's own deps: done before k) */
+		const struct wl_op *dop = &x->w->roles[role].ops[op->deps[d]];
+		bool before = false;
+		int budget = 4096;
 		for (int e = 0; e < kop->ndeps; e++)
 			before |= kop->deps[e] == op->deps[d];
-		if (before)
+		if (before || (dop->kind == WL_K_SEND && dop->phase != WL_P_DP &&
+			       !op_follows(x, role, op->deps[d], k, 0, &budget)))
 			continue;
 		if (!opt_path_s(x, role, op->deps[d], k, depth + 1, &u))
 			return false;
