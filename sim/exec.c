@@ -155,7 +155,7 @@ struct launch {                    /* one communication op in flight */
 	bool bg;                   /* folded: background traffic of the units a representative
 	                            * stands for beside its own; nobody waits for it */
 	/* folded flow: one data-parallel group's op (dp_emit), run from its
-	 * members' DP streams, counted in dp_live until done */
+	 * members' DP streams, counted in its dp_op's live until done */
 	bool dpbg;
 	int32_t gti, gpos;         /* dpbg: the group's leader (tp index, position) */
 	int32_t gn, garrived;      /* dpbg: members, count; members whose stream reached it */
@@ -164,7 +164,20 @@ struct launch {                    /* one communication op in flight */
 	struct launch *owner;      /* dpbg: the representatives' launch it is the own op of */
 	double gdelay;             /* dpbg: from its members' streams reaching it to its start
 	                            * (the optimizer between, dp_emit), s */
-	struct launch *held_next;  /* in dp_held: done, waiting for the DP background */
+	struct launch *held_next;  /* in dp_role's held: done, waiting for the DP background */
+};
+
+struct dp_op {                     /* folded flow, a DP op of a role (dp_emit) */
+	int32_t ready_n;           /* representatives ready for it off the DP stream, count */
+	int32_t live;              /* its group ops queued or running, count */
+	struct launch *own;        /* the representatives' own group's, NULL: none or done */
+	uint8_t made, bgmade;      /* its group ops made; the others' made ahead (dp_gated) */
+};
+
+struct dp_role {
+	struct dp_op *op;          /* per op of the role (owned) */
+	struct launch *held;       /* launches done but held until the earlier group ops end */
+	int32_t lo;                /* no group op live below this op (dp_pending) */
 };
 
 struct memo {
@@ -216,17 +229,10 @@ struct exec {
 	                            * the unit's others (local, and no PXN
 	                            * traffic of the unit through their ports) */
 	/* folded flow, every DP group's ops from its members' streams
-	 * (dp_emit): whether they run so; per role and op, representatives
-	 * ready for it off the DP stream and its group ops queued or running,
-	 * counts, whether they were made, flag, and the representatives' own
-	 * group's (NULL: none, or done); per role, launches done but held
-	 * until the earlier group ops end; per rank, where its DP stream's
-	 * last queued op keeps the next (NULL: idle) */
+	 * (dp_emit): whether they run so; per role; per rank, where its DP
+	 * stream's last queued op keeps the next (NULL: idle) */
 	bool dp_bgon;
-	int32_t **dp_ready_n, **dp_live, *dp_lo;
-	uint8_t **dp_made, **dp_bgmade;
-	struct launch ***dp_own_op;
-	struct launch **dp_held;
+	struct dp_role *dp;
 	struct launch ***dp_tail;
 	struct rng rng;
 	int err;
@@ -634,13 +640,13 @@ static void part_done(struct launch *l);
 static bool dp_gated_next(const struct exec *x, int32_t role, int32_t k);
 
 /* DP group ops (dp_emit) of l's role at or before l's op still queued or
- * running (dp_lo: at or below the first, amortised; found by review: a
+ * running (lo: at or below the first, amortised; found by review: a
  * scan from op 0 each time cost ZeRO-3 with 32 micro-batches 6 % of its
  * wall time). */
 static bool dp_pending(struct exec *x, const struct launch *l)
 {
-	int32_t *lo = &x->dp_lo[l->role];
-	while (*lo <= l->op && !x->dp_live[l->role][*lo])
+	int32_t *lo = &x->dp[l->role].lo;
+	while (*lo <= l->op && !x->dp[l->role].op[*lo].live)
 		++*lo;
 	return *lo <= l->op;
 }
@@ -686,10 +692,10 @@ static void launch_done(struct exec *x, struct launch *l)
 				else if (++n->garrived == n->gn)
 					group_ready(x, n);
 			}
-			x->dp_live[role][l->op]--;
+			x->dp[role].op[l->op].live--;
 			owner = l->owner;
-			if (x->dp_own_op[role][l->op] == l)
-				x->dp_own_op[role][l->op] = NULL;
+			if (x->dp[role].op[l->op].own == l)
+				x->dp[role].op[l->op].own = NULL;
 			free(l->granks);
 			free(l->gnext);
 		}
@@ -697,8 +703,8 @@ static void launch_done(struct exec *x, struct launch *l)
 		free(l);
 		if (owner)
 			part_done(owner);
-		if (x->dp_held && x->dp_held[role]) {
-			struct launch *h = x->dp_held[role], **pp = &x->dp_held[role];
+		if (x->dp && x->dp[role].held) {
+			struct launch *h = x->dp[role].held, **pp = &x->dp[role].held;
 			for (; h; h = *pp)
 				if (dp_pending(x, h)) {
 					pp = &h->held_next;
@@ -713,8 +719,8 @@ static void launch_done(struct exec *x, struct launch *l)
 	    dp_pending(x, l)) {
 		/* its rank goes on, or ends, only once every DP group's ops up
 		 * to this one are done too (dp_emit) */
-		l->held_next = x->dp_held[l->role];
-		x->dp_held[l->role] = l;
+		l->held_next = x->dp[l->role].held;
+		x->dp[l->role].held = l;
 		return;
 	}
 	if (l->memo_key && x->use_memo && !memo_find(&x->memo, l->memo_key))
@@ -1512,11 +1518,11 @@ static int dp_group_op(struct exec *x, int32_t role, int32_t oi, double size, in
 	if (!b->granks || !b->gnext)
 		return TS_ENOMEM;
 	memcpy(b->granks, r, (size_t)n * sizeof(*r));
-	x->dp_live[role][oi]++;
-	if (oi < x->dp_lo[role])
-		x->dp_lo[role] = oi;
+	x->dp[role].op[oi].live++;
+	if (oi < x->dp[role].lo)
+		x->dp[role].lo = oi;
 	if (dp_own(x, role, r, n))
-		x->dp_own_op[role][oi] = b;
+		x->dp[role].op[oi].own = b;
 	for (int i = 0; i < n; i++) {
 		struct launch **t = x->dp_tail[r[i]];
 		if (t)
@@ -1670,24 +1676,24 @@ static void dp_emit(struct exec *x, int32_t role, int32_t oi)
 	const struct wl_op *op = &ro->ops[oi];
 	const int32_t *so = x->succ_off[role], *sc = x->succ[role];
 	bool nonchain = false;
-	if (x->dp_made[role][oi] || x->err)
+	if (x->dp[role].op[oi].made || x->err)
 		return;
 	for (int d = 0; d < op->ndeps; d++) {
 		if (!dp_chained(&ro->ops[op->deps[d]], op))
 			nonchain = true;
-		else if (!x->dp_made[role][op->deps[d]])
+		else if (!x->dp[role].op[op->deps[d]].made)
 			return;
 	}
-	if (nonchain && x->dp_ready_n[role][oi] < x->K)
+	if (nonchain && x->dp[role].op[oi].ready_n < x->K)
 		return;
-	x->dp_made[role][oi] = 1;
-	dp_groups(x, role, oi, true, !x->dp_bgmade[role][oi], 0);
+	x->dp[role].op[oi].made = 1;
+	dp_groups(x, role, oi, true, !x->dp[role].op[oi].bgmade, 0);
 	for (int32_t k = so[oi]; k < so[oi + 1]; k++) {
 		double delay;
 		if (!dp_chained(op, &ro->ops[sc[k]]))
 			continue;
-		if (!x->dp_bgmade[role][sc[k]] && dp_gated(x, role, sc[k], oi, &delay)) {
-			x->dp_bgmade[role][sc[k]] = 1;
+		if (!x->dp[role].op[sc[k]].bgmade && dp_gated(x, role, sc[k], oi, &delay)) {
+			x->dp[role].op[sc[k]].bgmade = 1;
 			dp_groups(x, role, sc[k], false, true, delay);
 		}
 		dp_emit(x, role, sc[k]);
@@ -1712,7 +1718,7 @@ static void dp_ready(struct exec *x, int32_t ii, int32_t oi)
 		if (!all)
 			continue;
 		in->dpr[sc[k]] = 1;
-		if (++x->dp_ready_n[in->role][sc[k]] == x->K)
+		if (++x->dp[in->role].op[sc[k]].ready_n == x->K)
 			dp_emit(x, in->role, sc[k]);
 	}
 }
@@ -1810,7 +1816,7 @@ static void launch_go(struct exec *x, struct launch *l)
 			/* every group's op is dp_emit's, run from its members'
 			 * streams; the representatives' own, queued or running
 			 * (NULL: done), ends l */
-			struct launch *o = x->dp_own_op[l->role][l->op];
+			struct launch *o = x->dp[l->role].op[l->op].own;
 			own = true;
 			if (o) {
 				o->owner = l;
@@ -2382,6 +2388,32 @@ static bool pp_hashed(const struct exec *x)
 	return false;
 }
 
+/* Whether a group of dims (each stage; the first unit's npos positions)
+ * has two members on GPUs a and b that test holds for: any two (all), or
+ * ring neighbours. r: room for every rank. */
+static bool unit_groups_any(const struct exec *x, const int *dims, int nd, int npos, bool all,
+			    bool (*test)(const struct exec *, int32_t, int32_t), int32_t *r)
+{
+	for (int k = 0; k < nd; k++)
+		for (int s = 0; s < x->p->pp; s++)
+			for (int pos = 0; pos < npos; pos++)
+				for (int ti = 0; ti < (dims[k] == WL_D_TP ? 1 : x->p->tp); ti++) {
+					int n;
+					if (!group_lead(x, dims[k], ti, pos))
+						continue;
+					n = group_ranks(x, dims[k], ti, pos, s, r);
+					for (int i = 0; i < n && n > 1; i++) {
+						int32_t a = gpu_of(x, r[i]);
+						if (!all && test(x, a, gpu_of(x, r[(i + 1) % n])))
+							return true;
+						for (int j = 0; all && j < n; j++)
+							if (test(x, a, gpu_of(x, r[j])))
+								return true;
+					}
+				}
+	return false;
+}
+
 /* Whether a unit's exchanges that cross hosts go through NVLink ports of
  * other GPUs (NCCL PXN: to the GPU on the receiver's rail, then out of its
  * NIC), where the groups inside the host, one standing for all, would be
@@ -2389,57 +2421,25 @@ static bool pp_hashed(const struct exec *x)
  * dgx-h100-ndr, tp 2, EP 8, overlap.dp, 20 seeds: folded over --exact
  * -0.16 % mean, rms 0.93 %, from +0.76 %, 1.42 %, this alone; -0.13 %,
  * 1.06 % with dp_emit; with pad_to_capacity 0.00 %, from +0.06 %). */
-static bool unit_pxn(struct exec *x)
+static bool pxn_pair(const struct exec *x, int32_t a, int32_t b)
+{
+	return sim_pxn_via(x->t, a, b) >= 0;
+}
+
+static bool unit_pxn(const struct exec *x)
 {
 	static const int dims[] = { WL_D_TP, WL_D_EP, WL_D_CP, WL_D_TPEP };
-	int32_t *r = x->ranks_buf;
-	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
-		int d = dims[k];
-		if (x->local[d])
-			continue;
-		for (int s = 0; s < x->p->pp; s++)
-			for (int pos = 0; pos < x->U; pos++)
-				for (int ti = 0; ti < (d == WL_D_TP ? 1 : x->p->tp); ti++) {
-					int n;
-					if (!group_lead(x, d, ti, pos))
-						continue;
-					n = group_ranks(x, d, ti, pos, s, r);
-					for (int i = 0; i < n; i++)
-						for (int j = 0; j < n; j++)
-							if (sim_pxn_via(x->t, gpu_of(x, r[i]), gpu_of(x, r[j])) >= 0)
-								return true;
-				}
-	}
-	return false;
+	return unit_groups_any(x, dims, 4, x->U, true, pxn_pair, x->ranks_buf);
 }
 
 static void dp_bg_free(struct exec *x)
 {
-	for (int s = 0; s < x->w->nroles; s++) {
-		if (x->dp_ready_n)
-			free(x->dp_ready_n[s]);
-		if (x->dp_live)
-			free(x->dp_live[s]);
-		if (x->dp_made)
-			free(x->dp_made[s]);
-		if (x->dp_bgmade)
-			free(x->dp_bgmade[s]);
-		if (x->dp_own_op)
-			free(x->dp_own_op[s]);
-	}
-	free(x->dp_ready_n);
-	free(x->dp_live);
-	free(x->dp_made);
-	free(x->dp_bgmade);
-	free(x->dp_own_op);
-	free(x->dp_held);
+	for (int r = 0; x->dp && r < x->w->nroles; r++)
+		free(x->dp[r].op);
+	free(x->dp);
 	free(x->dp_tail);
-	free(x->dp_lo);
-	x->dp_lo = NULL;
-	x->dp_ready_n = x->dp_live = NULL;
-	x->dp_made = x->dp_bgmade = NULL;
-	x->dp_own_op = x->dp_tail = NULL;
-	x->dp_held = NULL;
+	x->dp = NULL;
+	x->dp_tail = NULL;
 }
 
 /* dp_emit's per-run state (x->dp_bgon and x->D set). */
@@ -2449,28 +2449,13 @@ static int dp_bg_alloc(struct exec *x)
 	dp_bg_free(x);
 	if (!x->dp_bgon)
 		return 0;
-	x->dp_ready_n = calloc((size_t)P, sizeof(*x->dp_ready_n));
-	x->dp_live = calloc((size_t)P, sizeof(*x->dp_live));
-	x->dp_made = calloc((size_t)P, sizeof(*x->dp_made));
-	x->dp_bgmade = calloc((size_t)P, sizeof(*x->dp_bgmade));
-	x->dp_own_op = calloc((size_t)P, sizeof(*x->dp_own_op));
-	x->dp_held = calloc((size_t)P, sizeof(*x->dp_held));
-	x->dp_lo = calloc((size_t)P, sizeof(*x->dp_lo));
+	x->dp = calloc((size_t)P, sizeof(*x->dp));
 	x->dp_tail = calloc((size_t)P * (size_t)x->p->tp * (size_t)x->D, sizeof(*x->dp_tail));
-	if (!x->dp_ready_n || !x->dp_live || !x->dp_made || !x->dp_bgmade || !x->dp_own_op ||
-	    !x->dp_held || !x->dp_lo || !x->dp_tail)
+	if (!x->dp || !x->dp_tail)
 		return TS_ENOMEM;
-	for (int s = 0; s < P; s++) {
-		size_t n = (size_t)x->w->roles[s].nops;
-		x->dp_ready_n[s] = calloc(n, sizeof(int32_t));
-		x->dp_live[s] = calloc(n, sizeof(int32_t));
-		x->dp_made[s] = calloc(n, 1);
-		x->dp_bgmade[s] = calloc(n, 1);
-		x->dp_own_op[s] = calloc(n, sizeof(struct launch *));
-		if (!x->dp_ready_n[s] || !x->dp_live[s] || !x->dp_made[s] || !x->dp_bgmade[s] ||
-		    !x->dp_own_op[s])
+	for (int r = 0; r < P; r++)
+		if (!(x->dp[r].op = calloc((size_t)x->w->roles[r].nops, sizeof(*x->dp[r].op))))
 			return TS_ENOMEM;
-	}
 	return 0;
 }
 
@@ -2505,32 +2490,21 @@ static int unit_positions(const struct plan *p)
  * fold: their all-to-alls meet every member's own load, and MoE plans of
  * 64 GPUs on rails would all fall back.) x->D and x->es set; -1: out of
  * memory. */
+static bool hashed_pair(const struct exec *x, int32_t a, int32_t b)
+{
+	return topo_gpu_host(x->t, a) != topo_gpu_host(x->t, b) && sim_spray_paths(x->t, a, b, true) > 1;
+}
+
 static int positions_hashed(const struct exec *x)
 {
 	static const int dims[] = { WL_D_TP, WL_D_CP };
-	int U = unit_positions(x->p);
 	int32_t *r = malloc((size_t)x->p->tp * (size_t)x->D * (size_t)x->p->pp * sizeof(*r));
+	int h;
 	if (!r)
 		return -1;
-	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++)
-		for (int s = 0; s < x->p->pp; s++)
-			for (int pos = 0; pos < U; pos++)
-				for (int ti = 0; ti < (dims[k] == WL_D_TP ? 1 : x->p->tp); ti++) {
-					int n;
-					if (!group_lead(x, dims[k], ti, pos))
-						continue;
-					n = group_ranks(x, dims[k], ti, pos, s, r);
-					for (int i = 0; i < n && n > 1; i++) {
-						int32_t a = gpu_of(x, r[i]), b = gpu_of(x, r[(i + 1) % n]);
-						if (topo_gpu_host(x->t, a) != topo_gpu_host(x->t, b) &&
-						    sim_spray_paths(x->t, a, b, true) > 1) {
-							free(r);
-							return 1;
-						}
-					}
-				}
+	h = unit_groups_any(x, dims, 2, unit_positions(x->p), false, hashed_pair, r);
 	free(r);
-	return 0;
+	return h;
 }
 
 
