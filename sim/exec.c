@@ -125,7 +125,9 @@ struct inst {
 	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2) */
 	int32_t comm_inflight;     /* communication ops running, count */
 	uint8_t *dpr;              /* per op: a DP collective's deps off its DP stream ended
-	                            * (dp_ready), flag */
+	                            * (dp_ready); a pipeline send started behind its DP op
+	                            * (dp_early_send); the role's erecv posted with all else
+	                            * done (dp_erecv_posted); flag */
 	double *vis_f;             /* per micro-batch vision load factor, dimensionless */
 	float *exp_f;              /* per micro-batch x decoder layer: the rank's expert load
 	                            * (folded: the unit's largest), factor; NULL if not drawn */
@@ -165,6 +167,23 @@ struct launch {                    /* one communication op in flight */
 	double gdelay;             /* dpbg: from its members' streams reaching it to its start
 	                            * (the optimizer between, dp_emit), s */
 	struct launch *held_next;  /* in dp_role's held: done, waiting for the DP background */
+	struct dp_slice *slices;   /* dpbg: sends waiting for it to end (dp_early_send) */
+	int32_t gslices;           /* dpbg: members whose early slice it still waits for */
+};
+
+struct dp_slw {                    /* a group op waiting for a rank's early slice */
+	struct launch *b;
+	struct dp_slw *next;
+};
+
+struct dp_slice {                  /* one rank's slice of an early pipeline send (owned by the
+	                            * DP group op it waits for) */
+	struct launch *to;         /* the send's launch it is a transfer of */
+	int32_t path[TOPO_MAX_HOPS];
+	int hops;
+	simtime_ps lat;
+	uint64_t arg;              /* slice_done_cb's */
+	struct dp_slice *next;
 };
 
 struct dp_op {                     /* folded flow, a DP op of a role (dp_emit) */
@@ -172,12 +191,23 @@ struct dp_op {                     /* folded flow, a DP op of a role (dp_emit) *
 	int32_t live;              /* its group ops queued or running, count */
 	struct launch *own;        /* the representatives' own group's, NULL: none or done */
 	uint8_t made, bgmade;      /* its group ops made; the others' made ahead (dp_gated) */
+	uint8_t down;              /* follows the role's erecv */
+	uint8_t feeds;             /* not down, but a down op waits for it */
+	uint8_t after_erecv;       /* a DP op that follows the role's erecv: its group ops wait
+	                            * for their members' slices of it (dp_slw) */
 };
 
 struct dp_role {
 	struct dp_op *op;          /* per op of the role (owned) */
 	struct launch *held;       /* launches done but held until the earlier group ops end */
 	int32_t lo;                /* no group op live below this op (dp_pending) */
+	int32_t erecv;             /* a receive followed only by the optimizer and DP ops (the
+	                            * tied embedding's gradient): each rank's groups of those
+	                            * DP ops wait for its own slice of it (dp_erecv_posted);
+	                            * -1 none */
+	double erecv_opt_s;        /* the optimizer's compute between it and the DP ops, s */
+	int32_t erecv_posted;      /* representatives that posted it with all else done */
+	bool erecv_go;             /* all did: the DP ops after it are made (dp_erecv_posted) */
 };
 
 struct memo {
@@ -234,6 +264,10 @@ struct exec {
 	bool dp_bgon;
 	struct dp_role *dp;
 	struct launch ***dp_tail;
+	uint8_t *sl_state;         /* per rank: its slice of its role's erecv not sent yet (0),
+	                            * on its way (1), arrived (2) */
+	struct dp_slw **slw;       /* per rank: group ops waiting for that slice */
+	size_t sl_n;               /* ranks of sl_state and slw */
 	struct rng rng;
 	int err;
 	struct ts_error *errp;
@@ -420,8 +454,10 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 /* ---- op lifecycle ------------------------------------------------------------ */
 
 static void op_ready(struct exec *x, int32_t ii, int32_t oi);
+static void dp_early_send(struct exec *x, int32_t ii, int32_t oi);
 static void comp_rerate(struct exec *x, int32_t ii);
 static void dp_ready(struct exec *x, int32_t ii, int32_t oi);
+static void dp_erecv_posted(struct exec *x, int32_t ii);
 
 static void op_end(struct exec *x, int32_t ii, int32_t oi)
 {
@@ -435,9 +471,16 @@ static void op_end(struct exec *x, int32_t ii, int32_t oi)
 	tl_add(x, ii, op, oi, in->t0[oi], in->t1[oi]);
 	if (x->dp_bgon)
 		dp_ready(x, ii, oi);
-	for (int32_t k = so[oi]; k < so[oi + 1]; k++)
+	if (x->dp_bgon && x->dp[in->role].erecv >= 0 && x->dp[in->role].op[oi].feeds)
+		dp_erecv_posted(x, ii);
+	for (int32_t k = so[oi]; k < so[oi + 1]; k++) {
+		if (r->ops[sc[k]].kind == WL_K_SEND && in->dpr[sc[k]])
+			continue; /* started early (dp_early_send) */
 		if (--in->ndeps[sc[k]] == 0)
 			op_ready(x, ii, sc[k]);
+		else
+			dp_early_send(x, ii, sc[k]);
+	}
 }
 
 static void ev_comp_end(struct sim_engine *e, void *ctx, uint64_t arg)
@@ -637,6 +680,68 @@ static void launch_unlink(struct exec *x, struct launch *l)
 
 static void group_ready(struct exec *x, struct launch *b);
 static void part_done(struct launch *l);
+static void op_ready(struct exec *x, int32_t ii, int32_t oi);
+static void xfer_done_cb(void *ctx, uint64_t arg);
+
+static void slice_done_cb(void *ctx, uint64_t arg);
+#define SLICE_OWN (1ull << 32)      /* the representative's own slice */
+
+/* DP group op b ended: the pipeline send slices waiting for it go. */
+static void dp_slices_go(struct exec *x, struct launch *b)
+{
+	for (struct dp_slice *q = b->slices, *n; q; q = n) {
+		int rc;
+		n = q->next;
+		if (q->arg & SLICE_OWN) {
+			/* the send shows from when its own slice started */
+			struct launch *l = q->to;
+			l->t_start = sim_now(&x->eng);
+			for (int32_t i = 0; i < l->nwait; i++)
+				x->in[l->waiters[i]].t0[l->op] = x->in[l->waiters[i]].xfer[l->op] =
+					l->t_start;
+		}
+		x->nflows++;
+		rc = sim_net_send(&x->net, q->path, q->hops, q->to->size, q->lat, slice_done_cb, q->to,
+				  q->arg);
+		if (rc)
+			set_err(x, rc);
+		free(q);
+	}
+	b->slices = NULL;
+}
+
+static bool dp_coll(const struct wl_op *op)
+{
+	return op->kind == WL_K_COLL && (op->dim == WL_D_DP || op->dim == WL_D_EDP);
+}
+
+/* Pipeline send oi of instance ii waits only for a DP op whose group ops
+ * are made (the tied embedding's gradient to the other end of the
+ * pipeline, after the last reduction): it starts now, each rank's slice
+ * once that rank's own DP group's op ended (launch_go, dp_slice_gate), as
+ * --exact's ranks send after their own reduction; the representative
+ * waited for the slowest group, and its slices all started at once where
+ * --exact's ranks whose groups ended early sent while the others still
+ * reduced (Qwen3-VL-2B tp 8 pp 2 SP, full recompute, --bucket-mb 10, 8
+ * nodes of the ECMP leaf-spine: +1.6 / +0.45 / +0.52 % over --exact at
+ * seeds 1-3, now 0.00 %). */
+static void dp_early_send(struct exec *x, int32_t ii, int32_t oi)
+{
+	struct inst *in = &x->in[ii];
+	const struct wl_op *ops = x->w->roles[in->role].ops, *op = &ops[oi];
+	int32_t d = -1;
+	if (!x->dp_bgon || op->kind != WL_K_SEND || in->ndeps[oi] != 1 || in->dpr[oi])
+		return;
+	for (int k = 0; k < op->ndeps; k++)
+		if (in->t1[op->deps[k]] < 0)
+			d = op->deps[k];
+	if (d < 0 || !dp_coll(&ops[d]) || !x->dp[in->role].op[d].made)
+		return;
+	in->dpr[oi] = 1;
+	in->ndeps[oi] = 0;
+	op_ready(x, ii, oi);
+}
+
 static bool dp_gated_next(const struct exec *x, int32_t role, int32_t k);
 
 /* DP group ops (dp_emit) of l's role at or before l's op still queued or
@@ -651,10 +756,6 @@ static bool dp_pending(struct exec *x, const struct launch *l)
 	return *lo <= l->op;
 }
 
-static bool dp_coll(const struct wl_op *op)
-{
-	return op->kind == WL_K_COLL && (op->dim == WL_D_DP || op->dim == WL_D_EDP);
-}
 
 /* A data-parallel op whose end the rank waits on for more than the next
  * bucket (dp_emit): a successor other than a DP collective on its
@@ -689,11 +790,12 @@ static void launch_done(struct exec *x, struct launch *l)
 				struct launch *n = l->gnext[i];
 				if (!n)
 					x->dp_tail[l->granks[i]] = NULL;
-				else if (++n->garrived == n->gn)
+				else if (++n->garrived == n->gn && !n->gslices)
 					group_ready(x, n);
 			}
 			x->dp[role].op[l->op].live--;
 			owner = l->owner;
+			dp_slices_go(x, l);
 			if (x->dp[role].op[l->op].own == l)
 				x->dp[role].op[l->op].own = NULL;
 			free(l->granks);
@@ -767,6 +869,32 @@ static void xfer_done_cb(void *ctx, uint64_t arg)
 {
 	(void)arg;
 	part_done(ctx);
+}
+
+/* Rank r's slice of its role's erecv arrived: its DP groups waiting for it
+ * may start (after its optimizer: their gdelay). */
+static void slice_arrived(struct exec *x, uint32_t arg)
+{
+	x->sl_state[arg] = 2;
+	for (struct dp_slw *q = x->slw[arg], *n; q; q = n) {
+		n = q->next;
+		if (--q->b->gslices == 0 && q->b->garrived == q->b->gn)
+			group_ready(x, q->b);
+		free(q);
+	}
+	x->slw[arg] = NULL;
+}
+
+/* One slice of an early pipeline send (dp_early_send) or of one to an
+ * erecv arrived. arg: low 32 bits, the receiving rank + 1 when the
+ * receive is its role's erecv; SLICE_OWN, the representative's own. */
+static void slice_done_cb(void *ctx, uint64_t arg)
+{
+	struct launch *l = ctx;
+	uint32_t rr = (uint32_t)arg;
+	if (rr)
+		slice_arrived(l->x, rr - 1);
+	part_done(l);
 }
 
 /* Room for one more started collective in x->colls (made before it starts:
@@ -1530,8 +1658,18 @@ static int dp_group_op(struct exec *x, int32_t role, int32_t oi, double size, in
 		else
 			b->garrived++;
 		x->dp_tail[r[i]] = &b->gnext[i];
+		if (x->dp[role].op[oi].after_erecv && x->sl_state[r[i]] != 2) {
+			/* the member's optimizer waits for its slice */
+			struct dp_slw *q = malloc(sizeof(*q));
+			if (!q)
+				return TS_ENOMEM;
+			q->b = b;
+			q->next = x->slw[r[i]];
+			x->slw[r[i]] = q;
+			b->gslices++;
+		}
 	}
-	if (b->garrived == n)
+	if (b->garrived == n && !b->gslices)
 		group_ready(x, b);
 	return x->err;
 }
@@ -1632,7 +1770,8 @@ static bool dp_gated_next(const struct exec *x, int32_t role, int32_t k)
 /* Make the group ops of op oi of role: every group's, the
  * representatives' own only (own), or all but theirs, each delay after
  * its members' streams reach it (bg). */
-static void dp_groups(struct exec *x, int32_t role, int32_t oi, bool own, bool bg, double delay)
+static void dp_groups(struct exec *x, int32_t role, int32_t oi, bool own, bool bg, double delay,
+		      double own_delay)
 {
 	const struct wl_op *op = &x->w->roles[role].ops[oi];
 	double size = launch_size(x, op, &x->in[role * x->K]);
@@ -1646,7 +1785,7 @@ static void dp_groups(struct exec *x, int32_t role, int32_t oi, bool own, bool b
 			n = group_ranks(x, op->dim, ti, pos, role, r);
 			mine = dp_own(x, role, r, n);
 			if (n >= 2 && ((mine && own) || (!mine && bg)) &&
-			    (rc = dp_group_op(x, role, oi, size, ti, pos, r, n, mine ? 0 : delay)))
+			    (rc = dp_group_op(x, role, oi, size, ti, pos, r, n, mine ? own_delay : delay)))
 				set_err(x, rc);
 		}
 }
@@ -1676,6 +1815,7 @@ static void dp_emit(struct exec *x, int32_t role, int32_t oi)
 	const struct wl_op *op = &ro->ops[oi];
 	const int32_t *so = x->succ_off[role], *sc = x->succ[role];
 	bool nonchain = false;
+	double erd = 0;
 	if (x->dp[role].op[oi].made || x->err)
 		return;
 	for (int d = 0; d < op->ndeps; d++) {
@@ -1684,17 +1824,32 @@ static void dp_emit(struct exec *x, int32_t role, int32_t oi)
 		else if (!x->dp[role].op[op->deps[d]].made)
 			return;
 	}
-	if (nonchain && x->dp[role].op[oi].ready_n < x->K)
+	if (nonchain && x->dp[role].op[oi].ready_n < x->K &&
+	    !(x->dp[role].op[oi].after_erecv && x->dp[role].erecv_go))
 		return;
 	x->dp[role].op[oi].made = 1;
-	dp_groups(x, role, oi, true, !x->dp[role].op[oi].bgmade, 0);
+	if (x->dp[role].op[oi].after_erecv && x->dp[role].erecv_go) {
+		/* made when the ranks' other deps ended (dp_erecv_posted):
+		 * each group starts after its members' optimizer, when their
+		 * slices arrived and their streams reached it, unless its
+		 * stream predecessor came after that optimizer too */
+		bool first = true;
+		for (int d = 0; d < op->ndeps; d++)
+			if (dp_chained(&ro->ops[op->deps[d]], op) && x->dp[role].op[op->deps[d]].after_erecv)
+				first = false;
+		erd = first ? x->dp[role].erecv_opt_s : 0;
+	}
+	dp_groups(x, role, oi, true, !x->dp[role].op[oi].bgmade, erd, erd);
+	for (int32_t k = so[oi]; k < so[oi + 1]; k++)
+		for (int32_t i = 0; i < x->K; i++)
+			dp_early_send(x, role * x->K + i, sc[k]);
 	for (int32_t k = so[oi]; k < so[oi + 1]; k++) {
 		double delay;
 		if (!dp_chained(op, &ro->ops[sc[k]]))
 			continue;
 		if (!x->dp[role].op[sc[k]].bgmade && dp_gated(x, role, sc[k], oi, &delay)) {
 			x->dp[role].op[sc[k]].bgmade = 1;
-			dp_groups(x, role, sc[k], false, true, delay);
+			dp_groups(x, role, sc[k], false, true, delay, 0);
 		}
 		dp_emit(x, role, sc[k]);
 	}
@@ -1723,6 +1878,55 @@ static void dp_ready(struct exec *x, int32_t ii, int32_t oi)
 	}
 }
 
+/* The DP group op of op k of role that rank r is in, queued or running;
+ * NULL: done. */
+static struct launch *dp_slice_gate(struct exec *x, int32_t role, int32_t k, int32_t r)
+{
+	for (struct launch *b = x->inflight; b; b = b->fnext)
+		if (b->dpbg && b->role == role && b->op == k)
+			for (int32_t i = 0; i < b->gn; i++)
+				if (b->granks[i] == r)
+					return b;
+	return NULL;
+}
+
+/* Instance ii posted its role's erecv, or ended an op that ops after it
+ * wait for: once it posted it and every other op the DP ops after it wait
+ * for has ended, the ranks it stands for are ready for them when their own
+ * slice arrived and their optimizer ran; when every representative is,
+ * those ops are made, each group op waiting for its members' slices
+ * (dp_group_op) and then their optimizer (dp_emit), not for the
+ * representatives' receive, which ends with the slowest slice. With the
+ * distributed optimizer, each group gathers its parameters after its own
+ * members' slices: waiting for the representatives' started every group's
+ * gather at once, behind the slowest (Qwen3-VL-2B tp 8 pp 2 interleaved,
+ * fat-tree-k8.json with one GPU a node: +1.5 / -0.1 / +0.2 / -1.4 % over
+ * --exact at seeds 1-4; now 0.00 % at each). */
+static void dp_erecv_posted(struct exec *x, int32_t ii)
+{
+	struct inst *in = &x->in[ii];
+	const struct wl_role *ro = &x->w->roles[in->role];
+	struct dp_role *dr = &x->dp[in->role];
+	if (in->t0[dr->erecv] < 0 || in->dpr[dr->erecv])
+		return;
+	for (int32_t j = dr->erecv + 1; j < ro->nops; j++) {
+		if (!dr->op[j].down)
+			continue;
+		for (int d = 0; d < ro->ops[j].ndeps; d++) {
+			int32_t k = ro->ops[j].deps[d];
+			if (k != dr->erecv && !dr->op[k].down && in->t1[k] < 0)
+				return;
+		}
+	}
+	in->dpr[dr->erecv] = 1;
+	if (++dr->erecv_posted < x->K)
+		return;
+	dr->erecv_go = true;
+	for (int32_t j = dr->erecv + 1; j < ro->nops && !x->err; j++)
+		if (dr->op[j].after_erecv)
+			dp_emit(x, in->role, j);
+}
+
 /* Start everything the launch stands for. */
 static void launch_go(struct exec *x, struct launch *l)
 {
@@ -1733,6 +1937,16 @@ static void launch_go(struct exec *x, struct launch *l)
 	int32_t *r = x->ranks_buf;
 	int rc = 0, n;
 	double an = 0;
+	/* a send started early behind its DP op (dp_early_send): each slice
+	 * waits for its rank's group (gate: the op); to its peer's erecv: each
+	 * slice tracked (track) */
+	int32_t gate = -1;
+	bool track = op->kind == WL_K_SEND && x->dp_bgon &&
+		     x->dp[op->peer_stage].erecv == op->peer_op;
+	if (op->kind == WL_K_SEND && !x->o->exact && in0->dpr[l->op])
+		for (int d = 0; d < op->ndeps; d++)
+			if (dp_coll(&x->w->roles[l->role].ops[op->deps[d]]))
+				gate = op->deps[d];
 	l->t_start = sim_now(&x->eng);
 	launch_link(x, l);
 	for (int32_t i = 0; i < l->nwait; i++) {
@@ -1743,7 +1957,7 @@ static void launch_go(struct exec *x, struct launch *l)
 	l->size = launch_size(x, op, in0);
 	if (x->o->free_comm || l->size <= 0)
 		goto timer;
-	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && !ep_weighted(x, op)) {
+	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && !ep_weighted(x, op) && gate < 0) {
 		/* (an alltoallv's loads differ from op to op: always live) */
 		l->memo_key = memo_key(x, l->role, op, l->size);
 		if ((mm = memo_find(&x->memo, l->memo_key))) {
@@ -1770,7 +1984,7 @@ static void launch_go(struct exec *x, struct launch *l)
 					double lat_us;
 					if (x->o->fidelity == SIM_ANALYTIC)
 						continue;
-					if (!x->o->exact && same && (pos != in0->pos || ti))
+					if (!x->o->exact && same && (pos != in0->pos || ti) && !track)
 						continue; /* private NVLink ports: one stands for all */
 					if (!(to = unit_launch(x, l, &bg, u))) {
 						rc = TS_ENOMEM;
@@ -1786,6 +2000,39 @@ static void launch_go(struct exec *x, struct launch *l)
 					lat_us = sim_nccl_hw_lat_us(same ? SIM_HW_NVLINK : SIM_HW_NET, SIM_ALGO_RING,
 								    SIM_PROTO_SIMPLE);
 					to->left++;
+					if (gate >= 0 || track) {
+						struct launch *g = gate < 0 ? NULL :
+							dp_slice_gate(x, l->role, gate, rank_of(x, tpi, pos, l->role));
+						struct dp_slice *q = g ? malloc(sizeof(*q)) : NULL;
+						int32_t rr = rank_of(x, tpi, pos, op->peer_stage);
+						uint64_t arg = 0;
+						if (g && !q) {
+							rc = TS_ENOMEM;
+							break;
+						}
+						if (pos == in0->pos && tpi == 0)
+							arg |= SLICE_OWN;
+						if (track) {
+							x->sl_state[rr] = 1;
+							arg |= (uint64_t)(uint32_t)(rr + 1);
+						}
+						if (q) {
+							q->to = to;
+							memcpy(q->path, path, (size_t)hops * sizeof(*path));
+							q->hops = hops;
+							q->lat = time_from_us(lat_us);
+							q->arg = arg;
+							q->next = g->slices;
+							g->slices = q;
+							continue;
+						}
+						x->nflows++;
+						rc = sim_net_send(&x->net, path, hops, l->size,
+								  time_from_us(lat_us), slice_done_cb, to, arg);
+						if (rc)
+							to->left--;
+						continue;
+					}
 					x->nflows++;
 					rc = sim_net_send(&x->net, path, hops, l->size, time_from_us(lat_us),
 							  xfer_done_cb, to, 0);
@@ -1949,6 +2196,8 @@ static void op_ready(struct exec *x, int32_t ii, int32_t oi)
 	switch (op->kind) {
 	case WL_K_COMPUTE: compute_start(x, ii, oi); break;
 	case WL_K_RECV:
+		if (x->dp_bgon && oi == x->dp[in->role].erecv)
+			dp_erecv_posted(x, ii);
 		if (in->arrived[oi] == 1)
 			op_end(x, ii, oi);
 		else
@@ -2436,26 +2685,97 @@ static void dp_bg_free(struct exec *x)
 {
 	for (int r = 0; x->dp && r < x->w->nroles; r++)
 		free(x->dp[r].op);
+	for (size_t r = 0; x->slw && r < x->sl_n; r++)
+		for (struct dp_slw *q = x->slw[r], *n; q; q = n) {
+			n = q->next;
+			free(q);
+		}
 	free(x->dp);
 	free(x->dp_tail);
+	free(x->sl_state);
+	free(x->slw);
 	x->dp = NULL;
 	x->dp_tail = NULL;
+	x->sl_state = NULL;
+	x->slw = NULL;
+}
+
+/* Role's erecv (struct dp_role): a receive of the DP phase whose every
+ * successor, through any number of ops, is the optimizer's compute or a DP
+ * collective; those collectives marked after_erecv, the longest compute
+ * before one into erecv_opt_s. reach: room for the role's ops. */
+static void find_erecv(struct exec *x, int32_t role, double *reach)
+{
+	const struct wl_role *ro = &x->w->roles[role];
+	struct dp_role *dr = &x->dp[role];
+	dr->erecv = -1;
+	for (int32_t i = ro->nops - 1; i >= 0; i--) {
+		bool ok = true;
+		double opt = 0;
+		if (ro->ops[i].kind != WL_K_RECV || ro->ops[i].phase != WL_P_DP)
+			continue;
+		/* reach[j]: -1 not after i; else the compute since i before j, s */
+		for (int32_t j = i; j < ro->nops; j++)
+			reach[j] = j == i ? 0 : -1;
+		for (int32_t j = i + 1; j < ro->nops && ok; j++) {
+			const struct wl_op *op = &ro->ops[j];
+			double t = -1;
+			for (int d = 0; d < op->ndeps; d++)
+				if (op->deps[d] >= i && reach[op->deps[d]] > t)
+					t = reach[op->deps[d]];
+			if (t < 0)
+				continue;
+			if (dp_coll(op)) {
+				opt = t > opt ? t : opt;
+				reach[j] = 0;
+			} else if (op->kind == WL_K_COMPUTE && op->phase == WL_P_OPT) {
+				reach[j] = t + op_compute_s(x, op, 1);
+			} else {
+				ok = false;
+			}
+		}
+		if (!ok)
+			continue;
+		dr->erecv = i;
+		dr->erecv_opt_s = opt;
+		for (int32_t j = i + 1; j < ro->nops; j++) {
+			dr->op[j].down = reach[j] >= 0;
+			dr->op[j].after_erecv = reach[j] >= 0 && dp_coll(&ro->ops[j]);
+			for (int d = 0; d < ro->ops[j].ndeps && reach[j] >= 0; d++)
+				if (ro->ops[j].deps[d] < i || reach[ro->ops[j].deps[d]] < 0)
+					dr->op[ro->ops[j].deps[d]].feeds = 1;
+		}
+		return;
+	}
 }
 
 /* dp_emit's per-run state (x->dp_bgon and x->D set). */
 static int dp_bg_alloc(struct exec *x)
 {
 	int P = x->w->nroles;
+	size_t nr = (size_t)P * (size_t)x->p->tp * (size_t)x->D;
+	int32_t maxops = 0;
+	double *reach;
 	dp_bg_free(x);
 	if (!x->dp_bgon)
 		return 0;
 	x->dp = calloc((size_t)P, sizeof(*x->dp));
-	x->dp_tail = calloc((size_t)P * (size_t)x->p->tp * (size_t)x->D, sizeof(*x->dp_tail));
-	if (!x->dp || !x->dp_tail)
+	x->dp_tail = calloc(nr, sizeof(*x->dp_tail));
+	x->sl_state = calloc(nr, 1);
+	x->slw = calloc(nr, sizeof(*x->slw));
+	x->sl_n = nr;
+	if (!x->dp || !x->dp_tail || !x->sl_state || !x->slw)
 		return TS_ENOMEM;
-	for (int r = 0; r < P; r++)
+	for (int r = 0; r < P; r++) {
 		if (!(x->dp[r].op = calloc((size_t)x->w->roles[r].nops, sizeof(*x->dp[r].op))))
 			return TS_ENOMEM;
+		maxops = x->w->roles[r].nops > maxops ? x->w->roles[r].nops : maxops;
+	}
+	if (!(reach = malloc((size_t)(maxops ? maxops : 1) * sizeof(*reach))))
+		return TS_ENOMEM;
+	for (int r = 0; r < P; r++)
+		find_erecv(x, r, reach);
+	free(reach);
 	return 0;
 }
 
@@ -3122,6 +3442,10 @@ static void exec_release(struct exec *x)
 	x->succ_off = x->succ = NULL;
 	for (struct launch *l = x->inflight, *n; l; l = n) {
 		n = l->fnext;
+		for (struct dp_slice *q = l->slices, *qn; q; q = qn) {
+			qn = q->next;
+			free(q);
+		}
 		free(l->waiters);
 		free(l->granks);
 		free(l->gnext);
