@@ -2815,16 +2815,38 @@ static bool hashed_pair(const struct exec *x, int32_t a, int32_t b)
 	return topo_gpu_host(x->t, a) != topo_gpu_host(x->t, b) && sim_spray_paths(x->t, a, b, true) > 1;
 }
 
-static int positions_hashed(const struct exec *x)
+static int groups_hashed(const struct exec *x, const int *dims, int nd)
 {
-	static const int dims[] = { WL_D_TP, WL_D_CP };
 	int32_t *r = malloc((size_t)x->p->tp * (size_t)x->D * (size_t)x->p->pp * sizeof(*r));
 	int h;
 	if (!r)
 		return -1;
-	h = unit_groups_any(x, dims, 2, unit_positions(x->p), false, hashed_pair, r);
+	h = unit_groups_any(x, dims, nd, unit_positions(x->p), false, hashed_pair, r);
 	free(r);
 	return h;
+}
+
+static int positions_hashed(const struct exec *x)
+{
+	static const int dims[] = { WL_D_TP, WL_D_CP };
+	return groups_hashed(x, dims, 2);
+}
+
+/* Whether a MoE plan's DP or expert-DP rings cross hosts where more than
+ * one equal-cost path joins ring neighbours: with overlap.dp each bucket's
+ * rings start as their members' backward reaches it, and under ECMP the
+ * rings that hash onto the same links slow each other by how they overlap.
+ * A unit's positions draw their own expert loads, so their ranks reach
+ * each bucket at their own times, where the fold's representative runs
+ * the unit's heaviest: the overlaps differ (Qwen3-VL-30B-A3B, tp 4, EP 4,
+ * SP, overlap.dp, 8 nodes of the ECMP leaf-spine, with the flow model's
+ * exact max-min (--flow-coalesce 0): -3.9 to +3.1 % over --exact at seeds
+ * 1-10; sprayed within 0.22 %; without overlap.dp equal). x->D and x->es
+ * set; -1: out of memory. */
+static int moe_dp_hashed(const struct exec *x)
+{
+	static const int dims[] = { WL_D_DP, WL_D_EDP };
+	return groups_hashed(x, dims, 2);
 }
 
 
@@ -3615,6 +3637,20 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 				out->exact_why = "the positions of a unit cross hosts on ECMP-hashed "
 						 "paths of their own (its fold waits at each exchange "
 						 "for its slowest)";
+			}
+		}
+		if (!oo.exact && oo.replicas <= 0 && !oo.spray && oo.fidelity != SIM_ANALYTIC &&
+		    m->experts > 0 && p->ep > 1 && !p->pad_to_capacity && p->overlap_dp &&
+		    unit_positions(p) > 1 && need <= HASHED_EXACT_MAX) {
+			int h;
+			x.D = D;
+			if ((h = moe_dp_hashed(&x)) < 0)
+				return ts_error_set(err, TS_ENOMEM, "out of memory");
+			if (h) {
+				oo.exact = out->exact_fallback = true;
+				out->exact_why = "the positions of a MoE unit reach each overlapped DP "
+						 "bucket at their own times, on ECMP-hashed rings "
+						 "(its fold runs the unit's heaviest expert load)";
 			}
 		}
 	}
