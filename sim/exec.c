@@ -3626,32 +3626,27 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			out->exact_why = "the replicas of a unit draw their own images (its fold "
 					 "takes each micro-batch's heaviest)";
 		}
+		/* exchanges on ECMP-hashed paths of a unit's positions' own
+		 * (positions_hashed, moe_dp_hashed): every rank, up to
+		 * HASHED_EXACT_MAX GPUs */
 		if (!oo.exact && oo.replicas <= 0 && !oo.spray && oo.fidelity != SIM_ANALYTIC &&
-		    p->cp > 1 && need <= HASHED_EXACT_MAX) {
-			int h;
+		    need <= HASHED_EXACT_MAX) {
+			bool moe = m->experts > 0 && p->ep > 1 && !p->pad_to_capacity &&
+				   p->overlap_dp && unit_positions(p) > 1;
+			int h = 0;
 			x.D = D;
-			if ((h = positions_hashed(&x)) < 0)
-				return ts_error_set(err, TS_ENOMEM, "out of memory");
-			if (h) {
-				oo.exact = out->exact_fallback = true;
+			if (p->cp > 1 && (h = positions_hashed(&x)) > 0)
 				out->exact_why = "the positions of a unit cross hosts on ECMP-hashed "
 						 "paths of their own (its fold waits at each exchange "
 						 "for its slowest)";
-			}
-		}
-		if (!oo.exact && oo.replicas <= 0 && !oo.spray && oo.fidelity != SIM_ANALYTIC &&
-		    m->experts > 0 && p->ep > 1 && !p->pad_to_capacity && p->overlap_dp &&
-		    unit_positions(p) > 1 && need <= HASHED_EXACT_MAX) {
-			int h;
-			x.D = D;
-			if ((h = moe_dp_hashed(&x)) < 0)
-				return ts_error_set(err, TS_ENOMEM, "out of memory");
-			if (h) {
-				oo.exact = out->exact_fallback = true;
+			else if (h == 0 && moe && (h = moe_dp_hashed(&x)) > 0)
 				out->exact_why = "the positions of a MoE unit reach each overlapped DP "
 						 "bucket at their own times, on ECMP-hashed rings "
 						 "(its fold runs the unit's heaviest expert load)";
-			}
+			if (h < 0)
+				return ts_error_set(err, TS_ENOMEM, "out of memory");
+			if (h)
+				oo.exact = out->exact_fallback = true;
 		}
 	}
 	if (o->compute)

@@ -113,17 +113,17 @@ END_TEST
 
 /* ---- folded vs exact ------------------------------------------------------------ */
 
-/* Folded against --exact: within 1 % on fewer instances, or, where the
- * placement makes folded fall back to every rank (fallback), the same
- * instances and time. */
-static void folded_vs_exact_as(struct plan *p, bool fallback)
+/* Folded against --exact under options o: within 1 % on fewer instances,
+ * or, where folded falls back to every rank (fallback), the same instances
+ * and time. */
+static void folded_vs_exact_with(struct plan *p, struct sim_predict_opts o, bool fallback)
 {
-	struct sim_predict_opts o;
 	struct sim_prediction a, b;
-	sim_predict_opts_init(&o);
+	o.exact = false;
 	run(p, &o, &a);
 	o.exact = true;
 	run(p, &o, &b);
+	ck_assert_int_eq(a.exact_fallback, fallback);
 	if (fallback) {
 		ck_assert_int_eq(a.instances, b.instances);
 		ck_assert_msg(a.iteration_time_s == b.iteration_time_s, "folded %.9f s vs exact %.9f s",
@@ -135,6 +135,13 @@ static void folded_vs_exact_as(struct plan *p, bool fallback)
 	}
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
+}
+
+static void folded_vs_exact_as(struct plan *p, bool fallback)
+{
+	struct sim_predict_opts o;
+	sim_predict_opts_init(&o);
+	folded_vs_exact_with(p, o, fallback);
 }
 
 static void folded_vs_exact(struct plan *p)
@@ -2951,6 +2958,11 @@ START_TEST(folded_gather_after_pp_send)
 }
 END_TEST
 
+/* examples/clusters/fat-tree-k8.json: one GPU and NIC a node, 3 tiers. */
+static const char *const fat_tree_k8_1gpu =
+	"{\"name\": \"ft8\", \"preset\": \"dgx-a100-hdr\", \"node\": {\"gpus\": 1, \"nics\": 1}, "
+	"\"fabric\": {\"type\": \"fat-tree\", \"k\": 8, \"tiers\": 3, \"link_bandwidth_gbps\": 200}}";
+
 /* Tied embeddings on pp 2: each rank sends its embedding gradient to the
  * other end of the pipeline after its own DP group's last reduction, and
  * each group of the receiving stage gathers its parameters (distributed
@@ -2970,12 +2982,7 @@ START_TEST(folded_tied_embedding_slices)
 		if (k == 0)
 			load_topo("h100-roce-leafspine", 8);
 		else
-			load_topo(tu_tmpfile(0, ".json",
-					     "{\"name\": \"ft8\", \"preset\": \"dgx-a100-hdr\", \"node\": "
-					     "{\"gpus\": 1, \"nics\": 1}, \"fabric\": {\"type\": "
-					     "\"fat-tree\", \"k\": 8, \"tiers\": 3, "
-					     "\"link_bandwidth_gbps\": 200}}"),
-				  64);
+			load_topo(tu_tmpfile(0, ".json", fat_tree_k8_1gpu), 64);
 		ck_assert_msg(model_load(&model, "qwen3-vl-2b", &err) == 0, "%s", err.msg);
 		ck_assert(model.tie_embeddings);
 		plan_init(&p);
@@ -3025,12 +3032,7 @@ START_TEST(cp_positions_hashed_exact)
 {
 	struct plan p;
 	struct sim_predict_opts o;
-	struct sim_prediction a, b;
-	load_topo(tu_tmpfile(0, ".json",
-			     "{\"name\": \"ft8\", \"preset\": \"dgx-a100-hdr\", \"node\": "
-			     "{\"gpus\": 1, \"nics\": 1}, \"fabric\": {\"type\": \"fat-tree\", "
-			     "\"k\": 8, \"tiers\": 3, \"link_bandwidth_gbps\": 200}}"),
-		  32);
+	load_topo(tu_tmpfile(0, ".json", fat_tree_k8_1gpu), 32);
 	load_model_json(small_model);
 	plan_init(&p);
 	p.tp = 8;
@@ -3045,18 +3047,7 @@ START_TEST(cp_positions_hashed_exact)
 		sim_predict_opts_init(&o);
 		o.spray = spray;
 		o.seed = 3;
-		run(&p, &o, &a);
-		o.exact = true;
-		run(&p, &o, &b);
-		ck_assert_int_eq(a.exact_fallback, !spray);
-		if (!spray)
-			ck_assert_msg(a.iteration_time_s == b.iteration_time_s,
-				      "folded %.9f s vs exact %.9f s", a.iteration_time_s,
-				      b.iteration_time_s);
-		else
-			ck_assert_int_lt(a.instances, b.instances);
-		sim_prediction_release(&a);
-		sim_prediction_release(&b);
+		folded_vs_exact_with(&p, o, !spray);
 	}
 	topo_release(&topo);
 }
@@ -3318,7 +3309,6 @@ START_TEST(moe_dp_hashed_exact)
 {
 	struct plan p;
 	struct sim_predict_opts o;
-	struct sim_prediction a, b;
 	load_topo("h100-roce-leafspine", 8);
 	load_model_json(qwen3_moe_4l);
 	for (int k = 0; k < 3; k++) {
@@ -3329,18 +3319,7 @@ START_TEST(moe_dp_hashed_exact)
 		sim_predict_opts_init(&o);
 		o.spray = k == 1;
 		o.seed = 2;
-		run(&p, &o, &a);
-		o.exact = true;
-		run(&p, &o, &b);
-		ck_assert_msg(a.exact_fallback == (k == 0), "case %d", k);
-		if (k == 0)
-			ck_assert_msg(a.iteration_time_s == b.iteration_time_s,
-				      "folded %.9f s vs exact %.9f s", a.iteration_time_s,
-				      b.iteration_time_s);
-		else
-			ck_assert_int_lt(a.instances, b.instances);
-		sim_prediction_release(&a);
-		sim_prediction_release(&b);
+		folded_vs_exact_with(&p, o, k == 0);
 	}
 	topo_release(&topo);
 }
