@@ -1945,7 +1945,7 @@ static void launch_go(struct exec *x, struct launch *l)
 		     x->dp[op->peer_stage].erecv == op->peer_op;
 	if (op->kind == WL_K_SEND && !x->o->exact && in0->dpr[l->op])
 		for (int d = 0; d < op->ndeps; d++)
-			if (dp_coll(&x->w->roles[l->role].ops[op->deps[d]]))
+			if (in0->t1[op->deps[d]] < 0) /* (the one dp_early_send found) */
 				gate = op->deps[d];
 	l->t_start = sim_now(&x->eng);
 	launch_link(x, l);
@@ -2698,6 +2698,7 @@ static void dp_bg_free(struct exec *x)
 	x->dp_tail = NULL;
 	x->sl_state = NULL;
 	x->slw = NULL;
+	x->sl_n = 0;
 }
 
 /* Role's erecv (struct dp_role): a receive of the DP phase whose every
@@ -2711,10 +2712,13 @@ static void find_erecv(struct exec *x, int32_t role, double *reach)
 	dr->erecv = -1;
 	for (int32_t i = ro->nops - 1; i >= 0; i--) {
 		bool ok = true;
-		double opt = 0;
+		double opt = 0, host = 0;
 		if (ro->ops[i].kind != WL_K_RECV || ro->ops[i].phase != WL_P_DP)
 			continue;
-		/* reach[j]: -1 not after i; else the compute since i before j, s */
+		/* reach[j]: -1 not after i; else when j ends after i did, s:
+		 * each op issued by the host after the one before it
+		 * (compute_start's dispatch; the host waits for the receive),
+		 * started once issued and its deps ended */
 		for (int32_t j = i; j < ro->nops; j++)
 			reach[j] = j == i ? 0 : -1;
 		for (int32_t j = i + 1; j < ro->nops && ok; j++) {
@@ -2728,9 +2732,17 @@ static void find_erecv(struct exec *x, int32_t role, double *reach)
 			if (dp_coll(op)) {
 				opt = t > opt ? t : opt;
 				reach[j] = 0;
-			} else if (op->kind == WL_K_COMPUTE && op->phase == WL_P_OPT) {
-				reach[j] = t + op_compute_s(x, op, 1);
+			} else if (op->kind == WL_K_COMPUTE && op->phase == WL_P_OPT &&
+				   op->cls != WL_HOST_OPT && op->cls != WL_HOST_COPY) {
+				double c = op_compute_s(x, op, 1);
+				if (c > 0 && x->comp.dispatch_s > 0) {
+					host += x->comp.dispatch_s;
+					t = host > t ? host : t;
+				}
+				reach[j] = t + c;
 			} else {
+				/* (a CPU optimizer's and its copies' time
+				 * depends on the host thread's earlier work) */
 				ok = false;
 			}
 		}
