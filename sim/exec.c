@@ -2844,8 +2844,8 @@ static int positions_hashed(const struct exec *x)
 	return groups_hashed(x, dims, 2);
 }
 
-/* Whether a MoE plan's DP or expert-DP rings cross hosts where more than
- * one equal-cost path joins ring neighbours: with overlap.dp each bucket's
+/* Whether DP or expert-DP rings cross hosts where more than one equal-cost
+ * path joins ring neighbours. For a MoE plan: with overlap.dp each bucket's
  * rings start as their members' backward reaches it, and under ECMP the
  * rings that hash onto the same links slow each other by how they overlap.
  * A unit's positions draw their own expert loads, so their ranks reach
@@ -2855,7 +2855,7 @@ static int positions_hashed(const struct exec *x)
  * exact max-min (--flow-coalesce 0): -3.9 to +3.1 % over --exact at seeds
  * 1-10; sprayed within 0.22 %; without overlap.dp equal). x->D and x->es
  * set; -1: out of memory. */
-static int moe_dp_hashed(const struct exec *x)
+static int dp_rings_hashed(const struct exec *x)
 {
 	static const int dims[] = { WL_D_DP, WL_D_EDP };
 	return groups_hashed(x, dims, 2);
@@ -3639,22 +3639,39 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 					 "takes each micro-batch's heaviest)";
 		}
 		/* exchanges on ECMP-hashed paths of a unit's positions' own
-		 * (positions_hashed, moe_dp_hashed): every rank, up to
+		 * (positions_hashed, dp_rings_hashed): every rank, up to
 		 * HASHED_EXACT_MAX GPUs */
 		if (!oo.exact && oo.replicas <= 0 && !oo.spray && oo.fidelity != SIM_ANALYTIC &&
 		    need <= HASHED_EXACT_MAX) {
 			bool moe = m->experts > 0 && p->ep > 1 && !p->pad_to_capacity &&
 				   p->overlap_dp && unit_positions(p) > 1;
+			/* a tied embedding's gradient received before a CPU
+			 * optimizer and the sharded parameters' gather: each
+			 * rank's gather follows its own slice, but the CPU
+			 * optimizer's time depends on the host thread's earlier
+			 * work, so the fold's groups wait for the
+			 * representatives (find_erecv), for the slowest slice
+			 * (Qwen3-VL-2B-sized GPT tp 4 pp 2 interleaved, the
+			 * distributed optimizer, --offload optimizer, overlap.dp,
+			 * fat-tree-k8.json with 64 one-GPU nodes: +1.3 / +1.8 %
+			 * over --exact at seeds 2-3, found by review) */
+			bool tied_cpu = m->tie_embeddings && p->pp > 1 &&
+					p->offload != PLAN_OFF_NONE &&
+					(p->distributed_optimizer || p->zero >= 1);
 			int h = 0;
 			x.D = D;
 			if (p->cp > 1 && (h = positions_hashed(&x)) > 0)
 				out->exact_why = "the positions of a unit cross hosts on ECMP-hashed "
 						 "paths of their own (its fold waits at each exchange "
 						 "for its slowest)";
-			else if (h == 0 && moe && (h = moe_dp_hashed(&x)) > 0)
+			else if (h == 0 && moe && (h = dp_rings_hashed(&x)) > 0)
 				out->exact_why = "the positions of a MoE unit reach each overlapped DP "
 						 "bucket at their own times, on ECMP-hashed rings "
 						 "(its fold runs the unit's heaviest expert load)";
+			else if (h == 0 && tied_cpu && (h = dp_rings_hashed(&x)) > 0)
+				out->exact_why = "each rank's tied-embedding gradient reaches its CPU "
+						 "optimizer and ECMP-hashed parameter gather at its "
+						 "own time (the fold waits for the slowest)";
 			if (h < 0)
 				return ts_error_set(err, TS_ENOMEM, "out of memory");
 			if (h)

@@ -3294,7 +3294,7 @@ START_TEST(allgather_dispatcher_traffic)
 		workload_release(&w);
 		if (cases[k].nodes > 1) {
 			/* (with overlap.dp on these hashed rails, MoE plans of
-			 * up to 512 GPUs run every rank: moe_dp_hashed) */
+			 * up to 512 GPUs run every rank: dp_rings_hashed) */
 			p.overlap_dp = false;
 			resolve(&p);
 			folded_vs_exact(&p);
@@ -3310,11 +3310,31 @@ END_TEST
  * same links overlap differently (Qwen3-VL-30B-A3B tp 4 EP 4 on 8 nodes of
  * the leaf-spine: -3.9 to +3.1 % over --exact with exact max-min): every
  * rank is simulated, up to 512 GPUs. Sprayed, or without overlap.dp, the
- * fold stays. */
-START_TEST(moe_dp_hashed_exact)
+ * fold stays. So is every rank of a tied-embedding model on pp 2 whose
+ * gradient reaches a CPU optimizer before the distributed optimizer's
+ * gather on hashed rings (+1.3 / +1.8 % at seeds 2-3 folded). */
+START_TEST(dp_rings_hashed_exact)
 {
 	struct plan p;
 	struct sim_predict_opts o;
+	load_topo(tu_tmpfile(0, ".json", fat_tree_k8_1gpu), 64);
+	load_model_json("{\"n_embd\": 768, \"n_layer\": 16, \"n_head\": 12, \"vocab_size\": 50257, "
+			"\"n_positions\": 8192, \"model_type\": \"gpt2\", \"tie_word_embeddings\": true}");
+	plan_init(&p);
+	p.tp = 4;
+	p.pp = 2;
+	p.schedule = PLAN_SCHED_INTERLEAVED;
+	p.virtual_stages = 2;
+	p.seq_len = 4096;
+	p.global_batch = 16;
+	p.distributed_optimizer = true;
+	p.offload = PLAN_OFF_OPTIMIZER;
+	p.overlap_dp = true;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.seed = 2;
+	folded_vs_exact_with(&p, o, true);
+	topo_release(&topo);
 	load_topo("h100-roce-leafspine", 8);
 	load_model_json(qwen3_moe_4l);
 	for (int k = 0; k < 3; k++) {
@@ -4311,7 +4331,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cp_positions_hashed_exact);
 	tcase_add_test(tc, folded_gather_after_pp_send);
 	tcase_add_test(tc, folded_tied_embedding_slices);
-	tcase_add_test(tc, moe_dp_hashed_exact);
+	tcase_add_test(tc, dp_rings_hashed_exact);
 	tcase_add_test(tc, zero2_images_fold);
 	tcase_add_test(tc, linear_placement_no_fallback);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
