@@ -191,6 +191,8 @@ struct dp_op {                     /* folded flow, a DP op of a role (dp_emit) *
 	int32_t live;              /* its group ops queued or running, count */
 	struct launch *own;        /* the representatives' own group's, NULL: none or done */
 	uint8_t made, bgmade;      /* its group ops made; the others' made ahead (dp_gated) */
+	uint8_t hold;              /* the representatives' op waits for every group's ops up to
+	                            * it (dp_sync, not dp_gated_next) */
 	uint8_t down;              /* follows the role's erecv */
 	uint8_t feeds;             /* not down, but a down op waits for it */
 	uint8_t after_erecv;       /* a DP op that follows the role's erecv: its group ops wait
@@ -478,7 +480,7 @@ static void op_end(struct exec *x, int32_t ii, int32_t oi)
 			continue; /* started early (dp_early_send) */
 		if (--in->ndeps[sc[k]] == 0)
 			op_ready(x, ii, sc[k]);
-		else
+		else if (x->dp_bgon)
 			dp_early_send(x, ii, sc[k]);
 	}
 }
@@ -680,7 +682,6 @@ static void launch_unlink(struct exec *x, struct launch *l)
 
 static void group_ready(struct exec *x, struct launch *b);
 static void part_done(struct launch *l);
-static void op_ready(struct exec *x, int32_t ii, int32_t oi);
 static void xfer_done_cb(void *ctx, uint64_t arg);
 
 static void slice_done_cb(void *ctx, uint64_t arg);
@@ -730,7 +731,7 @@ static void dp_early_send(struct exec *x, int32_t ii, int32_t oi)
 	struct inst *in = &x->in[ii];
 	const struct wl_op *ops = x->w->roles[in->role].ops, *op = &ops[oi];
 	int32_t d = -1;
-	if (!x->dp_bgon || op->kind != WL_K_SEND || in->ndeps[oi] != 1 || in->dpr[oi])
+	if (op->kind != WL_K_SEND || in->ndeps[oi] != 1 || in->dpr[oi])
 		return;
 	for (int k = 0; k < op->ndeps; k++)
 		if (in->t1[op->deps[k]] < 0)
@@ -817,8 +818,7 @@ static void launch_done(struct exec *x, struct launch *l)
 		}
 		return;
 	}
-	if (x->dp_bgon && dp_sync(x, l->role, l->op) && !dp_gated_next(x, l->role, l->op) &&
-	    dp_pending(x, l)) {
+	if (x->dp_bgon && x->dp[l->role].op[l->op].hold && dp_pending(x, l)) {
 		/* its rank goes on, or ends, only once every DP group's ops up
 		 * to this one are done too (dp_emit) */
 		l->held_next = x->dp[l->role].held;
@@ -2785,8 +2785,11 @@ static int dp_bg_alloc(struct exec *x)
 	}
 	if (!(reach = malloc((size_t)(maxops ? maxops : 1) * sizeof(*reach))))
 		return TS_ENOMEM;
-	for (int r = 0; r < P; r++)
+	for (int r = 0; r < P; r++) {
 		find_erecv(x, r, reach);
+		for (int32_t i = 0; i < x->w->roles[r].nops; i++)
+			x->dp[r].op[i].hold = dp_sync(x, r, i) && !dp_gated_next(x, r, i);
+	}
 	free(reach);
 	return 0;
 }
