@@ -682,7 +682,6 @@ static void launch_unlink(struct exec *x, struct launch *l)
 
 static void group_ready(struct exec *x, struct launch *b);
 static void part_done(struct launch *l);
-static void xfer_done_cb(void *ctx, uint64_t arg);
 
 static void slice_done_cb(void *ctx, uint64_t arg);
 #define SLICE_OWN (1ull << 32)      /* the representative's own slice */
@@ -885,9 +884,10 @@ static void slice_arrived(struct exec *x, uint32_t arg)
 	x->slw[arg] = NULL;
 }
 
-/* One slice of an early pipeline send (dp_early_send) or of one to an
- * erecv arrived. arg: low 32 bits, the receiving rank + 1 when the
- * receive is its role's erecv; SLICE_OWN, the representative's own. */
+/* A pipeline send's transfer arrived (launch_go). arg: low 32 bits, the
+ * receiving rank + 1 when the receive is its role's erecv; SLICE_OWN, the
+ * representative's own slice of an early send (dp_early_send); 0 for any
+ * other. */
 static void slice_done_cb(void *ctx, uint64_t arg)
 {
 	struct launch *l = ctx;
@@ -1982,6 +1982,7 @@ static void launch_go(struct exec *x, struct launch *l)
 					bool same = topo_gpu_host(x->t, a) == topo_gpu_host(x->t, b);
 					int hops;
 					double lat_us;
+					uint64_t arg = 0; /* slice_done_cb's: a plain transfer */
 					if (x->o->fidelity == SIM_ANALYTIC)
 						continue;
 					if (!x->o->exact && same && (pos != in0->pos || ti) && !track)
@@ -2003,20 +2004,19 @@ static void launch_go(struct exec *x, struct launch *l)
 					if (gate >= 0 || track) {
 						struct launch *g = gate < 0 ? NULL :
 							dp_slice_gate(x, l->role, gate, rank_of(x, tpi, pos, l->role));
-						struct dp_slice *q = g ? malloc(sizeof(*q)) : NULL;
 						int32_t rr = rank_of(x, tpi, pos, op->peer_stage);
-						uint64_t arg = 0;
-						if (g && !q) {
-							rc = TS_ENOMEM;
-							break;
-						}
 						if (pos == in0->pos && tpi == 0)
 							arg |= SLICE_OWN;
 						if (track) {
 							x->sl_state[rr] = 1;
 							arg |= (uint64_t)(uint32_t)(rr + 1);
 						}
-						if (q) {
+						if (g) { /* after its rank's DP group (dp_slices_go) */
+							struct dp_slice *q = malloc(sizeof(*q));
+							if (!q) {
+								rc = TS_ENOMEM;
+								break;
+							}
 							q->to = to;
 							memcpy(q->path, path, (size_t)hops * sizeof(*path));
 							q->hops = hops;
@@ -2026,16 +2026,10 @@ static void launch_go(struct exec *x, struct launch *l)
 							g->slices = q;
 							continue;
 						}
-						x->nflows++;
-						rc = sim_net_send(&x->net, path, hops, l->size,
-								  time_from_us(lat_us), slice_done_cb, to, arg);
-						if (rc)
-							to->left--;
-						continue;
 					}
 					x->nflows++;
 					rc = sim_net_send(&x->net, path, hops, l->size, time_from_us(lat_us),
-							  xfer_done_cb, to, 0);
+							  slice_done_cb, to, arg);
 					if (rc)
 						to->left--;
 				}
