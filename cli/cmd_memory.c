@@ -3,6 +3,7 @@
  * The cluster is read through topo/ and only plain numbers (GPU count, GPU
  * memory) reach models/, which knows nothing of topologies. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,9 @@ static void usage(FILE *out)
 		"                       [plan flags] [--deepspeed ds_config.json] [--json]\n"
 		"\n"
 		"Memory per GPU for every pipeline stage: weights, gradients, optimizer\n"
-		"state, activations, buffers (DP buckets, ZeRO-3 gathers) and overhead.\n"
+		"state, activations, buffers (DP buckets, ZeRO-3 gathers), the fp32 main\n"
+		"gradients that 16-bit gradients get only during the optimizer step (step:\n"
+		"the total counts the larger of it and activations + buffers) and overhead.\n"
 		"Exit 1 with the reason when the peak does not fit in GPU memory.\n"
 		"\n"
 		"  --cluster C          cluster preset or file (GPU memory and count)\n"
@@ -95,6 +98,7 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 			cJSON_AddNumberToObject(o, "weights_gib", gib(st->weights_bytes));
 			cJSON_AddNumberToObject(o, "grads_gib", gib(st->grads_bytes));
 			cJSON_AddNumberToObject(o, "optimizer_gib", gib(st->optimizer_bytes));
+			cJSON_AddNumberToObject(o, "step_gib", gib(st->step_bytes));
 			cJSON_AddNumberToObject(o, "activations_gib", gib(st->activations_bytes));
 			cJSON_AddNumberToObject(o, "buffers_gib", gib(st->buffers_bytes));
 			cJSON_AddNumberToObject(o, "overhead_gib", gib(st->overhead_bytes));
@@ -108,9 +112,10 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 	} else {
 		static const char *const head[] = { ">stage",  ">layers",  ">weights", ">grads",
 						    ">optimizer", ">activations", ">buffers",
-						    ">overhead", ">total GiB", ">host GiB" };
+						    ">step", ">overhead", ">total GiB",
+						    ">host GiB" };
 		struct table t;
-		table_init(&t, 10, head);
+		table_init(&t, 11, head);
 		for (int s = 0; s < r->nstages; s++) {
 			const struct memory_stage *st = &r->stage[s];
 			table_cell(&t, "%d", s);
@@ -120,6 +125,7 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 			table_cell(&t, "%.2f", gib(st->optimizer_bytes));
 			table_cell(&t, "%.2f", gib(st->activations_bytes));
 			table_cell(&t, "%.2f", gib(st->buffers_bytes));
+			table_cell(&t, "%.2f", gib(st->step_bytes));
 			table_cell(&t, "%.2f", gib(st->overhead_bytes));
 			table_cell(&t, "%.2f", gib(st->total_bytes));
 			table_cell(&t, "%.2f", gib(st->host_bytes));
@@ -142,12 +148,15 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		if (r->peak_bytes > env->gpu_mem_bytes)
 			fprintf(stderr,
 				"trainsim: error: stage %d needs %.1f GiB of %.1f GiB: weights %.1f, "
-				"grads %.1f, optimizer %.1f, activations %.1f, buffers %.1f, "
-				"overhead %.1f GiB\n",
+				"grads %.1f, optimizer %.1f, %s %.1f, overhead %.1f GiB\n",
 				peak, gib(r->peak_bytes), gib(env->gpu_mem_bytes),
 				gib(ps->weights_bytes), gib(ps->grads_bytes),
-				gib(ps->optimizer_bytes), gib(ps->activations_bytes),
-				gib(ps->buffers_bytes), gib(ps->overhead_bytes));
+				gib(ps->optimizer_bytes),
+				ps->step_bytes > ps->activations_bytes + ps->buffers_bytes
+					? "fp32 main gradients at the step"
+					: "activations and buffers",
+				gib(fmax(ps->step_bytes, ps->activations_bytes + ps->buffers_bytes)),
+				gib(ps->overhead_bytes));
 		else
 			fprintf(stderr,
 				"trainsim: error: offloaded state needs %.1f GiB of host memory per "

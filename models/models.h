@@ -423,11 +423,14 @@ struct memory_env {
 struct memory_stage {
 	double weights_bytes;      /* per GPU, bytes */
 	double grads_bytes;        /* per GPU, bytes */
-	double optimizer_bytes;    /* per GPU, bytes */
+	double optimizer_bytes;    /* persistent optimizer state per GPU, bytes */
+	double step_bytes;         /* fp32 main gradients alive only during the optimizer
+				    * step, when the activations are freed, bytes */
 	double activations_bytes;  /* peak stored activations per GPU, bytes */
 	double buffers_bytes;      /* DP buckets, ZeRO-3 gathers, bytes */
 	double overhead_bytes;     /* CUDA context + allocator (assumption), bytes */
-	double total_bytes;        /* sum of the above, bytes */
+	double total_bytes;        /* weights + grads + optimizer + max(activations +
+				    * buffers, step) + overhead, bytes */
 	double host_bytes;         /* offloaded state per GPU in host memory, bytes */
 	double inflight;           /* micro-batches (of layers_per_stage) in flight, count */
 	int layers;                /* decoder layers on the stage, count */
@@ -448,5 +451,8 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 /* Bytes per parameter of weights, gradients and optimizer state, before
  * any sharding: e.g. 2 + 4 + 12 = 18 for bf16 with fp32 grads. */
 void memory_bytes_per_param(const struct plan *p, double *w, double *g, double *o);
+/* Of o, the bytes per parameter that exist only during the optimizer step
+ * (fp32 main gradients of 16-bit gradients under Megatron's optimizer). */
+double memory_step_bytes_per_param(const struct plan *p);
 
 #endif

@@ -1014,14 +1014,56 @@ START_TEST(state_zero_stages_divide)
 		plan_init(&p);
 		p.grad_dtype = PLAN_DT_BF16;
 		p.zero = z;
+		p.recompute = PLAN_RC_FULL; /* activations below the step's 4 psi */
+		p.flash_attention = true;
 		ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
 		memory_eval(&m, &p, &env, r);
 		ck_assert_double_eq_tol(st->weights_bytes, 2 * psi / (z >= 3 ? nd : 1), psi * 1e-9);
 		ck_assert_double_eq_tol(st->grads_bytes, 2 * psi / (z >= 2 ? nd : 1), psi * 1e-9);
-		/* without ZeRO Megatron's optimizer: + fp32 main gradients (K 16) */
-		ck_assert_double_eq_tol(st->optimizer_bytes, z >= 1 ? 12 * psi / nd : 16 * psi,
+		ck_assert_double_eq_tol(st->optimizer_bytes, z >= 1 ? 12 * psi / nd : 12 * psi,
 					psi * 1e-9);
+		/* without ZeRO Megatron's optimizer: + fp32 main gradients (K
+		 * 16), made at the step and freed before the next forward: they
+		 * take the place of the activations and buckets in the total */
+		ck_assert_double_eq_tol(st->step_bytes, z >= 1 ? 0 : 4 * psi, psi * 1e-9);
+		ck_assert_double_eq_tol(st->total_bytes,
+					st->weights_bytes + st->grads_bytes + st->optimizer_bytes +
+						fmax(st->activations_bytes + st->buffers_bytes,
+						     st->step_bytes) +
+						st->overhead_bytes,
+					psi * 1e-9);
+		if (z == 0) {
+			ck_assert_double_gt(st->step_bytes, st->activations_bytes + st->buffers_bytes);
+			/* 5 % fragmentation on top of the parts, plus 1 GiB */
+			ck_assert_double_eq_tol(st->total_bytes,
+						1.05 * (2 + 2 + 16) * psi + 1024.0 * 1024 * 1024,
+						psi * 1e-9);
+			/* without recompute the activations are the larger */
+			p.recompute = PLAN_RC_NONE;
+			p.flash_attention = false;
+			ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+			memory_eval(&m, &p, &env, r);
+			ck_assert_double_gt(st->activations_bytes, st->step_bytes);
+			ck_assert_double_eq_tol(st->total_bytes,
+						1.05 * ((2 + 2 + 12) * psi + st->activations_bytes +
+							st->buffers_bytes) +
+							1024.0 * 1024 * 1024,
+						psi * 1e-9);
+		}
 	}
+	/* the distributed optimizer's main-gradient shard, 4/d, is the step's
+	 * too; with fp32 gradients there is none */
+	plan_init(&p);
+	p.grad_dtype = PLAN_DT_BF16;
+	p.distributed_optimizer = true;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	memory_eval(&m, &p, &env, r);
+	ck_assert_double_eq_tol(r->stage[0].optimizer_bytes, 12 * psi / nd, psi * 1e-9);
+	ck_assert_double_eq_tol(r->stage[0].step_bytes, 4 * psi / nd, psi * 1e-9);
+	p.grad_dtype = PLAN_DT_FP32;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	memory_eval(&m, &p, &env, r);
+	ck_assert_double_eq(r->stage[0].step_bytes, 0);
 	/* Megatron distributed optimizer, bf16/fp32: 6 + 12/d bytes per param. */
 	plan_init(&p);
 	p.distributed_optimizer = true;
