@@ -1057,10 +1057,62 @@ static void audit(const struct rows *rs)
 	printf("# %d of %d rows flagged\n", flagged, rs->n);
 }
 
+/* Every row of the set ran, so each fitted in its GPUs' memory: a check of
+ * the memory model (models/memory.c) against the measured configurations,
+ * under the same assumed settings. Prints each row's peak per GPU and how
+ * many rows the model says would not fit: 1 when any would not, 0 when all
+ * fit, a ts_error code when a row's model or plan is refused. */
+static int memory_check(const struct ctx *cx, double gpu_mem, struct ts_error *err)
+{
+	static struct memory_report r;
+	double mx = 0;
+	int over = 0, at = 0;
+	printf("# memory: peak per GPU of each row (models/memory.c, the settings above);\n"
+	       "# every row ran, so each fits in the cluster's %.1f GiB per GPU\n",
+	       gpu_mem / (1 << 30));
+	printf("%4s %6s %4s %3s %3s %3s %9s %9s %9s %9s %9s %9s\n", "line", "model", "mb", "tp",
+	       "dp", "pp", "peak_GiB", "state", "act+buf", "step", "stage", "fits");
+	for (int i = 0; i < cx->rs->n; i++) {
+		const struct row *rw = &cx->rs->r[i];
+		struct model m;
+		struct plan p;
+		struct memory_env env;
+		int rc;
+		if ((rc = row_model(rw, &m, err)) || (rc = row_plan(rw, &m, &cx->st, &p, err))) {
+			struct ts_error why = *err;
+			return ts_error_set(err, rc, "%s:%d: %s", cx->rs->path, rw->line, why.msg);
+		}
+		memset(&env, 0, sizeof(env));
+		env.gpu_mem_bytes = gpu_mem;
+		env.ngpus = rw->gpus;
+		memory_eval(&m, &p, &env, &r);
+		const struct memory_stage *st = &r.stage[r.peak_stage];
+		printf("%4d %5.1fB %4d %3d %3d %3d %9.2f %9.2f %9.2f %9.2f %9d %9s\n", rw->line,
+		       rw->params_b, rw->micro, rw->tp, rw->dp, rw->pp, r.peak_bytes / (1 << 30),
+		       (st->weights_bytes + st->grads_bytes + st->optimizer_bytes) / (1 << 30),
+		       (st->activations_bytes + st->buffers_bytes) / (1 << 30),
+		       st->step_bytes / (1 << 30), r.peak_stage, r.fits ? "yes" : "NO");
+		if (r.peak_bytes > mx) {
+			mx = r.peak_bytes;
+			at = rw->line;
+		}
+		over += !r.fits;
+	}
+	printf("# memory: %d of %d rows over %.1f GiB per GPU; largest peak %.2f GiB (line %d)\n",
+	       over, cx->rs->n, gpu_mem / (1 << 30), mx / (1 << 30), at);
+	if (over)
+		fprintf(stderr,
+			"bench_vtrain: the memory model puts %d of %d measured rows over %.1f GiB "
+			"per GPU (largest %.2f GiB, line %d)\n",
+			over, cx->rs->n, gpu_mem / (1 << 30), mx / (1 << 30), at);
+	return over ? 1 : 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bench_vtrain [--fit] [--cv] [--audit] [--calibration FILE|none] [--cluster FILE]\n"
+		"usage: bench_vtrain [--fit] [--cv] [--audit] [--memory] [--calibration FILE|none]\n"
+		"                    [--cluster FILE]\n"
 		"                    [--fidelity analytic|flow] [--overlap-dp] [--limit N]\n"
 		"                    [--write FILE] [CSV]\n"
 		"Predicts every row of the vTrain A100 set through sim_predict and prints\n"
@@ -1085,6 +1137,8 @@ static void usage(FILE *f)
 		"  --limit N         only the first N rows (CI)\n"
 		"  --jobs N          processes predicting rows in parallel (default: CPUs)\n"
 		"  --audit           model-free consistency check of the measured rows only\n"
+		"  --memory          each row's memory per GPU from the memory model; every\n"
+		"                    row ran, so exit 1 when the model says one does not fit\n"
 		"  --fix P[,P]       hold these of the fitted parameters at the calibration's\n"
 		"                    values (gemm_eff_max, gemm_half_flops, hbm_eff, launch_us,\n"
 		"                    dispatch_us)\n",
@@ -1107,6 +1161,7 @@ int main(int argc, char **argv)
 		{ "loss", required_argument, NULL, 'L' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "audit", no_argument, NULL, 'A' },
+		{ "memory", no_argument, NULL, 'M' },
 		{ "fix", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1115,8 +1170,9 @@ int main(int argc, char **argv)
 	const char *csv = src_rel(CSV_REL, csv_buf, sizeof(csv_buf));
 	const char *calib = src_rel(CALIB_REL, cal_buf, sizeof(cal_buf));
 	const char *write_path = NULL;
-	bool do_fit = false, do_cv = false, do_audit = false, fixed[NPAR] = { false };
+	bool do_fit = false, do_cv = false, do_audit = false, do_memory = false, fixed[NPAR] = { false };
 	int limit = 0, ch, rc = 0;
+	double gpu_mem = 0;
 	struct ts_error err = TS_ERROR_INIT;
 	static struct rows rs;
 	struct ctx cx;
@@ -1185,6 +1241,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'A': do_audit = true; break;
+		case 'M': do_memory = true; break;
 		case 'X': {
 			char buf[256], *tok, *save = NULL;
 			snprintf(buf, sizeof(buf), "%s", optarg);
@@ -1240,6 +1297,7 @@ int main(int argc, char **argv)
 			goto fail;
 		sim_compute_init(&cx.base, &c.gpu);
 		cx.gpn = c.node.gpus;
+		gpu_mem = c.gpu.mem_bytes;
 		topo_cluster_release(&c);
 	}
 	if (strcmp(calib, "none") && sim_compute_load(&cx.base, calib, &err))
@@ -1252,6 +1310,12 @@ int main(int argc, char **argv)
 	       cx.st.overlap_dp ? "in 25 MiB buckets overlapped with the last backward (DDP)"
 				: "in 5e8-element buffers after backward (DeepSpeed)",
 	       cx.st.fidelity == SIM_ANALYTIC ? "analytic" : "flow");
+	if (do_memory) {
+		rc = memory_check(&cx, gpu_mem, &err);
+		if (rc < 0) /* a row's model or plan refused (ts_error code) */
+			goto fail;
+		return rc; /* 1: some row does not fit */
+	}
 
 	struct sim_compute c = cx.base;
 	cx.nuse = rs.n;

@@ -66,6 +66,14 @@ check "writes nothing" 0 test ! -e "$TMP/w2.json"
 # a header is any first line that does not start like a number
 { printf 'nan_params,rest\n'; row; } >"$TMP/nanhdr.csv"
 check "a header starting with nan" 0 "$B" "$TMP/nanhdr.csv"
+# every measured row ran, so the memory model must fit each in its GPUs
+# (counting the optimizer step's fp32 main gradients with the activations
+# put three of them over 80 GiB)
+check "memory of every row" 0 "$B" --memory "$CSV"
+expect "none over" "^# memory: 0 of 109 rows over 80.0 GiB per GPU" "$TMP/out"
+printf '{"preset": "dgx-a100-hdr", "nodes": 8, "gpu": {"memory": "40GB"}, "node": {"nics": 4}}\n' >"$TMP/a40.json"
+check "memory on 40 GB GPUs" 1 "$B" --memory --cluster "$TMP/a40.json" "$CSV"
+expect "counts the rows over" "^# memory: [1-9][0-9]* of 109 rows over 37.3 GiB per GPU" "$TMP/out"
 
 echo "e2e_bench_vtrain: $((n - fail)) passed, $fail failed"
 [ "$fail" = 0 ]
