@@ -169,6 +169,8 @@ struct launch {                    /* one communication op in flight */
 	struct launch *held_next;  /* in dp_role's held: done, waiting for the DP background */
 	struct dp_slice *slices;   /* dpbg: sends waiting for it to end (dp_early_send) */
 	int32_t gslices;           /* dpbg: members whose early slice it still waits for */
+	simtime_ps sl_t0, sl_t1;   /* dpbg: the last of those slices' send and arrival, ps
+	                            * (sl_t1 0: it waited for none) */
 };
 
 struct dp_slw {                    /* a group op waiting for a rank's early slice */
@@ -197,6 +199,7 @@ struct dp_op {                     /* folded flow, a DP op of a role (dp_emit) *
 	uint8_t feeds;             /* not down, but a down op waits for it */
 	uint8_t after_erecv;       /* a DP op that follows the role's erecv: its group ops wait
 	                            * for their members' slices of it (dp_slw) */
+	simtime_ps sl_t0, sl_t1;   /* its representatives' own group op's sl_t0, sl_t1 */
 };
 
 struct dp_role {
@@ -269,6 +272,7 @@ struct exec {
 	uint8_t *sl_state;         /* per rank: its slice of its role's erecv not sent yet (0),
 	                            * on its way (1), arrived (2) */
 	struct dp_slw **slw;       /* per rank: group ops waiting for that slice */
+	simtime_ps *sl_t0;         /* per rank: when that slice's transfer started, ps */
 	size_t sl_n;               /* ranks of sl_state and slw */
 	struct rng rng;
 	int err;
@@ -700,6 +704,8 @@ static void dp_slices_go(struct exec *x, struct launch *b)
 				x->in[l->waiters[i]].t0[l->op] = x->in[l->waiters[i]].xfer[l->op] =
 					l->t_start;
 		}
+		if ((uint32_t)q->arg)
+			x->sl_t0[(uint32_t)q->arg - 1] = sim_now(&x->eng);
 		x->nflows++;
 		rc = sim_net_send(&x->net, q->path, q->hops, q->to->size, q->lat, slice_done_cb, q->to,
 				  q->arg);
@@ -877,8 +883,13 @@ static void slice_arrived(struct exec *x, uint32_t arg)
 	x->sl_state[arg] = 2;
 	for (struct dp_slw *q = x->slw[arg], *n; q; q = n) {
 		n = q->next;
-		if (--q->b->gslices == 0 && q->b->garrived == q->b->gn)
-			group_ready(x, q->b);
+		if (--q->b->gslices == 0) {
+			/* the group's last slice, for the breakdown (critical_path) */
+			q->b->sl_t0 = x->sl_t0[arg];
+			q->b->sl_t1 = sim_now(&x->eng);
+			if (q->b->garrived == q->b->gn)
+				group_ready(x, q->b);
+		}
 		free(q);
 	}
 	x->slw[arg] = NULL;
@@ -1601,9 +1612,12 @@ static void ev_group_go(struct sim_engine *e, void *ctx, uint64_t arg)
 	const struct wl_op *op = &x->w->roles[b->role].ops[b->op];
 	int rc;
 	b->t_start = sim_now(&x->eng);
-	if (b->owner)
+	if (b->owner) {
 		for (int32_t i = 0; i < b->owner->nwait; i++)
 			x->in[b->owner->waiters[i]].xfer[b->op] = b->t_start;
+		x->dp[b->role].op[b->op].sl_t0 = b->sl_t0;
+		x->dp[b->role].op[b->op].sl_t1 = b->sl_t1;
+	}
 	if ((rc = start_group(x, b, b->granks, b->gn, op,
 			      ep_weights(x, op, b->gti, b->gpos, x->wbuf)))) {
 		set_err(x, rc);
@@ -2027,6 +2041,8 @@ static void launch_go(struct exec *x, struct launch *l)
 							continue;
 						}
 					}
+					if ((uint32_t)arg)
+						x->sl_t0[(uint32_t)arg - 1] = sim_now(&x->eng);
 					x->nflows++;
 					rc = sim_net_send(&x->net, path, hops, l->size, time_from_us(lat_us),
 							  slice_done_cb, to, arg);
@@ -2688,10 +2704,12 @@ static void dp_bg_free(struct exec *x)
 	free(x->dp_tail);
 	free(x->sl_state);
 	free(x->slw);
+	free(x->sl_t0);
 	x->dp = NULL;
 	x->dp_tail = NULL;
 	x->sl_state = NULL;
 	x->slw = NULL;
+	x->sl_t0 = NULL;
 	x->sl_n = 0;
 }
 
@@ -2769,8 +2787,9 @@ static int dp_bg_alloc(struct exec *x)
 	x->dp_tail = calloc(nr, sizeof(*x->dp_tail));
 	x->sl_state = calloc(nr, 1);
 	x->slw = calloc(nr, sizeof(*x->slw));
+	x->sl_t0 = calloc(nr, sizeof(*x->sl_t0));
 	x->sl_n = nr;
-	if (!x->dp || !x->dp_tail || !x->sl_state || !x->slw)
+	if (!x->dp || !x->dp_tail || !x->sl_state || !x->slw || !x->sl_t0)
 		return TS_ENOMEM;
 	for (int r = 0; r < P; r++) {
 		if (!(x->dp[r].op = calloc((size_t)x->w->roles[r].nops, sizeof(*x->dp[r].op))))
@@ -3105,7 +3124,24 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct pa
 				ii = last;
 				in = &x->in[ii];
 				t = in->t0[oi] < go ? in->t0[oi] : go;
-				rc = walk_comm(&wk, w, t, go, k);
+				if (!x->o->exact && x->dp_bgon && x->dp[in->role].op[oi].after_erecv &&
+				    x->dp[in->role].op[oi].sl_t1 > t) {
+					/* folded, a DP op after the tied-embedding
+					 * receive: its group waited for a member's
+					 * slice that no representative carries. As
+					 * --exact's path goes through that slice:
+					 * its sender's reduction (the op's own kind),
+					 * the transfer (pp), the member's optimizer */
+					const struct dp_op *dq = &x->dp[in->role].op[oi];
+					simtime_ps s1 = dq->sl_t1 < go ? dq->sl_t1 : go;
+					simtime_ps s0 = dq->sl_t0 > t ? (dq->sl_t0 < s1 ? dq->sl_t0 : s1) : t;
+					ps->opt_s += time_to_s(go - s1);
+					rc = walk_comm(&wk, w, s0, s1, SIM_COMM_PP);
+					if (!rc)
+						rc = walk_comm(&wk, w, t, s0, k);
+				} else {
+					rc = walk_comm(&wk, w, t, go, k);
+				}
 			}
 		}
 		cur = t;
