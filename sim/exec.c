@@ -200,6 +200,8 @@ struct dp_op {                     /* folded flow, a DP op of a role (dp_emit) *
 	uint8_t after_erecv;       /* a DP op that follows the role's erecv: its group ops wait
 	                            * for their members' slices of it (dp_slw) */
 	simtime_ps sl_t0, sl_t1;   /* its representatives' own group op's sl_t0, sl_t1 */
+	simtime_ps send_t0;        /* a pipeline send started early (dp_early_send): when its
+	                            * last slice started, behind its rank's DP group, ps */
 };
 
 struct dp_role {
@@ -706,6 +708,7 @@ static void dp_slices_go(struct exec *x, struct launch *b)
 		}
 		if ((uint32_t)q->arg)
 			x->sl_t0[(uint32_t)q->arg - 1] = sim_now(&x->eng);
+		x->dp[q->to->role].op[q->to->op].send_t0 = sim_now(&x->eng);
 		x->nflows++;
 		rc = sim_net_send(&x->net, q->path, q->hops, q->to->size, q->lat, slice_done_cb, q->to,
 				  q->arg);
@@ -2043,6 +2046,8 @@ static void launch_go(struct exec *x, struct launch *l)
 					}
 					if ((uint32_t)arg)
 						x->sl_t0[(uint32_t)arg - 1] = sim_now(&x->eng);
+					if (gate >= 0 && x->dp)
+						x->dp[l->role].op[l->op].send_t0 = sim_now(&x->eng);
 					x->nflows++;
 					rc = sim_net_send(&x->net, path, hops, l->size, time_from_us(lat_us),
 							  slice_done_cb, to, arg);
@@ -3106,7 +3111,21 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct pa
 			 * it, the wait for the member that arrived last */
 			enum sim_comm_kind k = kind_of_op(op);
 			simtime_ps launch = in->xfer[oi], go = launch < e ? launch : e;
-			rc = walk_comm(&wk, w, go, e, k);
+			simtime_ps late = !x->o->exact && x->dp_bgon && op->kind == WL_K_SEND
+						  ? x->dp[in->role].op[oi].send_t0 : 0;
+			if (late > go && late < e) {
+				/* folded, a send started early: its op shows from
+				 * the representative's own slice, but its end is
+				 * the last slice's, which waited for its rank's DP
+				 * group until late: as --exact's path through that
+				 * rank, the transfer from then is PP, the wait
+				 * before it the reduction's (DP) */
+				rc = walk_comm(&wk, w, late, e, k);
+				if (!rc)
+					rc = walk_comm(&wk, w, go, late, SIM_COMM_DP);
+			} else {
+				rc = walk_comm(&wk, w, go, e, k);
+			}
 			if (!rc && go > in->t0[oi]) {
 				/* the members: exact, the group's ranks (instance id =
 				 * rank); folded, the stage's instances (DP waits for all) */
