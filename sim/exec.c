@@ -3721,6 +3721,18 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			bool tied_cpu = m->tie_embeddings && p->pp > 1 &&
 					p->offload != PLAN_OFF_NONE &&
 					(p->distributed_optimizer || p->zero >= 1);
+			/* the step's length under SSP and async is the busiest
+			 * rank's DP reduction time, which the fold takes from its
+			 * representatives' ops, held until every group's ended:
+			 * on hashed rings the slowest group's (Qwen3-VL-8B tp 8,
+			 * ZeRO 2, SSP, clos3-pods.json 8 nodes: +18.9 % over
+			 * --exact at seed 3; llama3-8b tp 8 cp 2 ZeRO 3 SSP:
+			 * +15.0 %); ZeRO 3 gathers and reduces every micro-batch
+			 * behind the slowest group (llama3-8b tp 2, 2:1 leaf-spine,
+			 * 8 nodes: +1.7 / +1.5 / +0.6 % at seeds 1-3). Found by
+			 * review; sprayed, equal. */
+			bool busy = p->sync == PLAN_SYNC_SSP || p->sync == PLAN_SYNC_ASYNC;
+			bool zero3 = p->zero >= 3;
 			int h = 0;
 			x.D = D;
 			if (p->cp > 1 && (h = positions_hashed(&x)) > 0)
@@ -3735,6 +3747,13 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 				out->exact_why = "each rank's tied-embedding gradient reaches its CPU "
 						 "optimizer and ECMP-hashed parameter gather at its "
 						 "own time (the fold waits for the slowest)";
+			else if (h == 0 && (busy || zero3) && (h = dp_rings_hashed(&x)) > 0)
+				out->exact_why = busy ? "under SSP or async the step lasts the busiest "
+							"rank's DP reductions, on ECMP-hashed rings of "
+							"their own (the fold's wait for the slowest group)"
+						      : "ZeRO-3's gathers and reductions run every "
+							"micro-batch on ECMP-hashed rings of their own "
+							"(the fold waits for the slowest group at each)";
 			if (h < 0)
 				return ts_error_set(err, TS_ENOMEM, "out of memory");
 			if (h)
