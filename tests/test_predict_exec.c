@@ -3446,6 +3446,43 @@ START_TEST(sync_zero3_hashed_exact)
 }
 END_TEST
 
+/* Top-k compression with experts and TP: each bucket's selection runs
+ * beside the previous bucket's all-gather, so the expert-DP all-gather
+ * after it does not wait for that all-gather's end; the fold's other groups
+ * started it the selection's time after their own previous all-gather
+ * ended (dp_gated), 2.7 ms after the representatives' (found by review:
+ * Qwen3-VL-30B-A3B, tp 2, EP 4, SP, 16 GPUs, +1.27 % over --exact, all in
+ * exposed DP, with every unit simulated). */
+START_TEST(topk_expert_allgather_not_gated)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(qwen3_moe_4l);
+	ep_plan(&p, 1, 1, 8);
+	p.tp = 2;
+	p.ep = 4;
+	p.sp = true;
+	p.distributed_optimizer = false;
+	p.overlap_dp = false;
+	p.compression = PLAN_CMP_TOPK;
+	p.compression_ratio = 0.01;
+	p.error_feedback = true;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	run(&p, &o, &a);
+	o.exact = true;
+	run(&p, &o, &b);
+	ck_assert(!a.exact_fallback);
+	ck_assert_msg(fabs(a.iteration_time_s / b.iteration_time_s - 1) < 1e-4, "folded %.6f s, exact %.6f s",
+		      a.iteration_time_s, b.iteration_time_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(moe_dispatches_the_tp_shard)
 {
 	const char *moe = small_moe;
@@ -4428,6 +4465,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, folded_tied_embedding_slices);
 	tcase_add_test(tc, folded_tied_breakdown_split);
 	tcase_add_test(tc, sync_zero3_hashed_exact);
+	tcase_add_test(tc, topk_expert_allgather_not_gated);
 	tcase_add_test(tc, dp_rings_hashed_exact);
 	tcase_add_test(tc, zero2_images_fold);
 	tcase_add_test(tc, linear_placement_no_fallback);
