@@ -728,6 +728,21 @@ static void part_done(struct launch *l);
 static void slice_done_cb(void *ctx, uint64_t arg);
 #define SLICE_OWN (1ull << 32)      /* the representative's own slice */
 
+/* Start one transfer of pipeline send `to` (launch_go, dp_slices_go),
+ * noting for the breakdown when a tracked slice (arg: the receiving rank +
+ * 1) and the last slice of an early send (early) started. */
+static int slice_send(struct exec *x, struct launch *to, const int32_t *path, int hops,
+		      simtime_ps lat, uint64_t arg, bool early)
+{
+	simtime_ps now = sim_now(&x->eng);
+	if ((uint32_t)arg)
+		x->sl_t0[(uint32_t)arg - 1] = now;
+	if (early && x->dp)
+		x->dp[to->role].op[to->op].send_t0 = now;
+	x->nflows++;
+	return sim_net_send(&x->net, path, hops, to->size, lat, slice_done_cb, to, arg);
+}
+
 /* DP group op b ended: the pipeline send slices waiting for it go. */
 static void dp_slices_go(struct exec *x, struct launch *b)
 {
@@ -742,12 +757,7 @@ static void dp_slices_go(struct exec *x, struct launch *b)
 				x->in[l->waiters[i]].t0[l->op] = x->in[l->waiters[i]].xfer[l->op] =
 					l->t_start;
 		}
-		if ((uint32_t)q->arg)
-			x->sl_t0[(uint32_t)q->arg - 1] = sim_now(&x->eng);
-		x->dp[q->to->role].op[q->to->op].send_t0 = sim_now(&x->eng);
-		x->nflows++;
-		rc = sim_net_send(&x->net, q->path, q->hops, q->to->size, q->lat, slice_done_cb, q->to,
-				  q->arg);
+		rc = slice_send(x, q->to, q->path, q->hops, q->lat, q->arg, true);
 		if (rc)
 			set_err(x, rc);
 		free(q);
@@ -2089,13 +2099,8 @@ static void launch_go(struct exec *x, struct launch *l)
 							continue;
 						}
 					}
-					if ((uint32_t)arg)
-						x->sl_t0[(uint32_t)arg - 1] = sim_now(&x->eng);
-					if (gate >= 0 && x->dp)
-						x->dp[l->role].op[l->op].send_t0 = sim_now(&x->eng);
-					x->nflows++;
-					rc = sim_net_send(&x->net, path, hops, l->size, time_from_us(lat_us),
-							  slice_done_cb, to, arg);
+					rc = slice_send(x, to, path, hops, time_from_us(lat_us), arg,
+							gate >= 0);
 					if (rc)
 						to->left--;
 				}
@@ -3788,21 +3793,21 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 				out->exact_why = "the positions of a unit cross hosts on ECMP-hashed "
 						 "paths of their own (its fold waits at each exchange "
 						 "for its slowest)";
-			else if (h == 0 && moe && (h = dp_rings_hashed(&x)) > 0)
-				out->exact_why = "the positions of a MoE unit reach each overlapped DP "
-						 "bucket at their own times, on ECMP-hashed rings "
-						 "(its fold runs the unit's heaviest expert load)";
-			else if (h == 0 && tied_cpu && (h = dp_rings_hashed(&x)) > 0)
-				out->exact_why = "each rank's tied-embedding gradient reaches its CPU "
-						 "optimizer and ECMP-hashed parameter gather at its "
-						 "own time (the fold waits for the slowest)";
-			else if (h == 0 && (busy || zero3) && (h = dp_rings_hashed(&x)) > 0)
-				out->exact_why = busy ? "under SSP or async the step lasts the busiest "
-							"rank's DP reductions, on ECMP-hashed rings of "
-							"their own (the fold's wait for the slowest group)"
-						      : "ZeRO-3's gathers and reductions run every "
-							"micro-batch on ECMP-hashed rings of their own "
-							"(the fold waits for the slowest group at each)";
+			else if (h == 0 && (moe || tied_cpu || busy || zero3) &&
+				 (h = dp_rings_hashed(&x)) > 0)
+				out->exact_why =
+					moe ? "the positions of a MoE unit reach each overlapped DP "
+					      "bucket at their own times, on ECMP-hashed rings "
+					      "(its fold runs the unit's heaviest expert load)"
+					: tied_cpu ? "each rank's tied-embedding gradient reaches its CPU "
+						     "optimizer and ECMP-hashed parameter gather at its "
+						     "own time (the fold waits for the slowest)"
+					: busy ? "under SSP or async the step lasts the busiest "
+						 "rank's DP reductions, on ECMP-hashed rings of "
+						 "their own (the fold's wait for the slowest group)"
+					       : "ZeRO-3's gathers and reductions run every "
+						 "micro-batch on ECMP-hashed rings of their own "
+						 "(the fold waits for the slowest group at each)";
 			if (h < 0)
 				return ts_error_set(err, TS_ENOMEM, "out of memory");
 			if (h)
