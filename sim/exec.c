@@ -3845,8 +3845,9 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	if (p->precision == PLAN_DT_FP8 && !(x.comp.peak_fp8_flops > 0)) {
 		/* FP8 GEMMs need FP8 tensor cores (Hopper and later) */
 		rc = ts_error_set(err, TS_EINPUT,
-				  "precision fp8: GPU '%s' has no FP8 rate (the cluster's "
+				  "%s: fp8: GPU '%s' has no FP8 rate (the cluster's "
 				  "gpu.fp8_tflops or the calibration's peak_fp8_flops is 0 or absent)",
+				  p->src[PF_PRECISION][0] ? p->src[PF_PRECISION] : "precision",
 				  t->cl.gpu.name);
 		goto out;
 	}

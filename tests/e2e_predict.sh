@@ -150,7 +150,7 @@ if [ $st = 2 ] && grep -q "is where standard output goes" "$TMP/err" && [ "$(wc 
 else bad "trace onto /dev/stdout: exit $st, $(cat "$TMP/err")"; fi
 check "fp8 on a GPU without FP8" 2 "$TRAINSIM" predict --cluster dgx-a100-hdr --nodes 1 \
 	--model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --precision fp8 --fidelity analytic
-expect "names the missing FP8 rate" "fp8.*no FP8 rate" "$TMP/err"
+expect "names the missing FP8 rate, at the flag" "^trainsim: error: --precision: fp8: .*no FP8 rate" "$TMP/err"
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"

@@ -123,6 +123,10 @@ expect_err "explicit fabric in two islands" "islands\\.json:[0-9]+:[0-9]+: fabri
 # More nodes than the fabric holds via --nodes on a file: positioned at the file's nodes
 expect_err "file --nodes too many" "dgx-h100-ndr-32\\.json:[0-9]+:[0-9]+: nodes: more nodes than the fabric holds.*--nodes 999" \
 	"$TRAINSIM" topo --cluster "$TS_SOURCE_DIR/examples/clusters/dgx-h100-ndr-32.json" --nodes 999
+# A file that holds as written but not with --nodes: the flag is named as the cause
+expect_err "explicit file --nodes below its cabled hosts" \
+	"explicit-two-switches\\.json:[0-9]+:[0-9]+: fabric\\.links: cable 2 names a NIC of a host beyond the 2 nodes \\(--nodes 2; the file has 3\\)" \
+	"$TRAINSIM" topo --cluster "$TS_SOURCE_DIR/examples/clusters/explicit-two-switches.json" --nodes 2
 
 echo "e2e_topo: $((n - fail)) passed, $fail failed"
 [ "$fail" = 0 ]
