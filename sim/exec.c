@@ -3448,16 +3448,14 @@ static int run_once(struct exec *x, struct run_out *ro)
 		 * all units only multiply the flows: 1.3 -> 7.4 s wall for the
 		 * same iteration within 0.6 % on the 16k benchmark's plan on
 		 * 2,048 GPUs, found by review) */
-		if (x->o->replicas <= 0 && x->o->fidelity != SIM_ANALYTIC && crosses &&
-		    (int64_t)x->nunits * P <= FOLD_EVERY_MAX)
-			x->K = x->nunits;
-		/* --jitter: each unit draws its own noise and a DP collective
-		 * waits for the slowest of them all, where K units stand for
-		 * the slowest of K (found by review: llama3-8b, 16 GPUs, local
-		 * SGD with top-k, jitter 0.05: K = 4 1.06 % under --exact, all
-		 * 16 equal; three more plans 1.0-1.31 % under): every unit
-		 * when few */
-		if (x->o->replicas <= 0 && x->o->jitter > 0 &&
+		/* and under --jitter, where each unit draws its own noise and
+		 * a DP collective waits for the slowest of them all, while K
+		 * units stand for the slowest of K (found by review: llama3-8b,
+		 * 16 GPUs, local SGD with top-k, jitter 0.05: K = 4 1.06 %
+		 * under --exact, all 16 equal; three more plans 1.0-1.31 %
+		 * under) */
+		if (x->o->replicas <= 0 &&
+		    ((x->o->fidelity != SIM_ANALYTIC && crosses) || x->o->jitter > 0) &&
 		    (int64_t)x->nunits * P <= FOLD_EVERY_MAX)
 			x->K = x->nunits;
 		if (x->K > x->nunits)

@@ -1034,7 +1034,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	const char *field = "";
 	char msg[300];
 	bool base = false;
-	int rc = TS_EINPUT;
+	int rc = TS_EINPUT, own;
 
 	if (jdoc_load(&d, path, err))
 		goto fail;
@@ -1096,27 +1096,26 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	}
 	if (load_placement(&root, c, err))
 		goto fail;
-	if (nodes > 0 && nodes != c->nodes) {
-		/* a file that holds as written but not with --nodes (an
-		 * explicit fabric's cable to a host past the new count): the
-		 * flag is the cause, and the error says so */
-		int own = c->nodes;
-		const char *f0;
-		char m0[8];
-		bool file_ok = !check_fields(c, &f0, m0, sizeof(m0));
+	own = c->nodes;
+	if (nodes > 0)
 		c->nodes = nodes;
-		if (check_fields(c, &field, msg, sizeof(msg))) {
-			struct jval v = jval_at(&d, field);
-			if (file_ok || !strcmp(field, "nodes"))
-				rc = jval_error(&v, err, "%s (--nodes %d; the file has %d)", msg, nodes,
-						own);
-			else
-				rc = jval_error(&v, err, "%s", msg);
-			goto fail;
-		}
-	} else if (check_fields(c, &field, msg, sizeof(msg))) {
+	if (check_fields(c, &field, msg, sizeof(msg))) {
 		struct jval v = jval_at(&d, field);
-		rc = jval_error(&v, err, "%s", msg);
+		bool flag = false;
+		if (nodes > 0 && nodes != own) {
+			/* a file that holds as written but not with --nodes (an
+			 * explicit fabric's cable to a host past the new count):
+			 * the flag is the cause, and the error says so */
+			const char *f0;
+			char m0[8];
+			c->nodes = own;
+			flag = !strcmp(field, "nodes") || !check_fields(c, &f0, m0, sizeof(m0));
+			c->nodes = nodes;
+		}
+		if (flag)
+			rc = jval_error(&v, err, "%s (--nodes %d; the file has %d)", msg, nodes, own);
+		else
+			rc = jval_error(&v, err, "%s", msg);
 		goto fail;
 	}
 	rc = 0;
