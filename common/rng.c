@@ -1,7 +1,7 @@
 /* rng.c: GSL-backed seeded RNG. */
 #include "common/rng.h"
 
-#include <gsl/gsl_randist.h>
+#include <gsl/gsl_cdf.h>
 
 #include "common/error.h"
 
@@ -39,7 +39,8 @@ uint64_t rng_below(struct rng *g, uint64_t n)
 	return ((hi << 32) | lo) % n;
 }
 
-double rng_gaussian(struct rng *g, double sigma)
+double rng_keyed_gaussian(uint64_t seed, uint64_t key, double sigma)
 {
-	return gsl_ran_gaussian(g->r, sigma);
+	double u = ((double)(rng_hash2(seed, key) >> 11) + 0.5) * 0x1p-53;
+	return gsl_cdf_gaussian_Pinv(u, sigma);
 }

@@ -22,7 +22,6 @@ void rng_release(struct rng *g);
 
 double rng_uniform(struct rng *g);                 /* [0, 1) */
 uint64_t rng_below(struct rng *g, uint64_t n);     /* uniform in [0, n), n >= 1 */
-double rng_gaussian(struct rng *g, double sigma);  /* mean 0 */
 
 /* splitmix64 finaliser: a good 64-bit mix, used to hash (seed, flow) pairs
  * into path choices without any state. */
@@ -38,5 +37,11 @@ static inline uint64_t rng_hash2(uint64_t a, uint64_t b)
 {
 	return rng_hash64(a ^ rng_hash64(b));
 }
+
+/* A Gaussian draw (mean 0) that is a function of (seed, key) alone, so that
+ * a draw keyed by what it is for (a rank and an op) is the same however the
+ * simulation is folded or ordered: the inverse normal CDF (GSL) of a hashed
+ * uniform in (0, 1). */
+double rng_keyed_gaussian(uint64_t seed, uint64_t key, double sigma);
 
 #endif

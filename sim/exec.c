@@ -144,6 +144,19 @@ struct inst {
 	                            * or one rank) */
 	int32_t *jgid;             /* with jit: per dimension x rank of its unit, its group of
 	                            * that dimension among the unit's ranks, 0.. (jit_meet) */
+	int32_t jn;                /* with jit: its ranks, tp x U x the units it stands for */
+	int32_t *jrank;            /* with jit: per rank of jit, its rank number (its noise's
+	                            * key, as --exact's) */
+	double **jpp;              /* with jit: per send op, its ranks' lags behind their
+	                            * slowest when it started, s (jit_lags); moved on arrival
+	                            * to the receiver's RECV op, with the arrival, ps, at [jn] */
+	simtime_ps comp_free;      /* with jit: when its last compute op ended, ps */
+	int32_t njpp;              /* jpp's ops, count */
+	double *jvis;              /* with jit and units it stands for: per unit of jrank (in
+	                            * its order) x micro-batch, the unit's vision load, as
+	                            * vis_f (NULL: none) */
+	float *jexp;               /* the same for expert loads, x layer, as exp_f */
+	int32_t jmm;               /* jvis's micro-batches, count */
 };
 
 struct launch {                    /* one communication op in flight */
@@ -498,7 +511,7 @@ static int64_t group_key(const struct exec *x, int dim, int tpi, int pos)
  * SSP, jitter 0.1: +1.04 % over --exact, +0.71 % now). */
 static void jit_meet(const struct exec *x, struct inst *in, int dim)
 {
-	int n = x->p->tp * x->U;
+	int n = in->jn;
 	const int32_t *g = &in->jgid[(size_t)dim * n];
 	double *mx = x->jit_mx;
 	for (int i = 0; i < n; i++)
@@ -507,6 +520,92 @@ static void jit_meet(const struct exec *x, struct inst *in, int dim)
 		mx[g[i]] = in->jit[i] > mx[g[i]] ? in->jit[i] : mx[g[i]];
 	for (int i = 0; i < n; i++)
 		in->jit[i] = mx[g[i]];
+}
+
+/* Folded --jitter: whether the members of collective oi's groups go on
+ * together from its end. A DP or expert-DP collective's do only where the
+ * compute stream waits for it (a compute op it is the last input of): each
+ * rank computes on at its own pace while its prefetched ZeRO-3 gathers or
+ * overlapped buckets run (found: llama3-8b ZeRO 3 on 512 GPUs, 4 simulated
+ * units carrying 128, jitter 0.1: +1.23 % over --exact, 0.00 % now). */
+static bool jit_waits(const struct exec *x, const struct inst *in, const struct wl_role *r,
+		      int32_t oi)
+{
+	const int32_t *so = x->succ_off[in->role], *sc = x->succ[in->role];
+	if (r->ops[oi].dim != WL_D_DP && r->ops[oi].dim != WL_D_EDP)
+		return true;
+	for (int32_t k = so[oi]; k < so[oi + 1]; k++)
+		if (r->ops[sc[k]].kind == WL_K_COMPUTE && in->ndeps[sc[k]] == 1)
+			return true;
+	return false;
+}
+
+/* --jitter: rank's noise on compute op oi, keyed by both alone, so that a
+ * folded representative's ranks draw what --exact's do, whatever the order
+ * of events (was: one seeded stream in event order, whose different draws
+ * left folded and --exact apart by chance: a 1024-wide 8-layer GPT-2-style
+ * model on 40 nodes, pp 2, jitter 0.2, seeds 1-16: sd 0.48 %, to -1.40 %). */
+static double jit_noise(const struct exec *x, int32_t rank, int32_t oi)
+{
+	return rng_keyed_gaussian(x->o->seed ^ 0x6a69747465720000ULL,
+				  (uint64_t)(uint32_t)rank << 32 | (uint32_t)oi, x->o->jitter);
+}
+
+/* Folded --jitter: the ranks of in's lags behind their slowest as send oi
+ * starts, for its receiver (jit_recv): each rank's from its own inputs,
+ * but a DP or expert-DP collective ends for all of them at once (the tied
+ * embedding's gradient, sent after it: without, the last stage's ranks
+ * started the optimizer apart, 0.3-0.7 % under --exact). */
+static int jit_lags(struct exec *x, struct inst *in, int32_t oi)
+{
+	const struct wl_op *ops = x->w->roles[in->role].ops, *op = &ops[oi];
+	double mx = -1e300, *lag = malloc((size_t)(in->jn + 1) * sizeof(double));
+	double now = time_to_s(sim_now(&x->eng)), own = -1e300, all = -1e300;
+	if (!lag) {
+		set_err(x, TS_ENOMEM);
+		return TS_ENOMEM;
+	}
+	for (int k = 0; k < op->ndeps; k++) {
+		const struct wl_op *d = &ops[op->deps[k]];
+		double t = time_to_s(in->t1[op->deps[k]]);
+		if (d->kind == WL_K_COLL && (d->dim == WL_D_DP || d->dim == WL_D_EDP))
+			all = t > all ? t : all;
+		else
+			own = t > own ? t : own;
+	}
+	if (op->ndeps == 0)
+		own = now;
+	for (int i = 0; i < in->jn; i++)
+		mx = in->jit[i] > mx ? in->jit[i] : mx;
+	for (int i = 0; i < in->jn; i++) {
+		double t = own - (mx - in->jit[i]);
+		lag[i] = now - (t > all ? t : all);
+	}
+	free(in->jpp[oi]);
+	in->jpp[oi] = lag;
+	return 0;
+}
+
+/* Folded --jitter: a compute op starts on data from receive ri: each rank
+ * of in starts at the later of its own inputs (own: the representative's
+ * compute and other inputs, less the rank's lag) and its own sender's data
+ * (the sender's rank's lag behind their slowest when the send started), not
+ * all at the slowest sender's (with K of 160 units carrying the rest, a
+ * GPT-2-style plan, pp 2, jitter 0.2, was -0.43 % under --exact on average
+ * over 16 seeds; 0.00 % now). */
+static void jit_recv(struct exec *x, struct inst *in, int32_t ri, simtime_ps own)
+{
+	double *lag = in->jpp[ri], mx = -1e300;
+	simtime_ps now = sim_now(&x->eng);
+	double rw = time_to_s(now - own), sw = time_to_s(now - (simtime_ps)lag[in->jn]);
+	for (int i = 0; i < in->jn; i++)
+		mx = in->jit[i] > mx ? in->jit[i] : mx;
+	for (int i = 0; i < in->jn; i++) {
+		double a = rw + mx - in->jit[i], b = sw + lag[i];
+		in->jit[i] = mx - (a < b ? a : b);
+	}
+	free(lag);
+	in->jpp[ri] = NULL;
 }
 
 struct jkey {
@@ -520,10 +619,67 @@ static int cmp_jkey(const void *a, const void *b)
 	return p->k != q->k ? (p->k < q->k ? -1 : 1) : (p->i > q->i) - (p->i < q->i);
 }
 
-/* in->jgid: each dimension's groups among the ranks of in's unit, numbered. */
+/* in->jrank: the rank numbers of in's unit (tp x U of them) and of each unit
+ * it stands for after it, in unit order. */
+static int jit_ranks(const struct exec *x, struct inst *in)
+{
+	int T = x->p->tp, TU = T * x->U, c = 0;
+	if (!(in->jrank = malloc((size_t)in->jn * sizeof(int32_t))))
+		return TS_ENOMEM;
+	for (int32_t u = 0; u < x->nunits; u++) {
+		if (x->unit_of[u] != in->unit)
+			continue;
+		for (int r = 0; r < TU; r++)
+			in->jrank[c * TU + r] = rank_of(x, r % T, u * x->U + r / T, in->role);
+		c++;
+	}
+	return 0;
+}
+
+static size_t load_ix(int s, int mm, int j, int L, int l);
+
+/* in->jvis, jexp: the vision and expert loads of each unit in->jrank holds,
+ * the largest of its positions' (as vis_f, exp_f of a unit's own), when it
+ * holds more than its own and loads vary. */
+static int jit_loads(const struct exec *x, struct inst *in, const double *vis, const float *exp_,
+		     int mm)
+{
+	int TU = x->p->tp * x->U, L = x->nle, c = 0;
+	if (in->jn <= TU)
+		return 0;
+	in->jmm = mm;
+	if (x->m->has_vision && !(in->jvis = calloc((size_t)(in->jn / TU) * mm, sizeof(double))))
+		return TS_ENOMEM;
+	if (L && !(in->jexp = calloc((size_t)(in->jn / TU) * mm * L, sizeof(float))))
+		return TS_ENOMEM;
+	for (int32_t u = 0; u < x->nunits; u++) {
+		if (x->unit_of[u] != in->unit)
+			continue;
+		for (int j = 0; j < mm; j++) {
+			for (int pos = u * x->U; in->jvis && pos < (u + 1) * x->U; pos++) {
+				double *v = &in->jvis[(size_t)c * mm + j];
+				double a = vis[(size_t)(pos / x->p->cp) * mm + j];
+				*v = a > *v ? a : *v;
+			}
+			for (int l = 0; l < L; l++) {
+				float *e = &in->jexp[((size_t)c * mm + j) * L + l];
+				for (int sl = u * x->U * x->es; sl < (u + 1) * x->U * x->es; sl++) {
+					float b = exp_[load_ix(sl, mm, j, L, l)];
+					*e = b > *e ? b : *e;
+				}
+			}
+		}
+		c++;
+	}
+	return 0;
+}
+
+/* in->jgid: each dimension's groups among the ranks of in's unit and of the
+ * units it stands for (copy c of rank r at c x tp x U + r: its own TP, CP
+ * and EP groups; DP and expert-DP rings join the copies), numbered. */
 static int jit_groups(const struct exec *x, struct inst *in)
 {
-	int T = x->p->tp, n = T * x->U;
+	int T = x->p->tp, TU = T * x->U, n = in->jn;
 	struct jkey *kk = malloc((size_t)n * sizeof(*kk));
 	if (!kk || !(in->jgid = malloc((size_t)n * WL_NDIMS * sizeof(int32_t)))) {
 		free(kk);
@@ -531,8 +687,11 @@ static int jit_groups(const struct exec *x, struct inst *in)
 	}
 	for (int d = 0; d < WL_NDIMS; d++) {
 		int32_t id = -1;
+		bool joins = d == WL_D_DP || d == WL_D_EDP;
 		for (int i = 0; i < n; i++) {
-			kk[i].k = group_key(x, d, i % T, in->pos + i / T);
+			int r = i % TU;
+			kk[i].k = group_key(x, d, r % T, in->pos + r / T) * (joins ? 1 : n / TU) +
+				  (joins ? 0 : i / TU);
 			kk[i].i = i;
 		}
 		qsort(kk, (size_t)n, sizeof(*kk), cmp_jkey);
@@ -555,8 +714,10 @@ static void op_end(struct exec *x, int32_t ii, int32_t oi)
 	in->t1[oi] = sim_now(&x->eng);
 	if (op->kind != WL_K_COMPUTE && op->kind != WL_K_RECV && --in->comm_inflight == 0)
 		comp_rerate(x, ii);
-	if (in->jit && op->kind == WL_K_COLL)
+	if (in->jit && op->kind == WL_K_COLL && jit_waits(x, in, r, oi))
 		jit_meet(x, in, op->dim);
+	if (in->jit && op->kind == WL_K_COMPUTE)
+		in->comp_free = in->t1[oi];
 	tl_add(x, ii, op, oi, in->t0[oi], in->t1[oi]);
 	if (x->dp_bgon)
 		dp_ready(x, ii, oi);
@@ -626,6 +787,7 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 	else if (op->vary == WL_V_EXPERT && in->exp_f && op->micro >= 0 && op->layer >= 0)
 		f = in->exp_f[(size_t)op->micro * x->nle + op->layer];
 	dur = op_compute_s(x, op, f);
+	double base = dur;
 	/* Host dispatch (compute model's dispatch_s): the host thread issues
 	 * the stream's ops in order, dispatch_s each (framework and launch
 	 * time on the CPU), and runs ahead of the GPU except where it blocks
@@ -665,23 +827,68 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		in->cpu_ps = now + time_from_s(dur);
 	}
 	if (x->o->jitter > 0 && in->jit) {
+		/* its receives' data (direct, or through a collective it waits
+		 * for), each rank's own (jit_recv): the rest of its inputs, the
+		 * representative's, hold its ranks at their own lags */
+		const struct wl_op *ops = x->w->roles[in->role].ops;
+		simtime_ps own = in->comp_free;
+		int nr = 0;
+		for (int k = 0; k < op->ndeps; k++) {
+			int32_t d = op->deps[k];
+			bool via = false;
+			for (int j = 0; ops[d].kind == WL_K_COLL && j < ops[d].ndeps; j++)
+				via |= ops[ops[d].deps[j]].kind == WL_K_RECV;
+			if (ops[d].kind == WL_K_RECV) {
+				own = in->t0[d] > own ? in->t0[d] : own;
+				nr += in->jpp[d] != NULL;
+			} else if (!via) {
+				own = in->t1[d] > own ? in->t1[d] : own;
+			}
+			for (int j = 0; via && j < ops[d].ndeps; j++) {
+				int32_t e = ops[d].deps[j];
+				simtime_ps t = ops[e].kind == WL_K_RECV ? in->t0[e] : in->t1[e];
+				own = t > own ? t : own;
+				nr += ops[e].kind == WL_K_RECV && in->jpp[e];
+			}
+		}
+		for (int k = 0; nr && k < op->ndeps; k++) {
+			int32_t d = op->deps[k];
+			if (ops[d].kind == WL_K_RECV && in->jpp[d])
+				jit_recv(x, in, d, own);
+			for (int j = 0; ops[d].kind == WL_K_COLL && j < ops[d].ndeps; j++)
+				if (ops[ops[d].deps[j]].kind == WL_K_RECV && in->jpp[ops[d].deps[j]])
+					jit_recv(x, in, ops[d].deps[j], own);
+		}
+	}
+	if (x->o->jitter > 0 && in->jit) {
 		/* the ranks of its unit (its positions' TP ranks) each draw
 		 * their own noise, and a collective among them waits for the
 		 * slowest: the representative runs as the slowest of them
 		 * (found by review: one draw for all was 1.0-3.1 % under
 		 * --exact; op_end evens them out at their collectives) */
-		int n = x->p->tp * x->U;
+		int n = in->jn;
 		double before = in->jit[0], after = -1e300;
 		for (int t = 1; t < n; t++)
 			before = in->jit[t] > before ? in->jit[t] : before;
-		for (int t = 0; t < n; t++) {
-			double j = 1 + rng_gaussian(&x->rng, x->o->jitter);
-			in->jit[t] += dur * ((j < 0.5 ? 0.5 : j) - 1);
+		double d = dur;
+		for (int t = 0, TU = x->p->tp * x->U; t < n; t++) {
+			double j = 1 + jit_noise(x, in->jrank[t], oi);
+			/* each unit it stands for at its own load (beside its
+			 * host's wait, dur - base) */
+			size_t c = (size_t)(t / TU);
+			if (t % TU == 0 && op->micro >= 0 && op->vary == WL_V_VISION && in->jvis)
+				d = op_compute_s(x, op, in->jvis[c * in->jmm + op->micro]) + dur - base;
+			else if (t % TU == 0 && op->micro >= 0 && op->layer >= 0 &&
+				 op->vary == WL_V_EXPERT && in->jexp)
+				d = op_compute_s(x, op,
+						 in->jexp[(c * in->jmm + op->micro) * x->nle + op->layer]) +
+				    dur - base;
+			in->jit[t] += (d - dur) + d * ((j < 0.5 ? 0.5 : j) - 1);
 			after = in->jit[t] > after ? in->jit[t] : after;
 		}
 		dur += after - before;
 	} else if (x->o->jitter > 0) {
-		double j = 1 + rng_gaussian(&x->rng, x->o->jitter);
+		double j = 1 + jit_noise(x, rank_of(x, in->tpi, in->pos, in->role), oi);
 		dur *= j < 0.5 ? 0.5 : j;
 	}
 	/* slowed only while the rank's communication runs (comp_rerate) */
@@ -948,6 +1155,13 @@ static void launch_done(struct exec *x, struct launch *l)
 		int32_t si = l->waiters[0], per = x->ninst / x->w->nroles;
 		int32_t ri = op->peer_stage * per + si % per;
 		struct inst *rin = &x->in[ri];
+		if (x->in[si].jpp && x->in[si].jpp[l->op]) {
+			/* the sender's lags, and when the data arrived */
+			free(rin->jpp[op->peer_op]);
+			rin->jpp[op->peer_op] = x->in[si].jpp[l->op];
+			rin->jpp[op->peer_op][rin->jn] = (double)now;
+			x->in[si].jpp[l->op] = NULL;
+		}
 		if (rin->arrived[op->peer_op] == 2)
 			op_end(x, ri, op->peer_op);
 		else
@@ -2254,6 +2468,8 @@ static void comm_arrive(struct exec *x, int32_t ii, int32_t oi)
 			need = x->K;
 		}
 	}
+	if (in->jit && op->kind == WL_K_SEND && jit_lags(x, in, oi))
+		return;
 	if (need <= 1) {
 		l = calloc(1, sizeof(*l));
 		if (l)
@@ -2389,9 +2605,23 @@ static int inst_alloc(struct exec *x, struct inst *in, int role, int mm)
 		if (!in->exp_f)
 			return TS_ENOMEM;
 	}
-	if (x->o->jitter > 0 && !x->o->exact && x->p->tp * x->U > 1 &&
-	    (!(in->jit = calloc((size_t)x->p->tp * x->U, sizeof(double))) || jit_groups(x, in) ||
-	     (!x->jit_mx && !(x->jit_mx = malloc((size_t)x->p->tp * x->U * sizeof(double))))))
+	/* folded --jitter: the noise of each rank of the unit and of the units
+	 * it stands for (K of them simulated, beyond FOLD_EVERY_MAX), which a
+	 * DP collective waits for too (was: K units stood for the slowest of K;
+	 * llama3-8b, tp 1, pp 4, 256 nodes, jitter 0.1: -1.07 % under --exact,
+	 * 0.00 % now) */
+	if (x->o->jitter > 0 && !x->o->exact) {
+		int32_t c = 0;
+		for (int32_t u = 0; u < x->nunits; u++)
+			c += x->unit_of[u] == in->unit;
+		in->jn = x->p->tp * x->U * c;
+	}
+	if (in->jn > 1 &&
+	    (!(in->jit = calloc((size_t)in->jn, sizeof(double))) || jit_ranks(x, in) ||
+	     !(in->jpp = calloc((size_t)(in->njpp = n), sizeof(double *))) ||
+	     jit_groups(x, in) ||
+	     (!x->jit_mx && !(x->jit_mx = malloc((size_t)x->p->tp * x->U *
+						 ((x->nunits + x->K - 1) / x->K) * sizeof(double))))))
 		return TS_ENOMEM;
 	if (!in->ndeps || !in->t0 || !in->t1 || !in->xfer || !in->arrived || !in->dpr ||
 	    !in->vis_f)
@@ -2416,6 +2646,12 @@ static void inst_release(struct inst *in)
 	free(in->exp_f);
 	free(in->jit);
 	free(in->jgid);
+	free(in->jvis);
+	free(in->jexp);
+	for (int32_t i = 0; in->jpp && i < in->njpp; i++)
+		free(in->jpp[i]);
+	free(in->jpp);
+	free(in->jrank);
 }
 
 /* Draw one value of a plan distribution (GSL, seeded). */
@@ -3543,6 +3779,8 @@ static int run_once(struct exec *x, struct run_out *ro)
 				}
 			}
 		}
+		if ((rc = jit_loads(x, in, vis, exp_, mm)))
+			goto out;
 	}
 	for (int32_t s = 0; s < P && x->dp_bgon; s++)
 		for (int32_t i = 0; i < x->w->roles[s].nops && !x->err; i++)

@@ -452,6 +452,31 @@ START_TEST(rng_deterministic)
 }
 END_TEST
 
+/* rng_keyed_gaussian: a function of (seed, key) alone, normal with the
+ * given sigma: over 200,000 keys, mean and standard deviation within 4
+ * standard errors, and the share beyond 2 sigma that of a normal (4.55 %). */
+START_TEST(rng_keyed_gaussian_is_normal)
+{
+	const int n = 200000;
+	double s = 0, s2 = 0;
+	int tail = 0;
+	for (int i = 0; i < n; i++) {
+		double g = rng_keyed_gaussian(7, (uint64_t)i, 0.5);
+		ck_assert(isfinite(g));
+		s += g;
+		s2 += g * g;
+		tail += fabs(g) > 1.0;
+	}
+	double mean = s / n, sd = sqrt(s2 / n - mean * mean);
+	ck_assert_msg(fabs(mean) < 4 * 0.5 / sqrt(n), "mean %g", mean);
+	ck_assert_msg(fabs(sd - 0.5) < 4 * 0.5 / sqrt(2.0 * n), "sd %g", sd);
+	ck_assert_msg(fabs((double)tail / n - 0.0455) < 0.002, "beyond 2 sigma %g", (double)tail / n);
+	ck_assert(rng_keyed_gaussian(7, 12345, 0.5) == rng_keyed_gaussian(7, 12345, 0.5));
+	ck_assert(rng_keyed_gaussian(7, 12345, 0.5) != rng_keyed_gaussian(8, 12345, 0.5));
+	ck_assert(rng_keyed_gaussian(7, 12345, 0.5) != rng_keyed_gaussian(7, 12346, 0.5));
+}
+END_TEST
+
 /* ---- tables ---------------------------------------------------------------------------- */
 
 START_TEST(table_alignment)
@@ -500,6 +525,7 @@ static Suite *common_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rng");
 	tcase_add_test(tc, rng_deterministic);
+	tcase_add_test(tc, rng_keyed_gaussian_is_normal);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("table");
 	tcase_add_test(tc, table_alignment);
