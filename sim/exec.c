@@ -140,17 +140,21 @@ struct inst {
 	double comp_rate;          /* its speed, 1 or 1 / slowdown */
 	int32_t comp_op;           /* its op index */
 	double *jit;               /* folded, --jitter: per rank of its unit (position x TP
-	                            * rank), the time its drawn noise added, s (NULL: exact,
-	                            * or one rank) */
-	int32_t *jgid;             /* with jit: per dimension x rank of its unit, its group of
-	                            * that dimension among the unit's ranks, 0.. (jit_meet) */
+	                            * rank) and of the units it stands for, the time its drawn
+	                            * noise added, s; the representative runs as the slowest
+	                            * (NULL: exact, or one rank) */
+	int32_t *jgid;             /* with jit: per dimension x rank of jit, its group of that
+	                            * dimension among them, 0.. (jit_end) */
 	int32_t jn;                /* with jit: its ranks, tp x U x the units it stands for */
 	int32_t *jrank;            /* with jit: per rank of jit, its rank number (its noise's
 	                            * key, as --exact's) */
-	double **jpp;              /* with jit: per send op, its ranks' lags behind their
-	                            * slowest when it started, s (jit_lags); moved on arrival
-	                            * to the receiver's RECV op, with the arrival, ps, at [jn] */
+	double **jpp;              /* with jit: per communication op, each rank's lag behind
+	                            * [jn], s: from its start (jit_start) until it ends, then
+	                            * behind its end, ps, at [jn] (a receive's: behind its
+	                            * data's arrival, its sender's lags); NULL: none */
+	int32_t *jref;             /* with jpp: per op, its successors yet to read it */
 	simtime_ps comp_free;      /* with jit: when its last compute op ended, ps */
+	simtime_ps jstart;         /* with jit: when the collective ending now started, ps */
 	int32_t njpp;              /* jpp's ops, count */
 	double *jvis;              /* with jit and units it stands for: per unit of jrank (in
 	                            * its order) x micro-batch, the unit's vision load, as
@@ -301,7 +305,7 @@ struct exec {
 	int32_t *ranks_buf;        /* scratch for group ranks */
 	sim_event_id last_ev;      /* the event after_s queued last */
 	double *wbuf;              /* scratch for an EP group's loads (ep) */
-	double *jit_mx;            /* folded --jitter: scratch for jit_meet, tp x U maxima */
+	double *jit_mx;            /* folded --jitter: scratch, a representative's ranks (jn) */
 	double *vtok;              /* drawn image tokens of each replica's micro-batch over the
 	                            * plan's mean, [replica x micro + j] (NULL: no images) */
 	struct a2a_entry *a2a;     /* analytic: compiled all-to-alls by (coll, dim, stage, dir) */
@@ -502,43 +506,7 @@ static int64_t group_key(const struct exec *x, int dim, int tpi, int pos)
 	}
 }
 
-/* Folded --jitter: a collective of dimension dim among the ranks of in's
- * unit ended: the members of each of its groups in the unit go on from
- * their slowest's time (a TP group's own, an EP group's, or a DP ring's
- * members in the unit: its positions at one TP index). Meeting every rank
- * of the unit at any collective but TP's held ranks of other groups back
- * (found by review: Qwen3-VL-30B-A3B tp 4, EP 2 with whole experts, CP 2,
- * SSP, jitter 0.1: +1.04 % over --exact, +0.71 % now). */
-static void jit_meet(const struct exec *x, struct inst *in, int dim)
-{
-	int n = in->jn;
-	const int32_t *g = &in->jgid[(size_t)dim * n];
-	double *mx = x->jit_mx;
-	for (int i = 0; i < n; i++)
-		mx[i] = -1e300;
-	for (int i = 0; i < n; i++)
-		mx[g[i]] = in->jit[i] > mx[g[i]] ? in->jit[i] : mx[g[i]];
-	for (int i = 0; i < n; i++)
-		in->jit[i] = mx[g[i]];
-}
 
-/* Folded --jitter: whether the members of collective oi's groups go on
- * together from its end. A DP or expert-DP collective's do only where the
- * compute stream waits for it (a compute op it is the last input of): each
- * rank computes on at its own pace while its prefetched ZeRO-3 gathers or
- * overlapped buckets run (found: llama3-8b ZeRO 3 on 512 GPUs, 4 simulated
- * units carrying 128, jitter 0.1: +1.23 % over --exact, 0.00 % now). */
-static bool jit_waits(const struct exec *x, const struct inst *in, const struct wl_role *r,
-		      int32_t oi)
-{
-	const int32_t *so = x->succ_off[in->role], *sc = x->succ[in->role];
-	if (r->ops[oi].dim != WL_D_DP && r->ops[oi].dim != WL_D_EDP)
-		return true;
-	for (int32_t k = so[oi]; k < so[oi + 1]; k++)
-		if (r->ops[sc[k]].kind == WL_K_COMPUTE && in->ndeps[sc[k]] == 1)
-			return true;
-	return false;
-}
 
 /* --jitter: rank's noise on compute op oi, keyed by both alone, so that a
  * folded representative's ranks draw what --exact's do, whatever the order
@@ -551,61 +519,100 @@ static double jit_noise(const struct exec *x, int32_t rank, int32_t oi)
 				  (uint64_t)(uint32_t)rank << 32 | (uint32_t)oi, x->o->jitter);
 }
 
-/* Folded --jitter: the ranks of in's lags behind their slowest as send oi
- * starts, for its receiver (jit_recv): each rank's from its own inputs,
- * but a DP or expert-DP collective ends for all of them at once (the tied
- * embedding's gradient, sent after it: without, the last stage's ranks
- * started the optimizer apart, 0.3-0.7 % under --exact). */
-static int jit_lags(struct exec *x, struct inst *in, int32_t oi)
+
+
+/* Folded --jitter: op oi of in is ready to start: when each rank of in is
+ * ready, into ready (s): the later of its own inputs (the representative's
+ * compute and inputs that carry no ranks' lags, less the rank's lag behind
+ * its slowest) and the inputs that do (a collective's or send's end, a
+ * receive's data), each at that rank's own time. Those inputs' lags are
+ * freed once every successor has read them. */
+static void jit_ready(struct exec *x, struct inst *in, int32_t oi, double *ready)
 {
 	const struct wl_op *ops = x->w->roles[in->role].ops, *op = &ops[oi];
-	double mx = -1e300, *lag = malloc((size_t)(in->jn + 1) * sizeof(double));
-	double now = time_to_s(sim_now(&x->eng)), own = -1e300, all = -1e300;
+	double own = op->kind == WL_K_COMPUTE ? time_to_s(in->comp_free) : -1e300, mx = -1e300;
+	if (op->ndeps == 0 && op->kind != WL_K_COMPUTE)
+		own = time_to_s(sim_now(&x->eng));
+	for (int k = 0; k < op->ndeps; k++)
+		if (!in->jpp[op->deps[k]]) {
+			double t = time_to_s(in->t1[op->deps[k]]);
+			own = t > own ? t : own;
+		}
+	for (int i = 0; i < in->jn; i++)
+		mx = in->jit[i] > mx ? in->jit[i] : mx;
+	for (int i = 0; i < in->jn; i++)
+		ready[i] = own - (mx - in->jit[i]);
+	for (int k = 0; k < op->ndeps; k++) {
+		int32_t d = op->deps[k];
+		const double *lag = in->jpp[d];
+		if (!lag)
+			continue;
+		double t = time_to_s((simtime_ps)lag[in->jn]);
+		for (int i = 0; i < in->jn; i++)
+			ready[i] = t - lag[i] > ready[i] ? t - lag[i] : ready[i];
+		if (--in->jref[d] == 0) {
+			free(in->jpp[d]);
+			in->jpp[d] = NULL;
+		}
+	}
+}
+
+/* Folded --jitter, op oi of in ready: a compute op's ranks go on from their
+ * own readiness (jit_ready: a rank held only by its own inputs is not held
+ * by its slowest peer's), a collective or send records each rank's lag at
+ * its start (without: with K of 160 units carrying the rest, a GPT-2-style
+ * plan, pp 2, jitter 0.2, was -0.43 % under --exact on average over 16
+ * seeds; a tp 2 plan evened out its TP ranks at an input-gradient
+ * all-reduce that compute overlaps: +0.45 %). */
+static int jit_start(struct exec *x, struct inst *in, int32_t oi)
+{
+	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
+	double now = time_to_s(sim_now(&x->eng)), mx = -1e300, *r = x->jit_mx;
+	jit_ready(x, in, oi, r);
+	if (op->kind == WL_K_RECV)
+		return 0; /* (its data's lags come from its sender) */
+	if (op->kind == WL_K_COMPUTE) {
+		for (int i = 0; i < in->jn; i++)
+			mx = in->jit[i] > mx ? in->jit[i] : mx;
+		for (int i = 0; i < in->jn; i++)
+			in->jit[i] = mx - (now - r[i]);
+		return 0;
+	}
+	double *lag = malloc((size_t)(in->jn + 1) * sizeof(double));
 	if (!lag) {
 		set_err(x, TS_ENOMEM);
 		return TS_ENOMEM;
 	}
-	for (int k = 0; k < op->ndeps; k++) {
-		const struct wl_op *d = &ops[op->deps[k]];
-		double t = time_to_s(in->t1[op->deps[k]]);
-		if (d->kind == WL_K_COLL && (d->dim == WL_D_DP || d->dim == WL_D_EDP))
-			all = t > all ? t : all;
-		else
-			own = t > own ? t : own;
-	}
-	if (op->ndeps == 0)
-		own = now;
 	for (int i = 0; i < in->jn; i++)
-		mx = in->jit[i] > mx ? in->jit[i] : mx;
-	for (int i = 0; i < in->jn; i++) {
-		double t = own - (mx - in->jit[i]);
-		lag[i] = now - (t > all ? t : all);
-	}
+		lag[i] = now - r[i];
+	lag[in->jn] = (double)sim_now(&x->eng);
 	free(in->jpp[oi]);
 	in->jpp[oi] = lag;
+	in->jref[oi] = x->succ_off[in->role][oi + 1] - x->succ_off[in->role][oi];
 	return 0;
 }
 
-/* Folded --jitter: a compute op starts on data from receive ri: each rank
- * of in starts at the later of its own inputs (own: the representative's
- * compute and other inputs, less the rank's lag) and its own sender's data
- * (the sender's rank's lag behind their slowest when the send started), not
- * all at the slowest sender's (with K of 160 units carrying the rest, a
- * GPT-2-style plan, pp 2, jitter 0.2, was -0.43 % under --exact on average
- * over 16 seeds; 0.00 % now). */
-static void jit_recv(struct exec *x, struct inst *in, int32_t ri, simtime_ps own)
+/* Folded --jitter, communication op oi of in ended: its ranks' lags behind
+ * its end. A collective's group ends when its last member arrives (the
+ * least lag among them, less the wait for other representatives); a
+ * send's ranks each finish their own transfer. */
+static void jit_end(struct exec *x, struct inst *in, int32_t oi)
 {
-	double *lag = in->jpp[ri], mx = -1e300;
-	simtime_ps now = sim_now(&x->eng);
-	double rw = time_to_s(now - own), sw = time_to_s(now - (simtime_ps)lag[in->jn]);
-	for (int i = 0; i < in->jn; i++)
-		mx = in->jit[i] > mx ? in->jit[i] : mx;
-	for (int i = 0; i < in->jn; i++) {
-		double a = rw + mx - in->jit[i], b = sw + lag[i];
-		in->jit[i] = mx - (a < b ? a : b);
+	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
+	double *lag = in->jpp[oi], *mn = x->jit_mx;
+	if (!lag || op->kind == WL_K_RECV)
+		return;
+	if (op->kind == WL_K_COLL) {
+		const int32_t *g = &in->jgid[(size_t)op->dim * in->jn];
+		double w = time_to_s(in->jstart) - time_to_s((simtime_ps)lag[in->jn]);
+		for (int i = 0; i < in->jn; i++)
+			mn[i] = 1e300;
+		for (int i = 0; i < in->jn; i++)
+			mn[g[i]] = lag[i] < mn[g[i]] ? lag[i] : mn[g[i]];
+		for (int i = 0; i < in->jn; i++)
+			lag[i] = mn[g[i]] - w > 0 ? mn[g[i]] - w : 0;
 	}
-	free(lag);
-	in->jpp[ri] = NULL;
+	lag[in->jn] = (double)sim_now(&x->eng);
 }
 
 struct jkey {
@@ -714,10 +721,10 @@ static void op_end(struct exec *x, int32_t ii, int32_t oi)
 	in->t1[oi] = sim_now(&x->eng);
 	if (op->kind != WL_K_COMPUTE && op->kind != WL_K_RECV && --in->comm_inflight == 0)
 		comp_rerate(x, ii);
-	if (in->jit && op->kind == WL_K_COLL && jit_waits(x, in, r, oi))
-		jit_meet(x, in, op->dim);
 	if (in->jit && op->kind == WL_K_COMPUTE)
 		in->comp_free = in->t1[oi];
+	else if (in->jit)
+		jit_end(x, in, oi);
 	tl_add(x, ii, op, oi, in->t0[oi], in->t1[oi]);
 	if (x->dp_bgon)
 		dp_ready(x, ii, oi);
@@ -827,45 +834,12 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		in->cpu_ps = now + time_from_s(dur);
 	}
 	if (x->o->jitter > 0 && in->jit) {
-		/* its receives' data (direct, or through a collective it waits
-		 * for), each rank's own (jit_recv): the rest of its inputs, the
-		 * representative's, hold its ranks at their own lags */
-		const struct wl_op *ops = x->w->roles[in->role].ops;
-		simtime_ps own = in->comp_free;
-		int nr = 0;
-		for (int k = 0; k < op->ndeps; k++) {
-			int32_t d = op->deps[k];
-			bool via = false;
-			for (int j = 0; ops[d].kind == WL_K_COLL && j < ops[d].ndeps; j++)
-				via |= ops[ops[d].deps[j]].kind == WL_K_RECV;
-			if (ops[d].kind == WL_K_RECV) {
-				own = in->t0[d] > own ? in->t0[d] : own;
-				nr += in->jpp[d] != NULL;
-			} else if (!via) {
-				own = in->t1[d] > own ? in->t1[d] : own;
-			}
-			for (int j = 0; via && j < ops[d].ndeps; j++) {
-				int32_t e = ops[d].deps[j];
-				simtime_ps t = ops[e].kind == WL_K_RECV ? in->t0[e] : in->t1[e];
-				own = t > own ? t : own;
-				nr += ops[e].kind == WL_K_RECV && in->jpp[e];
-			}
-		}
-		for (int k = 0; nr && k < op->ndeps; k++) {
-			int32_t d = op->deps[k];
-			if (ops[d].kind == WL_K_RECV && in->jpp[d])
-				jit_recv(x, in, d, own);
-			for (int j = 0; ops[d].kind == WL_K_COLL && j < ops[d].ndeps; j++)
-				if (ops[ops[d].deps[j]].kind == WL_K_RECV && in->jpp[ops[d].deps[j]])
-					jit_recv(x, in, ops[d].deps[j], own);
-		}
-	}
-	if (x->o->jitter > 0 && in->jit) {
-		/* the ranks of its unit (its positions' TP ranks) each draw
-		 * their own noise, and a collective among them waits for the
-		 * slowest: the representative runs as the slowest of them
-		 * (found by review: one draw for all was 1.0-3.1 % under
-		 * --exact; op_end evens them out at their collectives) */
+		/* the ranks of its unit (its positions' TP ranks) and of the
+		 * units it stands for each draw their own noise, and a
+		 * collective among them waits for the slowest: the
+		 * representative runs as the slowest of them (found by review:
+		 * one draw for all was 1.0-3.1 % under --exact; each goes on
+		 * from its own inputs: jit_start, jit_end) */
 		int n = in->jn;
 		double before = in->jit[0], after = -1e300;
 		for (int t = 1; t < n; t++)
@@ -1156,11 +1130,18 @@ static void launch_done(struct exec *x, struct launch *l)
 		int32_t ri = op->peer_stage * per + si % per;
 		struct inst *rin = &x->in[ri];
 		if (x->in[si].jpp && x->in[si].jpp[l->op]) {
-			/* the sender's lags, and when the data arrived */
+			/* the sender's ranks' lags, behind the data's arrival */
+			double *lag = malloc((size_t)(rin->jn + 1) * sizeof(double));
+			if (!lag) {
+				set_err(x, TS_ENOMEM);
+				return;
+			}
+			memcpy(lag, x->in[si].jpp[l->op], (size_t)rin->jn * sizeof(double));
+			lag[rin->jn] = (double)now;
 			free(rin->jpp[op->peer_op]);
-			rin->jpp[op->peer_op] = x->in[si].jpp[l->op];
-			rin->jpp[op->peer_op][rin->jn] = (double)now;
-			x->in[si].jpp[l->op] = NULL;
+			rin->jpp[op->peer_op] = lag;
+			rin->jref[op->peer_op] = x->succ_off[rin->role][op->peer_op + 1] -
+						 x->succ_off[rin->role][op->peer_op];
 		}
 		if (rin->arrived[op->peer_op] == 2)
 			op_end(x, ri, op->peer_op);
@@ -1168,8 +1149,10 @@ static void launch_done(struct exec *x, struct launch *l)
 			rin->arrived[op->peer_op] = 1;
 	}
 	launch_unlink(x, l);
-	for (int32_t i = 0; i < l->nwait; i++)
+	for (int32_t i = 0; i < l->nwait; i++) {
+		x->in[l->waiters[i]].jstart = l->t_start;
 		op_end(x, l->waiters[i], l->op);
+	}
 	free(l->waiters);
 	free(l);
 }
@@ -2459,6 +2442,8 @@ static void comm_arrive(struct exec *x, int32_t ii, int32_t oi)
 	int32_t need = 1;
 	uint64_t key = (uint64_t)oi << 20 | (uint64_t)in->role;
 	struct launch *l, **slot;
+	if (in->jpp && in->jpp[oi]) /* its ranks' lags behind its arrival (jit_end) */
+		in->jpp[oi][in->jn] = (double)sim_now(&x->eng);
 	if (op->kind == WL_K_COLL) {
 		if (x->o->exact) {
 			int n = group_ranks(x, op->dim, in->tpi, in->pos, in->role, x->ranks_buf);
@@ -2468,8 +2453,6 @@ static void comm_arrive(struct exec *x, int32_t ii, int32_t oi)
 			need = x->K;
 		}
 	}
-	if (in->jit && op->kind == WL_K_SEND && jit_lags(x, in, oi))
-		return;
 	if (need <= 1) {
 		l = calloc(1, sizeof(*l));
 		if (l)
@@ -2528,6 +2511,8 @@ static void op_ready(struct exec *x, int32_t ii, int32_t oi)
 	struct inst *in = &x->in[ii];
 	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
 	in->t0[oi] = sim_now(&x->eng);
+	if (in->jit && jit_start(x, in, oi))
+		return;
 	/* a gather of host-resident parameters: the host-to-GPU copy of the
 	 * rank's shard first (PCIe, the compute model's host link rate) */
 	if (op->kind == WL_K_COLL && op->bytes > 0 && x->comp.host_link_Bps > 0) {
@@ -2619,6 +2604,7 @@ static int inst_alloc(struct exec *x, struct inst *in, int role, int mm)
 	if (in->jn > 1 &&
 	    (!(in->jit = calloc((size_t)in->jn, sizeof(double))) || jit_ranks(x, in) ||
 	     !(in->jpp = calloc((size_t)(in->njpp = n), sizeof(double *))) ||
+	     !(in->jref = calloc((size_t)n, sizeof(int32_t))) ||
 	     jit_groups(x, in) ||
 	     (!x->jit_mx && !(x->jit_mx = malloc((size_t)x->p->tp * x->U *
 						 ((x->nunits + x->K - 1) / x->K) * sizeof(double))))))
@@ -2651,6 +2637,7 @@ static void inst_release(struct inst *in)
 	for (int32_t i = 0; in->jpp && i < in->njpp; i++)
 		free(in->jpp[i]);
 	free(in->jpp);
+	free(in->jref);
 	free(in->jrank);
 }
 
