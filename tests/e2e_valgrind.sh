@@ -37,6 +37,12 @@ run "predict moe, skewed router, capacity" predict --cluster dgx-h100-ndr --node
 run "predict moe exact, alltoallv across nodes" predict --cluster dgx-h100-ndr --nodes 2 \
 	--model qwen3-30b-a3b --tp 2 --sequence-parallel --ep 8 --global-batch 8 --seq-len 512 \
 	--expert-imbalance 3 --exact
+run "predict jitter, 4 units carrying 160" predict --cluster dgx-a100-hdr --nodes 40 \
+	--model "$src/examples/models/gpt2.json" --pp 2 --global-batch 1280 --seq-len 1024 \
+	--fidelity analytic --jitter 0.2
+run "predict moe jitter, one unit carrying 2" predict --cluster dgx-h100-ndr --nodes 2 \
+	--model qwen3-30b-a3b --tp 2 --sequence-parallel --ep 8 --global-batch 8 --seq-len 512 \
+	--expert-imbalance 0.5 --jitter 0.1 --replicas 1
 run "predict bad plan" predict --cluster dgx-h100-ndr --nodes 2 --model qwen3-vl-2b --tp 3
 echo "e2e_valgrind: $pass passed, $fail failed"
 [ $fail = 0 ]
