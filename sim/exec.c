@@ -605,6 +605,7 @@ static void jit_end(struct exec *x, struct inst *in, int32_t oi)
 	if (op->kind == WL_K_COLL) {
 		const int32_t *g = &in->jgid[(size_t)op->dim * in->jn];
 		double w = time_to_s(in->jstart) - time_to_s((simtime_ps)lag[in->jn]);
+		w = w > 0 ? w : 0;
 		for (int i = 0; i < in->jn; i++)
 			mn[i] = 1e300;
 		for (int i = 0; i < in->jn; i++)
