@@ -519,18 +519,25 @@ static double jit_noise(const struct exec *x, int32_t rank, int32_t oi)
 				  (uint64_t)(uint32_t)rank << 32 | (uint32_t)oi, x->o->jitter);
 }
 
-
+/* Folded --jitter: the noise in's slowest rank has added, s. */
+static double jit_max(const struct inst *in)
+{
+	double mx = in->jit[0];
+	for (int i = 1; i < in->jn; i++)
+		mx = in->jit[i] > mx ? in->jit[i] : mx;
+	return mx;
+}
 
 /* Folded --jitter: op oi of in is ready to start: when each rank of in is
  * ready, into ready (s): the later of its own inputs (the representative's
  * compute and inputs that carry no ranks' lags, less the rank's lag behind
  * its slowest) and the inputs that do (a collective's or send's end, a
  * receive's data), each at that rank's own time. Those inputs' lags are
- * freed once every successor has read them. */
-static void jit_ready(struct exec *x, struct inst *in, int32_t oi, double *ready)
+ * freed once every successor has read them. Returns jit_max. */
+static double jit_ready(struct exec *x, struct inst *in, int32_t oi, double *ready)
 {
 	const struct wl_op *ops = x->w->roles[in->role].ops, *op = &ops[oi];
-	double own = op->kind == WL_K_COMPUTE ? time_to_s(in->comp_free) : -1e300, mx = -1e300;
+	double own = op->kind == WL_K_COMPUTE ? time_to_s(in->comp_free) : -1e300, mx = jit_max(in);
 	if (op->ndeps == 0 && op->kind != WL_K_COMPUTE)
 		own = time_to_s(sim_now(&x->eng));
 	for (int k = 0; k < op->ndeps; k++)
@@ -538,8 +545,6 @@ static void jit_ready(struct exec *x, struct inst *in, int32_t oi, double *ready
 			double t = time_to_s(in->t1[op->deps[k]]);
 			own = t > own ? t : own;
 		}
-	for (int i = 0; i < in->jn; i++)
-		mx = in->jit[i] > mx ? in->jit[i] : mx;
 	for (int i = 0; i < in->jn; i++)
 		ready[i] = own - (mx - in->jit[i]);
 	for (int k = 0; k < op->ndeps; k++) {
@@ -555,6 +560,7 @@ static void jit_ready(struct exec *x, struct inst *in, int32_t oi, double *ready
 			in->jpp[d] = NULL;
 		}
 	}
+	return mx;
 }
 
 /* Folded --jitter, op oi of in ready: a compute op's ranks go on from their
@@ -567,13 +573,11 @@ static void jit_ready(struct exec *x, struct inst *in, int32_t oi, double *ready
 static int jit_start(struct exec *x, struct inst *in, int32_t oi)
 {
 	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
-	double now = time_to_s(sim_now(&x->eng)), mx = -1e300, *r = x->jit_mx;
-	jit_ready(x, in, oi, r);
+	double now = time_to_s(sim_now(&x->eng)), *r = x->jit_mx;
+	double mx = jit_ready(x, in, oi, r);
 	if (op->kind == WL_K_RECV)
 		return 0; /* (its data's lags come from its sender) */
 	if (op->kind == WL_K_COMPUTE) {
-		for (int i = 0; i < in->jn; i++)
-			mx = in->jit[i] > mx ? in->jit[i] : mx;
 		for (int i = 0; i < in->jn; i++)
 			in->jit[i] = mx - (now - r[i]);
 		return 0;
@@ -842,10 +846,7 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		 * one draw for all was 1.0-3.1 % under --exact; each goes on
 		 * from its own inputs: jit_start, jit_end) */
 		int n = in->jn;
-		double before = in->jit[0], after = -1e300;
-		for (int t = 1; t < n; t++)
-			before = in->jit[t] > before ? in->jit[t] : before;
-		double d = dur;
+		double before = jit_max(in), after = -1e300, d = dur;
 		for (int t = 0, TU = x->p->tp * x->U; t < n; t++) {
 			double j = 1 + jit_noise(x, in->jrank[t], oi);
 			/* each unit it stands for at its own load (beside its
