@@ -212,7 +212,9 @@ END_TEST
 /* A random placement puts some units' TP groups inside a node and others'
  * across two: folded simulates every unit then (they do not stand for each
  * other; before, the 4 simulated waited at every op for the worst of the 8
- * units they covered: +2.6 % here, +5.7 % on a 2:1 leaf-spine). */
+ * units they covered: +2.6 % here, +5.7 % on a 2:1 leaf-spine). (Up to
+ * 512 GPUs such units, with their ranks' pipeline sends on hashed paths,
+ * run as --exact: unalike_units_hashed_exact; replicas keeps the fold.) */
 START_TEST(folded_exact_random_placement)
 {
 	struct plan p;
@@ -228,8 +230,12 @@ START_TEST(folded_exact_random_placement)
 	p.distributed_optimizer = true;
 	p.global_batch = 32;
 	resolve(&p);
-	folded_vs_exact(&p);
 	sim_predict_opts_init(&o);
+	run(&p, &o, &a);
+	ck_assert(a.exact_fallback);
+	sim_prediction_release(&a);
+	o.replicas = 8;
+	folded_vs_exact_with(&p, o, false);
 	run(&p, &o, &a);
 	ck_assert(a.units_differ);
 	ck_assert_int_eq(a.units_simulated, a.units);
@@ -238,6 +244,7 @@ START_TEST(folded_exact_random_placement)
 	topo_release(&topo);
 	/* linear placement: units alike, 4 of 8 stand for all (their TP
 	 * groups stay in the hosts: no unit's exchange crosses the network) */
+	o.replicas = 0;
 	load_topo("dgx-h100-ndr", 8);
 	for (int f = 0; f < 2; f++) {
 		o.fidelity = f ? SIM_FLOW : SIM_ANALYTIC;
@@ -3481,6 +3488,41 @@ START_TEST(moe_overlap_dp_exact_one_leaf)
 }
 END_TEST
 
+/* Units placed unalike (5 nodes of 8 GPUs, tp 4 x pp 2 per replica: a
+ * stage boundary inside a host) whose representative stands for its TP
+ * ranks, each with pipeline sends and DP rings on ECMP-hashed paths of its
+ * own: every rank is simulated up to 512 GPUs (found by review: GPT-2 tp 4
+ * SP pp 2 on 5 nodes of clos3-pods.json, -3.0 % under --exact; Qwen3-VL-2B
+ * tp 4 pp 2 interleaved on 6 nodes of the 2:1 leaf-spine, +5.3 %). At 4
+ * nodes the units sit alike and the fold stays, equal. */
+START_TEST(unalike_units_hashed_exact)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	const char *cl = tu_tmpfile(0, ".json",
+				    "{\"preset\": \"h100-roce-leafspine\", \"fabric\": {\"type\": "
+				    "\"clos3\", \"switch_ports\": 64, \"pods\": 4, \"leaves\": 8, "
+				    "\"spines\": 8, \"hosts_per_leaf\": 32, \"uplinks_per_leaf\": 32, "
+				    "\"super_spines\": 16, \"spine_uplinks\": 8}, \"nodes\": 128}");
+	for (int nodes = 5; nodes >= 4; nodes--) {
+		load_topo(cl, nodes);
+		load_model_json("{\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, \"vocab_size\": "
+				"50257, \"n_positions\": 1024, \"model_type\": \"gpt2\"}");
+		plan_init(&p);
+		p.tp = 4;
+		p.sp = true;
+		p.pp = 2;
+		p.seq_len = 1024;
+		p.global_batch = nodes * 2;
+		resolve(&p);
+		sim_predict_opts_init(&o);
+		o.seed = 3;
+		folded_vs_exact_with(&p, o, nodes == 5);
+		topo_release(&topo);
+	}
+}
+END_TEST
+
 /* Under SSP and async the step lasts the busiest rank's DP reduction time,
  * which the fold took from its representatives' ops, held until every
  * group's ended: on ECMP-hashed rings, the slowest group's (found by review:
@@ -4775,6 +4817,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, overlap_dp_hashed_rings_exact);
 	tcase_add_test(tc, dp_rings_hashed_exact);
 	tcase_add_test(tc, moe_overlap_dp_exact_one_leaf);
+	tcase_add_test(tc, unalike_units_hashed_exact);
 	tcase_add_test(tc, zero2_images_fold);
 	tcase_add_test(tc, linear_placement_no_fallback);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
