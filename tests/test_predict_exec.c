@@ -21,6 +21,11 @@ static struct model model;
  * stage does the same work (the closed forms assume equal stages). */
 static const char *eq_model = "{\"n_embd\": 4096, \"n_layer\": 16, \"n_head\": 32, "
 			      "\"vocab_size\": 16, \"n_positions\": 4096, \"model_type\": \"gpt2\"}";
+/* examples/clusters/clos3-pods.json */
+static const char *clos3_pods =
+	"{\"preset\": \"h100-roce-leafspine\", \"fabric\": {\"type\": \"clos3\", \"switch_ports\": 64, "
+	"\"pods\": 4, \"leaves\": 8, \"spines\": 8, \"hosts_per_leaf\": 32, \"uplinks_per_leaf\": 32, "
+	"\"super_spines\": 16, \"spine_uplinks\": 8}, \"nodes\": 128}";
 static const char *small_model = "{\"n_embd\": 1024, \"n_layer\": 8, \"n_head\": 16, "
 				 "\"vocab_size\": 1000, \"n_positions\": 2048, \"model_type\": \"gpt2\"}";
 
@@ -3460,12 +3465,7 @@ START_TEST(moe_overlap_dp_exact_one_leaf)
 	struct plan p;
 	struct sim_predict_opts o;
 	struct ts_error err = TS_ERROR_INIT;
-	load_topo(tu_tmpfile(0, ".json",
-			     "{\"preset\": \"h100-roce-leafspine\", \"fabric\": {\"type\": \"clos3\", "
-			     "\"switch_ports\": 64, \"pods\": 4, \"leaves\": 8, \"spines\": 8, "
-			     "\"hosts_per_leaf\": 32, \"uplinks_per_leaf\": 32, \"super_spines\": 16, "
-			     "\"spine_uplinks\": 8}, \"nodes\": 128}"),
-		  8);
+	load_topo(tu_tmpfile(0, ".json", clos3_pods), 8);
 	ck_assert_msg(model_load(&model, "qwen3-vl-30b-a3b", &err) == 0, "%s", err.msg);
 	plan_init(&p);
 	p.tp = 2;
@@ -3499,11 +3499,7 @@ START_TEST(unalike_units_hashed_exact)
 {
 	struct plan p;
 	struct sim_predict_opts o;
-	const char *cl = tu_tmpfile(0, ".json",
-				    "{\"preset\": \"h100-roce-leafspine\", \"fabric\": {\"type\": "
-				    "\"clos3\", \"switch_ports\": 64, \"pods\": 4, \"leaves\": 8, "
-				    "\"spines\": 8, \"hosts_per_leaf\": 32, \"uplinks_per_leaf\": 32, "
-				    "\"super_spines\": 16, \"spine_uplinks\": 8}, \"nodes\": 128}");
+	const char *cl = tu_tmpfile(0, ".json", clos3_pods);
 	for (int nodes = 5; nodes >= 4; nodes--) {
 		load_topo(cl, nodes);
 		load_model_json("{\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, \"vocab_size\": "
