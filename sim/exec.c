@@ -506,8 +506,6 @@ static int64_t group_key(const struct exec *x, int dim, int tpi, int pos)
 	}
 }
 
-
-
 /* --jitter: rank's noise on compute op oi, keyed by both alone, so that a
  * folded representative's ranks draw what --exact's do, whatever the order
  * of events (was: one seeded stream in event order, whose different draws
@@ -4140,25 +4138,25 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			 * of clos3-pods.json, -4.90 % under --exact; Qwen3-VL-2B
 			 * tp 4 pp 2 interleaved on 6 nodes of the 2:1 leaf-spine,
 			 * +5.34 %; equal at 4 and 8 nodes, and sprayed) */
-			int unalike = 0;
+			int unalike = 0, dh = 0; /* dh: dp_rings_hashed, where asked */
 			if (p->tp * unit_positions(p) > 1 && p->pp > 1 &&
 			    (unalike = blocks_alike(&x, D, unit_positions(p), D / unit_positions(p))) >= 0)
 				unalike = !unalike;
-			if (unalike < 0)
+			if (unalike >= 0 && (unalike || tied_cpu || busy || zero3 || ovdp))
+				dh = dp_rings_hashed(&x);
+			if (unalike < 0 || dh < 0)
 				return ts_error_set(err, TS_ENOMEM, "out of memory");
-			if (unalike && (pp_hashed(&x) || (h = dp_rings_hashed(&x)) > 0)) {
+			if (unalike && (dh > 0 || pp_hashed(&x))) {
 				h = 1;
 				out->exact_why = "units sit unalike in the fabric and their ranks' "
 						 "pipeline sends or DP rings take ECMP-hashed paths of "
 						 "their own (the fold's representative stands for them)";
-			} else if (h < 0) {
-				return ts_error_set(err, TS_ENOMEM, "out of memory");
-			} else if (p->cp > 1 && (h = positions_hashed(&x)) > 0)
+			} else if (p->cp > 1 && (h = positions_hashed(&x)) > 0) {
 				out->exact_why = "the positions of a unit cross hosts on ECMP-hashed "
 						 "paths of their own (its fold waits at each exchange "
 						 "for its slowest)";
-			else if (h == 0 && (tied_cpu || busy || zero3 || ovdp) &&
-				 (h = dp_rings_hashed(&x)) > 0)
+			} else if (h == 0 && (tied_cpu || busy || zero3 || ovdp) && dh > 0) {
+				h = 1;
 				out->exact_why =
 					tied_cpu ? "each rank's tied-embedding gradient reaches its CPU "
 						     "optimizer and ECMP-hashed parameter gather at its "
@@ -4173,6 +4171,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 						  "overlapped DP buckets run, on ECMP-hashed rings "
 						  "of their own (the fold slows a representative by "
 						  "its own ring's)";
+			}
 			if (h < 0)
 				return ts_error_set(err, TS_ENOMEM, "out of memory");
 			if (h)
