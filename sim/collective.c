@@ -2327,8 +2327,9 @@ int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s
 			break;
 		cs[i] = coll_new(t, &s[i], &rc);
 		if (!cs[i])
-			rc = ts_error_set(err, rc, "cannot build the %s plan for %s",
-					  sim_algo_name(s[i].algo), sim_op_name(s[i].op));
+			rc = ts_error_set(err, rc, "cannot build the %s plan for %s (%s)",
+					  sim_algo_name(s[i].algo), sim_op_name(s[i].op),
+					  rc == TS_ENOMEM ? "out of memory" : "no route");
 		else
 			cs[i]->net_spray = spray;
 	}
