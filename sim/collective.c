@@ -1736,6 +1736,16 @@ static void coll_params(struct sim_coll *c)
 	c->base_ps = time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
 }
 
+/* Why build_plan failed, from its code: a phrase for the error line. */
+static const char *plan_fail_why(int rc)
+{
+	if (rc == TS_ENOMEM)
+		return "out of memory";
+	if (rc == TS_EINPUT) /* an op the algorithm lacks, or NVLS without NVLink ports */
+		return "the algorithm does not apply to this op or these GPUs";
+	return "no route";
+}
+
 static struct sim_coll *coll_new(const struct topo *t, const struct sim_coll_spec *s, int *rc)
 {
 	struct sim_coll *c = calloc(1, sizeof(*c));
@@ -1799,8 +1809,7 @@ int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_c
 	c = coll_new(t, s, &rc);
 	if (!c)
 		return ts_error_set(err, rc, "cannot build the %s plan for %s (%s)",
-				    sim_algo_name(s->algo), sim_op_name(s->op),
-				    rc == TS_ENOMEM ? "out of memory" : "no route");
+				    sim_algo_name(s->algo), sim_op_name(s->op), plan_fail_why(rc));
 	c->net = net;
 	c->done = done;
 	c->ctx = ctx;
@@ -2328,8 +2337,7 @@ int sim_coll_analytic_groups(const struct topo *t, const struct sim_coll_spec *s
 		cs[i] = coll_new(t, &s[i], &rc);
 		if (!cs[i])
 			rc = ts_error_set(err, rc, "cannot build the %s plan for %s (%s)",
-					  sim_algo_name(s[i].algo), sim_op_name(s[i].op),
-					  rc == TS_ENOMEM ? "out of memory" : "no route");
+					  sim_algo_name(s[i].algo), sim_op_name(s[i].op), plan_fail_why(rc));
 		else
 			cs[i]->net_spray = spray;
 	}
