@@ -608,8 +608,13 @@ static int predict_rows(struct ctx *cx, const struct sim_compute *c, const bool 
 	for (int k = 0; k < jobs; k++) {
 		int st = 0;
 		waitpid(pids[k], &st, 0);
-		if (!rc && (!WIFEXITED(st) || WEXITSTATUS(st)))
-			rc = ts_error_set(err, TS_EIO, "a prediction process failed");
+		if (!rc && WIFSIGNALED(st))
+			/* e.g. SIGKILL from the kernel's OOM killer (dmesg says) */
+			rc = ts_error_set(err, TS_EIO, "a prediction process was killed by signal %d (%s)",
+					  WTERMSIG(st), strsignal(WTERMSIG(st)));
+		else if (!rc && (!WIFEXITED(st) || WEXITSTATUS(st)))
+			rc = ts_error_set(err, TS_EIO, "a prediction process failed (exit status %d)",
+					  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	}
 	return rc;
 }
