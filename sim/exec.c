@@ -647,7 +647,8 @@ static int jit_ranks(const struct exec *x, struct inst *in)
 	return 0;
 }
 
-static size_t load_ix(int s, int mm, int j, int L, int l);
+static double unit_vis(const struct exec *x, const double *vis, int u, int mm, int j);
+static float unit_exp(const struct exec *x, const float *exp_, int u, int mm, int j, int l);
 
 /* in->jvis, jexp: the vision and expert loads of each unit in->jrank holds,
  * the largest of its positions' (as vis_f, exp_f of a unit's own), when it
@@ -667,18 +668,10 @@ static int jit_loads(const struct exec *x, struct inst *in, const double *vis, c
 		if (x->unit_of[u] != in->unit)
 			continue;
 		for (int j = 0; j < mm; j++) {
-			for (int pos = u * x->U; in->jvis && pos < (u + 1) * x->U; pos++) {
-				double *v = &in->jvis[(size_t)c * mm + j];
-				double a = vis[(size_t)(pos / x->p->cp) * mm + j];
-				*v = a > *v ? a : *v;
-			}
-			for (int l = 0; l < L; l++) {
-				float *e = &in->jexp[((size_t)c * mm + j) * L + l];
-				for (int sl = u * x->U * x->es; sl < (u + 1) * x->U * x->es; sl++) {
-					float b = exp_[load_ix(sl, mm, j, L, l)];
-					*e = b > *e ? b : *e;
-				}
-			}
+			if (in->jvis)
+				in->jvis[(size_t)c * mm + j] = unit_vis(x, vis, u, mm, j);
+			for (int l = 0; l < L; l++)
+				in->jexp[((size_t)c * mm + j) * L + l] = unit_exp(x, exp_, u, mm, j, l);
 		}
 		c++;
 	}
@@ -1344,6 +1337,30 @@ out:
 static size_t load_ix(int s, int mm, int j, int L, int l)
 {
 	return ((size_t)s * mm + j) * L + l;
+}
+
+/* Unit u's image load of micro-batch j (vis: per DP rank, the CP ranks of
+ * a position share its sample): the largest of its positions'. */
+static double unit_vis(const struct exec *x, const double *vis, int u, int mm, int j)
+{
+	double v = 0;
+	for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
+		double a = vis[(size_t)(pos / x->p->cp) * mm + j];
+		v = a > v ? a : v;
+	}
+	return v;
+}
+
+/* Unit u's expert load of micro-batch j at layer l: the largest of its
+ * expert slots'. */
+static float unit_exp(const struct exec *x, const float *exp_, int u, int mm, int j, int l)
+{
+	float e = 0;
+	for (int sl = u * x->U * x->es; sl < (u + 1) * x->U * x->es; sl++) {
+		float b = exp_[load_ix(sl, mm, j, x->nle, l)];
+		e = b > e ? b : e;
+	}
+	return e;
 }
 
 /* An EP all-to-all of routed tokens is an alltoallv: what each member
@@ -3653,22 +3670,10 @@ static int run_once(struct exec *x, struct run_out *ro)
 		for (int u = 0; u < x->nunits; u++) {
 			double s = 0;
 			for (int j = 0; j < mm; j++) {
-				double v = 0;
-				for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
-					double a = vis[(size_t)(pos / p->cp) * mm + j];
-					v = a > v ? a : v;
-				}
-				s += v * vf / mm;
-				for (int l = 0; l < x->nle; l++) {
-					double e = 0;
-					if (ef[l] <= 0)
-						continue;
-					for (int sl = u * x->U * x->es; sl < (u + 1) * x->U * x->es; sl++) {
-						double b = exp_[load_ix(sl, mm, j, L, l)];
-						e = b > e ? b : e;
-					}
-					s += e * ef[l];
-				}
+				s += unit_vis(x, vis, u, mm, j) * vf / mm;
+				for (int l = 0; l < x->nle; l++)
+					if (ef[l] > 0)
+						s += (double)unit_exp(x, exp_, u, mm, j, l) * ef[l];
 			}
 			sc[u].s = s;
 			sc[u].u = u;
@@ -3778,20 +3783,15 @@ static int run_once(struct exec *x, struct run_out *ro)
 			for (int u = 0; u < x->nunits; u++) {
 				if (p->zero >= 2 ? x->unit_of[u] != in->unit : u != x->sim_unit[in->unit])
 					continue;
-				for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
-					double a = vis[(size_t)(pos / p->cp) * mm + j];
-					in->vis_f[j] = a > in->vis_f[j] ? a : in->vis_f[j];
-				}
+				double a = unit_vis(x, vis, u, mm, j);
+				in->vis_f[j] = a > in->vis_f[j] ? a : in->vis_f[j];
 				/* every slot of the positions (whole experts: the
 				 * TP ranks the representative stands for, which meet
 				 * at the next TP collective; the all-to-alls take
 				 * every member's own: ep_weights) */
 				for (int l = 0; l < x->nle; l++) {
-					float *e = &in->exp_f[(size_t)j * L + l];
-					for (int sl = u * x->U * x->es; sl < (u + 1) * x->U * x->es; sl++) {
-						float b = exp_[load_ix(sl, mm, j, L, l)];
-						*e = b > *e ? b : *e;
-					}
+					float *e = &in->exp_f[(size_t)j * L + l], b = unit_exp(x, exp_, u, mm, j, l);
+					*e = b > *e ? b : *e;
 				}
 			}
 		}
