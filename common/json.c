@@ -609,20 +609,45 @@ int jval_expect_array(const struct jval *v, struct ts_error *err)
 	return jval_error(v, err, "expected an array, got %s", type_name(v->j));
 }
 
-static bool key_allowed(const char *key, const char *const *allowed)
+/* The kind of a quantity entry "name*B" (bandwidth), "name*S" (size) or
+ * "name*T" (time); -1 for a plain key. */
+static int qty_entry_kind(const char *entry, size_t n)
 {
+	if (n < 3 || entry[n - 2] != '*')
+		return -1;
+	switch (entry[n - 1]) {
+	case 'B':
+		return TS_QTY_BANDWIDTH;
+	case 'S':
+		return TS_QTY_SIZE;
+	case 'T':
+		return TS_QTY_TIME;
+	}
+	TS_BUG("allowed key '%s': a quantity is written name*B, name*S or name*T", entry);
+}
+
+/* 1: key is allowed; 0: unknown; -1 - i: "name_<suffix>" of quantity entry
+ * i with a suffix that is not one of its kind's (a typo such as
+ * "link_bandwidth_gbs", which jval_get_quantity would never read). */
+static int key_allowed(const char *key, const char *const *allowed)
+{
+	int bad = 0;
 	for (int i = 0; allowed[i]; i++) {
 		size_t n = strlen(allowed[i]);
-		if (n && allowed[i][n - 1] == '*') {
-			/* quantity: "name" or "name_<suffix>" */
-			if (strncmp(key, allowed[i], n - 1) == 0 &&
-			    (key[n - 1] == '\0' || key[n - 1] == '_'))
-				return true;
-		} else if (strcmp(key, allowed[i]) == 0) {
-			return true;
+		int kind = qty_entry_kind(allowed[i], n);
+		if (kind < 0) {
+			if (strcmp(key, allowed[i]) == 0)
+				return 1;
+		} else if (strncmp(key, allowed[i], n - 2) == 0) {
+			/* quantity: "name" or "name_<suffix of its kind>" */
+			if (key[n - 2] == '\0' ||
+			    units_suffix_scale(key + n - 2, (enum ts_qty)kind) > 0)
+				return 1;
+			if (key[n - 2] == '_' && !bad)
+				bad = -1 - i;
 		}
 	}
-	return false;
+	return bad;
 }
 
 int jval_check_keys(const struct jval *obj, const char *const *allowed, struct ts_error *err)
@@ -632,9 +657,18 @@ int jval_check_keys(const struct jval *obj, const char *const *allowed, struct t
 		return TS_EINPUT;
 	cJSON_ArrayForEach(it, obj->j)
 	{
-		if (!key_allowed(it->string, allowed)) {
+		int ok = key_allowed(it->string, allowed);
+		if (ok != 1) {
 			struct jval c;
 			jval_child(obj, it->string, &c);
+			if (ok < 0) {
+				const char *e = allowed[-1 - ok];
+				const char *const *suf = units_suffixes((enum ts_qty)qty_entry_kind(e, strlen(e)));
+				return jval_error(&c, err, "unknown field '%.64s%s' (a unit suffix of '%.*s' "
+						  "expected: %s, %s, ...)",
+						  it->string, strlen(it->string) > 64 ? "..." : "",
+						  (int)strlen(e) - 2, e, suf[0], suf[1]);
+			}
 			return jval_error(&c, err, "unknown field '%.64s%s'", it->string,
 					  strlen(it->string) > 64 ? "..." : "");
 		}

@@ -66,8 +66,10 @@ int jval_expect_object(const struct jval *v, struct ts_error *err);
 int jval_expect_array(const struct jval *v, struct ts_error *err);
 
 /* Refuse keys of obj not in allowed (NULL-terminated); catches typos such as
- * "tp_size". Keys ending in one of the unit suffixes of a quantity key in
- * allowed are accepted when the allowed entry is written "name*". */
+ * "tp_size". A quantity entry is written "name*B" (bandwidth), "name*S"
+ * (size) or "name*T" (time): "name" and "name" + one of that kind's unit
+ * suffixes (units.h) are accepted; another "name_..." is refused with the
+ * suffixes expected. */
 int jval_check_keys(const struct jval *obj, const char *const *allowed, struct ts_error *err);
 
 /* Typed getters. Each returns 0 and stores the value, returns 0 and leaves

@@ -180,45 +180,11 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 /* ---- calibration files ------------------------------------------------------- */
 
 static const char *const calib_keys[] = {
-	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*", "hbm_eff", "hbm_half*",
-	"launch*", "gemm_eff_max", "gemm_half_flops", "attn_eff", "sm_count",
+	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*B", "hbm_eff", "hbm_half*S",
+	"launch*T", "gemm_eff_max", "gemm_half_flops", "attn_eff", "sm_count",
 	"overlap_slowdown", "tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
-	"host_link_bandwidth*", "host_memory_bandwidth*", "dispatch*", "fit", "comment", NULL
+	"host_link_bandwidth*B", "host_memory_bandwidth*B", "dispatch*T", "fit", "comment", NULL
 };
-
-/* Quantity keys and their kinds: jval_check_keys accepts any "name_..." for
- * them, so a typo such as "launch_usec" is refused here. */
-static const struct {
-	const char *name;
-	enum ts_qty kind;
-} calib_qty[] = {
-	{ "hbm_bandwidth", TS_QTY_BANDWIDTH },
-	{ "hbm_half", TS_QTY_SIZE },
-	{ "launch", TS_QTY_TIME },
-	{ "host_link_bandwidth", TS_QTY_BANDWIDTH },
-	{ "host_memory_bandwidth", TS_QTY_BANDWIDTH },
-	{ "dispatch", TS_QTY_TIME },
-};
-
-static int check_qty_suffixes(const struct jval *o, struct ts_error *err)
-{
-	const cJSON *it;
-	cJSON_ArrayForEach(it, o->j)
-	{
-		for (size_t q = 0; q < TS_ARRAY_LEN(calib_qty); q++) {
-			size_t n = strlen(calib_qty[q].name);
-			if (strncmp(it->string, calib_qty[q].name, n) != 0 || it->string[n] != '_')
-				continue;
-			if (units_suffix_scale(it->string + n, calib_qty[q].kind) > 0)
-				continue;
-			struct jval c;
-			jval_child(o, it->string, &c);
-			return jval_error(&c, err, "unknown field '%s' (unit suffix of '%s' expected)",
-					  it->string, calib_qty[q].name);
-		}
-	}
-	return 0;
-}
 
 /* A number in [lo, hi] (hi may be INFINITY); absent leaves *out alone. */
 static int get_range(const struct jval *o, const char *key, double lo, double hi, bool lo_open,
@@ -281,7 +247,7 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	struct jval sub;
 	struct sim_compute t = *c; /* edits land on a copy: c unchanged on error */
 
-	if (jval_check_keys(o, calib_keys, err) || check_qty_suffixes(o, err))
+	if (jval_check_keys(o, calib_keys, err))
 		return TS_EINPUT;
 	if (jval_get_string(o, "gpu", false, &s, err))
 		return TS_EINPUT;

@@ -75,6 +75,14 @@ bad_file malformed "" '{ "preset": "dgx-h100-ndr", "nodes": 4,, }'
 bad_file truncated "" '{ "preset": "dgx-h100-ndr", "fabric": { "k": 4 '
 bad_file unknown_preset "preset: unknown cluster preset 'dgx-h900'" '{ "preset": "dgx-h900" }'
 bad_file unknown_key "fabric.link_bandwith: unknown field" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwith": "400Gb/s" } }'
+# a quantity key with a unit suffix that is not its kind's (was read as
+# absent: the preset's 400 Gb/s stood; found by review)
+bad_file suffix_typo_bw "fabric.link_bandwidth_gbs: unknown field 'link_bandwidth_gbs' \\(a unit suffix of 'link_bandwidth' expected: _gbps, _GBps" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth_gbs": 100 } }'
+bad_file suffix_wrong_kind "node.nvlink_latency_gbps: unknown field" '{ "preset": "dgx-h100-ndr", "node": { "nvlink_latency_gbps": 5 } }'
+bad_file suffix_typo_mem "gpu.memory_foo: unknown field" '{ "preset": "dgx-h100-ndr", "gpu": { "memory_foo": 1 } }'
+printf '%s\n' '{ "preset": "dgx-h100-ndr", "nodes": 4, "node": { "nic_bandwidth_gbps": 100 } }' >"$tmp/suffix_ok.json"
+"$TRAINSIM" topo --cluster "$tmp/suffix_ok.json" | grep -q 'NICs of 100 Gb/s each' &&
+	ok "a quantity key with its unit suffix is read" || bad "nic_bandwidth_gbps not read"
 bad_file wrong_type_gpus "node.gpus: " '{ "preset": "dgx-h100-ndr", "node": { "gpus": "eight" } }'
 bad_file wrong_type_fabric "fabric: " '{ "preset": "dgx-h100-ndr", "fabric": [1, 2] }'
 bad_file wrong_type_bw "fabric.link_bandwidth: " '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": true } }'

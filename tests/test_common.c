@@ -183,7 +183,7 @@ START_TEST(json_unknown_key_and_enum)
 	struct jdoc d;
 	struct jval fab, root;
 	struct ts_error err = TS_ERROR_INIT;
-	static const char *const allowed[] = { "k", "link_bandwidth*", "latency*", "mtu", NULL };
+	static const char *const allowed[] = { "k", "link_bandwidth*B", "latency*T", "mtu", NULL };
 	static const char *const names[] = { "a", "b", NULL };
 	int e = -1;
 	load_doc(&d, &fab);

@@ -711,8 +711,8 @@ static int get_time(const struct jval *o, const char *key, double *out, struct t
 
 static int load_gpu(const struct jval *g, struct topo_cluster *c, bool base, struct ts_error *err)
 {
-	static const char *const keys[] = { "name", "bf16_tflops", "fp8_tflops", "memory*",
-					    "hbm_bandwidth*", "nvlink_bandwidth*", "sm_arch", NULL };
+	static const char *const keys[] = { "name", "bf16_tflops", "fp8_tflops", "memory*S",
+					    "hbm_bandwidth*B", "nvlink_bandwidth*B", "sm_arch", NULL };
 	const char *name = NULL;
 	double v;
 	if (jval_check_keys(g, keys, err))
@@ -756,8 +756,8 @@ static int load_gpu(const struct jval *g, struct topo_cluster *c, bool base, str
 
 static int load_node(const struct jval *o, struct topo_cluster *c, bool base, struct ts_error *err)
 {
-	static const char *const keys[] = { "gpus", "nics", "intra", "nvls", "nic_bandwidth*",
-					    "pcie_bandwidth*", "nvlink_latency*", "pcie_latency*",
+	static const char *const keys[] = { "gpus", "nics", "intra", "nvls", "nic_bandwidth*B",
+					    "pcie_bandwidth*B", "nvlink_latency*T", "pcie_latency*T",
 					    NULL };
 	int e;
 	if (jval_check_keys(o, keys, err))
@@ -866,7 +866,7 @@ static int load_explicit(const struct jval *f, struct topo_cluster *c, struct ts
 	i = 0;
 	cJSON_ArrayForEach(x, ln.j)
 	{
-		static const char *const keys[] = { "from", "to", "bandwidth*", "latency*", NULL };
+		static const char *const keys[] = { "from", "to", "bandwidth*B", "latency*T", NULL };
 		struct topo_xlink *l = &c->fabric.xlinks[i];
 		struct jval a, b;
 		jval_elem(&ln, x, i, &it);
@@ -899,8 +899,8 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 	static const char *const keys[] = {
 		"type", "k", "tiers", "switch_ports", "leaves", "spines", "hosts_per_leaf",
 		"uplinks_per_leaf", "pods", "super_spines", "spine_uplinks", "rails", "pxn",
-		"link_bandwidth*", "link_latency*", "switch_latency*", "mtu_bytes",
-		"packet_overhead_bytes", "transport", "tcp_byte_cost*", "tcp_msg_cost*", "switches",
+		"link_bandwidth*B", "link_latency*T", "switch_latency*T", "mtu_bytes",
+		"packet_overhead_bytes", "transport", "tcp_byte_cost*T", "tcp_msg_cost*T", "switches",
 		"links", NULL
 	};
 	struct topo_fabric_spec *f = &c->fabric;
