@@ -1900,6 +1900,14 @@ static const struct {
 	{ "{\"zero_optimisation\": {\"stage\": 3}}", "did you mean 'zero_optimization'?" },
 	{ "{\"zero_optimization\": {\"offload_param\": {\"device\": \"cpu\", \"pin_memmory\": true}}}",
 	  "offload_param.pin_memmory: unknown DeepSpeed key (did you mean 'pin_memory'?)" },
+	/* short keys: one edit, a swap of neighbours or case (found by review:
+	 * ignored, so ZeRO 0 and fp32 were assumed) */
+	{ "{\"train_batch_size\": 8, \"zero_optimization\": {\"stgae\": 3}}",
+	  "zero_optimization.stgae: unknown DeepSpeed key (did you mean 'stage'?)" },
+	{ "{\"zero_optimization\": {\"Stage\": 3}}", "did you mean 'stage'?" },
+	{ "{\"zero_optimization\": {\"stag\": 3}}", "did you mean 'stage'?" },
+	{ "{\"train_batch_size\": 8, \"bf61\": {\"enabled\": true}}",
+	  "bf61: unknown DeepSpeed key (did you mean 'bf16'?)" },
 	{ "{\"tp\": 2, \"schedule\": \"1f1b\"}", "tp: not a DeepSpeed config" },
 	{ "{\"fp16\": {\"enabled\": true}, \"bfloat16\": {\"enabled\": true}}",
 	  "ds_config.json:1:41: bfloat16: fp16 and bfloat16 are both enabled" },
