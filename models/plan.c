@@ -1018,7 +1018,10 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	if (p->flash_attention && p->precision == PLAN_DT_FP32)
 		REFUSE(PF_FLASH, "flash_attention (default)",
 		       "flash attention needs fp16, bf16 or fp8 training, not fp32");
-	if (m->max_pos && p->seq_len > m->max_pos)
+	/* (a default sequence longer than them is lowered by plan_resolve;
+	 * found by review: predict and memory checked it first and refused
+	 * GPT-3 and GPT-2 without --seq-len) */
+	if (m->max_pos && p->seq_len > m->max_pos && p->src[PF_SEQ][0])
 		REFUSE(PF_SEQ, "seq_len (default)", "seq_len %d exceeds the %d learned positions", p->seq_len,
 		       m->max_pos);
 	/* Experts: EP divides them and fits in DP x CP (Megatron's rule). */

@@ -50,6 +50,12 @@ check "model bad seq-len" 2 "$TRAINSIM" model --model llama3-8b --seq-len 0
 
 # ---- memory: the seeds' Qwen3-VL-235B on 4 nodes x 2 A100-80GB ----
 check "memory --help" 0 "$TRAINSIM" memory --help
+# learned positions: the default sequence is theirs when fewer than 4096
+# (found by review: refused without --seq-len)
+check "GPT-2 without --seq-len takes its 1024 positions" 0 "$TRAINSIM" memory \
+	--cluster pcie-2x2-tcp --model "$EX/models/gpt2.json" --json
+check "GPT-2 with a longer --seq-len is refused" 2 "$TRAINSIM" memory \
+	--cluster pcie-2x2-tcp --model "$EX/models/gpt2.json" --seq-len 2048
 check "235B, no sharding: does not fit" 1 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
 	--plan "$EX/plans/seed002-235b-zero3-offload.json" --precision fp16
 expect "says which stage and why" "stage 0 needs [0-9.]+ GiB of 80.0 GiB: weights 43[0-9.]+" "$TMP/err"
