@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/fileio.h"
 #include "common/units.h"
@@ -102,6 +103,19 @@ int cli_once(const char *cmd, const char *opt, const char **slot, const char *va
 	if (*slot)
 		return cli_usage(cmd, "%s given twice ('%s', '%s')", opt, *slot, val);
 	*slot = val;
+	return 0;
+}
+
+int cli_out_not_input(const char *cmd, const char *opt, const char *out, const char *const *in,
+		      int n)
+{
+	struct stat st;
+	if (!out)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (in[i] && stat(in[i], &st) == 0 && S_ISREG(st.st_mode) && fileio_same_file(out, in[i]))
+			return cli_usage(cmd, "%s '%s' is an input file ('%s'); writing it would replace it",
+					 opt, out, in[i]);
 	return 0;
 }
 

@@ -41,6 +41,11 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* Take an option that names one file or value once: *slot = val, or exit
  * status 2 when it was given before (only one could be used). */
 int cli_once(const char *cmd, const char *opt, const char **slot, const char *val);
+/* Refuse output file out (option opt) when it is one of the n input files
+ * in (NULL entries and names that are not files, such as presets, are
+ * skipped): writing it would replace that input. Returns 2 or 0. */
+int cli_out_not_input(const char *cmd, const char *opt, const char *out, const char *const *in,
+		      int n);
 /* The message for an unknown option or a missing argument after getopt_long
  * returned '?' or ':' (opterr must be 0); returns 2. */
 int cli_bad_option(const char *cmd, char **argv);

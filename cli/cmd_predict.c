@@ -344,6 +344,12 @@ int cmd_predict(int argc, char **argv)
 		return cli_usage("predict", "needs --cluster");
 	if (trace && svg && fileio_same_file(trace, svg))
 		return cli_usage("predict", "--trace and --svg name the same file '%s'", trace);
+	{
+		const char *in[] = { cluster, model, pa.plan_path, pa.ds_path, cal };
+		if (cli_out_not_input("predict", "--trace", trace, in, 5) ||
+		    cli_out_not_input("predict", "--svg", svg, in, 5))
+			return 2;
+	}
 
 	m = malloc(sizeof(*m));
 	p = malloc(sizeof(*p));

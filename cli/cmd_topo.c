@@ -195,6 +195,8 @@ int cmd_topo(int argc, char **argv)
 		return cli_usage("topo", "takes no arguments (got '%s')", argv[optind]);
 	if (!cluster)
 		return cli_usage("topo", "needs --cluster NAME|FILE");
+	if (cli_out_not_input("topo", "--dot", dot, &cluster, 1))
+		return 2;
 	if (topo_cluster_load(&c, cluster, (int)nodes, &err))
 		return cli_fail(&err);
 	if (placement && topo_placement_parse(&c, placement, &err)) {

@@ -24,6 +24,13 @@ expect "exact simulates every rank" '"instances":[[:space:]]*16' "$TMP/out"
 check "predict with traces" 0 "$TRAINSIM" predict $SMALL --trace "$TMP/t.json" --svg "$TMP/t.svg"
 expect "trace has traceEvents" '"traceEvents"' "$TMP/t.json"
 expect "svg root" '<svg xmlns="http://www.w3.org/2000/svg"' "$TMP/t.svg"
+# an output that is an input file would replace it (found by review: the
+# model config became the SVG); through another spelling of the path too
+cp "$TMP/tiny.json" "$TMP/tiny-copy.json"
+expect_err "--svg over the model" "--svg '.*' is an input file" "$TRAINSIM" predict \
+	--cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny-copy.json" --tp 2 --seq-len 1024 \
+	--fidelity analytic --svg "$TMP/./tiny-copy.json"
+cmp -s "$TMP/tiny.json" "$TMP/tiny-copy.json" && ok "the model file is untouched" || bad "the model file changed"
 # a real SVG renderer (librsvg, from setup.sh) parses and draws it
 check "svg renders with rsvg-convert" 0 rsvg-convert -o "$TMP/t.png" "$TMP/t.svg"
 expect "svg header: one iteration" '>one iteration: [0-9.]+ s \(time axis' "$TMP/t.svg"
@@ -115,7 +122,7 @@ check "more GPUs than the cluster" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr 
 	--model "$TMP/tiny.json" --tp 4 --pp 4 --dp 2 --global-batch 16 --seq-len 1024
 expect "names the GPU count" "needs 32 GPUs" "$TMP/err"
 check "bad input said before the GPU count" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
-	--model "$TMP/tiny.json" --tp 4 --pp 4 --dp 2 --global-batch 16
+	--model "$TMP/tiny.json" --tp 4 --pp 4 --dp 2 --global-batch 16 --seq-len 4096
 expect "names the learned positions" "seq_len 4096 exceeds the 2048 learned positions" "$TMP/err"
 check "does not fit in memory" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model qwen3-vl-235b-a22b --tp 1 --pp 1 --global-batch 8 --seq-len 1024

@@ -58,6 +58,9 @@ printf '%s\n' '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "none" }, "nodes"
 	ok "--dot" || bad "--dot"
 expect_err "--dot too big" "too many to draw" "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 256 --dot "$tmp/big.dot"
 [ ! -e "$tmp/big.dot" ] && ! ls "$tmp" | grep -q '^big.dot.' && ok "--dot too big leaves nothing" || bad "--dot too big left a file"
+cp "$TS_SOURCE_DIR/examples/clusters/fat-tree-k8.json" "$tmp/ft.json"
+expect_err "--dot over the cluster file" "--dot '.*' is an input file" "$TRAINSIM" topo --cluster "$tmp/ft.json" --dot "$tmp/ft.json"
+cmp -s "$TS_SOURCE_DIR/examples/clusters/fat-tree-k8.json" "$tmp/ft.json" && ok "the cluster file is untouched" || bad "the cluster file changed"
 
 # ---- bad usage ----------------------------------------------------------------------
 expect_err "unknown preset" "unknown cluster preset 'dgx-h900'" "$TRAINSIM" topo --cluster dgx-h900
