@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,7 +53,7 @@ static void print_help(FILE *out)
 		"plan (e.g. out of memory), 2 bad input or usage.\n");
 }
 
-int cli_main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr, "trainsim: error: no command given (see 'trainsim --help')\n");
@@ -74,6 +75,15 @@ int cli_main(int argc, char **argv)
 		}
 	fprintf(stderr, "trainsim: error: unknown command '%s' (see 'trainsim --help')\n", argv[1]);
 	return 2;
+}
+
+int cli_main(int argc, char **argv)
+{
+	int rc = run_command(argc, argv);
+	/* output that could not be written fails the run (found by review:
+	 * a full disk or closed pipe lost the report with exit 0) */
+	int wrc = cli_flush_stdout();
+	return rc ? rc : wrc;
 }
 
 int cli_planned(int argc, char **argv)
@@ -104,6 +114,21 @@ int cli_once(const char *cmd, const char *opt, const char **slot, const char *va
 		return cli_usage(cmd, "%s given twice ('%s', '%s')", opt, *slot, val);
 	*slot = val;
 	return 0;
+}
+
+int cli_flush_stdout(void)
+{
+	static bool said;
+	int e;
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	e = errno;
+	if (!said)
+		fprintf(stderr, "trainsim: error: cannot write the output: %s\n",
+			e ? strerror(e) : "write error");
+	said = true;
+	return 2;
 }
 
 int cli_out_not_input(const char *cmd, const char *opt, const char *out, const char *const *in,

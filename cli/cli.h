@@ -41,6 +41,9 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* Take an option that names one file or value once: *slot = val, or exit
  * status 2 when it was given before (only one could be used). */
 int cli_once(const char *cmd, const char *opt, const char **slot, const char *val);
+/* Flush standard output: 0, or 2 after saying (once) that it could not be
+ * written (a full disk, a closed pipe): the report was lost. */
+int cli_flush_stdout(void);
 /* Refuse output file out (option opt) when it is one of the n input files
  * in (NULL entries and names that are not files, such as presets, are
  * skipped): writing it would replace that input. Returns 2 or 0. */

@@ -412,16 +412,22 @@ int cmd_predict(int argc, char **argv)
 	}
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
+	rc = report(m, p, &r, cname, fid, exact, cal, &comp, json);
+	/* the report is out before the files are written: a report that could
+	 * not be written leaves no trace or SVG (found by review) */
+	if (!rc)
+		rc = cli_flush_stdout();
+	if (rc)
+		goto out;
 	/* a plan that does not fit is reported (exit 1) but leaves no timeline
 	 * of a run that cannot happen */
 	if (r.fits && trace && sim_trace_write_json(&r, trace, &err))
 		goto fail;
 	if (r.fits && svg && sim_trace_write_svg(&r, svg, &err))
 		goto fail;
-	rc = report(m, p, &r, cname, fid, exact, cal, &comp, json);
-	if (!rc && r.fits && warn[0])
+	if (r.fits && warn[0])
 		fputs(warn, stderr);
-	if (!rc && !r.fits) {
+	if (!r.fits) {
 		fprintf(stderr,
 			"trainsim: error: the plan does not fit in GPU memory: %.1f GiB per GPU needed, "
 			"%.1f GiB available (see trainsim memory)%s\n",

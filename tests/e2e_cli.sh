@@ -48,6 +48,29 @@ check "predict --trace twice" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --mod
 	--trace /tmp/e2e_cli_a.$$ --trace /tmp/e2e_cli_b.$$
 grep -q "given twice" /tmp/e2e_cli_err.$$ || { echo "FAIL says given twice"; fail=1; }
 [ ! -e /tmp/e2e_cli_a.$$ ] && [ ! -e /tmp/e2e_cli_b.$$ ] || { echo "FAIL a trace was written"; fail=1; }
+# a report that cannot be written (full disk, closed pipe) fails the run and
+# leaves no trace (found by review: exit 0, the trace committed)
+if [ -w /dev/full ]; then
+	for c in "--help" "topo --cluster dgx-h100-ndr" "model --model llama3-8b --json" \
+		"collective --cluster dgx-h100-ndr --op allreduce -b 1M -e 1M --fidelity analytic"; do
+		# shellcheck disable=SC2086
+		"$TRAINSIM" $c >/dev/full 2>/tmp/e2e_cli_err.$$; st=$?
+		if [ "$st" = 2 ] && grep -q "cannot write the output" /tmp/e2e_cli_err.$$ &&
+			[ "$(wc -l </tmp/e2e_cli_err.$$)" = 1 ]; then
+			echo "ok   $c to a full disk"
+		else
+			echo "FAIL $c to a full disk: exit $st, $(cat /tmp/e2e_cli_err.$$)"; fail=1
+		fi
+	done
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --model llama3-8b --tp 8 --global-batch 8 \
+		--fidelity analytic --trace /tmp/e2e_cli_t.$$ >/dev/full 2>/tmp/e2e_cli_err.$$; st=$?
+	if [ "$st" = 2 ] && [ ! -e /tmp/e2e_cli_t.$$ ]; then
+		echo "ok   predict to a full disk leaves no trace"
+	else
+		echo "FAIL predict to a full disk: exit $st, trace $(ls /tmp/e2e_cli_t.$$ 2>&1)"; fail=1
+	fi
+	rm -f /tmp/e2e_cli_t.$$
+fi
 rm -f /tmp/e2e_cli_err.$$
 if [ $fail = 0 ]; then echo "e2e_cli: 1 passed, 0 failed"; else echo "e2e_cli: 0 passed, 1 failed"; fi
 exit $fail
