@@ -1,6 +1,9 @@
 /* cmd_model.c: `trainsim model`: parameters by part and FLOPs per token. */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -76,11 +79,21 @@ int cmd_model(int argc, char **argv)
 				return 2;
 			break;
 		case 'i': {
-			char tail;
-			if (sscanf(optarg, "%dx%d%c", &img_h, &img_w, &tail) != 2 || img_h < 1 ||
-			    img_w < 1 || img_h > 65536 || img_w > 65536)
-				return cli_usage("model", "--image-size needs HxW in pixels, got '%s'",
-						 optarg);
+			/* (strtol, not sscanf's %d, which wraps past INT_MAX: found by
+			 * review, 4294967744x448 was read as 448x448) */
+			char *x, *end;
+			long hh, ww;
+			errno = 0;
+			hh = strtol(optarg, &x, 10);
+			ww = x != optarg && *x == 'x' && isdigit((unsigned char)x[1]) ?
+				     strtol(x + 1, &end, 10) :
+				     (end = x, -1);
+			if (errno || !isdigit((unsigned char)optarg[0]) || *end || hh < 1 || ww < 1 ||
+			    hh > 65536 || ww > 65536)
+				return cli_usage("model", "--image-size needs HxW in pixels (each 1 to "
+						 "65536), got '%s'", optarg);
+			img_h = (int)hh;
+			img_w = (int)ww;
 			break;
 		}
 		case 'j': json = true; break;

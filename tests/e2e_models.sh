@@ -24,6 +24,9 @@ if awk -v t="$tot" -v a="$act" 'BEGIN { exit !(t > 233e9 && t < 238e9 && a > 21e
 	echo "FAIL 235B-A22B totals $tot $act"; fail=$((fail + 1)); fi
 check "model from HF config" 0 "$TRAINSIM" model --model "$EX/models/qwen3-vl-8b.json" --json
 expect "HF config equals the built-in" '"params_total":[[:space:]]*8767123696' "$TMP/out"
+# HxW past INT_MAX wrapped (4294967744 read as 448: found by review)
+check "--image-size beyond int" 2 "$TRAINSIM" model --model qwen3-vl-8b --image-size 4294967744x448
+check "--image-size 448x448" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 448x448
 check "model gpt2 config" 0 "$TRAINSIM" model --model "$EX/models/gpt2.json" --json
 expect "gpt2 small is 124439808" '"params_total":[[:space:]]*124439808' "$TMP/out"
 # a DeepStack merger listed twice would be counted twice

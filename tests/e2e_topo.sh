@@ -121,6 +121,8 @@ bad_file placement_dup "placement: entry 1 repeats GPU 0" '{ "preset": "pcie-2x2
 bad_file placement_len "placement: the list has 2 entries" '{ "preset": "pcie-2x2-tcp", "placement": [1, 0] }'
 bad_file none_many_nodes "nodes: fabric \"none\" holds one node" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "none" } }'
 bad_file explicit_unknown_switch "fabric.links\\[0\\].to: unknown switch 'tor-z'" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic0", "to": "tor-z" } ] } }'
+# (past INT_MAX it wrapped to host 0: found by review)
+bad_file explicit_host_wraps "fabric.links\\[0\\].from: 'host4294967296/nic0': host number too large" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host4294967296/nic0", "to": "tor-a" } ] } }'
 bad_file explicit_bad_nic "fabric.links\\[0\\].from: 'host0/nic5'" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic5", "to": "tor-a" } ] } }'
 bad_file explicit_missing_links "fabric.links: missing" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ] } }'
 bad_file links_not_explicit "fabric.links: only an explicit fabric" '{ "preset": "pcie-2x2-tcp", "fabric": { "links": [] } }'

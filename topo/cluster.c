@@ -8,6 +8,8 @@
  * unknown keys are refused so that typos do not pass silently. */
 #include "topo/topo.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -791,18 +793,28 @@ static int xend(const struct jval *v, const struct topo_cluster *c, int32_t *out
 		struct ts_error *err)
 {
 	const char *s;
-	int h, i, nch = 0;
+	char *e1, *e2;
+	long h, i;
 	if (!cJSON_IsString(v->j))
 		return jval_error(v, err, "expected a switch name or \"host<H>/nic<I>\"");
 	s = v->j->valuestring;
-	if (sscanf(s, "host%d/nic%d%n", &h, &i, &nch) == 2 && s[nch] == '\0') {
-		if (h < 0 || i < 0 || i >= c->node.nics)
-			return jval_error(v, err, "'%s': NIC %d does not exist (node.nics is %d)", s,
-					  i, c->node.nics);
-		if (h >= MAX_NODES)
-			return jval_error(v, err, "'%s': host number too large", s);
-		*out = -(1 + h * c->node.nics + i);
-		return 0;
+	/* (strtol, not sscanf's %d, which wraps past INT_MAX: found by review,
+	 * host4294967296 was host 0) */
+	if (!strncmp(s, "host", 4) && isdigit((unsigned char)s[4])) {
+		errno = 0;
+		h = strtol(s + 4, &e1, 10);
+		if (!strncmp(e1, "/nic", 4) && isdigit((unsigned char)e1[4])) {
+			i = strtol(e1 + 4, &e2, 10);
+			if (*e2 == '\0') {
+				if (errno || h >= MAX_NODES)
+					return jval_error(v, err, "'%s': host number too large", s);
+				if (i >= c->node.nics)
+					return jval_error(v, err, "'%s': NIC %ld does not exist (node.nics is %d)",
+							  s, i, c->node.nics);
+				*out = -(int32_t)(1 + h * c->node.nics + i);
+				return 0;
+			}
+		}
 	}
 	for (int k = 0; k < c->fabric.nxswitches; k++)
 		if (!strcmp(c->fabric.xswitches[k].name, s)) {
