@@ -67,7 +67,8 @@ const char cli_plan_help[] =
 	"    --image-tokens N --capacity-factor F --pad-to-capacity --expert-imbalance CV\n"
 	"    --bucket-mb MB --moe-token-dispatcher alltoall|allgather;\n"
 	"    --no-sequence-parallel --no-distributed-optimizer\n"
-	"    --no-flash-attention --no-pad-to-capacity switch a plan's true off\n";
+	"    --no-flash-attention --no-pad-to-capacity switch a plan's true off;\n"
+	"    a flag given again overrides the first (not the two layer lists)\n";
 
 void cli_plan_args_init(struct cli_plan_args *a, const char *cmd)
 {
@@ -106,6 +107,14 @@ int cli_plan_args_take(struct cli_plan_args *a, int c, const char *arg)
 		a->ds_path = arg;
 		return 1;
 	}
+	/* A flag given again overrides the first, as with getopt tools, but
+	 * the two layer lists are different answers to one question: refused
+	 * together, as in a plan file (found by review: the later one won, so
+	 * the result hung on their order) */
+	for (int i = 0; i < a->n; i++)
+		if ((c == O_LPS && a->flag[i].id == O_LPVS) || (c == O_LPVS && a->flag[i].id == O_LPS))
+			return cli_usage(a->cmd, "--layers-per-stage and --layers-per-virtual-stage: "
+					 "give one, not both");
 	if (a->n >= CLI_PLAN_MAX_FLAGS)
 		return cli_usage(a->cmd, "too many plan flags");
 	a->flag[a->n].id = c;
@@ -269,7 +278,8 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 		plan_set_src(p, PF_BUCKET, "--bucket-mb");
 		return 0;
 	case O_LPVS:
-		p->nlps = 0; /* (a flag overrides the plan file's other list too) */
+		p->nlps = 0; /* (a flag overrides the plan file's other list too;
+			      * both flags at once are refused by cli_plan_args_take) */
 		if (set_layer_list(a, "--layers-per-virtual-stage", v, 0, PLAN_MAX_VSTAGES,
 				   "1,2,2,0", p->layers_per_vstage, &p->nlpvs))
 			return 2;

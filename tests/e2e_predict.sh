@@ -179,6 +179,13 @@ check "a trace of more than 4 million slices" 2 "$TRAINSIM" predict $SMALL --fid
 	--global-batch 60000 --trace "$TMP/big.json"
 expect "names the slice limit" "4000000 slices" "$TMP/err"
 check "no trace left behind" 0 test ! -e "$TMP/big.json"
+# the two layer lists together, in either order (found by review: the later
+# one won); a repeated flag overrides the first, as with getopt tools
+check "both layer lists" 2 "$TRAINSIM" predict $SMALL --fidelity analytic \
+	--layers-per-virtual-stage 1,1 --layers-per-stage 1,1
+expect "says give one" "layers-per-stage and --layers-per-virtual-stage: give one" "$TMP/err"
+check "both layer lists, the other order" 2 "$TRAINSIM" predict $SMALL --fidelity analytic \
+	--layers-per-stage 1,1 --layers-per-virtual-stage 1,1
 check "more micro-batches than the simulator holds" 2 "$TRAINSIM" predict $SMALL --global-batch 1048576
 expect "names the micro-batch limit" "global-batch.*micro-batches per replica" "$TMP/err"
 # a 1 b/s NIC is no hardware (a transfer would end past the engine's
