@@ -3999,7 +3999,8 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 	}
 out:
 	if (rc && x->errp && !x->errp->code)
-		ts_error_set(x->errp, rc, "simulation failed");
+		ts_error_set(x->errp, rc, "simulation failed (%s)",
+			     rc == TS_ENOMEM ? "out of memory" : "internal error");
 	exec_release(x);
 	workload_release(&w);
 	x->w = NULL;
