@@ -329,6 +329,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 	return 0;
 }
 
+/* Packet fidelity: the most packets (4 KiB) one run may move. */
+#define PACKET_MAX 2e9
+
 static void print_table(const struct topo *t, const struct opts *o, int n, int ng,
 			const struct row *rows, int nrows, double avg)
 {
@@ -432,6 +435,20 @@ int cmd_collective(int argc, char **argv)
 			     ng, ng > 1 ? "s" : "", (long long)n, (long long)n * ng, t.cl.name,
 			     (int)t.ngpus);
 		goto fail;
+	}
+	if (o.fid == SIM_PACKET) {
+		/* every packet is an event per hop: bound the work (found by
+		 * review: -e 1PB ran for days). About 1e7 packets a second here
+		 * (1 GiB all-reduce over 16 H100s: 7.9 M packets, 0.76 s). */
+		double pk = 0;
+		for (size = o.minb; size <= o.maxb * (1 + 1e-12); size *= o.factor)
+			pk += floor(size) * sim_busbw_factor((enum sim_op)o.op, n) * n * ng / 4096;
+		if (pk > PACKET_MAX) {
+			ts_error_set(&err, TS_EINPUT, "fidelity packet: these sizes move about %.2g "
+				     "packets, over the %.0e simulated in minutes; use --fidelity flow or "
+				     "a smaller -e", pk, PACKET_MAX);
+			goto fail;
+		}
 	}
 	specs = calloc((size_t)ng, sizeof(*specs));
 	ranks = malloc((size_t)ng * (size_t)n * sizeof(int32_t));

@@ -112,6 +112,9 @@ done
 if "$TRAINSIM" collective --cluster pcie-2x2-tcp --op allreduce -b 1M -e 16M -f 4 >"$tmp/out" 2>"$tmp/err"; then ok "tcp cluster"; else bad "tcp: $(cat "$tmp/err")"; fi
 
 # ---- bad input -------------------------------------------------------------------
+# packet level bounds its work (found by review: 1 PB ran for days)
+expect_err "packet level, 1 PB" "fidelity packet: these sizes move about [0-9.e+]+ packets" \
+	"$TRAINSIM" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce -b 1PB -e 1PB --fidelity packet
 expect_err "unknown op" "unknown operation 'allsum'" "$TRAINSIM" "${C[@]}" --op allsum -b 1M
 expect_err "unknown algo" "unknown algorithm 'star'" "$TRAINSIM" "${C[@]}" --op allreduce --algo star -b 1M
 expect_err "unknown proto" "unknown protocol 'LL64'" "$TRAINSIM" "${C[@]}" --op allreduce --proto LL64 -b 1M
@@ -127,8 +130,10 @@ expect_err "a fraction of a byte" "-b must be a whole number of bytes" "$TRAINSI
 # flow level aborted on its overflowing event times)
 printf '{"preset": "pcie-2x2-tcp", "fabric": {"link_bandwidth": "1MB/s"}, "node": {"nic_bandwidth": "1MB/s"}}\n' >"$tmp/slow.json"
 for f in analytic flow packet; do
+	# (2^50 is over packet level's work bound; 2^40 is not, and still past the horizon)
+	sz=1125899906842624; [ $f = packet ] && sz=1T
 	expect_err "beyond the horizon ($f)" "beyond the simulator's horizon" "$TRAINSIM" collective \
-		--cluster "$tmp/slow.json" --op allreduce -b 1125899906842624 -e 1125899906842624 --fidelity $f
+		--cluster "$tmp/slow.json" --op allreduce -b $sz -e $sz --fidelity $f
 done
 expect_err "max below min" "-e .* is smaller than -b" "$TRAINSIM" "${C[@]}" --op allreduce -b 4M -e 1M
 expect_err "more ranks than GPUs" "need 9 GPUs but .* has 8" "$TRAINSIM" "${C[@]}" --op allreduce --ranks 9 -b 1M
