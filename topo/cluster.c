@@ -472,7 +472,7 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 		if (f->switch_ports < 1)
 			BAD("fabric.switch_ports", "must be at least 1 (got %d)", f->switch_ports);
 		if (f->hosts_per_leaf + f->uplinks_per_leaf > f->switch_ports)
-			BAD("fabric.uplinks_per_leaf",
+			BAD("fabric.hosts_per_leaf|fabric.uplinks_per_leaf|fabric.switch_ports",
 			    "more ports than a switch has: %d down + %d up > %d ports per switch",
 			    f->hosts_per_leaf, f->uplinks_per_leaf, f->switch_ports);
 		if ((long long)f->leaves * (f->uplinks_per_leaf / f->spines) +
@@ -613,32 +613,59 @@ int topo_cluster_check(const struct topo_cluster *c, struct ts_error *err)
 	const char *field = "";
 	char msg[300];
 	if (check_fields(c, &field, msg, sizeof(msg)))
-		return ts_error_set(err, TS_EINPUT, "cluster '%s': %s: %s", c->name, field, msg);
+		return ts_error_set(err, TS_EINPUT, "cluster '%s': %.*s: %s", c->name,
+				    (int)strcspn(field, "|"), field, msg);
 	return 0;
 }
 
 /* ---- JSON ----------------------------------------------------------------------------- */
 
-/* The value at a dotted path (for positioned messages about derived checks). */
-static struct jval jval_at(const struct jdoc *d, const char *path)
+/* The value at the dotted path path[0..len) and whether the file has it. */
+static struct jval jval_path(const struct jdoc *d, const char *path, size_t len, bool *found)
 {
 	struct jval v = jdoc_root(d), c;
 	char part[64];
-	const char *p = path;
-	while (*p) {
-		size_t n = strcspn(p, ".");
-		if (n >= sizeof(part))
-			n = sizeof(part) - 1;
-		memcpy(part, p, n);
-		part[n] = '\0';
+	const char *p = path, *end = path + len;
+	*found = true;
+	while (p < end) {
+		size_t n = strcspn(p, ".|");
+		if ((size_t)(end - p) < n)
+			n = (size_t)(end - p);
+		memcpy(part, p, n < sizeof(part) ? n : sizeof(part) - 1);
+		part[n < sizeof(part) ? n : sizeof(part) - 1] = '\0';
 		/* absent parts keep the path; jval_where finds the nearest ancestor */
-		jval_child(&v, part, &c);
+		*found = jval_child(&v, part, &c) && *found;
 		v = c;
 		p += n;
-		if (*p == '.')
+		if (p < end && *p == '.')
 			p++;
 	}
 	return v;
+}
+
+/* The value at a dotted path (for positioned messages about derived checks).
+ * A check on several fields lists them, "a|b|c": the first the file has is
+ * blamed, else the first (found by review: a file's hosts_per_leaf was
+ * blamed on the preset's uplinks_per_leaf). */
+static struct jval jval_at(const struct jdoc *d, const char *paths)
+{
+	const char *p = paths;
+	struct jval first = { 0 };
+	bool have_first = false;
+	for (;;) {
+		size_t len = strcspn(p, "|");
+		bool found;
+		struct jval v = jval_path(d, p, len, &found);
+		if (found)
+			return v;
+		if (!have_first) {
+			first = v;
+			have_first = true;
+		}
+		if (!p[len])
+			return first;
+		p += len + 1;
+	}
 }
 
 static int get_int(const struct jval *o, const char *key, int min, int max, int *out,
@@ -662,15 +689,21 @@ static int get_count(const struct jval *o, const char *key, int max, int *out,
 {
 	long long v;
 	struct jval x;
+	double d;
 	if (!jval_child(o, key, &x))
 		return 0;
-	if (jval_get_int(o, key, true, -9000000000000000LL, 9000000000000000LL, &v, err))
-		return TS_EINPUT;
-	if (v > max)
-		return jval_error(&x, err, "must be at most %d (got %lld)", max, v);
-	if (v < -(long long)max)
-		return jval_error(&x, err, "must not be negative (got %lld)", v);
-	*out = (int)v;
+	if (!cJSON_IsNumber(x.j)) /* (its message for the type) */
+		return jval_get_int(o, key, true, 0, 0, &v, err);
+	d = x.j->valuedouble;
+	if (!isfinite(d) || d != floor(d))
+		return jval_error(&x, err, "expected an integer, got %g", d);
+	/* (the bound itself, however large the value: found by review, 1e308
+	 * was said to be outside an internal +-9e15) */
+	if (d > max)
+		return jval_error(&x, err, "must be at most %d (got %.*g)", max, fabs(d) < 1e15 ? 16 : 6, d);
+	if (d < -(double)max)
+		return jval_error(&x, err, "must not be negative (got %.*g)", fabs(d) < 1e15 ? 16 : 6, d);
+	*out = (int)d;
 	return 0;
 }
 
