@@ -97,6 +97,9 @@ bad_file missing_fabric_type "fabric.type: missing" '{ "gpu": { "bf16_tflops": 9
 bad_file zero_bw "fabric.link_bandwidth: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": "0Gb/s" } }'
 bad_file negative_bw "node.nic_bandwidth_gbps: must be positive" '{ "preset": "dgx-h100-ndr", "node": { "nic_bandwidth_gbps": -400 } }'
 bad_file negative_latency "fabric.switch_latency: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "switch_latency": "-5ns" } }'
+# a 0 the file gives is refused, not replaced by the default (found by review)
+bad_file fat_tree_tiers_0 "fabric.tiers: must be 2 or 3 \\(got 0\\)" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 8, "tiers": 0 } }'
+bad_file fat_tree_ports_0 "fabric.switch_ports: must be at least 1" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 8, "switch_ports": 0 } }'
 bad_file odd_k "fabric.k: must be even" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 7 } }'
 bad_file k_more_ports "fabric.k: .*ports per switch" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 48, "switch_ports": 40 } }'
 bad_file more_ports_leaf "fabric.hosts_per_leaf: more ports than a switch has" '{ "preset": "dgx-h100-ndr", "fabric": { "hosts_per_leaf": 40 } }'

@@ -439,7 +439,9 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 			BAD("fabric.k", "must be even (got %d)", k);
 		if (f->tiers != 2 && f->tiers != 3)
 			BAD("fabric.tiers", "must be 2 or 3 (got %d)", f->tiers);
-		if (f->switch_ports && f->switch_ports < k)
+		if (f->switch_ports < 1)
+			BAD("fabric.switch_ports", "must be at least 1 (got %d)", f->switch_ports);
+		if (f->switch_ports < k)
 			BAD("fabric.k", "a k=%d fat-tree needs %d ports per switch, the switch has %d",
 			    k, k, f->switch_ports);
 		hold = f->tiers == 2 ? (long long)k * k / 2 : (long long)k * k * k / 4;
@@ -999,9 +1001,12 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 			f->tcp_msg_s = TCP_MSG_S;
 	}
 	if (f->kind == TOPO_FABRIC_FAT_TREE) {
-		if (!f->switch_ports || !jval_child(o, "switch_ports", &(struct jval){ 0 }))
+		/* defaults for what the file does not give; a 0 it gives is
+		 * refused by check_fields (found by review: tiers 0 became 2,
+		 * switch_ports 0 became k) */
+		if (!jval_child(o, "switch_ports", &(struct jval){ 0 }))
 			f->switch_ports = f->k;
-		if (!f->tiers)
+		if (!jval_child(o, "tiers", &(struct jval){ 0 }) && f->tiers != 3)
 			f->tiers = 2;
 	}
 	if (f->kind == TOPO_FABRIC_SWITCH)
