@@ -1060,7 +1060,7 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	/* a symmetric Dirichlet over E experts has a share CV below sqrt(E - 1) */
 	if (p->expert_imbalance > 0 && p->expert_imbalance * p->expert_imbalance >= m->experts - 1)
 		REFUSE(PF_EXPERT_IMB, "expert_imbalance",
-		       "expert_imbalance %g must be below sqrt(experts - 1) = %.4g (all tokens on one "
+		       "expert_imbalance %g must be below sqrt(experts - 1) = %.6g (all tokens on one "
 		       "expert)",
 		       p->expert_imbalance, sqrt(m->experts - 1.0));
 	if (m->experts && m->experts % p->ep)

@@ -1660,7 +1660,7 @@ static const struct {
 	{ "llama3-8b", "{\"capacity_factor\": 1e-300}", 8, "0 (dropless) or between 0.001 and 1000" },
 	{ "llama3-8b", "{\"expert_imbalance\": 0.3}", 8, "expert_imbalance 0.3 given for a dense model" },
 	{ "qwen3-235b-a22b", "{\"expert_imbalance\": -1}", 8, "between 0 and 100" },
-	{ "qwen3-235b-a22b", "{\"expert_imbalance\": 12}", 8, "below sqrt(experts - 1) = 11.27" },
+	{ "qwen3-235b-a22b", "{\"expert_imbalance\": 12}", 8, "below sqrt(experts - 1) = 11.2694" },
 	{ "qwen3-235b-a22b", "{\"ep\": 8, \"pad_to_capacity\": true}", 8, "needs a capacity_factor" },
 	{ "qwen3-235b-a22b", "{\"pad_to_capacity\": 1}", 8, "pad_to_capacity" },
 	/* the length the user gave is named, not the default image tokens */
