@@ -82,14 +82,17 @@ int cmd_model(int argc, char **argv)
 			/* (strtol, not sscanf's %d, which wraps past INT_MAX: found by
 			 * review, 4294967744x448 was read as 448x448) */
 			char *x, *end;
-			long hh, ww;
+			long hh = -1, ww = -1;
 			errno = 0;
-			hh = strtol(optarg, &x, 10);
-			ww = x != optarg && *x == 'x' && isdigit((unsigned char)x[1]) ?
-				     strtol(x + 1, &end, 10) :
-				     (end = x, -1);
-			if (errno || !isdigit((unsigned char)optarg[0]) || *end || hh < 1 || ww < 1 ||
-			    hh > 65536 || ww > 65536)
+			if (isdigit((unsigned char)optarg[0])) {
+				hh = strtol(optarg, &x, 10);
+				if (*x == 'x' && isdigit((unsigned char)x[1])) {
+					ww = strtol(x + 1, &end, 10);
+					if (*end)
+						ww = -1;
+				}
+			}
+			if (errno || hh < 1 || ww < 1 || hh > 65536 || ww > 65536)
 				return cli_usage("model", "--image-size needs HxW in pixels (each 1 to "
 						 "65536), got '%s'", optarg);
 			img_h = (int)hh;

@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -838,11 +839,18 @@ static int xend(const struct jval *v, const struct topo_cluster *c, int32_t *out
 	if (!strncmp(s, "host", 4) && isdigit((unsigned char)s[4])) {
 		errno = 0;
 		h = strtol(s + 4, &e1, 10);
+		if (errno)
+			h = LONG_MAX;
 		if (!strncmp(e1, "/nic", 4) && isdigit((unsigned char)e1[4])) {
+			errno = 0;
 			i = strtol(e1 + 4, &e2, 10);
+			if (errno)
+				i = LONG_MAX;
 			if (*e2 == '\0') {
-				if (errno || h >= MAX_NODES)
+				if (h >= MAX_NODES)
 					return jval_error(v, err, "'%s': host number too large", s);
+				if (i == LONG_MAX)
+					return jval_error(v, err, "'%s': NIC number too large", s);
 				if (i >= c->node.nics)
 					return jval_error(v, err, "'%s': NIC %ld does not exist (node.nics is %d)",
 							  s, i, c->node.nics);
