@@ -4321,7 +4321,8 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		per = out->instances;
 		out->tl->ntracks = per * WL_NSTREAMS;
 		out->tl->track = calloc((size_t)out->tl->ntracks, sizeof(*out->tl->track));
-		if (!out->tl->track) {
+		out->tl->proc = calloc((size_t)(per > 0 ? per : 1), sizeof(*out->tl->proc));
+		if (!out->tl->track || !out->tl->proc) {
 			rc = ts_error_set(err, TS_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -4330,10 +4331,12 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 								     "pp send",	"pp recv",
 								     "dp comm", "moe dispatch" };
 			int npst = per / p->pp;
+			snprintf(out->tl->proc[i], sizeof(out->tl->proc[0]),
+				 x.o->exact ? "rank %d stage %d" : "rep %d stage %d",
+				 x.o->exact ? i : i % npst, i / npst);
 			for (int s = 0; s < WL_NSTREAMS; s++)
 				snprintf(out->tl->track[i * WL_NSTREAMS + s], sizeof(out->tl->track[0]),
-					 x.o->exact ? "rank %d stage %d %s" : "rep %d stage %d %s",
-					 x.o->exact ? i : i % npst, i / npst, sn[s]);
+					 "%s %s", out->tl->proc[i], sn[s]);
 		}
 	}
 out:
@@ -4365,6 +4368,7 @@ void sim_prediction_release(struct sim_prediction *out)
 {
 	if (out->tl) {
 		free(out->tl->track);
+		free(out->tl->proc);
 		free(out->tl->s);
 		free(out->tl);
 		out->tl = NULL;

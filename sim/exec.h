@@ -85,6 +85,8 @@ struct sim_slice {
 struct sim_timeline {
 	int32_t ntracks;              /* tracks, count */
 	char (*track)[64];            /* "rep 0 stage 1 compute", ntracks (owned) */
+	char (*proc)[48];             /* "rep 0 stage 1", one per ntracks / WL_NSTREAMS
+	                               * representative (owned) */
 	int32_t n, cap;               /* slices, allocated */
 	struct sim_slice *s;          /* slices (owned) */
 };

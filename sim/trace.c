@@ -3,6 +3,7 @@
  * complete events with ts/dur in microseconds, pid per representative,
  * tid per stream, "M" metadata events naming them) and an SVG timeline.
  * Both written atomically. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,34 @@ static bool *used_tracks(const struct sim_timeline *tl)
 	return u;
 }
 
+/* The timeline's length: the iteration, or longer where it shows the step
+ * that synchronises (local SGD, SSP, async report the mean step). */
+static double timeline_span(const struct sim_prediction *out)
+{
+	double span = out->iteration_time_s > 0 ? out->iteration_time_s : 1e-9;
+	for (int32_t i = 0; i < out->tl->n; i++)
+		if (out->tl->s[i].t1_s > span)
+			span = out->tl->s[i].t1_s;
+	return span;
+}
+
+/* Whether a track of track i's representative before i has slices. */
+static bool used_before(const bool *used, int32_t i)
+{
+	for (int32_t k = i - i % WL_NSTREAMS; k < i; k++)
+		if (used[k])
+			return true;
+	return false;
+}
+
+/* A number of microseconds for the trace: nanoseconds, the precision
+ * Perfetto keeps (durations as the difference of rounded ends, so that
+ * adjacent slices meet exactly; found by review). */
+static double trace_us(double s)
+{
+	return round(s * 1e9) / 1e3;
+}
+
 int sim_trace_write_json(const struct sim_prediction *out, const char *path, struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
@@ -48,6 +77,21 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 	if (!root || !ev)
 		goto oom;
 	cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+	{
+		/* the format's free metadata: the iteration, and under local SGD,
+		 * SSP and async what the timeline is (found by review: its span
+		 * differed from iteration_time_s without a word, as the SVG says) */
+		cJSON *od = cJSON_AddObjectToObject(root, "otherData");
+		double span = timeline_span(out);
+		if (!od)
+			goto oom;
+		cJSON_AddNumberToObject(od, "iteration_time_s", out->iteration_time_s);
+		cJSON_AddNumberToObject(od, "timeline_s", span);
+		if (span > out->iteration_time_s * (1 + 1e-9))
+			cJSON_AddStringToObject(od, "timeline",
+						"the step that synchronises; iteration_time_s is the "
+						"mean step");
+	}
 	used = used_tracks(tl);
 	if (!used)
 		goto oom;
@@ -55,6 +99,19 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		cJSON *m, *a;
 		if (!used[i])
 			continue;
+		if (!used_before(used, i)) {
+			/* the representative's name, once, before its first track
+			 * (found by review: Perfetto showed "Process 0") */
+			m = cJSON_CreateObject();
+			a = cJSON_CreateObject();
+			cJSON_AddStringToObject(m, "name", "process_name");
+			cJSON_AddStringToObject(m, "ph", "M");
+			cJSON_AddNumberToObject(m, "pid", i / WL_NSTREAMS);
+			cJSON_AddNumberToObject(m, "tid", 0);
+			cJSON_AddStringToObject(a, "name", tl->proc[i / WL_NSTREAMS]);
+			cJSON_AddItemToObject(m, "args", a);
+			cJSON_AddItemToArray(ev, m);
+		}
 		m = cJSON_CreateObject();
 		a = cJSON_CreateObject();
 		cJSON_AddStringToObject(m, "name", "thread_name");
@@ -76,12 +133,15 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		cJSON_AddStringToObject(e, "name", s->name ? s->name : "op");
 		cJSON_AddStringToObject(e, "cat", s->track % WL_NSTREAMS == WL_S_COMPUTE ? "compute" : "comm");
 		cJSON_AddStringToObject(e, "ph", "X");
-		cJSON_AddNumberToObject(e, "ts", s->t0_s * 1e6);
-		cJSON_AddNumberToObject(e, "dur", (s->t1_s - s->t0_s) * 1e6);
+		cJSON_AddNumberToObject(e, "ts", trace_us(s->t0_s));
+		cJSON_AddNumberToObject(e, "dur", trace_us(s->t1_s) - trace_us(s->t0_s));
 		cJSON_AddNumberToObject(e, "pid", s->track / WL_NSTREAMS);
 		cJSON_AddNumberToObject(e, "tid", s->track % WL_NSTREAMS);
-		cJSON_AddNumberToObject(a, "micro", s->micro);
-		cJSON_AddNumberToObject(a, "layer", s->layer);
+		/* (-1: not of a micro-batch or layer, such as the optimizer step) */
+		if (s->micro >= 0)
+			cJSON_AddNumberToObject(a, "micro", s->micro);
+		if (s->layer >= 0)
+			cJSON_AddNumberToObject(a, "layer", s->layer);
 		cJSON_AddItemToObject(e, "args", a);
 		cJSON_AddItemToArray(ev, e);
 	}
@@ -142,15 +202,13 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 	const struct sim_timeline *tl = out->tl;
 	struct afile a = AFILE_INIT;
 	const double W = 1600, left = 220, row = 18;
-	double span = out->iteration_time_s > 0 ? out->iteration_time_s : 1e-9, H;
+	double span, H;
 	int32_t *rowof, nrows = 0;
 	bool *used;
 	int rc;
 	if ((rc = need_tl(out, err)))
 		return rc;
-	for (int32_t i = 0; i < tl->n; i++)
-		if (tl->s[i].t1_s > span)
-			span = tl->s[i].t1_s;
+	span = timeline_span(out);
 	/* one row per track with slices, in track order */
 	used = used_tracks(tl);
 	rowof = malloc((size_t)(tl->ntracks > 0 ? tl->ntracks : 1) * sizeof(*rowof));
@@ -170,8 +228,8 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 	fprintf(a.f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		"font-family=\"sans-serif\" font-size=\"11\">\n",
-		W, H);
+		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+		W, H, W, H);
 	/* local SGD, SSP and async report the mean step; the timeline is the
 	 * step that synchronises (found by review: shown without saying so) */
 	if (span > out->iteration_time_s * (1 + 1e-9))
@@ -198,8 +256,11 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 			x0, 40 + row * rowof[s->track], w < 0.2 ? 0.2 : w, row - 3,
 			color_of(s->name ? s->name : "", s->track % WL_NSTREAMS));
 		xml_text(a.f, s->name ? s->name : "op");
-		fprintf(a.f, " micro %d layer %d: %.3f us</title></rect>\n", s->micro, s->layer,
-			(s->t1_s - s->t0_s) * 1e6);
+		if (s->micro >= 0)
+			fprintf(a.f, " micro %d", s->micro);
+		if (s->layer >= 0)
+			fprintf(a.f, " layer %d", s->layer);
+		fprintf(a.f, ": %.3f us</title></rect>\n", (s->t1_s - s->t0_s) * 1e6);
 	}
 	fputs("</svg>\n", a.f);
 	free(used);

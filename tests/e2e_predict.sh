@@ -39,7 +39,8 @@ expect "svg header: one iteration" '>one iteration: [0-9.]+ s \(time axis' "$TMP
 printf '{"global_batch": 4, "seq_len": 1024, "sync": {"mode": "local_sgd", "interval": 4}}' \
 	>"$TMP/lsgd.json"
 check "local SGD with --svg" 0 "$TRAINSIM" predict --cluster pcie-2x2-tcp \
-	--model "$EX/models/gpt2.json" --plan "$TMP/lsgd.json" --svg "$TMP/l.svg"
+	--model "$EX/models/gpt2.json" --plan "$TMP/lsgd.json" --svg "$TMP/l.svg" --trace "$TMP/l.json"
+expect "trace metadata: the step that synchronises" '"timeline":"the step that synchronises' "$TMP/l.json"
 expect "svg header: mean step, synchronising step shown" \
 	'per step on average; the timeline shows the step that synchronises' "$TMP/l.svg"
 check "rendered png is not empty" 0 test -s "$TMP/t.png"

@@ -4741,7 +4741,7 @@ START_TEST(traces_are_valid)
 	char *text = NULL;
 	size_t len;
 	cJSON *root, *ev, *e;
-	int n = 0, slices = 0, nmeta = 0;
+	int n = 0, slices = 0, nmeta = 0, nproc = 0;
 	int fd1 = mkstemp(jpath), fd2 = mkstemp(spath);
 	struct xslice *xs;
 	ck_assert(fd1 >= 0 && fd2 >= 0);
@@ -4778,7 +4778,9 @@ START_TEST(traces_are_valid)
 			const cJSON *ts = cJSON_GetObjectItem(e, "ts"), *dur = cJSON_GetObjectItem(e, "dur");
 			ck_assert(cJSON_IsNumber(ts) && cJSON_IsNumber(dur));
 			ck_assert(ts->valuedouble >= 0 && dur->valuedouble >= 0);
-			ck_assert(ts->valuedouble + dur->valuedouble <= r.iteration_time_s * 1e6 * (1 + 1e-9));
+			/* (times in whole nanoseconds) */
+			ck_assert(ts->valuedouble + dur->valuedouble <= r.iteration_time_s * 1e6 + 1e-3);
+			ck_assert(fabs(ts->valuedouble * 1e3 - round(ts->valuedouble * 1e3)) < 1e-3);
 			ck_assert_int_lt(slices, r.tl->n);
 			xs[slices].pid = cJSON_GetObjectItem(e, "pid")->valueint;
 			xs[slices].tid = cJSON_GetObjectItem(e, "tid")->valueint;
@@ -4787,8 +4789,19 @@ START_TEST(traces_are_valid)
 			slices++;
 		} else {
 			ck_assert_str_eq(ph->valuestring, "M");
-			nmeta++;
+			if (!strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "process_name"))
+				nproc++;
+			else
+				nmeta++;
 		}
+	}
+	/* the format's metadata: the iteration (found by review: under the
+	 * sync modes the timeline is longer and the trace did not say) */
+	{
+		const cJSON *od = cJSON_GetObjectItem(root, "otherData");
+		ck_assert(cJSON_IsObject(od));
+		ck_assert_double_eq_tol(cJSON_GetObjectItem(od, "iteration_time_s")->valuedouble,
+					r.iteration_time_s, 1e-12);
 	}
 	ck_assert_int_gt(slices, 100);
 	/* a named thread per track with work, none for a stream the plan
@@ -4804,13 +4817,15 @@ START_TEST(traces_are_valid)
 		}
 		ck_assert_int_lt(used, r.tl->ntracks);
 		ck_assert_int_eq(nmeta, used);
+		/* a named process per representative (found by review: none) */
+		ck_assert_int_eq(nproc, r.tl->ntracks / WL_NSTREAMS);
 	}
 	/* one op at a time per track: Perfetto nests the X slices of a thread
 	 * and rejects partial overlaps */
 	qsort(xs, (size_t)slices, sizeof(*xs), cmp_xslice);
 	for (int i = 1; i < slices; i++)
 		if (xs[i].pid == xs[i - 1].pid && xs[i].tid == xs[i - 1].tid)
-			ck_assert_msg(xs[i].t0 >= xs[i - 1].t1 - 1e-6,
+			ck_assert_msg(xs[i].t0 >= xs[i - 1].t1 - 1e-9, /* (ends meet exactly) */
 				      "track %d/%d: slice at %.6f us starts before %.6f us", xs[i].pid,
 				      xs[i].tid, xs[i].t0, xs[i - 1].t1);
 	free(xs);
@@ -4818,6 +4833,8 @@ START_TEST(traces_are_valid)
 	free(text);
 	ck_assert_int_eq(fileio_read_all(spath, 1 << 28, &text, &len, &err), 0);
 	ck_assert_ptr_nonnull(strstr(text, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	ck_assert_ptr_nonnull(strstr(text, "viewBox=\"0 0 "));
+	ck_assert_ptr_null(strstr(text, "micro -1")); /* (not of a micro-batch: said by none) */
 	ck_assert_ptr_nonnull(strstr(text, "</svg>\n"));
 	{ /* well-formed enough: every <rect ...> is closed */
 		int open = 0, close = 0;
