@@ -329,8 +329,14 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 	return 0;
 }
 
-/* Packet fidelity: the most packets (4 KiB) one run may move. */
-#define PACKET_MAX 2e9
+/* Packet fidelity: the longest run allowed, estimated from the packets the
+ * sizes move at the rates measured on the 2-core development machine
+ * (2026-12-03): a 1 GiB all-reduce over 16 H100s on dgx-h100-ndr (RDMA,
+ * 4096 B) moves 7.9 M packets in 0.76-0.96 s; over the 4 GPUs of
+ * pcie-2x2-tcp (TCP, 1448 B), 4.4 M in 1.57 s. */
+#define PACKET_MAX_S 600.0
+#define PACKETS_PER_S_RDMA 8e6
+#define PACKETS_PER_S_TCP 2.5e6
 
 static void print_table(const struct topo *t, const struct opts *o, int n, int ng,
 			const struct row *rows, int nrows, double avg)
@@ -438,15 +444,22 @@ int cmd_collective(int argc, char **argv)
 	}
 	if (o.fid == SIM_PACKET) {
 		/* every packet is an event per hop: bound the work (found by
-		 * review: -e 1PB ran for days). About 1e7 packets a second here
-		 * (1 GiB all-reduce over 16 H100s: 7.9 M packets, 0.76 s). */
-		double pk = 0;
-		for (size = o.minb; size <= o.maxb * (1 + 1e-12); size *= o.factor)
-			pk += floor(size) * sim_busbw_factor((enum sim_op)o.op, n) * n * ng / 4096;
-		if (pk > PACKET_MAX) {
-			ts_error_set(&err, TS_EINPUT, "fidelity packet: these sizes move about %.2g "
-				     "packets, over the %.0e simulated in minutes; use --fidelity flow or "
-				     "a smaller -e", pk, PACKET_MAX);
+		 * review: -e 1PB ran for days), over the rows the loop below runs,
+		 * at the fabric's payload per packet (at most 4096 under RDMA, as
+		 * sim_net_init_topo) */
+		bool rdma = t.cl.fabric.transport == TOPO_TRANSPORT_RDMA;
+		double mtu = t.cl.fabric.mtu_bytes > 0 ? t.cl.fabric.mtu_bytes : 4096, pk = 0, s_est;
+		int k = 0;
+		if (rdma && mtu > 4096)
+			mtu = 4096;
+		for (size = o.minb; size <= o.maxb * (1 + 1e-12) && k < MAX_SIZES; size *= o.factor, k++)
+			pk += ceil(floor(size) * sim_busbw_factor((enum sim_op)o.op, n) / mtu) * n * ng;
+		s_est = pk / (rdma ? PACKETS_PER_S_RDMA : PACKETS_PER_S_TCP);
+		if (s_est > PACKET_MAX_S) {
+			ts_error_set(&err, TS_EINPUT, "--fidelity packet: these sizes move about %.2g "
+				     "packets of %.0f B, some %.0f minutes of simulation here (the bound "
+				     "is %.0f); use --fidelity flow or a smaller -e", pk, mtu, s_est / 60,
+				     PACKET_MAX_S / 60);
 			goto fail;
 		}
 	}

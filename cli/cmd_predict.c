@@ -345,7 +345,8 @@ int cmd_predict(int argc, char **argv)
 	if (trace && svg && fileio_same_file(trace, svg))
 		return cli_usage("predict", "--trace and --svg name the same file '%s'", trace);
 	{
-		const char *in[] = { cluster, model, pa.plan_path, pa.ds_path, cal };
+		const char *in[] = { cli_file_name(cluster), cli_file_name(model), pa.plan_path,
+				     pa.ds_path, cal };
 		if (cli_out_not_input("predict", "--trace", trace, in, 5) ||
 		    cli_out_not_input("predict", "--svg", svg, in, 5))
 			return 2;

@@ -195,8 +195,11 @@ int cmd_topo(int argc, char **argv)
 		return cli_usage("topo", "takes no arguments (got '%s')", argv[optind]);
 	if (!cluster)
 		return cli_usage("topo", "needs --cluster NAME|FILE");
-	if (cli_out_not_input("topo", "--dot", dot, &cluster, 1))
-		return 2;
+	{
+		const char *in = cli_file_name(cluster);
+		if (cli_out_not_input("topo", "--dot", dot, &in, 1))
+			return 2;
+	}
 	if (topo_cluster_load(&c, cluster, (int)nodes, &err))
 		return cli_fail(&err);
 	if (placement && topo_placement_parse(&c, placement, &err)) {

@@ -61,6 +61,11 @@ expect_err "--dot too big" "too many to draw" "$TRAINSIM" topo --cluster dgx-h10
 cp "$TS_SOURCE_DIR/examples/clusters/fat-tree-k8.json" "$tmp/ft.json"
 expect_err "--dot over the cluster file" "--dot '.*' is an input file" "$TRAINSIM" topo --cluster "$tmp/ft.json" --dot "$tmp/ft.json"
 cmp -s "$TS_SOURCE_DIR/examples/clusters/fat-tree-k8.json" "$tmp/ft.json" && ok "the cluster file is untouched" || bad "the cluster file changed"
+# a preset's name is not a file even when a file of that name exists (found
+# by review: the second of two same runs was refused)
+(cd "$tmp" && "$TRAINSIM" topo --cluster pcie-2x2-tcp --dot pcie-2x2-tcp >/dev/null &&
+	"$TRAINSIM" topo --cluster pcie-2x2-tcp --dot pcie-2x2-tcp >/dev/null) &&
+	ok "--dot named like the preset, twice" || bad "--dot named like the preset refused"
 
 # ---- bad usage ----------------------------------------------------------------------
 expect_err "unknown preset" "unknown cluster preset 'dgx-h900'" "$TRAINSIM" topo --cluster dgx-h900
