@@ -613,6 +613,8 @@ int jval_expect_array(const struct jval *v, struct ts_error *err)
  * "name*T" (time); -1 for a plain key. */
 static int qty_entry_kind(const char *entry, size_t n)
 {
+	if (n && entry[n - 1] == '*')
+		TS_BUG("allowed key '%s': a quantity is written name*B, name*S or name*T", entry);
 	if (n < 3 || entry[n - 2] != '*')
 		return -1;
 	switch (entry[n - 1]) {

@@ -110,6 +110,8 @@ bad_file k_more_ports "fabric.k: .*ports per switch" '{ "preset": "dgx-a100-hdr"
 bad_file more_ports_leaf "fabric.hosts_per_leaf: more ports than a switch has" '{ "preset": "dgx-h100-ndr", "fabric": { "hosts_per_leaf": 40 } }'
 bad_file more_ports_uplinks "fabric.uplinks_per_leaf: more ports than a switch has" '{ "preset": "dgx-h100-ndr", "fabric": { "uplinks_per_leaf": 64 } }'
 bad_file mtu_absurd "fabric.mtu_bytes: must be at most 1048576 \\(got 1e\\+308\\)" '{ "preset": "dgx-h100-ndr", "fabric": { "mtu_bytes": 1e308 } }'
+bad_file fewer_ports_than_k "fabric.switch_ports: a k=64 fat-tree needs 64 ports" '{ "preset": "dgx-h100-ndr-fat-tree", "fabric": { "switch_ports": 8 } }'
+bad_file one_spine "fabric.spines: more ports than a switch has" '{ "preset": "dgx-h100-ndr", "fabric": { "spines": 1 } }'
 bad_file more_ports_spine "fabric.leaves: more ports than a switch has" '{ "preset": "dgx-h100-ndr", "fabric": { "leaves": 80 } }'
 bad_file more_nodes "nodes: more nodes than the fabric holds" '{ "preset": "dgx-h100-ndr", "nodes": 257 }'
 bad_file more_nodes_fat_tree "nodes: more nodes than the fabric holds" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 8, "tiers": 2 }, "nodes": 5 }'

@@ -443,7 +443,8 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 		if (f->switch_ports < 1)
 			BAD("fabric.switch_ports", "must be at least 1 (got %d)", f->switch_ports);
 		if (f->switch_ports < k)
-			BAD("fabric.k", "a k=%d fat-tree needs %d ports per switch, the switch has %d",
+			BAD("fabric.k|fabric.switch_ports",
+			    "a k=%d fat-tree needs %d ports per switch, the switch has %d",
 			    k, k, f->switch_ports);
 		hold = f->tiers == 2 ? (long long)k * k / 2 : (long long)k * k * k / 4;
 		if (f->rails) {
@@ -480,7 +481,8 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 			    f->hosts_per_leaf, f->uplinks_per_leaf, f->switch_ports);
 		if ((long long)f->leaves * (f->uplinks_per_leaf / f->spines) +
 			    (f->kind == TOPO_FABRIC_CLOS3 ? f->spine_uplinks : 0) > f->switch_ports)
-			BAD("fabric.leaves",
+			BAD("fabric.leaves|fabric.uplinks_per_leaf|fabric.spines|fabric.spine_uplinks|"
+			    "fabric.switch_ports",
 			    "more ports than a switch has: each spine needs %lld ports, a switch has %d",
 			    (long long)f->leaves * (f->uplinks_per_leaf / f->spines) +
 				    (f->kind == TOPO_FABRIC_CLOS3 ? f->spine_uplinks : 0),
