@@ -506,13 +506,26 @@ static int ds_int(const struct jval *o, const char *key, int *out, char *where, 
  * (get_fp16_enabled / get_bfloat16_enabled; found by review: read as
  * "keep the plan's", a config without either section trained the plan's
  * bf16 where DeepSpeed trains fp32). */
+static int ds_keys(const struct jval *o, const char *const *keys, bool whole, struct ts_error *err);
+
+/* Keys of the precision sections (fp16, bf16, amp, torch_autocast), for
+ * their near misses ("enabeld" left fp16 training off: found by review). */
+static const char *const ds_precision_keys[] = {
+	"enabled", "auto_cast", "loss_scale", "initial_scale_power", "loss_scale_window",
+	"hysteresis", "consecutive_hysteresis", "min_loss_scale", "max_loss_scale",
+	"fp16_master_weights_and_grads", "immediate_grad_update", "check_grad_overflow",
+	"bf16_master_weights_and_grads", "bf16_optimizer_states", "opt_level", "cast_model_type",
+	"patch_torch_functions", "keep_batchnorm_fp32", "master_weights", "dtype",
+	"lower_precision_safe_modules", NULL
+};
+
 static int ds_enabled(const struct jval *o, const char *key, int *out, struct ts_error *err)
 {
 	struct jval c, e;
 	*out = 0;
 	if (!jval_child(o, key, &c))
 		return 0;
-	if (jval_expect_object(&c, err))
+	if (jval_expect_object(&c, err) || ds_keys(&c, ds_precision_keys, false, err))
 		return TS_EINPUT;
 	if (!jval_child(&c, "enabled", &e))
 		return 0;
