@@ -182,11 +182,13 @@ expect "names the slice limit" "4000000 slices" "$TMP/err"
 check "no trace left behind" 0 test ! -e "$TMP/big.json"
 # the two layer lists together, in either order (found by review: the later
 # one won); a repeated flag overrides the first, as with getopt tools
+# (each list alone is a valid split of the 8 layers)
 check "both layer lists" 2 "$TRAINSIM" predict $SMALL --fidelity analytic \
-	--layers-per-virtual-stage 1,1 --layers-per-stage 1,1
+	--layers-per-virtual-stage 4,4 --layers-per-stage 4,4
 expect "says give one" "layers-per-stage and --layers-per-virtual-stage: give one" "$TMP/err"
 check "both layer lists, the other order" 2 "$TRAINSIM" predict $SMALL --fidelity analytic \
-	--layers-per-stage 1,1 --layers-per-virtual-stage 1,1
+	--layers-per-stage 4,4 --layers-per-virtual-stage 4,4
+expect "says give one, the other order" "layers-per-stage and --layers-per-virtual-stage: give one" "$TMP/err"
 check "more micro-batches than the simulator holds" 2 "$TRAINSIM" predict $SMALL --global-batch 1048576
 expect "names the micro-batch limit" "global-batch.*micro-batches per replica" "$TMP/err"
 # a 1 b/s NIC is no hardware (a transfer would end past the engine's
