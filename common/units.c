@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,10 @@ int units_parse_decimal(const char *s, double *out)
 	double v;
 	errno = 0;
 	v = strtod(s, &end);
+	/* (an underflow is the tiny number it is: found by review, --jitter
+	 * 1e-320 was "needs a number") */
+	if (errno == ERANGE && fabs(v) <= DBL_MIN)
+		errno = 0;
 	if (end == s || *end || errno || !isfinite(v) || strpbrk(s, "xX"))
 		return TS_EINPUT;
 	*out = v;

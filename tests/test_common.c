@@ -42,6 +42,26 @@ static const struct {
 	{ "1.5\xc2\xb5s", TS_QTY_TIME, 1.5e-6 },
 };
 
+/* Decimal numbers: an underflow is the tiny number it is (found by review:
+ * --jitter 1e-320 was refused as not a number); overflow, hexadecimal,
+ * inf, nan and trailing text are refused. */
+START_TEST(units_decimal_bounds)
+{
+	double v = -1;
+	ck_assert_int_eq(units_parse_decimal("1e-320", &v), 0);
+	ck_assert(v >= 0 && v < 1e-300);
+	ck_assert_int_eq(units_parse_decimal("-1e-400", &v), 0);
+	ck_assert(v <= 0 && v > -1e-300);
+	ck_assert_int_eq(units_parse_decimal("2.5", &v), 0);
+	ck_assert_double_eq(v, 2.5);
+	ck_assert_int_eq(units_parse_decimal("1e400", &v), TS_EINPUT);
+	ck_assert_int_eq(units_parse_decimal("0x10", &v), TS_EINPUT);
+	ck_assert_int_eq(units_parse_decimal("inf", &v), TS_EINPUT);
+	ck_assert_int_eq(units_parse_decimal("nan", &v), TS_EINPUT);
+	ck_assert_int_eq(units_parse_decimal("1x", &v), TS_EINPUT);
+}
+END_TEST
+
 START_TEST(units_parse_good)
 {
 	double v = -1;
@@ -504,6 +524,7 @@ static Suite *common_suite(void)
 	Suite *s = suite_create("common");
 	TCase *tc = tcase_create("units");
 	tcase_add_loop_test(tc, units_parse_good, 0, (int)TS_ARRAY_LEN(good_units));
+	tcase_add_test(tc, units_decimal_bounds);
 	tcase_add_loop_test(tc, units_parse_bad, 0, (int)TS_ARRAY_LEN(bad_units));
 	tcase_add_test(tc, units_time_converters);
 	suite_add_tcase(s, tc);
