@@ -505,7 +505,20 @@ static size_t locate(const struct jdoc *d, const char *path)
 		const char *next = NULL;
 		if (*s == '.')
 			s++;
-		if (*s == '[') {
+		if (s[0] == '[' && s[1] == '"') {
+			/* a key written ["..."] (path_join_key) */
+			char key[TS_JPATH_MAX];
+			size_t n = 0;
+			for (s += 2; *s && *s != '"' && n + 1 < sizeof(key); s++) {
+				if (*s == '\\' && s[1])
+					s++;
+				key[n++] = *s;
+			}
+			if (s[0] != '"' || s[1] != ']')
+				break;
+			s += 2;
+			next = find_member(p, key, n);
+		} else if (*s == '[') {
 			char *e;
 			long idx = strtol(s + 1, &e, 10);
 			if (*e != ']')
@@ -547,12 +560,31 @@ int jval_error(const struct jval *v, struct ts_error *err, const char *fmt, ...)
 			    msg);
 }
 
+/* parent.key, or parent["key"] when the key holds a character of the path
+ * syntax (. [ ] " \), escaped, so that locate finds it (found by review:
+ * "a.b[3]" was sought as a.b, element 3, and placed at 1:1). */
 static void path_join_key(char *dst, const char *parent, const char *key)
 {
-	if (parent[0])
-		snprintf(dst, TS_JPATH_MAX, "%s.%s", parent, key);
-	else
-		snprintf(dst, TS_JPATH_MAX, "%s", key);
+	if (key[0] && !strpbrk(key, ".[]\"\\")) {
+		if (parent[0])
+			snprintf(dst, TS_JPATH_MAX, "%s.%s", parent, key);
+		else
+			snprintf(dst, TS_JPATH_MAX, "%s", key);
+		return;
+	}
+	{
+		size_t n = (size_t)snprintf(dst, TS_JPATH_MAX, "%s[\"", parent);
+		for (const char *k = key; *k && n + 4 < TS_JPATH_MAX; k++) {
+			if (*k == '"' || *k == '\\')
+				dst[n++] = '\\';
+			dst[n++] = *k;
+		}
+		if (n + 3 <= TS_JPATH_MAX) {
+			dst[n++] = '"';
+			dst[n++] = ']';
+		}
+		dst[n < TS_JPATH_MAX ? n : TS_JPATH_MAX - 1] = '\0';
+	}
 }
 
 bool jval_child(const struct jval *obj, const char *key, struct jval *out)

@@ -198,6 +198,26 @@ START_TEST(json_missing_and_wrong_type)
 }
 END_TEST
 
+/* Keys holding the path's own characters are written ["..."] and found at
+ * their place (found by review: "a.b[3]" was placed at 1:1). */
+START_TEST(json_key_with_path_characters)
+{
+	static const char text[] = "{\"tp\": 2,\n \"a.b[3]\": 1,\n \"o\": {\"d.p\": true}}";
+	static const char *const top[] = { "tp", "o", NULL }, *const inner[] = { "x", NULL };
+	struct jdoc d = JDOC_INIT;
+	struct jval root, o;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(jdoc_parse(&d, "k.json", text, strlen(text), &err), 0);
+	root = jdoc_root(&d);
+	ck_assert_int_eq(jval_check_keys(&root, top, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "k.json:2:12: [\"a.b[3]\"]: unknown field 'a.b[3]'");
+	ck_assert(jval_child(&root, "o", &o));
+	ck_assert_int_eq(jval_check_keys(&o, inner, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "k.json:3:15: o[\"d.p\"]: unknown field 'd.p'");
+	jdoc_release(&d);
+}
+END_TEST
+
 START_TEST(json_unknown_key_and_enum)
 {
 	struct jdoc d;
@@ -525,6 +545,7 @@ static Suite *common_suite(void)
 	TCase *tc = tcase_create("units");
 	tcase_add_loop_test(tc, units_parse_good, 0, (int)TS_ARRAY_LEN(good_units));
 	tcase_add_test(tc, units_decimal_bounds);
+	tcase_add_test(tc, json_key_with_path_characters);
 	tcase_add_loop_test(tc, units_parse_bad, 0, (int)TS_ARRAY_LEN(bad_units));
 	tcase_add_test(tc, units_time_converters);
 	suite_add_tcase(s, tc);
