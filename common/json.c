@@ -25,6 +25,8 @@ static int snippet_len(const char *s)
 	return n > 12 ? 12 : (int)n;
 }
 
+/* Line and column (in characters: a UTF-8 sequence counts once, as editors
+ * count; found by review: columns counted bytes) of byte offset off. */
 static void offset_to_linecol(const char *text, size_t off, int *line, int *col)
 {
 	int l = 1, c = 1;
@@ -32,7 +34,7 @@ static void offset_to_linecol(const char *text, size_t off, int *line, int *col)
 		if (text[i] == '\n') {
 			l++;
 			c = 1;
-		} else {
+		} else if (((unsigned char)text[i] & 0xC0) != 0x80) {
 			c++;
 		}
 	}

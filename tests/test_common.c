@@ -215,6 +215,16 @@ START_TEST(json_key_with_path_characters)
 	ck_assert_int_eq(jval_check_keys(&o, inner, &err), TS_EINPUT);
 	ck_assert_str_eq(err.msg, "k.json:3:15: o[\"d.p\"]: unknown field 'd.p'");
 	jdoc_release(&d);
+	/* columns count characters, not bytes: five 2-byte letters before */
+	{
+		static const char t2[] = "{\"name\": \"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\", \"tp\": \"x\"}";
+		long long v;
+		ck_assert_int_eq(jdoc_parse(&d, "u.json", t2, strlen(t2), &err), 0);
+		root = jdoc_root(&d);
+		ck_assert_int_eq(jval_get_int(&root, "tp", true, 0, 9, &v, &err), TS_EINPUT);
+		ck_assert_str_eq(err.msg, "u.json:1:25: tp: expected an integer, got a string");
+		jdoc_release(&d);
+	}
 }
 END_TEST
 
@@ -268,7 +278,7 @@ static const char *const malformed_want[] = {
 	"m.json:1:20: duplicate key 'tp' in one object",
 	"m.json:1:36: duplicate key 'tp' in one object",
 	"m.json:1:36: a string holds a NUL character (\\u0000)",
-	"m.json:1:17: a string is not valid UTF-8",
+	"m.json:1:16: a string is not valid UTF-8" /* (characters: the é counts once) */,
 	"m.json:1:11: a string is not valid UTF-8",
 	"m.json:1:11: a string is not valid UTF-8",
 	"m.json:1:7: a string is not valid UTF-8",
