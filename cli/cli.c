@@ -131,11 +131,6 @@ int cli_flush_stdout(void)
 	return 2;
 }
 
-const char *cli_file_name(const char *name)
-{
-	return name && (strchr(name, '/') || strstr(name, ".json")) ? name : NULL;
-}
-
 int cli_out_not_input(const char *cmd, const char *opt, const char *out, const char *const *in,
 		      int n)
 {

@@ -44,12 +44,9 @@ int cli_once(const char *cmd, const char *opt, const char **slot, const char *va
 /* Flush standard output: 0, or 2 after saying (once) that it could not be
  * written (a full disk, a closed pipe): the report was lost. */
 int cli_flush_stdout(void);
-/* name when it is written as a file (a '/' or ".json" in it, the rule of the
- * cluster and model loaders), NULL for a preset or built-in name. */
-const char *cli_file_name(const char *name);
 /* Refuse output file out (option opt) when it is one of the n input files
- * in (NULL entries are skipped; pass cluster and model names through
- * cli_file_name): writing it would replace that input. Returns 2 or 0. */
+ * in (NULL entries are skipped: a preset or built-in name is passed as
+ * NULL): writing it would replace that input. Returns 2 or 0. */
 int cli_out_not_input(const char *cmd, const char *opt, const char *out, const char *const *in,
 		      int n);
 /* The message for an unknown option or a missing argument after getopt_long

@@ -445,12 +445,11 @@ int cmd_collective(int argc, char **argv)
 	if (o.fid == SIM_PACKET) {
 		/* every packet is an event per hop: bound the work (found by
 		 * review: -e 1PB ran for days), over the rows the loop below runs,
-		 * at the fabric's payload per packet (at most 4096 under RDMA, as
-		 * sim_net_init_topo) */
+		 * at the fabric's payload per packet */
 		bool rdma = t.cl.fabric.transport == TOPO_TRANSPORT_RDMA;
-		double mtu = t.cl.fabric.mtu_bytes > 0 ? t.cl.fabric.mtu_bytes : 4096, pk = 0, s_est;
+		double mtu = sim_payload_mtu(t.cl.fabric.transport, t.cl.fabric.mtu_bytes), pk = 0, s_est;
 		int k = 0;
-		if (rdma && mtu > 4096)
+		if (mtu <= 0) /* (no network: its packets are NVLink's or PCIe's) */
 			mtu = 4096;
 		for (size = o.minb; size <= o.maxb * (1 + 1e-12) && k < MAX_SIZES; size *= o.factor, k++)
 			pk += ceil(floor(size) * sim_busbw_factor((enum sim_op)o.op, n) / mtu) * n * ng;

@@ -345,8 +345,11 @@ int cmd_predict(int argc, char **argv)
 	if (trace && svg && fileio_same_file(trace, svg))
 		return cli_usage("predict", "--trace and --svg name the same file '%s'", trace);
 	{
-		const char *in[] = { cli_file_name(cluster), cli_file_name(model), pa.plan_path,
-				     pa.ds_path, cal };
+		/* (a preset's or built-in's name is no file, even where one of
+		 * that name exists: the loaders' own rule) */
+		const char *in[] = { topo_cluster_names_file(cluster) ? cluster : NULL,
+				     model_names_file(model) ? model : NULL, pa.plan_path, pa.ds_path,
+				     cal };
 		if (cli_out_not_input("predict", "--trace", trace, in, 5) ||
 		    cli_out_not_input("predict", "--svg", svg, in, 5))
 			return 2;

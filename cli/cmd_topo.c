@@ -196,7 +196,7 @@ int cmd_topo(int argc, char **argv)
 	if (!cluster)
 		return cli_usage("topo", "needs --cluster NAME|FILE");
 	{
-		const char *in = cli_file_name(cluster);
+		const char *in = topo_cluster_names_file(cluster) ? cluster : NULL;
 		if (cli_out_not_input("topo", "--dot", dot, &in, 1))
 			return 2;
 	}

@@ -769,16 +769,29 @@ int model_check(const struct model *m, struct ts_error *err)
 	return 0;
 }
 
+static const struct builtin *builtin_named(const char *name)
+{
+	for (size_t i = 0; i < TS_ARRAY_LEN(builtins); i++)
+		if (!strcmp(name, builtins[i].name))
+			return &builtins[i];
+	return NULL;
+}
+
+bool model_names_file(const char *name)
+{
+	return !builtin_named(name) && (strchr(name, '/') || strstr(name, ".json"));
+}
+
 int model_load(struct model *m, const char *name_or_path, struct ts_error *err)
 {
 	struct jdoc d = JDOC_INIT;
+	const struct builtin *b = builtin_named(name_or_path);
 	int rc;
-	for (size_t i = 0; i < TS_ARRAY_LEN(builtins); i++)
-		if (!strcmp(name_or_path, builtins[i].name)) {
-			from_builtin(m, &builtins[i]);
-			return 0;
-		}
-	if (!strchr(name_or_path, '/') && !strstr(name_or_path, ".json"))
+	if (b) {
+		from_builtin(m, b);
+		return 0;
+	}
+	if (!model_names_file(name_or_path))
 		return ts_error_set(err, TS_EINPUT,
 				    "unknown model '%s' (built-ins: qwen3-vl-2b ... gpt3-175b, see "
 				    "'trainsim model --help'; or give a config.json path)",

@@ -103,6 +103,9 @@ struct model {
 	uint8_t swa_layer[MODEL_MAX_LAYERS]; /* 1 when layer l attends within window, flag */
 };
 
+/* Whether model_load reads name as a config file rather than a built-in
+ * (not a built-in's name, and a '/' or ".json" in it). */
+bool model_names_file(const char *name);
 /* Load a built-in name or a config.json path (anything with '/' or ending
  * in .json is a path). Errors name file:line:column and the JSON path. */
 int model_load(struct model *m, const char *name_or_path, struct ts_error *err);

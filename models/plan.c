@@ -500,12 +500,6 @@ static int ds_int(const struct jval *o, const char *key, int *out, char *where, 
 	return 0;
 }
 
-/* "enabled": true/false or "auto" (= leave the plan's precision). */
-/* A precision section's "enabled": 1, 0, or -1 for "auto" (the plan's).
- * Absent, or a section without the key, is DeepSpeed's default, false
- * (get_fp16_enabled / get_bfloat16_enabled; found by review: read as
- * "keep the plan's", a config without either section trained the plan's
- * bf16 where DeepSpeed trains fp32). */
 static int ds_keys(const struct jval *o, const char *const *keys, bool whole, struct ts_error *err);
 
 /* Keys of the precision sections (fp16, bf16, amp, torch_autocast), for
@@ -519,6 +513,11 @@ static const char *const ds_precision_keys[] = {
 	"lower_precision_safe_modules", NULL
 };
 
+/* A precision section's "enabled": 1, 0, or -1 for "auto" (the plan's).
+ * Absent, or a section without the key, is DeepSpeed's default, false
+ * (get_fp16_enabled / get_bfloat16_enabled; found by review: read as
+ * "keep the plan's", a config without either section trained the plan's
+ * bf16 where DeepSpeed trains fp32). */
 static int ds_enabled(const struct jval *o, const char *key, int *out, struct ts_error *err)
 {
 	struct jval c, e;

@@ -1850,10 +1850,7 @@ static double link_cap(const struct topo *t, int32_t l)
 	if (tl->kind == TOPO_L_NVLINK)
 		return tl->bw_Bps * sim_nvlink_eff(t->cl.gpu.sm_arch);
 	if (tl->kind == TOPO_L_NET && tl->mtu_bytes > 0) {
-		/* RDMA: at most the IB MTU per packet (as sim_net_init_topo) */
-		double mtu = t->cl.fabric.transport == TOPO_TRANSPORT_RDMA && tl->mtu_bytes > 4096 ?
-				     4096 :
-				     tl->mtu_bytes;
+		double mtu = sim_payload_mtu(t->cl.fabric.transport, tl->mtu_bytes);
 		return tl->bw_Bps * mtu / (mtu + tl->overhead_bytes);
 	}
 	return tl->bw_Bps;

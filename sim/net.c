@@ -91,11 +91,8 @@ int sim_net_init_topo(struct sim_net *n, struct sim_engine *e, enum sim_fidelity
 		l[i].mtu_bytes = tl->mtu_bytes;
 		l[i].overhead_bytes = tl->overhead_bytes;
 		l[i].net = tl->kind == TOPO_L_NET;
-		/* RDMA's payload MTU is the IB MTU, at most 4096 bytes, inside
-		 * whatever Ethernet frame carries it (hardware.md "Packets and
-		 * MTU"; found by review: a 9000-byte RoCE MTU was credited) */
-		if (l[i].net && t->cl.fabric.transport == TOPO_TRANSPORT_RDMA && l[i].mtu_bytes > 4096)
-			l[i].mtu_bytes = 4096;
+		if (l[i].net)
+			l[i].mtu_bytes = sim_payload_mtu(t->cl.fabric.transport, l[i].mtu_bytes);
 		if (tl->kind == TOPO_L_NVLINK) {
 			/* NCCL's effective speed covers all NVLink protocol
 			 * overhead, so no per-packet header on top. */

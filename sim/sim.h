@@ -265,6 +265,15 @@ int sim_op_parse(const char *s);
 int sim_algo_parse(const char *s);
 int sim_proto_parse(const char *s);
 
+/* Payload bytes per packet of a network link of MTU mtu under transport tr:
+ * RDMA's is the IB MTU, at most 4096 bytes, inside whatever Ethernet frame
+ * carries it (hardware.md "Packets and MTU"; found by review: a 9000-byte
+ * RoCE MTU was credited). */
+static inline int32_t sim_payload_mtu(enum topo_transport tr, int32_t mtu)
+{
+	return tr == TOPO_TRANSPORT_RDMA && mtu > 4096 ? 4096 : mtu;
+}
+
 /* nccl-tests' busbw factor for op on n ranks (nccl.md §2.1). */
 double sim_busbw_factor(enum sim_op op, int n);
 

@@ -46,6 +46,13 @@ static double timeline_span(const struct sim_prediction *out)
 	return span;
 }
 
+/* Whether the timeline (of length span) is longer than the iteration: the
+ * step that synchronises, where iteration_time_s is the mean step. */
+static bool shows_sync_step(const struct sim_prediction *out, double span)
+{
+	return span > out->iteration_time_s * (1 + 1e-9);
+}
+
 /* Whether a track of track i's representative before i has slices. */
 static bool used_before(const bool *used, int32_t i)
 {
@@ -87,7 +94,7 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 			goto oom;
 		cJSON_AddNumberToObject(od, "iteration_time_s", out->iteration_time_s);
 		cJSON_AddNumberToObject(od, "timeline_s", span);
-		if (span > out->iteration_time_s * (1 + 1e-9))
+		if (shows_sync_step(out, span))
 			cJSON_AddStringToObject(od, "timeline",
 						"the step that synchronises; iteration_time_s is the "
 						"mean step");
@@ -232,7 +239,7 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 		W, H, W, H);
 	/* local SGD, SSP and async report the mean step; the timeline is the
 	 * step that synchronises (found by review: shown without saying so) */
-	if (span > out->iteration_time_s * (1 + 1e-9))
+	if (shows_sync_step(out, span))
 		fprintf(a.f,
 			"<text x=\"4\" y=\"16\">one iteration: %.6f s per step on average; the "
 			"timeline shows the step that synchronises (time axis 0 .. %.6f s)</text>\n",

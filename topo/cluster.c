@@ -1184,7 +1184,7 @@ fail:
 	return rc;
 }
 
-static bool is_file_name(const char *s)
+bool topo_cluster_names_file(const char *s)
 {
 	size_t n = strlen(s);
 	return strchr(s, '/') || (n > 5 && !strcmp(s + n - 5, ".json"));
@@ -1195,7 +1195,7 @@ int topo_cluster_load(struct topo_cluster *c, const char *name_or_path, int node
 {
 	int rc;
 	cluster_zero(c);
-	if (is_file_name(name_or_path)) {
+	if (topo_cluster_names_file(name_or_path)) {
 		rc = load_file(c, name_or_path, nodes, err);
 	} else {
 		rc = preset_apply(c, name_or_path, err);

@@ -125,6 +125,9 @@ struct topo_cluster {
 	int place_len;             /* entries in place_list */
 };
 
+/* Whether topo_cluster_load reads name as a file (a '/' in it or ending in
+ * .json) rather than a preset. */
+bool topo_cluster_names_file(const char *name);
 /* Load a preset by name or a cluster JSON file (anything with a '/' or
  * ending in .json is a file). nodes > 0 overrides the node count. */
 int topo_cluster_load(struct topo_cluster *c, const char *name_or_path, int nodes,
