@@ -686,7 +686,7 @@ static void routed_gather(struct bld *b, enum wl_phase ph, double routed, int32_
 {
 	int32_t last = b->last[WL_S_COMPUTE];
 	b->last[WL_S_COMPUTE] = before;
-	moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "tp allgather", false);
+	moe_comm(b, ph, WL_D_TP, WL_C_ALLGATHER, routed, "expert tp allgather", false);
 	b->last[WL_S_COMPUTE] = last;
 }
 
@@ -844,7 +844,7 @@ static void moe_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 	experts_fwd(b, ph, ls);
 	moe_sort(b, ph, "moe unsort chunks");
 	if (etp > 1)
-		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
+		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "expert tp reducescatter", false);
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep combine", false);
@@ -887,7 +887,7 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
 	experts_bwd(b, ls);
 	moe_sort(b, ph, "moe sort chunks bwd");
 	if (etp > 1)
-		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "tp reducescatter", false);
+		moe_comm(b, ph, WL_D_TP, WL_C_REDUCESCATTER, routed, "expert tp reducescatter", false);
 	if (p->ep > 1)
 		moe_comm(b, ph, WL_D_EP, WL_C_ALLTOALL, c->ep_bytes * p->ep / (p->ep - 1),
 			 "ep dispatch bwd", false);
@@ -2107,16 +2107,17 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				continue;
 			if (op->phase == WL_P_DP) { /* tied-embedding exchange */
 				op->peer_op = emb_recv[op->peer_stage == 0 ? 0 : 1];
-				continue;
+			} else {
+				vs = op->chunk * P + s;
+				dir = op->phase == WL_P_BWD;
+				to = dir ? vs - 1 : vs + 1;
+				op->peer_op = recv_of[((size_t)dir * V + to) * mm + op->micro];
 			}
-			vs = op->chunk * P + s;
-			dir = op->phase == WL_P_BWD;
-			to = dir ? vs - 1 : vs + 1;
-			op->peer_op = recv_of[((size_t)dir * V + to) * mm + op->micro];
 			if (op->peer_op < 0) {
 				rc = ts_error_set(err, TS_EINPUT, "workload: no receive for a send (bug)");
 				goto fail;
 			}
+			w->roles[op->peer_stage].ops[op->peer_op].size_bytes = op->size_bytes;
 		}
 	}
 	free(tasks);

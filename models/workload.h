@@ -67,7 +67,8 @@ struct wl_op {
 	double bytes;              /* compute: HBM bytes; collective: bytes first copied from host
 	                            * memory to the GPU (ZeRO-Infinity parameter fetch) */
 	int64_t m, n, k, batch;    /* GEMM shape, elements; batch: GEMMs of that shape, count */
-	double size_bytes;         /* communication: nccl-tests size (P2P: payload), bytes */
+	double size_bytes;         /* communication: nccl-tests size (P2P: payload, a receive's
+	                            * that of its send), bytes */
 	int32_t peer_stage;        /* SEND/RECV: the other stage, index */
 	int32_t peer_op;           /* SEND: the matching RECV op in peer_stage, index */
 	int32_t sync_after;        /* compute: the host synchronises the stream before it and

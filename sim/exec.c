@@ -449,12 +449,19 @@ static bool after_s(struct exec *x, double dur, sim_handler h, void *ctx, uint64
 
 /* ---- timeline --------------------------------------------------------------- */
 
+static double launch_size(const struct exec *x, const struct wl_op *op, const struct inst *in);
+
 static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t opi,
 		   simtime_ps t0, simtime_ps t1)
 {
 	struct sim_timeline *tl = x->tl;
 	struct sim_slice *s;
+	bool comm = op->kind != WL_K_COMPUTE;
 	if (!tl)
+		return;
+	/* a micro-batch without images has no vision work (found by review:
+	 * zero-length vision slices) */
+	if (op->vary == WL_V_VISION && t1 == t0)
 		return;
 	if (tl->n >= SIM_TIMELINE_MAX_SLICES) {
 		refuse(x,
@@ -474,13 +481,22 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 		tl->cap = nc;
 	}
 	s = &tl->s[tl->n++];
-	s->track = inst * WL_NSTREAMS + op->stream;
+	/* host work on its own track (found by review: CPU Adam and its
+	 * copies were drawn as GPU compute) */
+	s->track = inst * SIM_TL_PER +
+		   (op->kind == WL_K_COMPUTE && (op->cls == WL_HOST_OPT || op->cls == WL_HOST_COPY)
+			    ? SIM_TL_HOST
+			    : op->stream);
 	s->op = opi;
 	s->t0_s = time_to_s(t0);
 	s->t1_s = time_to_s(t1);
 	s->name = op->name;
 	s->micro = op->micro;
 	s->layer = op->layer;
+	/* (found by review: collective slices carried no size or group) */
+	s->bytes = comm ? launch_size(x, op, &x->in[inst]) : 0;
+	s->dim = comm ? (int8_t)op->dim : -1;
+	s->coll = comm ? (int8_t)op->coll : -1;
 }
 
 /* ---- op lifecycle ------------------------------------------------------------ */
@@ -4319,7 +4335,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		out->tl = x.tl;
 		x.tl = NULL;
 		per = out->instances;
-		out->tl->ntracks = per * WL_NSTREAMS;
+		out->tl->ntracks = per * SIM_TL_PER;
 		out->tl->track = calloc((size_t)out->tl->ntracks, sizeof(*out->tl->track));
 		out->tl->proc = calloc((size_t)(per > 0 ? per : 1), sizeof(*out->tl->proc));
 		if (!out->tl->track || !out->tl->proc) {
@@ -4327,15 +4343,16 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			goto out;
 		}
 		for (int32_t i = 0; i < per; i++) {
-			static const char *const sn[WL_NSTREAMS] = { "compute", "tp/ep/cp comm",
-								     "pp send",	"pp recv",
-								     "dp comm", "moe dispatch" };
+			static const char *const sn[SIM_TL_PER] = { "compute", "tp/ep/cp comm",
+								    "pp send",	"pp recv",
+								    "dp comm", "moe dispatch",
+								    "host offload" };
 			int npst = per / p->pp;
 			snprintf(out->tl->proc[i], sizeof(out->tl->proc[0]),
 				 x.o->exact ? "rank %d stage %d" : "rep %d stage %d",
 				 x.o->exact ? i : i % npst, i / npst);
-			for (int s = 0; s < WL_NSTREAMS; s++)
-				snprintf(out->tl->track[i * WL_NSTREAMS + s], sizeof(out->tl->track[0]),
+			for (int s = 0; s < SIM_TL_PER; s++)
+				snprintf(out->tl->track[i * SIM_TL_PER + s], sizeof(out->tl->track[0]),
 					 "%s %s", out->tl->proc[i], sn[s]);
 		}
 	}

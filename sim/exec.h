@@ -69,6 +69,13 @@ struct sim_breakdown {
 	double exposed_comm_s[SIM_COMM_COUNT];/* path communication while the waiting rank's compute idles, s */
 };
 
+/* The timeline's tracks: SIM_TL_PER per representative, one per stream
+ * (enum wl_stream), then SIM_TL_HOST, the host's offload work (CPU Adam and
+ * the host<->device copies around it), which the executor runs in the
+ * compute stream's order but which are no GPU kernels. */
+#define SIM_TL_HOST WL_NSTREAMS
+#define SIM_TL_PER (WL_NSTREAMS + 1)
+
 /* One slice of the timeline (when opts.timeline). */
 struct sim_slice {
 	int32_t track;                /* index into the track names */
@@ -76,6 +83,10 @@ struct sim_slice {
 	double t0_s, t1_s;            /* start, end, s */
 	const char *name;             /* static label ("fwd gemm", "tp allreduce"...) */
 	int32_t micro, layer;         /* micro-batch, decoder layer (-1 none) */
+	double bytes;                 /* communication: the nccl-tests size on this rank (its
+	                               * drawn image or expert load applied; an EP all-to-all's
+	                               * at the mean load; P2P: the payload), bytes; 0 compute */
+	int8_t dim, coll;             /* communication: enum wl_dim, enum wl_coll; -1 compute */
 };
 
 /* At most this many slices are recorded (about 160 MB here and 600 MB of
@@ -85,7 +96,7 @@ struct sim_slice {
 struct sim_timeline {
 	int32_t ntracks;              /* tracks, count */
 	char (*track)[64];            /* "rep 0 stage 1 compute", ntracks (owned) */
-	char (*proc)[48];             /* "rep 0 stage 1", one per ntracks / WL_NSTREAMS
+	char (*proc)[48];             /* "rep 0 stage 1", one per ntracks / SIM_TL_PER
 	                               * representative (owned) */
 	int32_t n, cap;               /* slices, allocated */
 	struct sim_slice *s;          /* slices (owned) */

@@ -56,10 +56,20 @@ static bool shows_sync_step(const struct sim_prediction *out, double span)
 /* Whether a track of track i's representative before i has slices. */
 static bool used_before(const bool *used, int32_t i)
 {
-	for (int32_t k = i - i % WL_NSTREAMS; k < i; k++)
+	for (int32_t k = i - i % SIM_TL_PER; k < i; k++)
 		if (used[k])
 			return true;
 	return false;
+}
+
+/* A slice's category: GPU compute, host offload work or communication. */
+static const char *slice_cat(const struct sim_slice *s)
+{
+	switch (s->track % SIM_TL_PER) {
+	case WL_S_COMPUTE: return "compute";
+	case SIM_TL_HOST: return "host";
+	default: return "comm";
+	}
 }
 
 /* A number of microseconds for the trace: nanoseconds, the precision
@@ -113,9 +123,9 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 			a = cJSON_CreateObject();
 			cJSON_AddStringToObject(m, "name", "process_name");
 			cJSON_AddStringToObject(m, "ph", "M");
-			cJSON_AddNumberToObject(m, "pid", i / WL_NSTREAMS);
+			cJSON_AddNumberToObject(m, "pid", i / SIM_TL_PER);
 			cJSON_AddNumberToObject(m, "tid", 0);
-			cJSON_AddStringToObject(a, "name", tl->proc[i / WL_NSTREAMS]);
+			cJSON_AddStringToObject(a, "name", tl->proc[i / SIM_TL_PER]);
 			cJSON_AddItemToObject(m, "args", a);
 			cJSON_AddItemToArray(ev, m);
 		}
@@ -123,8 +133,8 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		a = cJSON_CreateObject();
 		cJSON_AddStringToObject(m, "name", "thread_name");
 		cJSON_AddStringToObject(m, "ph", "M");
-		cJSON_AddNumberToObject(m, "pid", i / WL_NSTREAMS);
-		cJSON_AddNumberToObject(m, "tid", i % WL_NSTREAMS);
+		cJSON_AddNumberToObject(m, "pid", i / SIM_TL_PER);
+		cJSON_AddNumberToObject(m, "tid", i % SIM_TL_PER);
 		cJSON_AddStringToObject(a, "name", tl->track[i]);
 		cJSON_AddItemToObject(m, "args", a);
 		cJSON_AddItemToArray(ev, m);
@@ -138,17 +148,22 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 			goto oom;
 		}
 		cJSON_AddStringToObject(e, "name", s->name ? s->name : "op");
-		cJSON_AddStringToObject(e, "cat", s->track % WL_NSTREAMS == WL_S_COMPUTE ? "compute" : "comm");
+		cJSON_AddStringToObject(e, "cat", slice_cat(s));
 		cJSON_AddStringToObject(e, "ph", "X");
 		cJSON_AddNumberToObject(e, "ts", trace_us(s->t0_s));
 		cJSON_AddNumberToObject(e, "dur", trace_us(s->t1_s) - trace_us(s->t0_s));
-		cJSON_AddNumberToObject(e, "pid", s->track / WL_NSTREAMS);
-		cJSON_AddNumberToObject(e, "tid", s->track % WL_NSTREAMS);
+		cJSON_AddNumberToObject(e, "pid", s->track / SIM_TL_PER);
+		cJSON_AddNumberToObject(e, "tid", s->track % SIM_TL_PER);
 		/* (-1: not of a micro-batch or layer, such as the optimizer step) */
 		if (s->micro >= 0)
 			cJSON_AddNumberToObject(a, "micro", s->micro);
 		if (s->layer >= 0)
 			cJSON_AddNumberToObject(a, "layer", s->layer);
+		if (s->dim >= 0) {
+			cJSON_AddStringToObject(a, "group", wl_dim_name((enum wl_dim)s->dim));
+			cJSON_AddStringToObject(a, "collective", wl_coll_name((enum wl_coll)s->coll));
+			cJSON_AddNumberToObject(a, "bytes", s->bytes);
+		}
 		cJSON_AddItemToObject(e, "args", a);
 		cJSON_AddItemToArray(ev, e);
 	}
@@ -182,6 +197,8 @@ static void xml_text(FILE *f, const char *s)
 
 static const char *color_of(const char *name, int stream)
 {
+	if (stream == SIM_TL_HOST)
+		return "#17becf";
 	if (stream == WL_S_COMPUTE) {
 		if (strstr(name, "optimizer") || strstr(name, "top-k") || strstr(name, "error"))
 			return "#9467bd";
@@ -261,12 +278,15 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 		double w = (W - left - 10) * (s->t1_s - s->t0_s) / span;
 		fprintf(a.f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" fill=\"%s\"><title>",
 			x0, 40 + row * rowof[s->track], w < 0.2 ? 0.2 : w, row - 3,
-			color_of(s->name ? s->name : "", s->track % WL_NSTREAMS));
+			color_of(s->name ? s->name : "", s->track % SIM_TL_PER));
 		xml_text(a.f, s->name ? s->name : "op");
 		if (s->micro >= 0)
 			fprintf(a.f, " micro %d", s->micro);
 		if (s->layer >= 0)
 			fprintf(a.f, " layer %d", s->layer);
+		if (s->dim >= 0)
+			fprintf(a.f, " (%s %s, %.6g bytes)", wl_dim_name((enum wl_dim)s->dim),
+				wl_coll_name((enum wl_coll)s->coll), s->bytes);
 		fprintf(a.f, ": %.3f us</title></rect>\n", (s->t1_s - s->t0_s) * 1e6);
 	}
 	fputs("</svg>\n", a.f);
