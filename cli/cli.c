@@ -81,9 +81,11 @@ int cli_main(int argc, char **argv)
 {
 	int rc = run_command(argc, argv);
 	/* output that could not be written fails the run (found by review:
-	 * a full disk or closed pipe lost the report with exit 0) */
+	 * a full disk or closed pipe lost the report with exit 0), and
+	 * decides the status: a plan that does not fit (1) whose report is
+	 * lost is a failed run (2), as its second line says */
 	int wrc = cli_flush_stdout();
-	return rc ? rc : wrc;
+	return wrc ? wrc : rc;
 }
 
 int cli_planned(int argc, char **argv)

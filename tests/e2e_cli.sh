@@ -70,6 +70,16 @@ if [ -w /dev/full ]; then
 		echo "FAIL predict to a full disk: exit $st, trace $(ls /tmp/e2e_cli_t.$$ 2>&1)"; fail=1
 	fi
 	rm -f /tmp/e2e_cli_t.$$
+	# a plan that does not fit (exit 1) whose report is lost exits 2
+	"$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 1 --model llama3-8b --tp 1 --zero 0 \
+		--global-batch 512 --micro-batch 64 >/dev/full 2>/tmp/e2e_cli_err.$$; st=$?
+	if [ "$st" = 2 ] && grep -q "needs" /tmp/e2e_cli_err.$$ &&
+		grep -q "cannot write the output" /tmp/e2e_cli_err.$$; then
+		echo "ok   memory that does not fit, to a full disk"
+	else
+		echo "FAIL memory that does not fit, to a full disk: exit $st, $(cat /tmp/e2e_cli_err.$$)"
+		fail=1
+	fi
 fi
 rm -f /tmp/e2e_cli_err.$$
 if [ $fail = 0 ]; then echo "e2e_cli: 1 passed, 0 failed"; else echo "e2e_cli: 0 passed, 1 failed"; fi
