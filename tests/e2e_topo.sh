@@ -117,8 +117,12 @@ bad_file more_nodes "nodes: more nodes than the fabric holds" '{ "preset": "dgx-
 bad_file more_nodes_fat_tree "nodes: more nodes than the fabric holds" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 8, "tiers": 2 }, "nodes": 5 }'
 bad_file uplinks_not_multiple "fabric.uplinks_per_leaf: must be a multiple" '{ "preset": "h100-roce-leafspine", "fabric": { "uplinks_per_leaf": 20 } }'
 bad_file zero_nodes "nodes: must be between" '{ "preset": "dgx-h100-ndr", "nodes": 0 }'
-bad_file absurd_nodes "nodes: must be at most 200000 \\(got 9999999\\)" '{ "preset": "dgx-h100-ndr", "nodes": 9999999 }'
-bad_file int_overflow_nodes "nodes: must be at most 200000 \\(got 2147483648\\)" '{ "preset": "dgx-h100-ndr", "nodes": 2147483648 }'
+bad_file absurd_nodes "nodes: must be between 1 and 200000 \\(got 9999999\\)" '{ "preset": "dgx-h100-ndr", "nodes": 9999999 }'
+bad_file int_overflow_nodes "nodes: must be between 1 and 200000 \\(got 2147483648\\)" '{ "preset": "dgx-h100-ndr", "nodes": 2147483648 }'
+# one message for every count out of range (found by review: -5 said the
+# range, -1e300 "must not be negative")
+bad_file negative_nodes "nodes: must be between 1 and 200000 \\(got -5\\)" '{ "preset": "dgx-h100-ndr", "nodes": -5 }'
+bad_file huge_negative_nodes "nodes: must be between 1 and 200000 \\(got -1e\\+300\\)" '{ "preset": "dgx-h100-ndr", "nodes": -1e300 }'
 bad_file int_overflow_mtu "fabric.mtu_bytes: must be at most 1048576" '{ "preset": "dgx-h100-ndr", "fabric": { "mtu_bytes": 2147483648 } }'
 bad_file tiny_bw "node.nic_bandwidth: must be between 1 MB/s and 1 PB/s" '{ "preset": "dgx-h100-ndr", "node": { "nic_bandwidth": "1e-300Gb/s" } }'
 bad_file tiny_nvlink "gpu.nvlink_bandwidth: must be between 1 MB/s and 1 PB/s" '{ "preset": "dgx-h100-ndr", "gpu": { "nvlink_bandwidth": "1e-300GB/s" } }'

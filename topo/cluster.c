@@ -1145,7 +1145,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	}
 	if (!base)
 		c->nodes = 1;
-	if (get_count(&root, "nodes", MAX_NODES, &c->nodes, err))
+	if (get_int(&root, "nodes", 1, MAX_NODES, &c->nodes, err))
 		goto fail;
 	{
 		long long seed = -1;
