@@ -283,7 +283,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 				return 2;
 			break;
 		case 's':
-			if (cli_parse_long(CMD, "--seed", optarg, 0, INT64_MAX, &o->seed))
+			if (cli_parse_long(CMD, "--seed", optarg, 0, RNG_SEED_MAX, &o->seed))
 				return 2;
 			break;
 		case 'c':
@@ -378,7 +378,14 @@ static int print_json(const struct topo *t, const struct opts *o, int n, int ng,
 	cJSON_AddNumberToObject(root, "ranks", n);
 	cJSON_AddNumberToObject(root, "groups", ng);
 	cJSON_AddNumberToObject(root, "gpus", t->ngpus);
-	cJSON_AddNumberToObject(root, "seed", (double)o->seed);
+	{
+		/* in full: cJSON prints 15 significant digits where they compare
+		 * equal within its epsilon (found by review: 2^53 came out as
+		 * 9.00719925474099e+15) */
+		char sd[24];
+		snprintf(sd, sizeof(sd), "%lld", o->seed);
+		cJSON_AddRawToObject(root, "seed", sd);
+	}
 	cJSON_AddStringToObject(root, "routing", o->spray ? "spray" : "ecmp");
 	cJSON_AddStringToObject(root, "algo", sim_algo_name(rows[nrows - 1].algo));
 	cJSON_AddStringToObject(root, "proto", sim_proto_name(rows[nrows - 1].proto));

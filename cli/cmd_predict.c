@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/plan_args.h"
 #include "common/fileio.h"
+#include "common/rng.h"
 #include "common/table.h"
 #include "common/units.h"
 #include "models/models.h"
@@ -284,7 +285,7 @@ int cmd_predict(int argc, char **argv)
 			break;
 		case O_EXACT: exact = true; break;
 		case O_SEED:
-			if (cli_parse_long("predict", "--seed", optarg, 0, (1LL << 62), &seed))
+			if (cli_parse_long("predict", "--seed", optarg, 0, RNG_SEED_MAX, &seed))
 				return 2;
 			break;
 		case O_CAL:

@@ -17,6 +17,11 @@ struct rng {
 
 #define RNG_INIT { NULL, 0 }
 
+/* The largest seed a user may give: seeds are read from and written to
+ * JSON, whose numbers keep integers exactly up to 2^53 (found by review:
+ * --seed took up to 2^62 or 2^63-1 and --json printed it rounded). */
+#define RNG_SEED_MAX (1LL << 53)
+
 int rng_init(struct rng *g, uint64_t seed);
 void rng_release(struct rng *g);
 

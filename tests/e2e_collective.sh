@@ -74,6 +74,18 @@ L=(collective --cluster h100-roce-leafspine-2to1 --op allreduce --concurrent 8 -
 "$TRAINSIM" "${L[@]}" >"$tmp/b" 2>&1
 if cmp -s "$tmp/a" "$tmp/b" && [ "$(grep -vc '^#' "$tmp/a")" = 2 ]; then ok "deterministic"; else bad "deterministic: $(diff "$tmp/a" "$tmp/b")"; fi
 
+# a seed is at most 2^53, the integers JSON keeps exactly, and --json
+# writes it in full (found by review: 2^62-1 was taken and printed rounded,
+# and cJSON printed 2^53 as 9.00719925474099e+15)
+"$TRAINSIM" collective --cluster dgx-h100-ndr --op allreduce -b 1M -e 1M --fidelity analytic \
+	--seed 9007199254740991 --json >"$tmp/seed" 2>"$tmp/err"
+if grep -q '"seed":[[:space:]]*9007199254740991,' "$tmp/seed"; then ok "--json seed in full"; else
+	bad "--json seed: $(grep seed "$tmp/seed") $(cat "$tmp/err")"; fi
+for c in collective predict; do
+	expect_err "$c --seed past 2^53" "--seed must be between 0 and 9007199254740992 \\(got 9007199254740993\\)" \
+		"$TRAINSIM" $c --seed 9007199254740993 --cluster dgx-h100-ndr
+done
+
 # PCIe keeps its TLP framing: 2 GPUs on PCIe Gen4 x16 (32 GB/s after line
 # encoding) all-reduce at most 32 x 256/280 GB/s busbw (found by review: the
 # headers were assumed inside the 32, 31.98 GB/s)

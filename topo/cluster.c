@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/rng.h"
 
 /* ---- defaults that are assumptions (not datasheet values) ------------------ */
 
@@ -1149,7 +1150,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 		goto fail;
 	{
 		long long seed = -1;
-		if (jval_get_int(&root, "seed", false, 0, (1LL << 53), &seed, err))
+		if (jval_get_int(&root, "seed", false, 0, RNG_SEED_MAX, &seed, err))
 			goto fail;
 		if (seed >= 0)
 			c->seed = (uint64_t)seed;
