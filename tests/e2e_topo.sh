@@ -26,6 +26,16 @@ for f in "$TS_SOURCE_DIR"/examples/clusters/*.json; do
 done
 "$TRAINSIM" topo --help >"$tmp/out" 2>&1 && grep -q 'usage: trainsim topo' "$tmp/out" && ok "--help" || bad "--help"
 
+# DESIGN.md's example name is the k=64 fat-tree preset under another name
+"$TRAINSIM" topo --cluster dgx-h100-ib-fat-tree --nodes 64 --json >"$tmp/ib" 2>"$tmp/err"
+"$TRAINSIM" topo --cluster dgx-h100-ndr-fat-tree --nodes 64 --json >"$tmp/ndr" 2>>"$tmp/err"
+if [ "$(grep -vc '"cluster":' "$tmp/ib")" -gt 20 ] &&
+	diff <(grep -v '"cluster":' "$tmp/ib") <(grep -v '"cluster":' "$tmp/ndr") >/dev/null; then
+	ok "preset dgx-h100-ib-fat-tree"
+else
+	bad "preset dgx-h100-ib-fat-tree: $(cat "$tmp/err")"
+fi
+
 "$TRAINSIM" topo --cluster h100-roce-leafspine-2to1 --json >"$tmp/a.json" || bad "2to1 --json"
 "$TRAINSIM" topo --cluster h100-roce-leafspine --json >"$tmp/b.json" || bad "1to1 --json"
 # flat FILE: the JSON on one line without blanks, for substring checks

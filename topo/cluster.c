@@ -294,6 +294,8 @@ static const struct preset presets[] = {
 	  p_dgx_h100_ndr },
 	{ "dgx-h100-ndr-fat-tree", "8x H100 per node, 8x NDR 400G, rail-optimised k=64 3-tier fat-tree (2048 nodes)",
 	  p_dgx_h100_ndr_fat_tree },
+	/* the name DESIGN.md gives as its example of a built-in cluster */
+	{ "dgx-h100-ib-fat-tree", "the same as dgx-h100-ndr-fat-tree", p_dgx_h100_ndr_fat_tree },
 	{ "h100-roce-leafspine-2to1", "8x H100 per node, 8x 400G RoCE, leaf-spine at 2:1",
 	  p_roce_2to1 },
 	{ "h100-roce-leafspine", "8x H100 per node, 8x 400G RoCE, leaf-spine at 1:1 (twin of -2to1)",
