@@ -50,7 +50,8 @@ static void print_help(FILE *out)
 	fprintf(out,
 		"\n"
 		"Every command takes --help and --json. Exit status: 0 success, 1 infeasible\n"
-		"plan (e.g. out of memory), 2 bad input or usage.\n");
+		"plan (e.g. out of memory), 2 bad input or usage. trainsim --version prints\n"
+		"the version.\n");
 }
 
 static int run_command(int argc, char **argv)

@@ -19,7 +19,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: trainsim memory --cluster C [--nodes N] --model M [--plan P]\n"
-		"                       [plan flags] [--deepspeed ds_config.json] [--json]\n"
+		"                       [plan flags] [--deepspeed ds_config.json]\n"
+		"                       [--gpus N] [--gpu-mem-gib G] [--host-mem-gib G] [--json]\n"
 		"\n"
 		"Memory per GPU for every pipeline stage: weights, gradients, optimizer\n"
 		"state, activations, buffers (DP buckets, ZeRO-3 gathers), the fp32 main\n"
@@ -33,9 +34,14 @@ static void usage(FILE *out)
 		"  --host-mem-gib G     host memory per node for offload (default: not checked)\n"
 		"  --model M            built-in name or Hugging Face config.json\n"
 		"%s"
-		"  --json               JSON: fits, peak_gib, gpu_mem_gib, stages[{stage,\n"
-		"                       weights_gib, grads_gib, optimizer_gib, activations_gib,\n"
-		"                       buffers_gib, overhead_gib, total_gib, host_gib}]\n",
+		"  --json               JSON: fits, peak_gib, peak_stage, gpu_mem_gib,\n"
+		"                       peak_host_gib, the plan (model, cluster, gpus, tp, pp,\n"
+		"                       dp, ep, etp, moe_token_dispatcher (MoE), cp, zero,\n"
+		"                       micro_batch, global_batch, micro_batches),\n"
+		"                       flops_per_iteration, stages[{stage,\n"
+		"                       layers, weights_gib, grads_gib, optimizer_gib,\n"
+		"                       step_gib, activations_gib, buffers_gib, overhead_gib,\n"
+		"                       total_gib, host_gib}]\n",
 		cli_plan_help);
 }
 
