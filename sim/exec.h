@@ -89,7 +89,7 @@ struct sim_slice {
 	int8_t dim, coll;             /* communication: enum wl_dim, enum wl_coll; -1 compute */
 };
 
-/* At most this many slices are recorded (about 160 MB here and 600 MB of
+/* At most this many slices are recorded (about 220 MB here and 600 MB of
  * trace JSON); a run that would record more fails with TS_EINPUT. */
 #define SIM_TIMELINE_MAX_SLICES 4000000
 
