@@ -497,6 +497,14 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	s->bytes = comm ? launch_size(x, op, &x->in[inst]) : 0;
 	s->dim = comm ? (int8_t)op->dim : -1;
 	s->coll = comm ? (int8_t)op->coll : -1;
+	/* a send and its receive share an id (the trace's flow arrows) */
+	s->flow = 0;
+	if (op->kind == WL_K_SEND || op->kind == WL_K_RECV) {
+		int32_t per = x->ninst / x->w->nroles;
+		bool send = op->kind == WL_K_SEND;
+		int64_t ri = send ? (int64_t)op->peer_stage * per + inst % per : inst;
+		s->flow = ri * x->w->nops + (send ? op->peer_op : opi) + 1;
+	}
 }
 
 /* ---- op lifecycle ------------------------------------------------------------ */

@@ -87,9 +87,11 @@ struct sim_slice {
 	                               * drawn image or expert load applied; an EP all-to-all's
 	                               * at the mean load; P2P: the payload), bytes; 0 compute */
 	int8_t dim, coll;             /* communication: enum wl_dim, enum wl_coll; -1 compute */
+	int64_t flow;                 /* a send and its receive: an id they share (the receive's
+	                               * instance x workload ops + its op + 1), else 0 */
 };
 
-/* At most this many slices are recorded (about 220 MB here and 600 MB of
+/* At most this many slices are recorded (about 260 MB here and 600 MB of
  * trace JSON); a run that would record more fails with TS_EINPUT. */
 #define SIM_TIMELINE_MAX_SLICES 4000000
 

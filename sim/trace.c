@@ -80,6 +80,30 @@ static double trace_us(double s)
 	return round(s * 1e9) / 1e3;
 }
 
+/* The flow event (an arrow in Perfetto and chrome://tracing) from a send's
+ * slice to its receive's: "s" at the send's midpoint, "f" 1 ns before the
+ * receive ends (the data's arrival; the receive's slice starts where it was
+ * posted), each inside the slice it binds to. Non-zero when out of memory. */
+static int add_flow(cJSON *ev, const struct sim_slice *s)
+{
+	bool send = s->track % SIM_TL_PER == WL_S_PP_SEND;
+	cJSON *f = cJSON_CreateObject();
+	if (!f)
+		return 1;
+	cJSON_AddStringToObject(f, "name", "p2p");
+	cJSON_AddStringToObject(f, "cat", "p2p");
+	cJSON_AddStringToObject(f, "ph", send ? "s" : "f");
+	if (!send)
+		cJSON_AddStringToObject(f, "bp", "e");
+	cJSON_AddNumberToObject(f, "id", (double)s->flow);
+	cJSON_AddNumberToObject(f, "ts", send ? trace_us(0.5 * (s->t0_s + s->t1_s))
+					      : fmax(trace_us(s->t0_s), trace_us(s->t1_s) - 1e-3));
+	cJSON_AddNumberToObject(f, "pid", s->track / SIM_TL_PER);
+	cJSON_AddNumberToObject(f, "tid", s->track % SIM_TL_PER);
+	cJSON_AddItemToArray(ev, f);
+	return 0;
+}
+
 int sim_trace_write_json(const struct sim_prediction *out, const char *path, struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
@@ -166,6 +190,8 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		}
 		cJSON_AddItemToObject(e, "args", a);
 		cJSON_AddItemToArray(ev, e);
+		if (s->flow && add_flow(ev, s))
+			goto oom;
 	}
 	free(used);
 	used = NULL;

@@ -4755,6 +4755,42 @@ struct xslice {
 	double t0, t1;
 };
 
+/* A flow event of the trace: send ("s") or receive ("f") end. */
+struct flow_ev {
+	bool send;
+	double id;
+	struct xslice x; /* pid, tid, ts (t0) */
+};
+
+/* The pipeline's transfers as arrows (flow events): each send pairs with
+ * one receive on the next or previous stage's representative, no earlier,
+ * and each end lies in one slice of its send or receive track (xs sorted). */
+static void check_flows(const struct flow_ev *fl, int n, const struct xslice *xs, int nxs)
+{
+	int pairs = 0;
+	ck_assert_int_gt(n, 0);
+	for (int i = 0; i < n; i++) {
+		int enc = 0, match = 0;
+		ck_assert_int_eq(fl[i].x.tid, fl[i].send ? WL_S_PP_SEND : WL_S_PP_RECV);
+		for (int k = 0; k < nxs; k++)
+			enc += xs[k].pid == fl[i].x.pid && xs[k].tid == fl[i].x.tid &&
+			       xs[k].t0 <= fl[i].x.t0 && fl[i].x.t0 <= xs[k].t1;
+		ck_assert_int_eq(enc, 1);
+		for (int k = 0; k < n; k++) {
+			if (k == i || fl[k].id != fl[i].id)
+				continue;
+			match++;
+			ck_assert(fl[k].send != fl[i].send);
+			ck_assert_int_ne(fl[k].x.pid, fl[i].x.pid);
+			if (fl[i].send)
+				ck_assert_double_le(fl[i].x.t0, fl[k].x.t0);
+		}
+		ck_assert_int_eq(match, 1);
+		pairs += fl[i].send;
+	}
+	ck_assert_int_eq(2 * pairs, n);
+}
+
 static int cmp_xslice(const void *a, const void *b)
 {
 	const struct xslice *x = a, *y = b;
@@ -4806,7 +4842,8 @@ START_TEST(traces_are_valid)
 	char *text = NULL;
 	size_t len;
 	cJSON *root, *ev, *e;
-	int n = 0, slices = 0, nmeta = 0, nproc = 0, ntp = 0;
+	int n = 0, slices = 0, nmeta = 0, nproc = 0, ntp = 0, nflows = 0;
+	struct flow_ev *fl;
 	int fd1 = mkstemp(jpath), fd2 = mkstemp(spath);
 	struct xslice *xs;
 	double act, pp_bytes[2] = { 0, 0 };
@@ -4826,7 +4863,9 @@ START_TEST(traces_are_valid)
 	run(&p, &o, &r);
 	act = (double)p.micro_batch * p.seq_len * model.hidden * 2; /* a bf16 activation */
 	xs = malloc((size_t)r.tl->n * sizeof(*xs));
+	fl = malloc(2 * (size_t)r.tl->n * sizeof(*fl));
 	ck_assert_ptr_nonnull(xs);
+	ck_assert_ptr_nonnull(fl);
 	ck_assert_msg(sim_trace_write_json(&r, jpath, &err) == 0, "%s", err.msg);
 	ck_assert_msg(sim_trace_write_svg(&r, spath, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(fileio_read_all(jpath, 1 << 28, &text, &len, &err), 0);
@@ -4855,6 +4894,14 @@ START_TEST(traces_are_valid)
 			xs[slices].t1 = ts->valuedouble + dur->valuedouble;
 			slices++;
 			check_trace_args(e, act, &ntp, pp_bytes);
+		} else if (!strcmp(ph->valuestring, "s") || !strcmp(ph->valuestring, "f")) {
+			ck_assert_int_lt(nflows, 2 * r.tl->n);
+			fl[nflows].send = ph->valuestring[0] == 's';
+			fl[nflows].id = cJSON_GetObjectItem(e, "id")->valuedouble;
+			fl[nflows].x.pid = cJSON_GetObjectItem(e, "pid")->valueint;
+			fl[nflows].x.tid = cJSON_GetObjectItem(e, "tid")->valueint;
+			fl[nflows].x.t0 = cJSON_GetObjectItem(e, "ts")->valuedouble;
+			nflows++;
 		} else {
 			ck_assert_str_eq(ph->valuestring, "M");
 			if (!strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "process_name"))
@@ -4900,6 +4947,8 @@ START_TEST(traces_are_valid)
 			ck_assert_msg(xs[i].t0 >= xs[i - 1].t1 - 1e-9, /* (ends meet exactly) */
 				      "track %d/%d: slice at %.6f us starts before %.6f us", xs[i].pid,
 				      xs[i].tid, xs[i].t0, xs[i - 1].t1);
+	check_flows(fl, nflows, xs, slices);
+	free(fl);
 	free(xs);
 	cJSON_Delete(root);
 	free(text);
