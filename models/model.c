@@ -262,7 +262,7 @@ static const struct arch arches[] = {
 	{ "qwen3_vl_moe_text", 1, 0, 0 }, { "phi3", 1, 0, 0 }, { "olmo", 1, 0, 0 },
 	{ "olmo2", 1, 0, 0 }, { "olmoe", 1, 0, 0 }, { "gemma", 1, 1, 0 },
 	{ "gemma2", 1, 1, 4 }, { "gemma3", 1, 1, 4 }, { "gemma3_text", 1, 1, 4 },
-	{ "gpt2", 0, 1, 0 }, { "gptj", 0, 0, 0 }, { "gpt_neox", 0, 0, 0 },
+	{ "gpt2", 0, 1, 0 }, { "gptj", 0, 0, 0 }, { "gpt_neox", 0, 0, 0 }, { "bloom", 0, 1, 0 },
 	{ "phi", 0, 0, 0 }, { "gpt_bigcode", 0, 1, 0 }, { "starcoder2", 0, 1, 0 },
 	{ "falcon", 0, 1, 0 }, { "RefinedWeb", 0, 1, 0 }, { "RefinedWebModel", 0, 1, 0 },
 	{ "deepseek_v2", 1, 0, 0 }, { "deepseek_v3", 1, 0, 0 }, { "kimi_k2", 1, 0, 0 },
@@ -289,6 +289,7 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 		{ "intermediate_size_mlp", "Llama 4's separate dense and expert MLP widths are not modelled" },
 		{ "attention_chunk_size", "chunked attention (Llama 4) is not modelled" },
 		{ "attn_layer_period", "hybrid attention/state-space layers (Jamba) are not modelled" },
+		{ "cross_attention_layers", "cross-attention layers (Llama 3.2 Vision) are not modelled" },
 		{ "layers_block_type", "hybrid attention/state-space layers are not modelled" },
 	};
 	/* not decoder-only transformers */
@@ -479,6 +480,17 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	     jval_get_string(&t, "model_type", false, &mtype, err)) ||
 	    refuse_unmodelled(&root, &t, mtype, err))
 		return TS_EINPUT;
+	/* another vision-language family, by the top level's model_type
+	 * (found by review: Llava's and Gemma 3's were refused for a key
+	 * transformers' defaults supply, Qwen2-VL's for a contradiction) */
+	if (present(&root, "vision_config", &v) && present(&root, "model_type", &c) && mtype &&
+	    !str_starts(mtype, "qwen3_vl"))
+		return jval_error(&c, err,
+				  "'%s': only Qwen3-VL's vision encoder is modelled; for the language "
+				  "model alone %s",
+				  mtype,
+				  t.j != root.j ? "give its text_config as the config"
+						: "leave out vision_config");
 	arch = arch_of(mtype);
 	tie_root = arch.tie != 0;
 	if (present(&t, "num_nextn_predict_layers", &c) && cJSON_IsNumber(c.j) &&
@@ -620,8 +632,19 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			     &m->max_pos, err) ||
 		    opt_number(&t, "resid_pdrop", &drop, err))
 			return TS_EINPUT;
-		if (str_starts(mtype, "gptj"))
-			m->max_pos = 0; /* GPT-J: rotary positions, no learned rows */
+		/* GPT-J: rotary positions; attention without biases, the MLP
+		 * with them, one LayerNorm before its parallel attention and
+		 * MLP (found by review: counted as GPT-2's block) */
+		if (str_starts(mtype, "gptj")) {
+			m->max_pos = 0;
+			m->bias = false;
+			m->mlp_bias = true;
+			m->layer_norms = 1;
+		}
+		/* BLOOM: ALiBi, no position rows (found by review: GPT-2's 1024
+		 * capped its sequence) */
+		if (mtype && !strcmp(mtype, "bloom"))
+			m->max_pos = 0;
 		/* GPTBigCode (StarCoder): multi-query attention, one K/V head */
 		{
 			bool mq = false;
@@ -633,12 +656,23 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	} else {
 		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c))
 			m->norm = MODEL_NORM_LAYER;
+		/* GPT-NeoX: every linear biased; StarCoder2: use_bias (default
+		 * true) on every linear, LayerNorm (found by review: no biases) */
+		m->bias = mtype && (!strcmp(mtype, "gpt_neox") || !strcmp(mtype, "starcoder2"));
+		if (mtype && !strcmp(mtype, "starcoder2"))
+			m->norm = MODEL_NORM_LAYER;
+		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
 		if (opt_bool(&t, "attention_bias", &m->attn_bias, err) ||
+		    (mtype && !strcmp(mtype, "starcoder2") && opt_bool(&t, "use_bias", &m->bias, err)) ||
+		    opt_bool(&t, "mlp_bias", &m->mlp_bias, err) ||
+		    opt_bool(&t, "use_qkv_bias", &m->qkv_bias, err) ||
 		    opt_number(&t, "attention_dropout", &drop, err))
 			return TS_EINPUT;
-		/* per-head q_norm/k_norm: Qwen3, Gemma 3 */
-		m->qk_norm = str_starts(mtype, "qwen3") || str_starts(mtype, "gemma3");
-		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
+		/* q_norm/k_norm: per head (Qwen3, Gemma 3) or over all heads
+		 * (OLMo 2, OLMoE; found by review: not counted) */
+		m->qk_norm_full = mtype && (!strcmp(mtype, "olmo2") || !strcmp(mtype, "olmoe"));
+		m->qk_norm = str_starts(mtype, "qwen3") || str_starts(mtype, "gemma3") ||
+			     m->qk_norm_full;
 	}
 common:
 	if (!(drop >= 0 && drop < 1)) {
@@ -829,9 +863,10 @@ int64_t model_norm_params(const struct model *m)
 static int64_t mlp_params(const struct model *m, int64_t f)
 {
 	int64_t h = m->hidden;
+	bool b = m->bias || m->mlp_bias;
 	if (m->mlp == MODEL_MLP_GELU)
-		return 2 * h * f + (m->bias ? f + h : 0);
-	return 3 * h * f + (m->bias ? 2 * f + h : 0);
+		return 2 * h * f + (b ? f + h : 0);
+	return 3 * h * f + (b ? 2 * f + h : 0);
 }
 
 /* The shared experts of a MoE layer: one dense MLP of their summed width
@@ -911,8 +946,8 @@ static int64_t attn_params(const struct model *m)
 		p += q + 2 * kv + h;
 	else if (m->qkv_bias)
 		p += q + 2 * kv;
-	if (m->qk_norm)
-		p += 2 * (int64_t)m->head_dim; /* RMSNorm q_norm, k_norm over head_dim */
+	if (m->qk_norm) /* RMSNorm q_norm, k_norm over head_dim, or over all heads */
+		p += m->qk_norm_full ? q + kv : 2 * (int64_t)m->head_dim;
 	return p;
 }
 

@@ -91,9 +91,12 @@ struct model {
 	enum model_norm norm;      /* norm kind */
 	int layer_norms;           /* norms per decoder layer (2; 1 in Falcon-7B's parallel block), count */
 	bool bias;                 /* every linear layer has a bias (GPT-2/3) */
+	bool mlp_bias;             /* the MLP's linears have biases (Llama's mlp_bias, GPT-J), flag */
 	bool attn_bias;            /* q/k/v/o have biases (attention_bias) */
 	bool qkv_bias;             /* q/k/v have biases, o none (Qwen2), flag */
 	bool qk_norm;              /* per-head q_norm/k_norm of head_dim (Qwen3) */
+	bool qk_norm_full;         /* with qk_norm: over all heads, heads x head_dim and kv_heads x
+	                            * head_dim wide (OLMo 2, OLMoE), flag */
 	bool tie_embeddings;       /* LM head shares the embedding matrix */
 	bool dropout;              /* dropout masks stored (Korthikanti counts them) */
 	bool has_vision;           /* a vision encoder is present */

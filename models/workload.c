@@ -423,9 +423,10 @@ static int layer_tensors(const struct model *m, int l)
 		n += 2;
 	if (m->kv_lora > 0) /* MLA: two or four projections and one or two norms for fused QKV */
 		n += m->q_lora > 0 ? 5 : 3;
+	int mb = m->bias || m->mlp_bias ? 2 : 0; /* MLP biases */
 	if (m->experts > 0 && m->moe_layer[l])
-		return n + 3 + (m->shared_ffn > 0 ? 2 + (m->bias ? 2 : 0) + m->shared_gate : 0);
-	return n + 2 + (m->bias ? 2 : 0);
+		return n + 3 + (m->shared_ffn > 0 ? 2 + mb + m->shared_gate : 0);
+	return n + 2 + mb;
 }
 
 /* What a decoder layer's forward and backward both need: its costs, the

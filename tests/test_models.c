@@ -1259,6 +1259,20 @@ static const struct {
 	  "\"vocab_size\": 65024, \"model_type\": \"falcon\", \"activation\": \"relu\"}",
 	  "unknown Falcon activation 'relu'" },
 	{ "{" SWA_BASE "\"layer_types\": [\"full_attention\"]}", "lists 1 layers, the model has 6" },
+	/* other vision-language families by name (found by review: Llava's
+	 * and Gemma 3's refused for a key transformers' defaults supply,
+	 * Qwen2-VL's for a contradiction), Llama 3.2 Vision's cross-attention */
+	{ "{\"model_type\": \"llava\", \"text_config\": {\"model_type\": \"llama\"}, "
+	  "\"vision_config\": {\"model_type\": \"clip_vision_model\"}}",
+	  "model_type: 'llava': only Qwen3-VL's vision encoder is modelled; for the language model "
+	  "alone give its text_config" },
+	{ "{" SWA_BASE "\"model_type\": \"qwen2_vl\", \"vision_config\": {\"depth\": 32, "
+	  "\"embed_dim\": 1280, \"hidden_size\": 3584}}",
+	  "'qwen2_vl': only Qwen3-VL's vision encoder is modelled; for the language model alone "
+	  "leave out vision_config" },
+	{ "{\"model_type\": \"mllama\", \"text_config\": {" SWA_BASE
+	  "\"cross_attention_layers\": [3, 8]}}",
+	  "text_config.cross_attention_layers: cross-attention layers (Llama 3.2 Vision)" },
 	{ "{\"text_config\": {" SWA_BASE "\"model_type\": \"qwen2_5_vl_text\"}, \"vision_config\": "
 	  "{\"depth\": 2, \"hidden_size\": 32, \"num_heads\": 4, \"intermediate_size\": 64, "
 	  "\"patch_size\": 14, \"out_hidden_size\": 256, \"hidden_act\": \"silu\"}}",
@@ -1523,6 +1537,61 @@ static const struct {
 	  "\"sliding_window\": 512, \"sliding_window_pattern\": 6, \"vocab_size\": 262144, "
 	  "\"layer_norm_eps\": null, \"mlp_only_layers\": null, \"vision_config\": null}",
 	  999885952LL },
+	/* found by a review of real configs: */
+	/* GPT-NeoX-20B and Pythia-1.4B: every linear biased (20,554,567,680
+	 * and 1,414,647,808 published; were 2,433,024 and 442,368 short) */
+	{ "{\"model_type\": \"gpt_neox\", \"hidden_size\": 6144, \"intermediate_size\": 24576, "
+	  "\"num_attention_heads\": 64, \"num_hidden_layers\": 44, \"vocab_size\": 50432, "
+	  "\"hidden_act\": \"gelu_fast\", \"layer_norm_eps\": 1e-05, \"tie_word_embeddings\": false, "
+	  "\"max_position_embeddings\": 2048, \"use_parallel_residual\": true}",
+	  20554567680LL },
+	{ "{\"model_type\": \"gpt_neox\", \"hidden_size\": 2048, \"intermediate_size\": 8192, "
+	  "\"num_attention_heads\": 16, \"num_hidden_layers\": 24, \"vocab_size\": 50304, "
+	  "\"hidden_act\": \"gelu\", \"layer_norm_eps\": 1e-05, \"tie_word_embeddings\": false}",
+	  1414647808LL },
+	/* GPT-J-6B: no attention biases, MLP biases, one LayerNorm per
+	 * parallel block (6,050,882,784 published, less the LM head's bias of
+	 * 50,400, which is not counted) */
+	{ "{\"model_type\": \"gptj\", \"n_embd\": 4096, \"n_inner\": null, \"n_head\": 16, "
+	  "\"n_layer\": 28, \"vocab_size\": 50400, \"activation_function\": \"gelu_new\", "
+	  "\"layer_norm_epsilon\": 1e-05, \"tie_word_embeddings\": false, \"n_positions\": 2048, "
+	  "\"rotary_dim\": 64}",
+	  6050832384LL },
+	/* OLMo-2-7B: q_norm and k_norm over all heads (7,298,617,344 published) */
+	{ "{\"model_type\": \"olmo2\", \"hidden_size\": 4096, \"intermediate_size\": 11008, "
+	  "\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 32, "
+	  "\"vocab_size\": 100352, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06, "
+	  "\"tie_word_embeddings\": false}",
+	  7298617344LL },
+	/* OLMoE-1B-7B: likewise (6,919,161,856) */
+	{ "{\"model_type\": \"olmoe\", \"hidden_size\": 2048, \"intermediate_size\": 1024, "
+	  "\"num_attention_heads\": 16, \"num_hidden_layers\": 16, \"num_key_value_heads\": 16, "
+	  "\"vocab_size\": 50304, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-05, "
+	  "\"tie_word_embeddings\": false, \"num_experts\": 64, \"num_experts_per_tok\": 8}",
+	  6919161856LL },
+	/* StarCoder2-7B: use_bias on every linear, LayerNorm (by the module
+	 * shapes; published 7B) */
+	{ "{\"model_type\": \"starcoder2\", \"hidden_size\": 4608, \"intermediate_size\": 18432, "
+	  "\"num_attention_heads\": 36, \"num_hidden_layers\": 32, \"num_key_value_heads\": 4, "
+	  "\"vocab_size\": 49152, \"hidden_act\": \"gelu_pytorch_tanh\", \"norm_epsilon\": 1e-05, "
+	  "\"use_bias\": true}",
+	  7173923840LL },
+	/* StableLM-2-1.6B: use_qkv_bias (1,644,515,328 published) */
+	{ "{\"model_type\": \"stablelm\", \"hidden_size\": 2048, \"intermediate_size\": 5632, "
+	  "\"num_attention_heads\": 32, \"num_hidden_layers\": 24, \"num_key_value_heads\": 32, "
+	  "\"vocab_size\": 100352, \"hidden_act\": \"silu\", \"layer_norm_eps\": 1e-05, "
+	  "\"tie_word_embeddings\": false, \"use_qkv_bias\": true}",
+	  1644515328LL },
+	/* Llama with mlp_bias: Llama-3-8B + 32 x (2 x 14336 + 4096) */
+	{ "{\"hidden_act\": \"silu\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+	  "\"model_type\": \"llama\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32, "
+	  "\"num_key_value_heads\": 8, \"vocab_size\": 128256, \"mlp_bias\": true}",
+	  8031309824LL },
+	/* BLOOM-560m: ALiBi, no position rows (559,214,592 published, less
+	 * the embedding's LayerNorm of 2,048, which is not counted) */
+	{ "{\"model_type\": \"bloom\", \"hidden_size\": 1024, \"n_inner\": null, \"n_head\": 16, "
+	  "\"n_layer\": 24, \"vocab_size\": 250880, \"layer_norm_epsilon\": 1e-05}",
+	  559212544LL },
 };
 
 START_TEST(hf_model_families)
@@ -1842,6 +1911,18 @@ START_TEST(default_seq_len_fits_positions)
 	plan_init(&p);
 	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(p.seq_len, 4096);
+	/* BLOOM (n_layer/n_head keys like GPT-2's, but ALiBi): no learned
+	 * positions, so no cap at GPT-2's 1024 (found by review) */
+	ck_assert_msg(load_text(&m,
+				"{\"model_type\": \"bloom\", \"hidden_size\": 1024, \"n_head\": 16, "
+				"\"n_layer\": 24, \"vocab_size\": 250880}",
+				&err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(m.max_pos, 0);
+	plan_init(&p);
+	p.seq_len = 2048;
+	p.src[PF_SEQ][0] = 'x';
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
 }
 END_TEST
 
