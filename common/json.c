@@ -268,6 +268,34 @@ static long bad_string_at(const char *text, size_t len, const char **why)
 	return -1;
 }
 
+/* The offset of the first comma of text before a closing '}' or ']'
+ * (strings skipped; JSON has no trailing commas), or -1; *close gets the
+ * bracket. */
+static long trailing_comma_at(const char *text, size_t len, char *close)
+{
+	bool str = false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = text[i];
+		if (str) {
+			if (ch == '\\' && i + 1 < len)
+				i++;
+			else if (ch == '"')
+				str = false;
+		} else if (ch == '"') {
+			str = true;
+		} else if (ch == ',') {
+			size_t k = i + 1;
+			while (k < len && strchr(" \t\r\n", text[k]))
+				k++;
+			if (k < len && (text[k] == '}' || text[k] == ']')) {
+				*close = text[k];
+				return (long)i;
+			}
+		}
+	}
+	return -1;
+}
+
 /* Arrays and objects open before offset off of text (strings skipped). */
 static long nesting_at(const char *text, size_t off)
 {
@@ -324,10 +352,20 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 			if (e && e >= d->text && e <= d->text + len)
 				off = (size_t)(e - d->text);
 		}
+		char close = 0;
+		long tc = trailing_comma_at(d->text, len, &close);
 		offset_to_linecol(d->text, off, &l, &c);
-		/* (cJSON refuses to open a level beyond its limit there) */
-		if (off < len && (d->text[off] == '[' || d->text[off] == '{') &&
-		    nesting_at(d->text, off) >= CJSON_NESTING_LIMIT)
+		/* a trailing comma before where cJSON stopped is the fault, at
+		 * the comma (found by review: "unexpected end of input" past
+		 * the '}', or "near ''" on the next line) */
+		if (tc >= 0 && (size_t)tc < off) {
+			offset_to_linecol(d->text, (size_t)tc, &l, &c);
+			ts_error_set(err, TS_EINPUT,
+				     "%s:%d:%d: malformed JSON: a comma before '%c' (JSON has no "
+				     "trailing commas)",
+				     name, l, c, close);
+		} else if (off < len && (d->text[off] == '[' || d->text[off] == '{') &&
+			   nesting_at(d->text, off) >= CJSON_NESTING_LIMIT)
 			ts_error_set(err, TS_EINPUT,
 				     "%s:%d:%d: JSON nested deeper than %d levels (cJSON's limit)", name,
 				     l, c, CJSON_NESTING_LIMIT);
@@ -734,6 +772,16 @@ int jval_get_number(const struct jval *obj, const char *key, bool required, doub
 	return 0;
 }
 
+const char *json_num_text(double v, char *buf, size_t n)
+{
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, v);
+		if (!isfinite(v) || strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
 int jval_get_int(const struct jval *obj, const char *key, bool required, long long min,
 		 long long max, long long *out, struct ts_error *err)
 {
@@ -744,8 +792,11 @@ int jval_get_int(const struct jval *obj, const char *key, bool required, long lo
 	if (!cJSON_IsNumber(c.j))
 		return jval_error(&c, err, "expected an integer, got %s", type_name(c.j));
 	v = c.j->valuedouble;
-	if (!isfinite(v) || v != floor(v))
-		return jval_error(&c, err, "expected an integer, got %g", v);
+	if (!isfinite(v) || v != floor(v)) {
+		char nb[32];
+		return jval_error(&c, err, "expected an integer, got %s",
+				  json_num_text(v, nb, sizeof(nb)));
+	}
 	if (v < (double)min || v > (double)max) /* (beyond 2^53 too: a whole number) */
 		return jval_error(&c, err, "must be between %lld and %lld (got %.*g)", min, max,
 				  fabs(v) < 1e15 ? 16 : 6, v);

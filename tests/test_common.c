@@ -138,6 +138,13 @@ START_TEST(json_int_error_has_position_and_path)
 	ck_assert_int_eq(jval_get_int(&fab, "n", true, 1, 1000, &k, &err), TS_EINPUT);
 	ck_assert_str_eq(err.msg, "b.json:1:7: n: must be between 1 and 1000 (got 1e+18)");
 	jdoc_release(&d);
+	/* the fraction is quoted as the file has it (found by review: %g said
+	 * "got 128256" of 128256.5) */
+	ck_assert_int_eq(jdoc_parse(&d, "f.json", "{\"n\": 128256.5}", 15, &err), 0);
+	fab = jdoc_root(&d);
+	ck_assert_int_eq(jval_get_int(&fab, "n", true, 1, 1 << 24, &k, &err), TS_EINPUT);
+	ck_assert_str_eq(err.msg, "f.json:1:7: n: expected an integer, got 128256.5");
+	jdoc_release(&d);
 }
 END_TEST
 
@@ -267,6 +274,10 @@ static const char *const malformed[] = {
 	"{\"a\": [1e]}",
 	"{\"name\": \"x\\uZZZZy\"}",
 	"{\"name\": \"a\tb\"}",
+	/* trailing commas, at the comma (found by review: past the '}', or
+	 * "near ''" on the next line); one inside a string is text */
+	"{\"model_type\":\"llama\",\"hidden_size\":4096,}",
+	"{\n  \"a\": \"x,}\",\n  \"b\": [1, 2,\n]}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -289,6 +300,8 @@ static const char *const malformed_want[] = {
 	"m.json:1:9: malformed JSON near 'e]}'", /* (cJSON's own) */
 	"m.json:1:12: malformed JSON: \\u needs four hex digits",
 	"m.json:1:12: malformed JSON: a raw control character in a string (JSON needs it escaped)",
+	"m.json:1:41: malformed JSON: a comma before '}' (JSON has no trailing commas)",
+	"m.json:3:13: malformed JSON: a comma before ']' (JSON has no trailing commas)",
 };
 
 START_TEST(json_malformed_positions)

@@ -703,8 +703,11 @@ static int get_count(const struct jval *o, const char *key, int max, int *out,
 	if (!cJSON_IsNumber(x.j)) /* (its message for the type) */
 		return jval_get_int(o, key, true, 0, 0, &v, err);
 	d = x.j->valuedouble;
-	if (!isfinite(d) || d != floor(d))
-		return jval_error(&x, err, "expected an integer, got %g", d);
+	if (!isfinite(d) || d != floor(d)) {
+		char nb[32];
+		return jval_error(&x, err, "expected an integer, got %s",
+				  json_num_text(d, nb, sizeof(nb)));
+	}
 	/* (the bound itself, however large the value: found by review, 1e308
 	 * was said to be outside an internal +-9e15) */
 	if (d > max)
