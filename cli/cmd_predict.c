@@ -174,9 +174,11 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		table_cell(&t, "%.0f", r->tokens_per_s);
 		table_cell(&t, "TFLOP/s per GPU (model)");
 		table_cell(&t, "%.1f", r->tflops_per_gpu);
-		table_cell(&t, "MFU");
+		/* against the BF16 peak, also under fp8, whose GEMMs run at the
+		 * FP8 peak: said, since it can pass 100 % there */
+		table_cell(&t, p->precision == PLAN_DT_FP8 ? "MFU (of the BF16 peak)" : "MFU");
 		table_cell(&t, "%.1f %%", 100 * r->mfu);
-		table_cell(&t, "HFU");
+		table_cell(&t, p->precision == PLAN_DT_FP8 ? "HFU (of the BF16 peak)" : "HFU");
 		table_cell(&t, "%.1f %%", 100 * r->hfu);
 		table_cell(&t, "memory per GPU (worst)");
 		table_cell(&t, "%.2f GiB%s", r->memory_gib_per_gpu, r->fits ? "" : " (does not fit)");

@@ -159,6 +159,11 @@ else bad "trace onto /dev/stdout: exit $st, $(cat "$TMP/err")"; fi
 check "fp8 on a GPU without FP8" 2 "$TRAINSIM" predict --cluster dgx-a100-hdr --nodes 1 \
 	--model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --precision fp8 --fidelity analytic
 expect "names the missing FP8 rate, at the flag" "^trainsim: error: --precision: fp8: .*no FP8 rate" "$TMP/err"
+# under fp8 the utilisations are of the BF16 peak and say so (they can
+# pass 100 %; found by a fuzzer run: 110.6 % shown as plain "MFU")
+check "fp8 on H100" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
+	--model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --precision fp8 --fidelity analytic
+expect "fp8 MFU says its peak" "^MFU \(of the BF16 peak\) +[0-9.]+ %" "$TMP/out"
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
