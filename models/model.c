@@ -164,6 +164,12 @@ static bool str_starts(const char *s, const char *prefix)
 	return s && !strncmp(s, prefix, strlen(prefix));
 }
 
+/* Whether model_type mtype (NULL: none given) is type. */
+static bool type_is(const char *mtype, const char *type)
+{
+	return mtype && !strcmp(mtype, type);
+}
+
 static int parse_vision(struct model *m, const struct jval *v, struct ts_error *err)
 {
 	struct model_vision *x = &m->vit;
@@ -307,7 +313,7 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 	 * the model without them, as Hugging Face trains it; elsewhere they
 	 * would be layers the count misses. */
 	if (present(t, "num_nextn_predict_layers", &c) &&
-	    !(mtype && !strcmp(mtype, "deepseek_v3")) &&
+	    !type_is(mtype, "deepseek_v3") &&
 	    !(cJSON_IsNumber(c.j) && c.j->valuedouble == 0))
 		return jval_error(&c, err,
 				  "multi-token prediction layers are not modelled; trainsim cannot "
@@ -501,8 +507,8 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			 d->name);
 	if (arch.norms > 0)
 		m->layer_norms = arch.norms;
-	if (mtype && (!strcmp(mtype, "falcon") || !strcmp(mtype, "RefinedWeb") ||
-		      !strcmp(mtype, "RefinedWebModel"))) {
+	if (type_is(mtype, "falcon") || type_is(mtype, "RefinedWeb") ||
+	    type_is(mtype, "RefinedWebModel")) {
 		if (parse_falcon(m, &t, err))
 			return TS_EINPUT;
 		goto common;
@@ -643,7 +649,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		}
 		/* BLOOM: ALiBi, no position rows (found by review: GPT-2's 1024
 		 * capped its sequence) */
-		if (mtype && !strcmp(mtype, "bloom"))
+		if (type_is(mtype, "bloom"))
 			m->max_pos = 0;
 		/* GPTBigCode (StarCoder): multi-query attention, one K/V head */
 		{
@@ -658,19 +664,19 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			m->norm = MODEL_NORM_LAYER;
 		/* GPT-NeoX: every linear biased; StarCoder2: use_bias (default
 		 * true) on every linear, LayerNorm (found by review: no biases) */
-		m->bias = mtype && (!strcmp(mtype, "gpt_neox") || !strcmp(mtype, "starcoder2"));
-		if (mtype && !strcmp(mtype, "starcoder2"))
+		m->bias = type_is(mtype, "gpt_neox") || type_is(mtype, "starcoder2");
+		if (type_is(mtype, "starcoder2"))
 			m->norm = MODEL_NORM_LAYER;
 		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
 		if (opt_bool(&t, "attention_bias", &m->attn_bias, err) ||
-		    (mtype && !strcmp(mtype, "starcoder2") && opt_bool(&t, "use_bias", &m->bias, err)) ||
+		    (type_is(mtype, "starcoder2") && opt_bool(&t, "use_bias", &m->bias, err)) ||
 		    opt_bool(&t, "mlp_bias", &m->mlp_bias, err) ||
 		    opt_bool(&t, "use_qkv_bias", &m->qkv_bias, err) ||
 		    opt_number(&t, "attention_dropout", &drop, err))
 			return TS_EINPUT;
 		/* q_norm/k_norm: per head (Qwen3, Gemma 3) or over all heads
 		 * (OLMo 2, OLMoE; found by review: not counted) */
-		m->qk_norm_full = mtype && (!strcmp(mtype, "olmo2") || !strcmp(mtype, "olmoe"));
+		m->qk_norm_full = type_is(mtype, "olmo2") || type_is(mtype, "olmoe");
 		m->qk_norm = str_starts(mtype, "qwen3") || str_starts(mtype, "gemma3") ||
 			     m->qk_norm_full;
 	}
