@@ -127,6 +127,8 @@ int cmd_model(int argc, char **argv)
 		cJSON *root = cJSON_CreateObject(), *parts = cJSON_CreateObject();
 		cJSON_AddStringToObject(root, "model", m.name);
 		cJSON_AddStringToObject(root, "source", m.source);
+		if (m.note[0])
+			cJSON_AddStringToObject(root, "note", m.note);
 		cJSON_AddNumberToObject(root, "seq_len", (double)seq);
 		cJSON_AddNumberToObject(root, "params_total", as_d(mp.sum_total));
 		cJSON_AddNumberToObject(root, "params_active", as_d(mp.sum_active));
@@ -162,7 +164,10 @@ int cmd_model(int argc, char **argv)
 		cell_count(&t, mp.sum_total);
 		cell_count(&t, mp.sum_active);
 		table_cell(&t, "100.00");
-		printf("model %s (%s)\n\n", m.name, m.source);
+		printf("model %s (%s)\n", m.name, m.source);
+		if (m.note[0])
+			printf("note: %s\n", m.note);
+		printf("\n");
 		table_print(&t, stdout);
 		table_release(&t);
 		printf("\nparameters: %lld total, %lld active per token\n", (long long)mp.sum_total,

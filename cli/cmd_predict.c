@@ -210,6 +210,8 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		table_print(&t, stdout);
 		table_release(&t);
 		printf("\ncompute model: %s%s%s\n", comp->source, cal ? "; file " : "", cal ? cal : "");
+		if (m->note[0])
+			printf("model: %s\n", m->note);
 		if (!cal) /* README, Accuracy: --calibration none on the vTrain set */
 			printf("(uncalibrated: these defaults predict 14-60 %% short of the measured "
 			       "A100 runs in the README's accuracy set; a --calibration file fitted "

@@ -271,7 +271,8 @@ static const struct arch arches[] = {
 	{ "gpt2", 0, 1, 0 }, { "gptj", 0, 0, 0 }, { "gpt_neox", 0, 0, 0 }, { "bloom", 0, 1, 0 },
 	{ "phi", 0, 0, 0 }, { "gpt_bigcode", 0, 1, 0 }, { "starcoder2", 0, 1, 0 },
 	{ "falcon", 0, 1, 0 }, { "RefinedWeb", 0, 1, 0 }, { "RefinedWebModel", 0, 1, 0 },
-	{ "deepseek_v2", 1, 0, 0 }, { "deepseek_v3", 1, 0, 0 }, { "kimi_k2", 1, 0, 0 },
+	{ "deepseek", 1, 0, 0 }, { "deepseek_v2", 1, 0, 0 }, { "deepseek_v3", 1, 0, 0 },
+	{ "kimi_k2", 1, 0, 0 },
 };
 
 static struct arch arch_of(const char *type)
@@ -499,6 +500,14 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 						: "leave out vision_config");
 	arch = arch_of(mtype);
 	tie_root = arch.tie != 0;
+	/* said with the counts (found by review: an unknown type's
+	 * structure was guessed without a word) */
+	if (arch.gated < 0)
+		snprintf(m->note, sizeof(m->note),
+			 "%s%.40s%s: the layers follow the keys alone (the MLP gated for silu, two "
+			 "norms a layer, biases only where a key asks)",
+			 mtype ? "model_type '" : "no model_type", mtype ? mtype : "",
+			 mtype ? "' is not one trainsim knows" : "");
 	if (present(&t, "num_nextn_predict_layers", &c) && cJSON_IsNumber(c.j) &&
 	    c.j->valuedouble > 0) /* (accepted for deepseek_v3 only: refuse_unmodelled) */
 		snprintf(m->source, sizeof(m->source),

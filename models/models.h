@@ -62,6 +62,7 @@ struct model_vision {
 struct model {
 	char name[64];             /* built-in name or file name */
 	char source[200];          /* where the numbers come from */
+	char note[200];            /* what a config left to a guess (an unknown model_type), "" none */
 	int hidden;                /* model width h, elements */
 	int layers;                /* decoder layers L, count */
 	int heads;                 /* attention heads a, count */
