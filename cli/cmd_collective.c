@@ -43,7 +43,8 @@ static void usage(FILE *out)
 		"  --proto P            auto | LL | LL128 | Simple\n"
 		"  --fidelity F         analytic | flow | packet (default flow)\n"
 		"  --placement P        linear | round-robin | random | a GPU list \"0,2,1,...\"\n"
-		"  --seed S             seed for ECMP hashing and random placement (default 1)\n"
+		"  --seed S             seed for ECMP hashing and random placement (default:\n"
+		"                       the cluster file's seed, else 1)\n"
 		"  --channels K         ring channels (default: one per GPU of a node in the\n"
 		"                       group on multi-node groups, else 1)\n"
 		"  --routing R          ecmp: one equal-cost path per connection by hash\n"
@@ -70,7 +71,7 @@ struct opts {
 	double minb, maxb, factor; /* sizes, bytes */
 	int algo, proto;           /* enum sim_algo / sim_proto */
 	int fid;                   /* enum sim_fidelity */
-	long long seed;            /* ECMP / placement seed */
+	long long seed;            /* ECMP / placement seed, -1: the cluster's (default 1) */
 	long long channels;        /* 0 = automatic */
 	bool json;                 /* --json */
 	bool spray;                /* --routing spray */
@@ -215,7 +216,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 	o->groups = 1;
 	o->factor = 2;
 	o->fid = SIM_FLOW;
-	o->seed = 1;
+	o->seed = -1;
 	o->coalesce = SIM_FLOW_COALESCE;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, ":b:e:f:h", lo, NULL)) != -1) {
@@ -431,7 +432,11 @@ int cmd_collective(int argc, char **argv)
 	if (topo_cluster_load(&cl, o.cluster, (int)o.nodes, &err))
 		return cli_fail(&err);
 	have_cl = true;
-	cl.seed = (uint64_t)o.seed;
+	/* --seed when given, else the cluster file's (found by review: its
+	 * "seed" was always replaced by the flag's default) */
+	if (o.seed >= 0)
+		cl.seed = (uint64_t)o.seed;
+	o.seed = (long long)cl.seed;
 	if (o.placement && topo_placement_parse(&cl, o.placement, &err))
 		goto fail;
 	if (topo_build(&t, &cl, &err))

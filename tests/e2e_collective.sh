@@ -81,6 +81,13 @@ if cmp -s "$tmp/a" "$tmp/b" && [ "$(grep -vc '^#' "$tmp/a")" = 2 ]; then ok "det
 	--seed 9007199254740991 --json >"$tmp/seed" 2>"$tmp/err"
 if grep -q '"seed":[[:space:]]*9007199254740991,' "$tmp/seed"; then ok "--json seed in full"; else
 	bad "--json seed: $(grep seed "$tmp/seed") $(cat "$tmp/err")"; fi
+# without --seed the cluster file's seed stands (found by review: the
+# flag's default 1 replaced it)
+printf '{"preset": "dgx-h100-ndr", "nodes": 2, "seed": 9}\n' >"$tmp/s9.json"
+"$TRAINSIM" collective --cluster "$tmp/s9.json" --op allreduce -b 1M -e 1M --fidelity analytic \
+	--json >"$tmp/seed" 2>"$tmp/err"
+if grep -q '"seed":[[:space:]]*9,' "$tmp/seed"; then ok "the cluster file's seed"; else
+	bad "the cluster file's seed: $(grep seed "$tmp/seed") $(cat "$tmp/err")"; fi
 for c in collective predict; do
 	expect_err "$c --seed past 2^53" "--seed must be between 0 and 9007199254740992 \\(got 9007199254740993\\)" \
 		"$TRAINSIM" $c --seed 9007199254740993 --cluster dgx-h100-ndr
