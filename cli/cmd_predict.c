@@ -115,6 +115,8 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		else
 			cJSON_AddNullToObject(root, "calibration");
 		cJSON_AddStringToObject(root, "compute_model", comp->source);
+		if (m->note[0]) /* what the model config left to a guess */
+			cJSON_AddStringToObject(root, "model_note", m->note);
 		cJSON_AddNumberToObject(root, "iteration_time_s", r->iteration_time_s);
 		cJSON_AddNumberToObject(root, "tokens_per_s", r->tokens_per_s);
 		cJSON_AddNumberToObject(root, "tflops_per_gpu", r->tflops_per_gpu);

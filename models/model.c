@@ -263,7 +263,8 @@ struct arch {
 static const struct arch arches[] = {
 	{ "llama", 1, 0, 0 }, { "mistral", 1, 0, 0 }, { "mixtral", 1, 0, 0 },
 	{ "qwen2", 1, 0, 0 }, { "qwen2_moe", 1, 0, 0 }, { "qwen2_vl", 1, 0, 0 },
-	{ "qwen2_5_vl", 1, 0, 0 }, { "qwen3", 1, 0, 0 }, { "qwen3_moe", 1, 0, 0 },
+	{ "qwen2_5_vl", 1, 0, 0 }, { "qwen2_vl_text", 1, 0, 0 }, { "qwen2_5_vl_text", 1, 0, 0 },
+	{ "qwen3", 1, 0, 0 }, { "qwen3_moe", 1, 0, 0 },
 	{ "qwen3_vl", 1, 0, 0 }, { "qwen3_vl_text", 1, 0, 0 }, { "qwen3_vl_moe", 1, 0, 0 },
 	{ "qwen3_vl_moe_text", 1, 0, 0 }, { "phi3", 1, 0, 0 }, { "olmo", 1, 0, 0 },
 	{ "olmo2", 1, 0, 0 }, { "olmoe", 1, 0, 0 }, { "gemma", 1, 1, 0 },
@@ -500,14 +501,6 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 						: "leave out vision_config");
 	arch = arch_of(mtype);
 	tie_root = arch.tie != 0;
-	/* said with the counts (found by review: an unknown type's
-	 * structure was guessed without a word) */
-	if (arch.gated < 0)
-		snprintf(m->note, sizeof(m->note),
-			 "%s%.40s%s: the layers follow the keys alone (the MLP gated for silu, two "
-			 "norms a layer, biases only where a key asks)",
-			 mtype ? "model_type '" : "no model_type", mtype ? mtype : "",
-			 mtype ? "' is not one trainsim knows" : "");
 	if (present(&t, "num_nextn_predict_layers", &c) && cJSON_IsNumber(c.j) &&
 	    c.j->valuedouble > 0) /* (accepted for deepseek_v3 only: refuse_unmodelled) */
 		snprintf(m->source, sizeof(m->source),
@@ -526,7 +519,19 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		struct jval probe;
 		gpt2 = jval_child(&t, "n_embd", &probe) || jval_child(&t, "n_layer", &probe);
 	}
-	if (get_int2(&t, "hidden_size", "n_embd", true, 1, 1 << 20, &m->hidden, err) ||
+	/* said with the counts (found by review: an unknown type's
+	 * structure was guessed without a word) */
+	if (arch.gated < 0)
+		snprintf(m->note, sizeof(m->note), "%s%.40s%s: %s",
+			 mtype ? "model_type '" : "no model_type", mtype ? mtype : "",
+			 mtype ? "' is not one trainsim knows" : "",
+			 gpt2 ? "GPT-2's block assumed (biases on every linear, LayerNorm, learned "
+				"positions)"
+			      : "the layers follow the keys alone (the MLP gated for silu, two norms "
+				"a layer, biases only where a key asks)");
+	/* (BLOOM's configs spell the width n_embed; found by review) */
+	if (get_int2(&t, "hidden_size", type_is(mtype, "bloom") ? "n_embed" : "n_embd", true, 1,
+		     1 << 20, &m->hidden, err) ||
 	    get_int2(&t, "num_hidden_layers", "n_layer", true, 1, MODEL_MAX_LAYERS, &m->layers,
 		     err) ||
 	    get_int2(&t, "num_attention_heads", "n_head", true, 1, 1 << 14, &m->heads, err) ||
@@ -671,9 +676,11 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	} else {
 		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c))
 			m->norm = MODEL_NORM_LAYER;
-		/* GPT-NeoX: every linear biased; StarCoder2: use_bias (default
-		 * true) on every linear, LayerNorm (found by review: no biases) */
-		m->bias = type_is(mtype, "gpt_neox") || type_is(mtype, "starcoder2");
+		/* GPT-NeoX: every linear biased (attention's by attention_bias,
+		 * default true); StarCoder2: use_bias (default true) on every
+		 * linear, LayerNorm (found by review: no biases) */
+		m->attn_bias = m->mlp_bias = type_is(mtype, "gpt_neox");
+		m->bias = type_is(mtype, "starcoder2");
 		if (type_is(mtype, "starcoder2"))
 			m->norm = MODEL_NORM_LAYER;
 		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
@@ -874,6 +881,14 @@ int64_t model_norm_params(const struct model *m)
 	return norm_params(m, m->hidden);
 }
 
+int64_t model_qk_norm_params(const struct model *m)
+{
+	if (!m->qk_norm) /* RMSNorm q_norm, k_norm over head_dim, or over all heads */
+		return 0;
+	return m->qk_norm_full ? (int64_t)(m->heads + m->kv_heads) * m->head_dim
+			       : 2 * (int64_t)m->head_dim;
+}
+
 /* One MLP of inner width f: gelu fc1+fc2 (+ biases f + h), gated gate/up/down. */
 static int64_t mlp_params(const struct model *m, int64_t f)
 {
@@ -961,9 +976,7 @@ static int64_t attn_params(const struct model *m)
 		p += q + 2 * kv + h;
 	else if (m->qkv_bias)
 		p += q + 2 * kv;
-	if (m->qk_norm) /* RMSNorm q_norm, k_norm over head_dim, or over all heads */
-		p += m->qk_norm_full ? q + kv : 2 * (int64_t)m->head_dim;
-	return p;
+	return p + model_qk_norm_params(m);
 }
 
 void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *active,

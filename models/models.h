@@ -149,6 +149,8 @@ void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *a
 			int64_t *experts);
 /* Parameters of one norm over the hidden size (the final norm). */
 int64_t model_norm_params(const struct model *m);
+/* One layer's q_norm and k_norm weights (0 without them). */
+int64_t model_qk_norm_params(const struct model *m);
 /* Vision encoder + mergers parameters (0 without vision). */
 int64_t model_vision_params(const struct model *m);
 

@@ -1592,6 +1592,16 @@ static const struct {
 	{ "{\"model_type\": \"bloom\", \"hidden_size\": 1024, \"n_inner\": null, \"n_head\": 16, "
 	  "\"n_layer\": 24, \"vocab_size\": 250880, \"layer_norm_epsilon\": 1e-05}",
 	  559212544LL },
+	/* the same with BLOOM's own spelling of the width, n_embed */
+	{ "{\"model_type\": \"bloom\", \"n_embed\": 1024, \"n_head\": 16, \"n_layer\": 24, "
+	  "\"vocab_size\": 250880, \"layer_norm_epsilon\": 1e-05}",
+	  559212544LL },
+	/* Pythia-1.4B with attention_bias false: 24 x (3h + h) fewer */
+	{ "{\"model_type\": \"gpt_neox\", \"hidden_size\": 2048, \"intermediate_size\": 8192, "
+	  "\"num_attention_heads\": 16, \"num_hidden_layers\": 24, \"vocab_size\": 50304, "
+	  "\"hidden_act\": \"gelu\", \"layer_norm_eps\": 1e-05, \"tie_word_embeddings\": false, "
+	  "\"attention_bias\": false}",
+	  1414451200LL },
 };
 
 START_TEST(hf_model_families)
@@ -1608,6 +1618,30 @@ START_TEST(hf_model_families)
 		ck_assert_ptr_nonnull(strstr(m.note, "model_type 'stablelm' is not one trainsim knows"));
 	else
 		ck_assert_str_eq(m.note, "");
+}
+END_TEST
+
+/* What a config leaves to a guess is said with the counts: an unknown or
+ * absent model_type, GPT-2's block where its keys are GPT-2's (found by
+ * review: the notes claimed no biases there); none for a type known, such
+ * as the text model of Qwen2.5-VL that a refused VL config points to. */
+START_TEST(model_notes)
+{
+	struct model m;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"model_type\": \"cohere\"}", &err), 0);
+	ck_assert_ptr_nonnull(strstr(m.note, "model_type 'cohere' is not one trainsim knows: the "
+					     "layers follow the keys alone"));
+	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"max_position_embeddings\": 4096}", &err), 0);
+	ck_assert_ptr_nonnull(strstr(m.note, "no model_type: the layers follow the keys alone"));
+	ck_assert_int_eq(load_text(&m,
+				   "{\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, "
+				   "\"vocab_size\": 50257}",
+				   &err),
+			 0);
+	ck_assert_ptr_nonnull(strstr(m.note, "no model_type: GPT-2's block assumed"));
+	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"model_type\": \"qwen2_5_vl_text\"}", &err), 0);
+	ck_assert_str_eq(m.note, "");
 }
 END_TEST
 
@@ -2235,6 +2269,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, vision_tokens_per_image);
 	tcase_add_test(tc, good_model_config_hf);
 	tcase_add_loop_test(tc, hf_model_families, 0, (int)TS_ARRAY_LEN(family_models));
+	tcase_add_test(tc, model_notes);
 	tcase_add_loop_test(tc, sliding_window_layers, 0, (int)TS_ARRAY_LEN(swa_models));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flops");

@@ -4832,6 +4832,35 @@ static void check_trace_args(const cJSON *e, double act, int *ntp, double pp[2])
 		}
 }
 
+/* Under sequence parallelism the weights replicated over TP (norms, and
+ * OLMo 2's q_norm/k_norm over all heads) have their gradients all-reduced
+ * before the step, in fp32: 4 x (final norm + L x (two norms + q/k norms))
+ * bytes (found by review: the q/k norms counted per head, as Qwen3's) */
+START_TEST(replicated_grads_count_qk_norms)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	const struct sim_slice *s = NULL;
+	setup_small(&p, &o, 1,
+		    "{\"model_type\": \"olmo2\", \"hidden_size\": 256, \"num_hidden_layers\": 4, "
+		    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 512, "
+		    "\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06}");
+	p.tp = 2;
+	p.sp = true;
+	p.global_batch = 4;
+	resolve(&p);
+	run(&p, &o, &r);
+	for (int32_t i = 0; i < r.tl->n && !s; i++)
+		if (!strcmp(r.tl->s[i].name, "tp replicated grads allreduce"))
+			s = &r.tl->s[i];
+	ck_assert_ptr_nonnull(s);
+	ck_assert_double_eq(s->bytes, 4.0 * (256 + 4 * (2 * 256 + (4 + 2) * 64)));
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(traces_are_valid)
 {
 	struct plan p;
@@ -5079,6 +5108,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, vision_backward_hides_allreduce);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
+	tcase_add_test(tc, replicated_grads_count_qk_norms);
 	tcase_add_test(tc, traces_are_valid);
 	tcase_add_test(tc, too_many_gpus_infeasible);
 	suite_add_tcase(s, tc);
