@@ -495,7 +495,9 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	s->layer = op->layer;
 	/* (found by review: collective slices carried no size or group) */
 	s->bytes = comm ? launch_size(x, op, &x->in[inst]) : 0;
-	s->dim = comm ? (int8_t)op->dim : -1;
+	/* (a send or receive is the pipeline's, the tied-embedding exchange
+	 * too, as kind_of_op counts it) */
+	s->dim = comm ? (int8_t)(op->coll == WL_C_P2P ? WL_D_PP : op->dim) : -1;
 	s->coll = comm ? (int8_t)op->coll : -1;
 	/* a send and its receive share an id (the trace's flow arrows) */
 	s->flow = 0;

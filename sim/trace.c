@@ -80,10 +80,43 @@ static double trace_us(double s)
 	return round(s * 1e9) / 1e3;
 }
 
+/* Whether a send's slice is too short for an arrow (under 2 ns, as with
+ * --free-comm: its ends could not lie inside it in the right order). */
+static bool flow_too_short(const struct sim_slice *s)
+{
+	return trace_us(s->t1_s) - trace_us(s->t0_s) < 2e-3;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The flow ids of the sends too short for an arrow, sorted (*n of them;
+ * NULL and *n = -1 when out of memory). */
+static int64_t *short_flows(const struct sim_timeline *tl, int32_t *n)
+{
+	int64_t *ids = malloc((size_t)(tl->n > 0 ? tl->n : 1) * sizeof(*ids));
+	*n = 0;
+	if (!ids) {
+		*n = -1;
+		return NULL;
+	}
+	for (int32_t i = 0; i < tl->n; i++)
+		if (tl->s[i].flow && tl->s[i].track % SIM_TL_PER == WL_S_PP_SEND &&
+		    flow_too_short(&tl->s[i]))
+			ids[(*n)++] = tl->s[i].flow;
+	qsort(ids, (size_t)*n, sizeof(*ids), cmp_i64);
+	return ids;
+}
+
 /* The flow event (an arrow in Perfetto and chrome://tracing) from a send's
- * slice to its receive's: "s" at the send's midpoint, "f" 1 ns before the
+ * slice to its receive's: "s" 1 ns into the send, "f" 1 ns before the
  * receive ends (the data's arrival; the receive's slice starts where it was
- * posted), each inside the slice it binds to. Non-zero when out of memory. */
+ * posted), each inside the slice it binds to and "s" no later than "f"
+ * (found by review: midpoints put "f" first under --free-comm; sends too
+ * short for that get no arrow). Non-zero when out of memory. */
 static int add_flow(cJSON *ev, const struct sim_slice *s)
 {
 	bool send = s->track % SIM_TL_PER == WL_S_PP_SEND;
@@ -96,7 +129,7 @@ static int add_flow(cJSON *ev, const struct sim_slice *s)
 	if (!send)
 		cJSON_AddStringToObject(f, "bp", "e");
 	cJSON_AddNumberToObject(f, "id", (double)s->flow);
-	cJSON_AddNumberToObject(f, "ts", send ? trace_us(0.5 * (s->t0_s + s->t1_s))
+	cJSON_AddNumberToObject(f, "ts", send ? trace_us(s->t0_s) + 1e-3
 					      : fmax(trace_us(s->t0_s), trace_us(s->t1_s) - 1e-3));
 	cJSON_AddNumberToObject(f, "pid", s->track / SIM_TL_PER);
 	cJSON_AddNumberToObject(f, "tid", s->track % SIM_TL_PER);
@@ -109,6 +142,8 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 	const struct sim_timeline *tl = out->tl;
 	cJSON *root, *ev;
 	bool *used = NULL;
+	int64_t *shorts = NULL;
+	int32_t nshort = 0;
 	char *text;
 	int rc;
 	if ((rc = need_tl(out, err)))
@@ -134,7 +169,8 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 						"mean step");
 	}
 	used = used_tracks(tl);
-	if (!used)
+	shorts = short_flows(tl, &nshort);
+	if (!used || !shorts)
 		goto oom;
 	for (int32_t i = 0; i < tl->ntracks; i++) {
 		cJSON *m, *a;
@@ -190,10 +226,13 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		}
 		cJSON_AddItemToObject(e, "args", a);
 		cJSON_AddItemToArray(ev, e);
-		if (s->flow && add_flow(ev, s))
+		if (s->flow &&
+		    !bsearch(&s->flow, shorts, (size_t)nshort, sizeof(*shorts), cmp_i64) &&
+		    add_flow(ev, s))
 			goto oom;
 	}
 	free(used);
+	free(shorts);
 	used = NULL;
 	text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
@@ -204,6 +243,7 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 	return rc;
 oom:
 	free(used);
+	free(shorts);
 	cJSON_Delete(root);
 	return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
 }

@@ -4805,7 +4805,7 @@ static int cmp_xslice(const void *a, const void *b)
  * size (found by review: none; the size is nccl-tests', so a TP
  * all-reduce's is the activation, act bytes, and the pipeline's
  * activations are act too: the first send's and receive's into pp). */
-static void check_trace_args(const cJSON *e, double act, int *ntp, double pp[2])
+static void check_trace_args(const cJSON *e, double act, int *ntp, double pp[3])
 {
 	const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
 	const cJSON *args = cJSON_GetObjectItem(e, "args"), *cat = cJSON_GetObjectItem(e, "cat");
@@ -4823,6 +4823,12 @@ static void check_trace_args(const cJSON *e, double act, int *ntp, double pp[2])
 		ck_assert_str_eq(c->valuestring, "allreduce");
 		ck_assert_double_eq(by->valuedouble, act);
 		(*ntp)++;
+	}
+	/* the tied embeddings' exchange is the pipeline's (found by review:
+	 * group dp) */
+	if (!strncmp(name, "embedding grad s", 16) || !strncmp(name, "embedding grad r", 16)) {
+		ck_assert_str_eq(g->valuestring, "pp");
+		pp[2]++;
 	}
 	for (int k = 0; k < 2; k++)
 		if (!strcmp(name, k ? "pp recv act" : "pp send act") && !pp[k]) {
@@ -4875,7 +4881,7 @@ START_TEST(traces_are_valid)
 	struct flow_ev *fl;
 	int fd1 = mkstemp(jpath), fd2 = mkstemp(spath);
 	struct xslice *xs;
-	double act, pp_bytes[2] = { 0, 0 };
+	double act, pp_bytes[3] = { 0, 0, 0 };
 	ck_assert(fd1 >= 0 && fd2 >= 0);
 	load_topo("dgx-h100-ndr", 2);
 	load_model_json(small_model);
@@ -4952,6 +4958,7 @@ START_TEST(traces_are_valid)
 	/* a receive carries what its send sends */
 	ck_assert_double_eq(pp_bytes[0], act);
 	ck_assert_double_eq(pp_bytes[1], act);
+	ck_assert_double_gt(pp_bytes[2], 0); /* (slices of the tied embeddings' exchange seen) */
 	/* a named thread per track with work, none for a stream the plan
 	 * never uses (a dense model's MoE dispatch stream; found by review:
 	 * an empty row per rank) */
@@ -4996,6 +5003,23 @@ START_TEST(traces_are_valid)
 		ck_assert_int_eq(open, r.tl->n);
 		ck_assert_ptr_null(strstr(text, "moe dispatch"));
 	}
+	free(text);
+	sim_prediction_release(&r);
+	/* every send takes no time under --free-comm: no arrow there (found
+	 * by review: midpoints put "f" 1 ns before "s") */
+	o.free_comm = true;
+	run(&p, &o, &r);
+	ck_assert_msg(sim_trace_write_json(&r, jpath, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(fileio_read_all(jpath, 1 << 28, &text, &len, &err), 0);
+	root = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(root);
+	nflows = 0;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+		const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+		nflows += !strcmp(ph, "s") || !strcmp(ph, "f");
+	}
+	ck_assert_int_eq(nflows, 0);
+	cJSON_Delete(root);
 	free(text);
 	sim_prediction_release(&r);
 	topo_release(&topo);
