@@ -268,21 +268,25 @@ static long bad_string_at(const char *text, size_t len, const char **why)
 	return -1;
 }
 
+/* The offset of the quote that closes the string opening at text[i] (a
+ * '"'), or len when it runs to the end. */
+static size_t string_end(const char *text, size_t len, size_t i)
+{
+	for (i++; i < len && text[i] != '"'; i++)
+		if (text[i] == '\\')
+			i++;
+	return i < len ? i : len;
+}
+
 /* The offset of the first comma of text before a closing '}' or ']'
  * (strings skipped; JSON has no trailing commas), or -1; *close gets the
  * bracket. */
 static long trailing_comma_at(const char *text, size_t len, char *close)
 {
-	bool str = false;
 	for (size_t i = 0; i < len; i++) {
 		char ch = text[i];
-		if (str) {
-			if (ch == '\\' && i + 1 < len)
-				i++;
-			else if (ch == '"')
-				str = false;
-		} else if (ch == '"') {
-			str = true;
+		if (ch == '"') {
+			i = string_end(text, len, i);
 		} else if (ch == ',') {
 			size_t k = i + 1;
 			while (k < len && strchr(" \t\r\n", text[k]))
@@ -300,16 +304,10 @@ static long trailing_comma_at(const char *text, size_t len, char *close)
 static long nesting_at(const char *text, size_t off)
 {
 	long depth = 0;
-	bool str = false;
 	for (size_t i = 0; i < off && text[i]; i++) {
 		char ch = text[i];
-		if (str) {
-			if (ch == '\\' && text[i + 1])
-				i++;
-			else if (ch == '"')
-				str = false;
-		} else if (ch == '"') {
-			str = true;
+		if (ch == '"') {
+			i = string_end(text, off, i);
 		} else if (ch == '[' || ch == '{') {
 			depth++;
 		} else if (ch == ']' || ch == '}') {
@@ -774,12 +772,25 @@ int jval_get_number(const struct jval *obj, const char *key, bool required, doub
 
 const char *json_num_text(double v, char *buf, size_t n)
 {
-	for (int prec = 6; prec <= 17; prec++) {
+	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, n, "%.*g", prec, v);
 		if (!isfinite(v) || strtod(buf, NULL) == v)
 			break;
 	}
 	return buf;
+}
+
+int jval_expect_whole(const struct jval *v, struct ts_error *err)
+{
+	char nb[32];
+	double d;
+	if (!cJSON_IsNumber(v->j))
+		return jval_error(v, err, "expected an integer, got %s", type_name(v->j));
+	d = v->j->valuedouble;
+	if (!isfinite(d) || d != floor(d))
+		return jval_error(v, err, "expected an integer, got %s",
+				  json_num_text(d, nb, sizeof(nb)));
+	return 0;
 }
 
 int jval_get_int(const struct jval *obj, const char *key, bool required, long long min,
@@ -789,14 +800,9 @@ int jval_get_int(const struct jval *obj, const char *key, bool required, long lo
 	double v;
 	if (!jval_child(obj, key, &c))
 		return required ? missing(obj, &c, err) : 0;
-	if (!cJSON_IsNumber(c.j))
-		return jval_error(&c, err, "expected an integer, got %s", type_name(c.j));
+	if (jval_expect_whole(&c, err))
+		return TS_EINPUT;
 	v = c.j->valuedouble;
-	if (!isfinite(v) || v != floor(v)) {
-		char nb[32];
-		return jval_error(&c, err, "expected an integer, got %s",
-				  json_num_text(v, nb, sizeof(nb)));
-	}
 	if (v < (double)min || v > (double)max) /* (beyond 2^53 too: a whole number) */
 		return jval_error(&c, err, "must be between %lld and %lld (got %.*g)", min, max,
 				  fabs(v) < 1e15 ? 16 : 6, v);

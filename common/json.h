@@ -52,9 +52,13 @@ struct jval jdoc_root(const struct jdoc *d);
 const char *jval_where(const struct jval *v, char *buf, size_t n);
 
 /* v as the shortest %g text that reads back as v (a message quoting a
- * number says the number the file holds: %g said 128256 for 128256.5),
- * into buf (32 bytes are enough). */
+ * number says the number the file holds, or inf where it overflows a
+ * double: %g said 128256 for 128256.5), into buf (32 bytes are enough). */
 const char *json_num_text(double v, char *buf, size_t n);
+
+/* Refuse v unless it is a whole number (finite, no fraction), with
+ * jval_get_int's message. */
+int jval_expect_whole(const struct jval *v, struct ts_error *err);
 
 /* Report an error about v: "file:line:col: path: <message>". Returns TS_EINPUT. */
 int jval_error(const struct jval *v, struct ts_error *err, const char *fmt, ...)

@@ -451,6 +451,14 @@ static bool after_s(struct exec *x, double dur, sim_handler h, void *ctx, uint64
 
 static double launch_size(const struct exec *x, const struct wl_op *op, const struct inst *in);
 
+/* The instance of stage `stage` that instance ii sends to or receives
+ * from (instance ids: folded s*K + k, exact s*tp*D + pos*tp + tpi). */
+static int32_t peer_inst(const struct exec *x, int32_t ii, int stage)
+{
+	int32_t per = x->ninst / x->w->nroles;
+	return stage * per + ii % per;
+}
+
 static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t opi,
 		   simtime_ps t0, simtime_ps t1)
 {
@@ -502,9 +510,8 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	/* a send and its receive share an id (the trace's flow arrows) */
 	s->flow = 0;
 	if (op->kind == WL_K_SEND || op->kind == WL_K_RECV) {
-		int32_t per = x->ninst / x->w->nroles;
 		bool send = op->kind == WL_K_SEND;
-		int64_t ri = send ? (int64_t)op->peer_stage * per + inst % per : inst;
+		int64_t ri = send ? peer_inst(x, inst, op->peer_stage) : inst;
 		s->flow = ri * x->w->nops + (send ? op->peer_op : opi) + 1;
 	}
 }
@@ -1145,9 +1152,7 @@ static void launch_done(struct exec *x, struct launch *l)
 		memo_put(&x->memo, l->memo_key, now - l->t_start);
 	if (op->kind == WL_K_SEND) {
 		/* the receiver's data has arrived */
-		/* instance ids: folded s*K + k, exact s*tp*D + pos*tp + tpi */
-		int32_t si = l->waiters[0], per = x->ninst / x->w->nroles;
-		int32_t ri = op->peer_stage * per + si % per;
+		int32_t si = l->waiters[0], ri = peer_inst(x, si, op->peer_stage);
 		struct inst *rin = &x->in[ri];
 		if (x->in[si].jpp && x->in[si].jpp[l->op]) {
 			/* the sender's ranks' lags, behind the data's arrival */
@@ -3508,7 +3513,7 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct pa
 				/* waited for the data: the path goes through the sender,
 				 * and the receiver is the one waiting */
 				waiter = ii;
-				ii = op->peer_stage * per + ii % per;
+				ii = peer_inst(x, ii, op->peer_stage);
 				oi = so;
 				cur = e;
 				continue;

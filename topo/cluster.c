@@ -695,19 +695,13 @@ static int get_int(const struct jval *o, const char *key, int min, int max, int 
 static int get_count(const struct jval *o, const char *key, int max, int *out,
 		     struct ts_error *err)
 {
-	long long v;
 	struct jval x;
 	double d;
 	if (!jval_child(o, key, &x))
 		return 0;
-	if (!cJSON_IsNumber(x.j)) /* (its message for the type) */
-		return jval_get_int(o, key, true, 0, 0, &v, err);
+	if (jval_expect_whole(&x, err))
+		return TS_EINPUT;
 	d = x.j->valuedouble;
-	if (!isfinite(d) || d != floor(d)) {
-		char nb[32];
-		return jval_error(&x, err, "expected an integer, got %s",
-				  json_num_text(d, nb, sizeof(nb)));
-	}
 	/* (the bound itself, however large the value: found by review, 1e308
 	 * was said to be outside an internal +-9e15) */
 	if (d > max)
