@@ -287,6 +287,39 @@ static const char *color_of(const char *name, int stream)
 	return "#bcbd22";
 }
 
+/* A send's end of an arrow in the SVG: its flow id, where it leaves. */
+struct svg_send {
+	int64_t id;
+	double x, y;
+};
+
+static int cmp_svg_send(const void *a, const void *b)
+{
+	return cmp_i64(&((const struct svg_send *)a)->id, &((const struct svg_send *)b)->id);
+}
+
+/* The sends with arrows (flow_too_short: none, as in the JSON), sorted by
+ * flow id, each at its start in the row rowof gives its track (*n of
+ * them; NULL when out of memory). */
+static struct svg_send *svg_sends(const struct sim_timeline *tl, const int32_t *rowof,
+				  double x_of_s, double left, double row, int32_t *n)
+{
+	struct svg_send *v = malloc((size_t)(tl->n > 0 ? tl->n : 1) * sizeof(*v));
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (int32_t i = 0; i < tl->n; i++) {
+		const struct sim_slice *s = &tl->s[i];
+		if (!s->flow || s->track % SIM_TL_PER != WL_S_PP_SEND || flow_too_short(s))
+			continue;
+		v[*n].id = s->flow;
+		v[*n].x = left + x_of_s * s->t0_s;
+		v[(*n)++].y = 40 + row * rowof[s->track] + (row - 3) / 2;
+	}
+	qsort(v, (size_t)*n, sizeof(*v), cmp_svg_send);
+	return v;
+}
+
 int sim_trace_write_svg(const struct sim_prediction *out, const char *path, struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
@@ -354,6 +387,33 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 			fprintf(a.f, " (%s %s, %.6g bytes)", wl_dim_name((enum wl_dim)s->dim),
 				wl_coll_name((enum wl_coll)s->coll), s->bytes);
 		fprintf(a.f, ": %.3f us</title></rect>\n", (s->t1_s - s->t0_s) * 1e6);
+	}
+	/* an arrow from each pipeline send's start to its receive's end (the
+	 * data's arrival), as the JSON trace's flow events */
+	{
+		int32_t ns;
+		double xs = (W - left - 10) / span;
+		struct svg_send *sv = svg_sends(tl, rowof, xs, left, row, &ns);
+		if (!sv) {
+			afile_abort(&a);
+			free(used);
+			free(rowof);
+			return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
+		}
+		for (int32_t i = 0; i < tl->n; i++) {
+			const struct sim_slice *s = &tl->s[i];
+			struct svg_send key = { s->flow, 0, 0 }, *from;
+			if (!s->flow || s->track % SIM_TL_PER != WL_S_PP_RECV)
+				continue;
+			from = bsearch(&key, sv, (size_t)ns, sizeof(*sv), cmp_svg_send);
+			if (from)
+				fprintf(a.f,
+					"<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
+					"stroke=\"#555\" stroke-width=\"0.5\"/>\n",
+					from->x, from->y, left + xs * s->t1_s,
+					40 + row * rowof[s->track] + (row - 3) / 2);
+		}
+		free(sv);
 	}
 	fputs("</svg>\n", a.f);
 	free(used);

@@ -5002,6 +5002,11 @@ START_TEST(traces_are_valid)
 		ck_assert_int_eq(open, close);
 		ck_assert_int_eq(open, r.tl->n);
 		ck_assert_ptr_null(strstr(text, "moe dispatch"));
+		/* an arrow per pipeline transfer, as the JSON's flow events */
+		open = 0;
+		for (const char *s = text; (s = strstr(s, "<line ")); s++)
+			open++;
+		ck_assert_int_eq(open, nflows / 2);
 	}
 	free(text);
 	sim_prediction_release(&r);
