@@ -273,6 +273,7 @@ static const struct arch arches[] = {
 	{ "phi", 0, 0, 0 }, { "gpt_bigcode", 0, 1, 0 }, { "starcoder2", 0, 1, 0 },
 	{ "falcon", 0, 1, 0 }, { "RefinedWeb", 0, 1, 0 }, { "RefinedWebModel", 0, 1, 0 },
 	{ "deepseek", 1, 0, 0 }, { "deepseek_v2", 1, 0, 0 }, { "deepseek_v3", 1, 0, 0 },
+	{ "cohere", 1, 1, 1 },
 	{ "kimi_k2", 1, 0, 0 },
 };
 
@@ -695,6 +696,16 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		m->qk_norm_full = type_is(mtype, "olmo2") || type_is(mtype, "olmoe");
 		m->qk_norm = str_starts(mtype, "qwen3") || str_starts(mtype, "gemma3") ||
 			     m->qk_norm_full;
+		/* Cohere (Command R): one LayerNorm without bias before its
+		 * parallel attention and MLP, counted as a weight alone;
+		 * use_qk_norm's norms span all heads (found by review: two
+		 * biased norms a layer) */
+		if (type_is(mtype, "cohere")) {
+			m->norm = MODEL_NORM_RMS;
+			if (opt_bool(&t, "use_qk_norm", &m->qk_norm, err))
+				return TS_EINPUT;
+			m->qk_norm_full = m->qk_norm;
+		}
 	}
 common:
 	if (!(drop >= 0 && drop < 1)) {

@@ -1602,6 +1602,20 @@ static const struct {
 	  "\"hidden_act\": \"gelu\", \"layer_norm_eps\": 1e-05, \"tie_word_embeddings\": false, "
 	  "\"attention_bias\": false}",
 	  1414451200LL },
+	/* Command R (cohere): one bias-free LayerNorm per parallel block, tied
+	 * embeddings, by the module shapes (35B published; was 991,232 over
+	 * with two biased norms a layer) */
+	{ "{\"attention_bias\": false, \"hidden_act\": \"silu\", \"hidden_size\": 8192, "
+	  "\"intermediate_size\": 22528, \"layer_norm_eps\": 1e-05, \"logit_scale\": 0.0625, "
+	  "\"model_type\": \"cohere\", \"num_attention_heads\": 64, \"num_hidden_layers\": 40, "
+	  "\"num_key_value_heads\": 64, \"use_qk_norm\": false, \"vocab_size\": 256000}",
+	  34980831232LL },
+	/* with use_qk_norm: + 40 x (64 + 64) x 128 norm weights over all heads */
+	{ "{\"attention_bias\": false, \"hidden_act\": \"silu\", \"hidden_size\": 8192, "
+	  "\"intermediate_size\": 22528, \"layer_norm_eps\": 1e-05, \"logit_scale\": 0.0625, "
+	  "\"model_type\": \"cohere\", \"num_attention_heads\": 64, \"num_hidden_layers\": 40, "
+	  "\"num_key_value_heads\": 64, \"use_qk_norm\": true, \"vocab_size\": 256000}",
+	  34980831232LL + 40LL * 128 * 128 },
 };
 
 START_TEST(hf_model_families)
@@ -1629,8 +1643,8 @@ START_TEST(model_notes)
 {
 	struct model m;
 	struct ts_error err = TS_ERROR_INIT;
-	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"model_type\": \"cohere\"}", &err), 0);
-	ck_assert_ptr_nonnull(strstr(m.note, "model_type 'cohere' is not one trainsim knows: the "
+	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"model_type\": \"internlm2\"}", &err), 0);
+	ck_assert_ptr_nonnull(strstr(m.note, "model_type 'internlm2' is not one trainsim knows: the "
 					     "layers follow the keys alone"));
 	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"max_position_embeddings\": 4096}", &err), 0);
 	ck_assert_ptr_nonnull(strstr(m.note, "no model_type: the layers follow the keys alone"));
