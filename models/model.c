@@ -675,18 +675,17 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 				m->kv_heads = 1;
 		}
 	} else {
-		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c))
+		bool sc2 = type_is(mtype, "starcoder2");
+		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c) || sc2)
 			m->norm = MODEL_NORM_LAYER;
 		/* GPT-NeoX: every linear biased (attention's by attention_bias,
 		 * default true); StarCoder2: use_bias (default true) on every
 		 * linear, LayerNorm (found by review: no biases) */
 		m->attn_bias = m->mlp_bias = type_is(mtype, "gpt_neox");
-		m->bias = type_is(mtype, "starcoder2");
-		if (type_is(mtype, "starcoder2"))
-			m->norm = MODEL_NORM_LAYER;
+		m->bias = sc2;
 		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
 		if (opt_bool(&t, "attention_bias", &m->attn_bias, err) ||
-		    (type_is(mtype, "starcoder2") && opt_bool(&t, "use_bias", &m->bias, err)) ||
+		    (sc2 && opt_bool(&t, "use_bias", &m->bias, err)) ||
 		    opt_bool(&t, "mlp_bias", &m->mlp_bias, err) ||
 		    opt_bool(&t, "use_qkv_bias", &m->qkv_bias, err) ||
 		    opt_number(&t, "attention_dropout", &drop, err))

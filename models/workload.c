@@ -2044,7 +2044,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					int first, nl;
 					plan_chunk_layers(p, m, s, l0, &first, &nl);
 					for (int l = first; l < first + nl; l++)
-						rep += (double)m->layer_norms * (m->norm == MODEL_NORM_LAYER ? 2 : 1) * h +
+						rep += (double)m->layer_norms * model_norm_params(m) +
 						       (double)model_qk_norm_params(m) +
 						       (m->experts > 0 && m->moe_layer[l] ?
 								(double)m->experts * h :

@@ -87,28 +87,40 @@ static bool flow_too_short(const struct sim_slice *s)
 	return trace_us(s->t1_s) - trace_us(s->t0_s) < 2e-3;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* A send that gets an arrow to its receive: its flow id and slice. */
+struct arrow {
+	int64_t id;
+	int32_t send;
+};
+
+static int cmp_arrow(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	int64_t x = ((const struct arrow *)a)->id, y = ((const struct arrow *)b)->id;
 	return (x > y) - (x < y);
 }
 
-/* The flow ids of the sends too short for an arrow, sorted (*n of them;
- * NULL and *n = -1 when out of memory). */
-static int64_t *short_flows(const struct sim_timeline *tl, int32_t *n)
+/* The sends with arrows (not flow_too_short), sorted by flow id, for the
+ * JSON's flow events and the SVG's lines alike (*n of them; NULL when out
+ * of memory). */
+static struct arrow *arrows(const struct sim_timeline *tl, int32_t *n)
 {
-	int64_t *ids = malloc((size_t)(tl->n > 0 ? tl->n : 1) * sizeof(*ids));
+	struct arrow *v = malloc((size_t)(tl->n > 0 ? tl->n : 1) * sizeof(*v));
 	*n = 0;
-	if (!ids) {
-		*n = -1;
+	if (!v)
 		return NULL;
-	}
 	for (int32_t i = 0; i < tl->n; i++)
 		if (tl->s[i].flow && tl->s[i].track % SIM_TL_PER == WL_S_PP_SEND &&
-		    flow_too_short(&tl->s[i]))
-			ids[(*n)++] = tl->s[i].flow;
-	qsort(ids, (size_t)*n, sizeof(*ids), cmp_i64);
-	return ids;
+		    !flow_too_short(&tl->s[i]))
+			v[(*n)++] = (struct arrow){ tl->s[i].flow, i };
+	qsort(v, (size_t)*n, sizeof(*v), cmp_arrow);
+	return v;
+}
+
+/* The arrow of flow id, or NULL (no flow, or a send too short). */
+static const struct arrow *arrow_of(const struct arrow *v, int32_t n, int64_t id)
+{
+	struct arrow key = { id, -1 };
+	return id ? bsearch(&key, v, (size_t)n, sizeof(*v), cmp_arrow) : NULL;
 }
 
 /* The flow event (an arrow in Perfetto and chrome://tracing) from a send's
@@ -142,8 +154,8 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 	const struct sim_timeline *tl = out->tl;
 	cJSON *root, *ev;
 	bool *used = NULL;
-	int64_t *shorts = NULL;
-	int32_t nshort = 0;
+	struct arrow *arr = NULL;
+	int32_t narr = 0;
 	char *text;
 	int rc;
 	if ((rc = need_tl(out, err)))
@@ -169,8 +181,8 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 						"mean step");
 	}
 	used = used_tracks(tl);
-	shorts = short_flows(tl, &nshort);
-	if (!used || !shorts)
+	arr = arrows(tl, &narr);
+	if (!used || !arr)
 		goto oom;
 	for (int32_t i = 0; i < tl->ntracks; i++) {
 		cJSON *m, *a;
@@ -226,13 +238,11 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		}
 		cJSON_AddItemToObject(e, "args", a);
 		cJSON_AddItemToArray(ev, e);
-		if (s->flow &&
-		    !bsearch(&s->flow, shorts, (size_t)nshort, sizeof(*shorts), cmp_i64) &&
-		    add_flow(ev, s))
+		if (arrow_of(arr, narr, s->flow) && add_flow(ev, s))
 			goto oom;
 	}
 	free(used);
-	free(shorts);
+	free(arr);
 	used = NULL;
 	text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
@@ -243,7 +253,7 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 	return rc;
 oom:
 	free(used);
-	free(shorts);
+	free(arr);
 	cJSON_Delete(root);
 	return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
 }
@@ -285,39 +295,6 @@ static const char *color_of(const char *name, int stream)
 	if (strstr(name, "pp"))
 		return "#7f7f7f";
 	return "#bcbd22";
-}
-
-/* A send's end of an arrow in the SVG: its flow id, where it leaves. */
-struct svg_send {
-	int64_t id;
-	double x, y;
-};
-
-static int cmp_svg_send(const void *a, const void *b)
-{
-	return cmp_i64(&((const struct svg_send *)a)->id, &((const struct svg_send *)b)->id);
-}
-
-/* The sends with arrows (flow_too_short: none, as in the JSON), sorted by
- * flow id, each at its start in the row rowof gives its track (*n of
- * them; NULL when out of memory). */
-static struct svg_send *svg_sends(const struct sim_timeline *tl, const int32_t *rowof,
-				  double x_of_s, double left, double row, int32_t *n)
-{
-	struct svg_send *v = malloc((size_t)(tl->n > 0 ? tl->n : 1) * sizeof(*v));
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (int32_t i = 0; i < tl->n; i++) {
-		const struct sim_slice *s = &tl->s[i];
-		if (!s->flow || s->track % SIM_TL_PER != WL_S_PP_SEND || flow_too_short(s))
-			continue;
-		v[*n].id = s->flow;
-		v[*n].x = left + x_of_s * s->t0_s;
-		v[(*n)++].y = 40 + row * rowof[s->track] + (row - 3) / 2;
-	}
-	qsort(v, (size_t)*n, sizeof(*v), cmp_svg_send);
-	return v;
 }
 
 int sim_trace_write_svg(const struct sim_prediction *out, const char *path, struct ts_error *err)
@@ -391,29 +368,28 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 	/* an arrow from each pipeline send's start to its receive's end (the
 	 * data's arrival), as the JSON trace's flow events */
 	{
-		int32_t ns;
+		int32_t na;
 		double xs = (W - left - 10) / span;
-		struct svg_send *sv = svg_sends(tl, rowof, xs, left, row, &ns);
-		if (!sv) {
+		struct arrow *arr = arrows(tl, &na);
+		if (!arr) {
 			afile_abort(&a);
 			free(used);
 			free(rowof);
 			return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
 		}
 		for (int32_t i = 0; i < tl->n; i++) {
-			const struct sim_slice *s = &tl->s[i];
-			struct svg_send key = { s->flow, 0, 0 }, *from;
-			if (!s->flow || s->track % SIM_TL_PER != WL_S_PP_RECV)
+			const struct sim_slice *s = &tl->s[i], *from;
+			const struct arrow *w = arrow_of(arr, na, s->flow);
+			if (!w || s->track % SIM_TL_PER != WL_S_PP_RECV)
 				continue;
-			from = bsearch(&key, sv, (size_t)ns, sizeof(*sv), cmp_svg_send);
-			if (from)
-				fprintf(a.f,
-					"<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
-					"stroke=\"#555\" stroke-width=\"0.5\"/>\n",
-					from->x, from->y, left + xs * s->t1_s,
-					40 + row * rowof[s->track] + (row - 3) / 2);
+			from = &tl->s[w->send];
+			fprintf(a.f,
+				"<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
+				"stroke=\"#555\" stroke-width=\"0.5\"/>\n",
+				left + xs * from->t0_s, 40 + row * rowof[from->track] + (row - 3) / 2,
+				left + xs * s->t1_s, 40 + row * rowof[s->track] + (row - 3) / 2);
 		}
-		free(sv);
+		free(arr);
 	}
 	fputs("</svg>\n", a.f);
 	free(used);
