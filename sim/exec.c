@@ -1420,6 +1420,52 @@ static const double *ep_weights(const struct exec *x, const struct wl_op *op, in
 static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, double ring_s,
 		      double *tree_s);
 
+/* Key of a group's collective in an_memo: tag (what is kept, and the op),
+ * the group's size, the bytes and the ranks in order. */
+static uint64_t ranks_key(uint64_t tag, int n, double size, const int32_t *ranks)
+{
+	uint64_t sz, key;
+	memcpy(&sz, &size, sizeof(sz));
+	key = rng_hash2(tag ^ (uint64_t)(uint32_t)n, sz);
+	for (int i = 0; i < n; i++)
+		key = rng_hash2(key, (uint64_t)(uint32_t)ranks[i]);
+	return key | 1;
+}
+
+/* The ECMP salt of a group's first draw (the analytic level's routes). */
+static uint64_t draw0_hash(const struct exec *x, const int32_t *ranks)
+{
+	return rng_hash2(x->o->seed, (uint64_t)(uint32_t)ranks[0] << 20);
+}
+
+/* NCCL's tuner picks the algorithm and protocol per communicator and size,
+ * blind to any one operation's ECMP draw: picked once per (op, size,
+ * ranks) on the group's first draw of routes, as the analytic level
+ * prices it, and kept. Before, the flow level priced every candidate
+ * again for every operation on that operation's own draw (found
+ * profiling llama3-70b tp 8 pp 4 on 16 DGX H100 nodes at flow level: 95 %
+ * of its 11.2 s wall), and identical operations of one group could pick
+ * differently. */
+static int nccl_pick(struct exec *x, struct sim_coll_spec *s)
+{
+	uint64_t key = ranks_key(0x7069636bULL << 40 ^ (uint64_t)s->op << 32, s->nranks,
+				 s->size_bytes, s->ranks);
+	struct memo *mm = memo_find(&x->an_memo, key);
+	struct sim_coll_spec c;
+	int rc;
+	if (mm) {
+		s->algo = (enum sim_algo)(mm->dur >> 8);
+		s->proto = (enum sim_proto)(mm->dur & 0xff);
+		return 0;
+	}
+	c = *s;
+	c.hash = draw0_hash(x, s->ranks);
+	if ((rc = sim_coll_choose(x->t, &c, &s->algo, &s->proto, x->errp)))
+		return rc;
+	memo_put(&x->an_memo, key, (simtime_ps)s->algo << 8 | (simtime_ps)s->proto);
+	return 0;
+}
+
 static void ev_part_done(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	(void)e;
@@ -1440,14 +1486,9 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	if (n > FLUID_MIN_RANKS && sop == SIM_OP_ALLREDUCE) {
 		/* NCCL's tree when its model beats the ring (big_tree_s): priced
 		 * by the model, without flows (cached by op, size and ranks) */
-		uint64_t key, sz;
+		uint64_t key = ranks_key(0x62696774726565ULL, n, l->size, ranks);
 		struct memo *mm;
 		double tree = INFINITY;
-		memcpy(&sz, &l->size, sizeof(sz));
-		key = rng_hash2(0x62696774726565ULL ^ (uint64_t)(uint32_t)n, sz);
-		for (int i = 0; i < n; i++)
-			key = rng_hash2(key, (uint64_t)(uint32_t)ranks[i]);
-		key |= 1;
 		if ((mm = memo_find(&x->an_memo, key))) {
 			tree = mm->dur > 0 ? time_to_s(mm->dur) : INFINITY;
 		} else {
@@ -1477,7 +1518,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	if (sop == SIM_OP_ALLTOALL) {
 		s.algo = SIM_ALGO_DIRECT;
 		s.proto = SIM_PROTO_SIMPLE;
-	} else if ((rc = sim_coll_choose(x->t, &s, &s.algo, &s.proto, x->errp)))
+	} else if ((rc = nccl_pick(x, &s)))
 		return rc;
 	if ((rc = coll_room(x)))
 		return rc;
@@ -1548,7 +1589,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 {
 	struct sim_coll_spec s;
 	struct memo *mm;
-	uint64_t key, sz;
+	uint64_t key;
 	int rc;
 	*sec = 0;
 	if (n < 2)
@@ -1558,14 +1599,10 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	s.size_bytes = size;
 	s.nranks = n;
 	s.ranks = ranks;
-	s.hash = rng_hash2(x->o->seed, (uint64_t)(uint32_t)ranks[0] << 20);
+	s.hash = draw0_hash(x, ranks);
 	s.weights = w;
 	s.weight_by_sender = !op->inbound;
-	memcpy(&sz, &s.size_bytes, sizeof(sz));
-	key = rng_hash2((uint64_t)s.op << 32 | (uint64_t)(uint32_t)n, sz);
-	for (int i = 0; i < n; i++)
-		key = rng_hash2(key, (uint64_t)(uint32_t)ranks[i]);
-	key |= 1;
+	key = ranks_key((uint64_t)s.op << 32, n, size, ranks);
 	/* (an alltoallv's loads differ from op to op: not cached) */
 	if (!w && (mm = memo_find(&x->an_memo, key))) {
 		*sec = time_to_s(mm->dur);
@@ -1578,7 +1615,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		/* as the flow model runs it: a steady-state ring (fluid_ring) */
 		s.algo = SIM_ALGO_RING;
 		s.proto = SIM_PROTO_SIMPLE;
-	} else if ((rc = sim_coll_choose(x->t, &s, &s.algo, &s.proto, x->errp)))
+	} else if ((rc = nccl_pick(x, &s)))
 		return rc;
 	if ((rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, sec, x->errp)))
 		return rc;
@@ -1774,7 +1811,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			s[ng].ranks = r + nr;
 			s[ng].weights = weighted ? ep_weights(x, op, ti, q, wt + nr) : NULL;
 			s[ng].weight_by_sender = !op->inbound;
-			s[ng].hash = rng_hash2(x->o->seed, (uint64_t)(uint32_t)r[nr] << 20); /* draw 0 */
+			s[ng].hash = draw0_hash(x, r + nr);
 			nr += n;
 			ng++;
 		}
@@ -1791,7 +1828,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 		 * NCCL might pick its tree at middle sizes: not modelled) */
 		s[0].algo = SIM_ALGO_RING;
 		s[0].proto = SIM_PROTO_SIMPLE;
-	} else if ((rc = sim_coll_choose(x->t, &s[0], &s[0].algo, &s[0].proto, x->errp))) {
+	} else if ((rc = nccl_pick(x, &s[0]))) {
 		goto out;
 	}
 	for (int g = 1; g < ng; g++) {
