@@ -249,6 +249,14 @@ struct memo_tab {                  /* open addressing, keys are nonzero hashes *
 	uint32_t cap, len;
 };
 
+/* A collective's algorithm and protocol as it ran (the trace's args);
+ * SIM_ALGO_AUTO: not known (a point-to-point send, a memoised time whose
+ * first run was not traced). */
+struct coll_pick {
+	enum sim_algo algo;
+	enum sim_proto proto;
+};
+
 struct exec {
 	const struct topo *t;
 	const struct model *m;
@@ -279,6 +287,7 @@ struct exec {
 	uint32_t rcap;
 	struct memo_tab memo;      /* launch durations by op (opts.memo) */
 	struct memo_tab an_memo;   /* analytic: group time by (op, size, ranks), exact */
+	struct memo_tab picks;     /* with a timeline: each (stage, op)'s last coll_pick */
 	bool use_memo;
 	struct sim_coll **colls;   /* started collectives not yet reaped (coll_room) */
 	int64_t ncolls, capcolls;
@@ -459,6 +468,8 @@ static int32_t peer_inst(const struct exec *x, int32_t ii, int stage)
 	return stage * per + ii % per;
 }
 
+static struct coll_pick op_pick(struct exec *x, int32_t role, int32_t opi, double size);
+
 static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t opi,
 		   simtime_ps t0, simtime_ps t1)
 {
@@ -507,6 +518,13 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	 * too, as kind_of_op counts it) */
 	s->dim = comm ? (int8_t)(op->coll == WL_C_P2P ? WL_D_PP : op->dim) : -1;
 	s->coll = comm ? (int8_t)op->coll : -1;
+	{
+		struct coll_pick pk = { SIM_ALGO_AUTO, SIM_PROTO_AUTO };
+		if (comm && op->coll != WL_C_P2P)
+			pk = op_pick(x, x->in[inst].role, opi, s->bytes);
+		s->algo = (int8_t)pk.algo;
+		s->proto = (int8_t)pk.proto;
+	}
 	/* a send and its receive share an id (the trace's flow arrows) */
 	s->flow = 0;
 	if (op->kind == WL_K_SEND || op->kind == WL_K_RECV) {
@@ -971,6 +989,52 @@ static void memo_put(struct memo_tab *t, uint64_t key, simtime_ps dur)
 		}
 }
 
+/* A pick kept beside the entry key of t (picks of analytic and tree
+ * times, of memoised launches, of traced ops). */
+static uint64_t pick_key(uint64_t key)
+{
+	return (key ^ 0x7069636b2d746167ULL) | 1;
+}
+
+static void pick_put(struct memo_tab *t, uint64_t key, struct coll_pick pk)
+{
+	if (key && pk.algo != SIM_ALGO_AUTO)
+		memo_put(t, pick_key(key), (simtime_ps)pk.algo << 8 | (simtime_ps)pk.proto);
+}
+
+static struct coll_pick pick_get(struct memo_tab *t, uint64_t key)
+{
+	struct memo *mm = memo_find(t, pick_key(key));
+	struct coll_pick pk = { SIM_ALGO_AUTO, SIM_PROTO_AUTO };
+	if (mm) {
+		pk.algo = (enum sim_algo)(mm->dur >> 8);
+		pk.proto = (enum sim_proto)(mm->dur & 0xff);
+	}
+	return pk;
+}
+
+/* Picks of traced ops by (stage, op, size): the units a representative
+ * stands for run one op at their own image and expert loads. */
+static uint64_t op_key(int32_t role, int32_t opi, double size)
+{
+	uint64_t sz;
+	memcpy(&sz, &size, sizeof(sz));
+	return rng_hash2(rng_hash2(0x6f7070696b ^ (uint64_t)(uint32_t)role << 40, (uint64_t)(uint32_t)opi),
+			 sz) | 1;
+}
+
+/* With a timeline: what launch l's op ran with, for its slices. */
+static void note_pick(struct exec *x, const struct launch *l, struct coll_pick pk)
+{
+	if (x->tl)
+		pick_put(&x->picks, op_key(l->role, l->op, l->size), pk);
+}
+
+static struct coll_pick op_pick(struct exec *x, int32_t role, int32_t opi, double size)
+{
+	return pick_get(&x->picks, op_key(role, opi, size));
+}
+
 /* Into the in-flight list (launched, not done). */
 static void launch_link(struct exec *x, struct launch *l)
 {
@@ -1148,8 +1212,11 @@ static void launch_done(struct exec *x, struct launch *l)
 		x->dp[l->role].held = l;
 		return;
 	}
-	if (l->memo_key && x->use_memo && !memo_find(&x->memo, l->memo_key))
+	if (l->memo_key && x->use_memo && !memo_find(&x->memo, l->memo_key)) {
 		memo_put(&x->memo, l->memo_key, now - l->t_start);
+		if (x->tl)
+			pick_put(&x->memo, l->memo_key, op_pick(x, l->role, l->op, l->size));
+	}
 	if (op->kind == WL_K_SEND) {
 		/* the receiver's data has arrived */
 		int32_t si = l->waiters[0], ri = peer_inst(x, si, op->peer_stage);
@@ -1418,7 +1485,7 @@ static const double *ep_weights(const struct exec *x, const struct wl_op *op, in
 }
 
 static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, double ring_s,
-		      double *tree_s);
+		      double *tree_s, enum sim_proto *tree_pr);
 
 /* Key of a group's collective in an_memo: tag (what is kept, and the op),
  * the group's size, the bytes and the ranks in order. */
@@ -1450,19 +1517,18 @@ static int nccl_pick(struct exec *x, struct sim_coll_spec *s)
 {
 	uint64_t key = ranks_key(0x7069636bULL << 40 ^ (uint64_t)s->op << 32, s->nranks,
 				 s->size_bytes, s->ranks);
-	struct memo *mm = memo_find(&x->an_memo, key);
+	struct coll_pick pk = pick_get(&x->an_memo, key);
 	struct sim_coll_spec c;
 	int rc;
-	if (mm) {
-		s->algo = (enum sim_algo)(mm->dur >> 8);
-		s->proto = (enum sim_proto)(mm->dur & 0xff);
-		return 0;
+	if (pk.algo == SIM_ALGO_AUTO) {
+		c = *s;
+		c.hash = draw0_hash(x, s->ranks);
+		if ((rc = sim_coll_choose(x->t, &c, &pk.algo, &pk.proto, x->errp)))
+			return rc;
+		pick_put(&x->an_memo, key, pk);
 	}
-	c = *s;
-	c.hash = draw0_hash(x, s->ranks);
-	if ((rc = sim_coll_choose(x->t, &c, &s->algo, &s->proto, x->errp)))
-		return rc;
-	memo_put(&x->an_memo, key, (simtime_ps)s->algo << 8 | (simtime_ps)s->proto);
+	s->algo = pk.algo;
+	s->proto = pk.proto;
 	return 0;
 }
 
@@ -1488,15 +1554,19 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 		 * by the model, without flows (cached by op, size and ranks) */
 		uint64_t key = ranks_key(0x62696774726565ULL, n, l->size, ranks);
 		struct memo *mm;
+		struct coll_pick pk = { SIM_ALGO_TREE, SIM_PROTO_SIMPLE };
 		double tree = INFINITY;
 		if ((mm = memo_find(&x->an_memo, key))) {
 			tree = mm->dur > 0 ? time_to_s(mm->dur) : INFINITY;
+			pk = pick_get(&x->an_memo, key);
 		} else {
-			if ((rc = big_tree_s(x, ranks, n, l->size, -1, &tree)))
+			if ((rc = big_tree_s(x, ranks, n, l->size, -1, &tree, &pk.proto)))
 				return rc;
 			memo_put(&x->an_memo, key, tree <= SIM_HORIZON_S ? time_from_s(tree) : 0);
+			pick_put(&x->an_memo, key, pk);
 		}
 		if (tree <= SIM_HORIZON_S) {
+			note_pick(x, l, pk);
 			l->left++;
 			if (!sim_after(&x->eng, time_from_s(tree), ev_part_done, l, 0)) {
 				l->left--;
@@ -1505,8 +1575,10 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 			return 0;
 		}
 	}
-	if (n > FLUID_MIN_RANKS && sop != SIM_OP_ALLTOALL)
+	if (n > FLUID_MIN_RANKS && sop != SIM_OP_ALLTOALL) {
+		note_pick(x, l, (struct coll_pick){ SIM_ALGO_RING, SIM_PROTO_SIMPLE });
 		return fluid_ring(x, l, ranks, n, sop, l->size);
+	}
 	sim_coll_spec_init(&s);
 	s.op = sop;
 	s.size_bytes = l->size;
@@ -1520,6 +1592,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 		s.proto = SIM_PROTO_SIMPLE;
 	} else if ((rc = nccl_pick(x, &s)))
 		return rc;
+	note_pick(x, l, (struct coll_pick){ s.algo, s.proto });
 	if ((rc = coll_room(x)))
 		return rc;
 	l->left++;
@@ -1550,14 +1623,13 @@ static void an_keep(struct exec *x, uint64_t key, double *sec)
  * cost model beats the ring's time ring_s over the group (< 0: the ring
  * alone, analytic), priced by that model (sim_tree_model; the tree's plan
  * is not built at this size); the tree's time into *tree_s (INFINITY: the
- * ring stays). Found by review:
+ * ring stays) and its protocol into *tree_pr. Found by review:
  * such groups always ran as rings, whose latency (2(n-1) steps) costs a
  * 1,024-rank all-reduce about 9.7 ms where NCCL's tuner takes its tree. */
 static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, double ring_s,
-		      double *tree_s)
+		      double *tree_s, enum sim_proto *tree_pr)
 {
 	struct sim_coll_spec s;
-	enum sim_proto pr;
 	double t0;
 	int rc;
 	*tree_s = INFINITY;
@@ -1573,7 +1645,7 @@ static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, 
 	s.size_bytes = size;
 	if (ring_s < 0 && (rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, &ring_s, x->errp)))
 		return rc;
-	if ((rc = sim_tree_model(x->t, &s, ring_s - t0, &pr, tree_s, x->errp)))
+	if ((rc = sim_tree_model(x->t, &s, ring_s - t0, tree_pr, tree_s, x->errp)))
 		return rc;
 	if (!(*tree_s < ring_s))
 		*tree_s = INFINITY;
@@ -1585,7 +1657,7 @@ static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, 
  * cached under a hash of exactly those (building the algorithm's transfer
  * plan for every candidate is what costs). */
 static int analytic_group(struct exec *x, const int32_t *ranks, int n, const struct wl_op *op,
-			  double size, const double *w, double *sec)
+			  double size, const double *w, double *sec, struct coll_pick *pk)
 {
 	struct sim_coll_spec s;
 	struct memo *mm;
@@ -1606,6 +1678,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	/* (an alltoallv's loads differ from op to op: not cached) */
 	if (!w && (mm = memo_find(&x->an_memo, key))) {
 		*sec = time_to_s(mm->dur);
+		*pk = pick_get(&x->an_memo, key);
 		return 0;
 	}
 	if (s.op == SIM_OP_ALLTOALL) {
@@ -1619,13 +1692,20 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		return rc;
 	if ((rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, sec, x->errp)))
 		return rc;
+	pk->algo = s.algo;
+	pk->proto = s.proto;
 	if (n > FLUID_MIN_RANKS && s.op == SIM_OP_ALLREDUCE) {
 		double tr;
-		if ((rc = big_tree_s(x, ranks, n, size, *sec, &tr)))
+		enum sim_proto pr;
+		if ((rc = big_tree_s(x, ranks, n, size, *sec, &tr, &pr)))
 			return rc;
-		*sec = tr < *sec ? tr : *sec;
+		if (tr < *sec) {
+			*sec = tr;
+			*pk = (struct coll_pick){ SIM_ALGO_TREE, pr };
+		}
 	}
 	an_keep(x, w ? 0 : key, sec);
+	pick_put(&x->an_memo, w ? 0 : key, *pk);
 	return 0;
 }
 
@@ -1755,7 +1835,7 @@ static int a2a_compile_set(struct exec *x, struct sim_coll_spec *s, int ng, uint
  * AN_ECMP_DRAWS draws. The set depends only on (dim, stage), so the time is
  * cached under (op, size, dim, stage). */
 static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage, int tpi,
-			       int pos, double size, double *sec)
+			       int pos, double size, double *sec, struct coll_pick *pk)
 {
 	int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp, ng = 0, nr = 0, rc, draws = 1;
 	struct sim_coll_spec *s = NULL;
@@ -1770,7 +1850,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 		heaviest_group(x, op, &tpi, &pos);
 		n = group_ranks(x, dim, tpi, pos, stage, x->ranks_buf);
 		return analytic_group(x, x->ranks_buf, n, op, size, ep_weights(x, op, tpi, pos, x->wbuf),
-				      sec);
+				      sec, pk);
 	}
 	memcpy(&sz, &size, sizeof(sz));
 	key = rng_hash2(0x616e616c79746963ULL ^ ((uint64_t)op->coll << 40 | (uint64_t)dim << 32 |
@@ -1785,6 +1865,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 				(uint64_t)(uint32_t)op->layer << 32 | (uint32_t)op->micro) | 1;
 	if ((mm = memo_find(&x->an_memo, key))) {
 		*sec = time_to_s(mm->dur);
+		*pk = pick_get(&x->an_memo, key);
 		return 0;
 	}
 	/* every rank of the stage is in exactly one group of dim */
@@ -1835,6 +1916,8 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 		s[g].algo = s[0].algo;
 		s[g].proto = s[0].proto;
 	}
+	pk->algo = s[0].algo;
+	pk->proto = s[0].proto;
 	if (weighted) {
 		/* the set's loads differ from op to op, its groups and routes do
 		 * not: priced by its compiled model (found while planning
@@ -1862,6 +1945,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			*sec += t1 / en->draws;
 		}
 		an_keep(x, key, sec);
+		pick_put(&x->an_memo, key, *pk);
 		goto out;
 	}
 	draws = an_draws(x, s, ng);
@@ -1877,11 +1961,16 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	if (s[0].nranks > FLUID_MIN_RANKS && s[0].op == SIM_OP_ALLREDUCE) {
 		/* (the rings' bandwidth time as the groups share links) */
 		double tr;
-		if ((rc = big_tree_s(x, s[0].ranks, s[0].nranks, size, *sec, &tr)))
+		enum sim_proto pr;
+		if ((rc = big_tree_s(x, s[0].ranks, s[0].nranks, size, *sec, &tr, &pr)))
 			goto out;
-		*sec = tr < *sec ? tr : *sec;
+		if (tr < *sec) {
+			*sec = tr;
+			*pk = (struct coll_pick){ SIM_ALGO_TREE, pr };
+		}
 	}
 	an_keep(x, weighted ? 0 : key, sec);
+	pick_put(&x->an_memo, weighted ? 0 : key, *pk);
 out:
 	free(r);
 	free(s);
@@ -2401,6 +2490,7 @@ static void launch_go(struct exec *x, struct launch *l)
 		l->memo_key = memo_key(x, l->role, op, l->size);
 		if ((mm = memo_find(&x->memo, l->memo_key))) {
 			an = time_to_s(mm->dur);
+			note_pick(x, l, pick_get(&x->memo, l->memo_key));
 			goto timer;
 		}
 	}
@@ -2480,7 +2570,9 @@ static void launch_go(struct exec *x, struct launch *l)
 		}
 	} else if (x->o->fidelity == SIM_ANALYTIC) {
 		/* folded or exact alike: every group of the stage at once */
-		rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, &an);
+		struct coll_pick pk = { SIM_ALGO_AUTO, SIM_PROTO_AUTO };
+		rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, &an, &pk);
+		note_pick(x, l, pk);
 		if (!rc)
 			goto timer;
 	} else if (x->o->exact) {
@@ -4421,6 +4513,7 @@ out:
 	free(x.vtok);
 	free(x.memo.e);
 	free(x.an_memo.e);
+	free(x.picks.e);
 	for (int32_t i = 0; i < x.na2a; i++)
 		for (int d = 0; d < x.a2a[i].draws; d++)
 			if (x.a2a[i].ok[d])

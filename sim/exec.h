@@ -87,6 +87,10 @@ struct sim_slice {
 	                               * drawn image or expert load applied; an EP all-to-all's
 	                               * at the mean load; P2P: the payload), bytes; 0 compute */
 	int8_t dim, coll;             /* communication: enum wl_dim, enum wl_coll; -1 compute */
+	int8_t algo, proto;           /* a collective: the enum sim_algo and sim_proto it ran
+	                               * with (NCCL's pick, or the model's ring or tree over
+	                               * more than 64 ranks); 0 (auto) not known or no
+	                               * collective */
 	int64_t flow;                 /* a send and its receive: an id they share (the receive's
 	                               * instance x workload ops + its op + 1), else 0 */
 };

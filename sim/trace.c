@@ -235,6 +235,10 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 			cJSON_AddStringToObject(a, "group", wl_dim_name((enum wl_dim)s->dim));
 			cJSON_AddStringToObject(a, "collective", wl_coll_name((enum wl_coll)s->coll));
 			cJSON_AddNumberToObject(a, "bytes", s->bytes);
+			if (s->algo > 0) {
+				cJSON_AddStringToObject(a, "algorithm", sim_algo_name((enum sim_algo)s->algo));
+				cJSON_AddStringToObject(a, "protocol", sim_proto_name((enum sim_proto)s->proto));
+			}
 		}
 		cJSON_AddItemToObject(e, "args", a);
 		cJSON_AddItemToArray(ev, e);
@@ -361,8 +365,11 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 		if (s->layer >= 0)
 			fprintf(a.f, " layer %d", s->layer);
 		if (s->dim >= 0)
-			fprintf(a.f, " (%s %s, %.6g bytes)", wl_dim_name((enum wl_dim)s->dim),
-				wl_coll_name((enum wl_coll)s->coll), s->bytes);
+			fprintf(a.f, " (%s %s, %.6g bytes%s%s%s%s)", wl_dim_name((enum wl_dim)s->dim),
+				wl_coll_name((enum wl_coll)s->coll), s->bytes, s->algo > 0 ? ", " : "",
+				s->algo > 0 ? sim_algo_name((enum sim_algo)s->algo) : "",
+				s->algo > 0 ? " " : "",
+				s->algo > 0 ? sim_proto_name((enum sim_proto)s->proto) : "");
 		fprintf(a.f, ": %.3f us</title></rect>\n", (s->t1_s - s->t0_s) * 1e6);
 	}
 	/* an arrow from each pipeline send's start to its receive's end (the

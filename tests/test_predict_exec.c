@@ -4805,23 +4805,36 @@ static int cmp_xslice(const void *a, const void *b)
  * size (found by review: none; the size is nccl-tests', so a TP
  * all-reduce's is the activation, act bytes, and the pipeline's
  * activations are act too: the first send's and receive's into pp). */
-static void check_trace_args(const cJSON *e, double act, int *ntp, double pp[3])
+/* tp_pick: NCCL's algorithm and protocol for the TP all-reduce (names) */
+static void check_trace_args(const cJSON *e, double act, const char *const tp_pick[2], int *ntp,
+			     double pp[3])
 {
 	const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
 	const cJSON *args = cJSON_GetObjectItem(e, "args"), *cat = cJSON_GetObjectItem(e, "cat");
 	const cJSON *g = cJSON_GetObjectItem(args, "group"), *c = cJSON_GetObjectItem(args, "collective");
 	const cJSON *by = cJSON_GetObjectItem(args, "bytes");
+	const cJSON *al = cJSON_GetObjectItem(args, "algorithm"), *pr = cJSON_GetObjectItem(args, "protocol");
 	ck_assert(cJSON_IsObject(args) && cJSON_IsString(cat));
 	if (strcmp(cat->valuestring, "comm")) {
-		ck_assert(!g && !c && !by);
+		ck_assert(!g && !c && !by && !al && !pr);
 		return;
 	}
 	ck_assert_msg(cJSON_IsString(g) && cJSON_IsString(c) && cJSON_IsNumber(by), "%s", name);
 	ck_assert_msg(by->valuedouble > 0, "%s: %g bytes", name, by->valuedouble);
+	/* a collective says what it ran as (NCCL's pick); a send is not one */
+	if (strcmp(c->valuestring, "sendrecv")) {
+		ck_assert_msg(cJSON_IsString(al) && cJSON_IsString(pr), "%s", name);
+		ck_assert_msg(sim_algo_parse(al->valuestring) > 0, "%s: %s", name, al->valuestring);
+		ck_assert_msg(sim_proto_parse(pr->valuestring) > 0, "%s: %s", name, pr->valuestring);
+	} else {
+		ck_assert_msg(!al && !pr, "%s", name);
+	}
 	if (!strcmp(name, "tp allreduce")) {
 		ck_assert_str_eq(g->valuestring, "tp");
 		ck_assert_str_eq(c->valuestring, "allreduce");
 		ck_assert_double_eq(by->valuedouble, act);
+		ck_assert_str_eq(al->valuestring, tp_pick[0]);
+		ck_assert_str_eq(pr->valuestring, tp_pick[1]);
 		(*ntp)++;
 	}
 	/* the tied embeddings' exchange is the pipeline's (found by review:
@@ -4882,6 +4895,7 @@ START_TEST(traces_are_valid)
 	int fd1 = mkstemp(jpath), fd2 = mkstemp(spath);
 	struct xslice *xs;
 	double act, pp_bytes[3] = { 0, 0, 0 };
+	const char *tp_pick[2];
 	ck_assert(fd1 >= 0 && fd2 >= 0);
 	load_topo("dgx-h100-ndr", 2);
 	load_model_json(small_model);
@@ -4897,6 +4911,20 @@ START_TEST(traces_are_valid)
 	o.timeline = true;
 	run(&p, &o, &r);
 	act = (double)p.micro_batch * p.seq_len * model.hidden * 2; /* a bf16 activation */
+	{ /* NCCL's pick for the TP pair (GPUs 0 and 1) at that size */
+		int32_t pair[2] = { 0, 1 };
+		struct sim_coll_spec cs;
+		enum sim_algo a;
+		enum sim_proto pr;
+		sim_coll_spec_init(&cs);
+		cs.op = SIM_OP_ALLREDUCE;
+		cs.size_bytes = act;
+		cs.nranks = 2;
+		cs.ranks = pair;
+		ck_assert_int_eq(sim_coll_choose(&topo, &cs, &a, &pr, &err), 0);
+		tp_pick[0] = sim_algo_name(a);
+		tp_pick[1] = sim_proto_name(pr);
+	}
 	xs = malloc((size_t)r.tl->n * sizeof(*xs));
 	fl = malloc(2 * (size_t)r.tl->n * sizeof(*fl));
 	ck_assert_ptr_nonnull(xs);
@@ -4928,7 +4956,7 @@ START_TEST(traces_are_valid)
 			xs[slices].t0 = ts->valuedouble;
 			xs[slices].t1 = ts->valuedouble + dur->valuedouble;
 			slices++;
-			check_trace_args(e, act, &ntp, pp_bytes);
+			check_trace_args(e, act, tp_pick, &ntp, pp_bytes);
 		} else if (!strcmp(ph->valuestring, "s") || !strcmp(ph->valuestring, "f")) {
 			ck_assert_int_lt(nflows, 2 * r.tl->n);
 			fl[nflows].send = ph->valuestring[0] == 's';
@@ -5007,11 +5035,38 @@ START_TEST(traces_are_valid)
 		for (const char *s = text; (s = strstr(s, "<line ")); s++)
 			open++;
 		ck_assert_int_eq(open, nflows / 2);
+		ck_assert_ptr_nonnull(strstr(text, tp_pick[1])); /* (the pick, in the titles) */
 	}
 	free(text);
+	{
+		/* the analytic level runs each collective as NCCL's same pick (per
+		 * group, op and size, as the flow level) */
+		struct sim_prediction ra;
+		int same = 0;
+		o.fidelity = SIM_ANALYTIC;
+		run(&p, &o, &ra);
+		for (int32_t i = 0; i < ra.tl->n; i++) {
+			const struct sim_slice *a = &ra.tl->s[i];
+			if (a->coll < 0 || a->coll == WL_C_P2P)
+				continue;
+			ck_assert_int_gt(a->algo, 0);
+			for (int32_t j = 0; j < r.tl->n; j++) {
+				const struct sim_slice *f = &r.tl->s[j];
+				if (strcmp(f->name, a->name) || f->bytes != a->bytes)
+					continue;
+				ck_assert_msg(f->algo == a->algo && f->proto == a->proto, "%s", a->name);
+				same++;
+				break;
+			}
+		}
+		ck_assert_int_gt(same, ntp);
+		sim_prediction_release(&ra);
+		o.fidelity = SIM_FLOW;
+	}
 	sim_prediction_release(&r);
 	/* every send takes no time under --free-comm: no arrow there (found
-	 * by review: midpoints put "f" 1 ns before "s") */
+	 * by review: midpoints put "f" 1 ns before "s"), and nothing runs as
+	 * any algorithm */
 	o.free_comm = true;
 	run(&p, &o, &r);
 	ck_assert_msg(sim_trace_write_json(&r, jpath, &err) == 0, "%s", err.msg);
@@ -5022,6 +5077,7 @@ START_TEST(traces_are_valid)
 	cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
 		const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
 		nflows += !strcmp(ph, "s") || !strcmp(ph, "f");
+		ck_assert(!cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "algorithm"));
 	}
 	ck_assert_int_eq(nflows, 0);
 	cJSON_Delete(root);
