@@ -250,8 +250,8 @@ struct memo_tab {                  /* open addressing, keys are nonzero hashes *
 };
 
 /* A collective's algorithm and protocol as it ran (the trace's args);
- * SIM_ALGO_AUTO: not known (a point-to-point send, a memoised time whose
- * first run was not traced). */
+ * SIM_ALGO_AUTO: none (a point-to-point send, a group of one rank, free
+ * communication). */
 struct coll_pick {
 	enum sim_algo algo;
 	enum sim_proto proto;
@@ -468,7 +468,7 @@ static int32_t peer_inst(const struct exec *x, int32_t ii, int stage)
 	return stage * per + ii % per;
 }
 
-static struct coll_pick op_pick(struct exec *x, int32_t role, int32_t opi, double size);
+static struct coll_pick op_pick(struct exec *x, int32_t inst, int32_t opi, double size);
 
 static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t opi,
 		   simtime_ps t0, simtime_ps t1)
@@ -521,7 +521,7 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	{
 		struct coll_pick pk = { SIM_ALGO_AUTO, SIM_PROTO_AUTO };
 		if (comm && op->coll != WL_C_P2P)
-			pk = op_pick(x, x->in[inst].role, opi, s->bytes);
+			pk = op_pick(x, inst, opi, s->bytes);
 		s->algo = (int8_t)pk.algo;
 		s->proto = (int8_t)pk.proto;
 	}
@@ -1023,16 +1023,41 @@ static uint64_t op_key(int32_t role, int32_t opi, double size)
 			 sz) | 1;
 }
 
-/* With a timeline: what launch l's op ran with, for its slices. */
-static void note_pick(struct exec *x, const struct launch *l, struct coll_pick pk)
+static uint64_t inst_key(int32_t inst, int32_t opi)
 {
-	if (x->tl)
-		pick_put(&x->picks, op_key(l->role, l->op, l->size), pk);
+	return rng_hash2(0x696e73746b ^ (uint64_t)(uint32_t)inst << 32, (uint64_t)(uint32_t)opi) | 1;
 }
 
-static struct coll_pick op_pick(struct exec *x, int32_t role, int32_t opi, double size)
+/* With a timeline: what launch l's op ran with, for its slices. A group
+ * started on the network (ranks, n) labels the waiting instances whose
+ * rank it holds (a DP group run from its members' streams, those of the
+ * launch it is the own op of), as groups placed unalike may pick apart;
+ * every pick also labels (stage, op, size) for the instances no group
+ * names (the analytic level's and a memoised time's, one pick per
+ * communicator; a group inside a host standing for all). */
+static void note_pick(struct exec *x, const struct launch *l, struct coll_pick pk,
+		      const int32_t *ranks, int n)
 {
-	return pick_get(&x->picks, op_key(role, opi, size));
+	const struct launch *w = l->owner ? l->owner : l;
+	if (!x->tl)
+		return;
+	pick_put(&x->picks, op_key(l->role, l->op, l->size), pk);
+	for (int32_t i = 0; i < w->nwait; i++) {
+		const struct inst *in = &x->in[w->waiters[i]];
+		int32_t rk = rank_of(x, in->tpi, in->pos, in->role);
+		for (int k = 0; k < n; k++)
+			if (ranks[k] == rk) {
+				pick_put(&x->picks, inst_key(w->waiters[i], l->op), pk);
+				break;
+			}
+	}
+}
+
+/* The pick of instance inst's op opi of that size (coll_pick). */
+static struct coll_pick op_pick(struct exec *x, int32_t inst, int32_t opi, double size)
+{
+	struct coll_pick pk = pick_get(&x->picks, inst_key(inst, opi));
+	return pk.algo != SIM_ALGO_AUTO ? pk : pick_get(&x->picks, op_key(x->in[inst].role, opi, size));
 }
 
 /* Into the in-flight list (launched, not done). */
@@ -1215,7 +1240,7 @@ static void launch_done(struct exec *x, struct launch *l)
 	if (l->memo_key && x->use_memo && !memo_find(&x->memo, l->memo_key)) {
 		memo_put(&x->memo, l->memo_key, now - l->t_start);
 		if (x->tl)
-			pick_put(&x->memo, l->memo_key, op_pick(x, l->role, l->op, l->size));
+			pick_put(&x->memo, l->memo_key, op_pick(x, l->waiters[0], l->op, l->size));
 	}
 	if (op->kind == WL_K_SEND) {
 		/* the receiver's data has arrived */
@@ -1566,7 +1591,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 			pick_put(&x->an_memo, key, pk);
 		}
 		if (tree <= SIM_HORIZON_S) {
-			note_pick(x, l, pk);
+			note_pick(x, l, pk, ranks, n);
 			l->left++;
 			if (!sim_after(&x->eng, time_from_s(tree), ev_part_done, l, 0)) {
 				l->left--;
@@ -1576,7 +1601,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 		}
 	}
 	if (n > FLUID_MIN_RANKS && sop != SIM_OP_ALLTOALL) {
-		note_pick(x, l, (struct coll_pick){ SIM_ALGO_RING, SIM_PROTO_SIMPLE });
+		note_pick(x, l, (struct coll_pick){ SIM_ALGO_RING, SIM_PROTO_SIMPLE }, ranks, n);
 		return fluid_ring(x, l, ranks, n, sop, l->size);
 	}
 	sim_coll_spec_init(&s);
@@ -1592,7 +1617,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 		s.proto = SIM_PROTO_SIMPLE;
 	} else if ((rc = nccl_pick(x, &s)))
 		return rc;
-	note_pick(x, l, (struct coll_pick){ s.algo, s.proto });
+	note_pick(x, l, (struct coll_pick){ s.algo, s.proto }, ranks, n);
 	if ((rc = coll_room(x)))
 		return rc;
 	l->left++;
@@ -2490,7 +2515,7 @@ static void launch_go(struct exec *x, struct launch *l)
 		l->memo_key = memo_key(x, l->role, op, l->size);
 		if ((mm = memo_find(&x->memo, l->memo_key))) {
 			an = time_to_s(mm->dur);
-			note_pick(x, l, pick_get(&x->memo, l->memo_key));
+			note_pick(x, l, pick_get(&x->memo, l->memo_key), NULL, 0);
 			goto timer;
 		}
 	}
@@ -2572,7 +2597,7 @@ static void launch_go(struct exec *x, struct launch *l)
 		/* folded or exact alike: every group of the stage at once */
 		struct coll_pick pk = { SIM_ALGO_AUTO, SIM_PROTO_AUTO };
 		rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, &an, &pk);
-		note_pick(x, l, pk);
+		note_pick(x, l, pk, NULL, 0);
 		if (!rc)
 			goto timer;
 	} else if (x->o->exact) {

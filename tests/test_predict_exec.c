@@ -5089,6 +5089,53 @@ START_TEST(traces_are_valid)
 }
 END_TEST
 
+/* A collective's pick in the trace over more than 64 ranks (the
+ * steady-state ring, or NCCL's tree where its model wins: small overlapped
+ * buckets) and under --memo 1 and the analytic level, alike: each slice
+ * says what its time was priced as. */
+START_TEST(trace_picks_large_groups)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r[3];
+	int algos[SIM_ALGO_COUNT] = { 0 };
+	load_topo("dgx-h100-ndr", 9);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.global_batch = 72; /* dp 72: one DP group over more than 64 ranks */
+	p.seq_len = 256;
+	p.overlap_dp = true;
+	p.bucket_bytes = 1e6; /* small buckets, where the tree wins */
+	resolve(&p);
+	for (int k = 0; k < 3; k++) {
+		sim_predict_opts_init(&o);
+		o.timeline = true;
+		o.memo = k == 1;
+		o.fidelity = k == 2 ? SIM_ANALYTIC : SIM_FLOW;
+		run(&p, &o, &r[k]);
+		ck_assert_int_eq(r[k].tl->n, r[0].tl->n);
+	}
+	for (int32_t i = 0; i < r[0].tl->n; i++) {
+		const struct sim_slice *a = &r[0].tl->s[i];
+		if (a->coll < 0 || a->coll == WL_C_P2P)
+			continue;
+		ck_assert_int_eq(a->dim, WL_D_DP);
+		ck_assert_msg(a->algo == SIM_ALGO_RING || a->algo == SIM_ALGO_TREE, "%d", a->algo);
+		if (a->algo == SIM_ALGO_RING)
+			ck_assert_int_eq(a->proto, SIM_PROTO_SIMPLE);
+		algos[a->algo]++;
+		for (int k = 1; k < 3; k++) {
+			ck_assert_int_eq(r[k].tl->s[i].algo, a->algo);
+			ck_assert_int_eq(r[k].tl->s[i].proto, a->proto);
+		}
+	}
+	ck_assert_int_gt(algos[SIM_ALGO_TREE], 0);
+	for (int k = 0; k < 3; k++)
+		sim_prediction_release(&r[k]);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(too_many_gpus_infeasible)
 {
 	struct plan p;
@@ -5195,6 +5242,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, replicated_grads_count_qk_norms);
 	tcase_add_test(tc, traces_are_valid);
+	tcase_add_test(tc, trace_picks_large_groups);
 	tcase_add_test(tc, too_many_gpus_infeasible);
 	suite_add_tcase(s, tc);
 	return s;
