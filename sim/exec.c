@@ -1632,16 +1632,19 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	return 0;
 }
 
-/* Cache an analytic duration under key (0: not cached); *sec becomes the
- * value a cache hit returns (rounded to the engine's time unit). Beyond the
- * horizon nothing is kept: after_s refuses the run. */
-static void an_keep(struct exec *x, uint64_t key, double *sec)
+/* Cache an analytic duration under key (0: not cached), and the pick it
+ * was priced as (pk; NULL for sends); *sec becomes the value a cache hit
+ * returns (rounded to the engine's time unit). Beyond the horizon nothing
+ * is kept: after_s refuses the run. */
+static void an_keep(struct exec *x, uint64_t key, double *sec, const struct coll_pick *pk)
 {
 	if (*sec <= SIM_HORIZON_S) {
 		if (key)
 			memo_put(&x->an_memo, key, time_from_s(*sec));
 		*sec = time_to_s(time_from_s(*sec));
 	}
+	if (pk)
+		pick_put(&x->an_memo, key, *pk);
 }
 
 /* An all-reduce over more than FLUID_MIN_RANKS ranks: NCCL's tree when its
@@ -1729,8 +1732,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 			*pk = (struct coll_pick){ SIM_ALGO_TREE, pr };
 		}
 	}
-	an_keep(x, w ? 0 : key, sec);
-	pick_put(&x->an_memo, w ? 0 : key, *pk);
+	an_keep(x, w ? 0 : key, sec, pk);
 	return 0;
 }
 
@@ -1969,8 +1971,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			}
 			*sec += t1 / en->draws;
 		}
-		an_keep(x, key, sec);
-		pick_put(&x->an_memo, key, *pk);
+		an_keep(x, key, sec, pk);
 		goto out;
 	}
 	draws = an_draws(x, s, ng);
@@ -1994,8 +1995,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			*pk = (struct coll_pick){ SIM_ALGO_TREE, pr };
 		}
 	}
-	an_keep(x, weighted ? 0 : key, sec);
-	pick_put(&x->an_memo, weighted ? 0 : key, *pk);
+	an_keep(x, weighted ? 0 : key, sec, pk);
 out:
 	free(r);
 	free(s);
@@ -2063,7 +2063,7 @@ static int analytic_sends(struct exec *x, int stage, int peer, double size, doub
 			bw = load[i] / t->links[i].bw_Bps;
 	free(load);
 	*sec = lat + bw;
-	an_keep(x, key, sec);
+	an_keep(x, key, sec, NULL);
 	return 0;
 }
 
