@@ -287,7 +287,8 @@ struct exec {
 	uint32_t rcap;
 	struct memo_tab memo;      /* launch durations by op (opts.memo) */
 	struct memo_tab an_memo;   /* analytic: group time by (op, size, ranks), exact */
-	struct memo_tab picks;     /* with a timeline: coll_pick by (stage, op, size) (op_key) */
+	struct memo_tab picks;     /* with a timeline: coll_pick by instance and op (inst_key),
+	                            * else by (stage, op, size) (op_key); note_pick */
 	bool use_memo;
 	struct sim_coll **colls;   /* started collectives not yet reaped (coll_room) */
 	int64_t ncolls, capcolls;

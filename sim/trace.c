@@ -364,12 +364,14 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 			fprintf(a.f, " micro %d", s->micro);
 		if (s->layer >= 0)
 			fprintf(a.f, " layer %d", s->layer);
-		if (s->dim >= 0)
-			fprintf(a.f, " (%s %s, %.6g bytes%s%s%s%s)", wl_dim_name((enum wl_dim)s->dim),
-				wl_coll_name((enum wl_coll)s->coll), s->bytes, s->algo > 0 ? ", " : "",
-				s->algo > 0 ? sim_algo_name((enum sim_algo)s->algo) : "",
-				s->algo > 0 ? " " : "",
-				s->algo > 0 ? sim_proto_name((enum sim_proto)s->proto) : "");
+		if (s->dim >= 0) {
+			fprintf(a.f, " (%s %s, %.6g bytes", wl_dim_name((enum wl_dim)s->dim),
+				wl_coll_name((enum wl_coll)s->coll), s->bytes);
+			if (s->algo > 0)
+				fprintf(a.f, ", %s %s", sim_algo_name((enum sim_algo)s->algo),
+					sim_proto_name((enum sim_proto)s->proto));
+			fputc(')', a.f);
+		}
 		fprintf(a.f, ": %.3f us</title></rect>\n", (s->t1_s - s->t0_s) * 1e6);
 	}
 	/* an arrow from each pipeline send's start to its receive's end (the
