@@ -378,57 +378,88 @@ static bool ep_paired(const struct plan *p, int m_micro)
 					 p->schedule == PLAN_SCHED_INTERLEAVED && m_micro != p->pp);
 }
 
-/* The peak of the activations stage s holds under the interleaved
- * schedule, walked in its order (models/workload.c): forward k runs chunk
- * (k mod pv) div p, backward k chunk v - 1 - that, after the warm-up of
- * chunks_in_flight; each chunk holds chunk_act bytes per micro-batch. For
- * equal chunks, chunks_in_flight x their size (the overlap.ep pair's extra
- * layer is added by the caller). */
-static double interleaved_peak(const struct plan *p, int s, int m_micro, const double *chunk_act)
+/* Stage s's interleaved order walked (plan_vtask, as models/workload.c
+ * runs it): forward i stashes its chunk's activations, chunk_act bytes per
+ * micro-batch (one each when NULL); from i = warm-up on, backward i -
+ * warm-up frees its chunk's after it. Gives the peak of the total (for
+ * equal chunks, chunks_in_flight x their size; the overlap.ep pair's extra
+ * layer is added by the caller), the most micro-batches of chunk 0 held at
+ * that peak, and the most of the last chunk held at once. Where p divides
+ * m the two counts are min(m, 2p) and one (all m when m = p), which the
+ * callers take without walking (checked for p 2-16, v 2-4, m = p to 8p:
+ * walking made bench_models' interleaved gpt3-175b plan 6.2 against 0.9 us
+ * an evaluation); overlap.ep's extra warm-up forward and merged pairs
+ * (the backward's LM head first) leave both counts as they are, for any
+ * m. */
+struct vwalk {
+	double peak; /* bytes (chunk_act) */
+	int chunk0;  /* chunk 0's micro-batches at the peak */
+	int last;    /* the last chunk's, at most */
+};
+
+static struct vwalk interleaved_walk(const struct plan *p, int s, int m_micro,
+				     const double *chunk_act)
 {
-	int P = p->pp, v = p->virtual_stages, total = m_micro * v, warm = plan_warmup(p, s, m_micro);
-	double live = 0, peak = 0;
+	int v = p->virtual_stages, total = m_micro * v, warm = plan_warmup(p, s, m_micro);
+	int mi, c, n0 = 0, nl = 0;
+	double live = 0;
+	struct vwalk w = { 0, 0, 0 };
 	for (int i = 0; i < total; i++) {
-		live += chunk_act[(i % (P * v)) / P];
-		if (live > peak)
-			peak = live;
-		if (i >= warm)
-			live -= chunk_act[v - 1 - ((i - warm) % (P * v)) / P];
+		plan_vtask(p, m_micro, i, &mi, &c);
+		live += chunk_act ? chunk_act[c] : 1;
+		n0 += c == 0;
+		nl += c == v - 1;
+		if (live > w.peak || (live == w.peak && n0 > w.chunk0)) {
+			w.peak = live;
+			w.chunk0 = n0;
+		}
+		if (nl > w.last)
+			w.last = nl;
+		if (i >= warm) {
+			plan_vtask(p, m_micro, i - warm, &mi, &c);
+			live -= chunk_act ? chunk_act[v - 1 - c] : 1;
+			n0 -= c == v - 1;
+			nl -= c == 0;
+		}
 	}
-	return peak;
+	return w;
 }
 
 /* Of those, the micro-batches of stage 0's first model chunk, where the
- * vision encoder and the embedding live: all unless interleaved, where at
- * the peak of the total Megatron's order holds min(m, 2p) of chunk 0 (the
- * forwards run p at a time per chunk, so chunk 0 is ahead; walked through
- * schedules.py's order for p 2-16, v 2-4, m = p to 8p). */
+ * vision encoder and the embedding live: all unless interleaved, where
+ * Megatron's order holds chunk 0 ahead (interleaved_walk; the forwards run
+ * p at a time per chunk). */
 static double chunk0_in_flight(const struct plan *p, int m_micro)
 {
 	/* overlap.ep without a pipeline: the next micro-batch's forward
 	 * allocates its encoder and embedding activations first and the
 	 * backward frees its own last: one more. Interleaved, chunk 0's count
-	 * at the peak stays min(m, 2p) (walked through the schedule with the
-	 * extra warm-up forward and each pair holding both; found by review:
-	 * one more was counted there too) */
+	 * at the peak stays the walk's (walked with the extra warm-up forward
+	 * and each pair holding both; found by review: one more was counted
+	 * there too) */
 	if (p->schedule != PLAN_SCHED_INTERLEAVED) {
 		double n = chunks_in_flight(p, 0, m_micro) + (ep_paired(p, m_micro) ? 1 : 0);
 		return n < m_micro ? n : m_micro;
 	}
-	return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
+	if (m_micro % p->pp == 0) /* (the walk's, without the walk) */
+		return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
+	return interleaved_walk(p, 0, m_micro, NULL).chunk0;
 }
 
 /* Micro-batches whose LM-head logits the last stage holds at once: each
  * loss forward's until its backward. GPipe runs every forward first (m);
- * so does interleaved with m = p (all warm-up); otherwise the last stage's
- * last chunk goes forward then straight back (1F1B: one; interleaved: its
- * warm-up covers the earlier chunks only). Found by review: one was
- * counted under every schedule. */
+ * 1F1B's last stage goes forward then straight back (one); interleaved:
+ * the walk's (all m when m = p, every forward being warm-up; else one when
+ * p divides m, two at some m where the last micro-batch group is short).
+ * Found by review: one was counted under every schedule. */
 static double logits_in_flight(const struct plan *p, int m_micro)
 {
-	if (p->schedule == PLAN_SCHED_GPIPE ||
-	    (p->schedule == PLAN_SCHED_INTERLEAVED && m_micro == p->pp))
+	if (p->schedule == PLAN_SCHED_GPIPE)
 		return m_micro;
+	if (p->schedule == PLAN_SCHED_INTERLEAVED && m_micro % p->pp == 0)
+		return m_micro == p->pp ? m_micro : 1; /* (the walk's, without the walk) */
+	if (p->schedule == PLAN_SCHED_INTERLEAVED)
+		return interleaved_walk(p, p->pp - 1, m_micro, NULL).last;
 	return 1;
 }
 
@@ -576,7 +607,7 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		 * of the schedule's own order (found by review: the mean chunk
 		 * was counted, 31-50 % off where chunk 0 and the last differ) */
 		if (p->nlpvs && p->schedule == PLAN_SCHED_INTERLEAVED && v <= PLAN_MAX_CHUNKS)
-			st->activations_bytes = interleaved_peak(p, s, m_micro, chunk_act);
+			st->activations_bytes = interleaved_walk(p, s, m_micro, chunk_act).peak;
 		/* overlap.ep: the warm-up's extra forward takes the place of the
 		 * one the count holds in flight, and the merged pair's forward
 		 * stashes a layer before its backward has freed one: one layer

@@ -366,6 +366,15 @@ int plan_microbatches(const struct plan *p);
  * or interleaved 1F1B (2(p - s - 1) + (v - 1)p; all of the m v when m = p),
  * as Megatron's schedules.py, at most m v; GPipe: all m. */
 int plan_warmup(const struct plan *p, int s, int m_micro);
+/* The micro-batch and model chunk of forward k (0 <= k < m v) of every
+ * stage under the interleaved schedule, as Megatron-core's schedule table
+ * (schedules.py get_schedule_table, micro-batch groups of p, its default
+ * microbatch_group_size_per_vp_stage): groups of p micro-batches run
+ * through chunk 0, 1 ... v - 1 before the next group, and the last group
+ * takes the rest (m mod p of them when p does not divide m). Backward k
+ * runs the same micro-batch through chunk v - 1 - chunk. Other schedules:
+ * micro-batch k, chunk 0. */
+void plan_vtask(const struct plan *p, int m_micro, int k, int *micro, int *chunk);
 /* Decoder layers of model chunk c of stage s (chunks: the interleaved
  * schedule's virtual stages, else one): as Megatron-core assigns them
  * (get_transformer_layer_offset), chunk c of stage s holds the (c p + s)-th

@@ -883,6 +883,23 @@ int plan_warmup(const struct plan *p, int s, int m_micro)
 	return warm < total ? warm : total;
 }
 
+void plan_vtask(const struct plan *p, int m_micro, int k, int *micro, int *chunk)
+{
+	int v = p->schedule == PLAN_SCHED_INTERLEAVED ? p->virtual_stages : 1, P = p->pp;
+	int last = (m_micro - 1) / P * P; /* the last group's first micro-batch */
+	if (v <= 1) {
+		*micro = k;
+		*chunk = 0;
+	} else if (k < last * v) {
+		*chunk = k % (P * v) / P;
+		*micro = k / (P * v) * P + k % P;
+	} else {
+		int r = m_micro - last;
+		*chunk = (k - last * v) / r;
+		*micro = last + (k - last * v) % r;
+	}
+}
+
 /* First decoder layer and layer count of pipeline stage s as one block
  * (layers_per_stage or the even split; plan_chunk_layers handles
  * layers_per_virtual_stage before it gets here). */
@@ -921,6 +938,95 @@ void plan_chunk_layers(const struct plan *p, const struct model *m, int s, int c
 	plan_stage_layers(p, m, s, &f, &cnt);
 	*first = f + (int)((long)cnt * c / v);
 	*n = (int)((long)cnt * (c + 1) / v) - (int)((long)cnt * c / v);
+}
+
+/* Forward index k of (micro-batch mi, chunk c) in the interleaved order
+ * (plan_vtask's inverse). */
+static long vtask_index(const struct plan *p, int m_micro, int mi, int c)
+{
+	int P = p->pp, v = p->virtual_stages, last = (m_micro - 1) / P * P;
+	return mi < last ? (long)mi / P * P * v + (long)c * P + mi % P :
+			   (long)last * v + (long)c * (m_micro - last) + (mi - last);
+}
+
+/* Place of forward k (bwd false) or backward k in stage s's list of 2 m v
+ * tasks: warm forwards, then forward k with backward k - warm, then the
+ * backwards left (models/workload.c schedule). */
+static long order_place(bool bwd, long k, long warm, long total)
+{
+	if (!bwd)
+		return k < warm ? k : warm + 2 * (k - warm);
+	return k < total - warm ? warm + 2 * k + 1 : total + k;
+}
+
+static long order_warm(const struct plan *p, int s, int m_micro)
+{
+	long warm = plan_warmup(p, s, m_micro) + (p->overlap_ep ? 1 : 0);
+	return warm < (long)m_micro * p->virtual_stages ? warm : (long)m_micro * p->virtual_stages;
+}
+
+/* Whether the task at place q of stage s's list has what it needs, with
+ * every stage at[] tasks along: a forward the previous virtual stage's
+ * forward of its micro-batch, a backward the next one's backward. */
+static bool order_ready(const struct plan *p, int m_micro, const long *at, int s, long q)
+{
+	int P = p->pp, v = p->virtual_stages, mi, c, vs, ns;
+	long total = (long)m_micro * v, warm = order_warm(p, s, m_micro), k;
+	bool bwd = q >= warm && (q >= 2 * total - warm || (q - warm) % 2);
+	k = !bwd ? (q < warm ? q : warm + (q - warm) / 2) :
+	    q >= 2 * total - warm ? q - total : (q - warm) / 2;
+	plan_vtask(p, m_micro, (int)k, &mi, &c);
+	vs = (bwd ? v - 1 - c : c) * P + s;
+	if (!bwd && vs > 0) {
+		ns = (vs - 1) % P;
+		return at[ns] > order_place(false, vtask_index(p, m_micro, mi, (vs - 1) / P),
+					    order_warm(p, ns, m_micro), total);
+	}
+	if (bwd && vs < P * v - 1) {
+		ns = (vs + 1) % P;
+		return at[ns] > order_place(true, vtask_index(p, m_micro, mi, v - 1 - (vs + 1) / P),
+					    order_warm(p, ns, m_micro), total);
+	}
+	return true;
+}
+
+/* Whether the interleaved order deadlocks: every stage runs its list one
+ * task at a time (under overlap.ep a steady-state forward and the backward
+ * merged with it as one: each waits for the other's parts, so the pair
+ * needs both inputs), walked with a place per stage. Where the last
+ * micro-batch group is shorter than p, the warm-up of stage 0 can reach a
+ * forward of that group that needs the last stage to run a backward first,
+ * which needs stage 0's (m 12, p 8, v 2); with p dividing m every group is
+ * whole and the order runs. The executor, run without this check,
+ * deadlocks on exactly the plans it refuses (p 2-8, v 2-4, m p to 3p, with
+ * and without overlap.ep). */
+static bool interleaved_deadlocks(const struct plan *p, int m_micro)
+{
+	int P = p->pp;
+	long total = (long)m_micro * p->virtual_stages, *at = calloc((size_t)P, sizeof(*at));
+	bool moved = true, stuck = false;
+	if (!at)
+		return false; /* (the executor reports a deadlock itself) */
+	while (moved) {
+		moved = false;
+		for (int s = 0; s < P; s++) {
+			long warm = order_warm(p, s, m_micro);
+			while (at[s] < 2 * total) {
+				long q = at[s];
+				bool pair = p->overlap_ep && q >= warm && q < 2 * total - warm &&
+					    (q - warm) % 2 == 0;
+				if (!order_ready(p, m_micro, at, s, q) ||
+				    (pair && !order_ready(p, m_micro, at, s, q + 1)))
+					break;
+				at[s] += pair ? 2 : 1;
+				moved = true;
+			}
+		}
+	}
+	for (int s = 0; s < P; s++)
+		stuck = stuck || at[s] < 2 * total;
+	free(at);
+	return stuck;
 }
 
 static int resolve_batch(struct plan *p, struct ts_error *err)
@@ -1326,11 +1432,20 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	if (resolve_batch(p, err))
 		return TS_EINPUT;
 	mbs = plan_microbatches(p);
-	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp)
+	/* Megatron-core: micro-batch groups of pp (its default
+	 * microbatch_group_size_per_vp_stage) need at least pp micro-batches;
+	 * pp need not divide them (plan_vtask) */
+	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs < p->pp)
 		REFUSE(PF_GLOBAL, "global_batch (default)",
-		       "the interleaved schedule needs micro-batches per replica (%d) to be a "
-		       "multiple of pp %d",
-		       mbs, p->pp);
+		       "the interleaved schedule needs at least pp %d micro-batches per replica, "
+		       "not %d",
+		       p->pp, mbs);
+	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp && interleaved_deadlocks(p, mbs))
+		REFUSE(PF_GLOBAL, "global_batch (default)",
+		       "the interleaved schedule deadlocks with %d micro-batches per replica on pp "
+		       "%d (Megatron-core's micro-batch groups of pp leave a last group of %d); "
+		       "use a multiple of pp",
+		       mbs, p->pp, mbs % p->pp);
 	/* Optimizer sharding and offload. */
 	/* ds_config without overlap_comm and a plan without overlap.dp:
 	 * DeepSpeed's default, on for the final stage 3 only */

@@ -1546,7 +1546,7 @@ static int plan_steps(const struct plan *p, const struct task *t, int nt, struct
 /* Schedule of device s: 2 x mm x v tasks in Megatron's order. */
 static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 {
-	int P = p->pp, total = mm * v, n = 0, warm, i;
+	int total = mm * v, n = 0, warm, i;
 	struct task f, bk;
 	if (p->schedule == PLAN_SCHED_GPIPE) {
 		for (i = 0; i < mm; i++)
@@ -1564,31 +1564,30 @@ static int schedule(const struct plan *p, int s, int mm, int v, struct task *t)
 	if (warm > total)
 		warm = total;
 	f.steady = bk.steady = 0;
+	f.bwd = 0;
+	bk.bwd = 1;
 	for (i = 0; i < total; i++) {
-		int k = i;
-		f.bwd = 0;
-		f.chunk = v > 1 ? (k % (P * v)) / P : 0;
-		f.micro = v > 1 ? (k / (P * v)) * P + k % P : k;
-		bk.bwd = 1;
-		bk.chunk = v > 1 ? v - 1 - (k % (P * v)) / P : 0;
-		bk.micro = f.micro;
+		int mi, c;
+		plan_vtask(p, mm, i, &mi, &c);
+		f.micro = mi;
+		f.chunk = c;
 		if (i < warm) {
 			t[n++] = f;
 			continue;
 		}
 		f.steady = bk.steady = 1;
 		t[n++] = f;
-		k = i - warm;
-		bk.chunk = v > 1 ? v - 1 - (k % (P * v)) / P : 0;
-		bk.micro = v > 1 ? (k / (P * v)) * P + k % P : k;
+		plan_vtask(p, mm, i - warm, &mi, &c);
+		bk.micro = mi;
+		bk.chunk = v - 1 - c;
 		t[n++] = bk;
 	}
 	bk.steady = 0;
 	for (i = total - warm; i < total; i++) {
-		int k = i;
-		bk.bwd = 1;
-		bk.chunk = v > 1 ? v - 1 - (k % (P * v)) / P : 0;
-		bk.micro = v > 1 ? (k / (P * v)) * P + k % P : k;
+		int mi, c;
+		plan_vtask(p, mm, i, &mi, &c);
+		bk.micro = mi;
+		bk.chunk = v - 1 - c;
 		t[n++] = bk;
 	}
 	return n;
@@ -1645,11 +1644,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	if (v > PLAN_MAX_CHUNKS) /* (plan_check_model refuses it) */
 		return ts_error_set(err, TS_EINPUT, "virtual_stages %d: at most %d supported", v,
 				    PLAN_MAX_CHUNKS);
-	if (v > 1 && mm % P)
+	if (v > 1 && mm < P) /* (plan_resolve refuses it) */
 		return ts_error_set(err, TS_EINPUT,
-				    "the interleaved schedule needs micro-batches (%d) to be a "
-				    "multiple of pp (%d)",
-				    mm, P);
+				    "the interleaved schedule needs at least pp (%d) micro-batches, "
+				    "not %d",
+				    P, mm);
 	w->micro = mm;
 	w->vchunks = v;
 	w->nroles = P;

@@ -550,6 +550,92 @@ static void setup_small(struct plan *p, struct sim_predict_opts *o, int nodes, c
 	o->timeline = true;
 }
 
+/* Interleaved with pp not dividing the micro-batches: each stage runs
+ * Megatron-core's order (schedules.py: get_schedule_table with micro-batch
+ * groups of pp, the last group short; warm-up 2(p - s - 1) + (v - 1)p;
+ * then a forward and a backward per step), read back from the timeline.
+ * eq_model (16 layers), pp 4, v 2, dp 2, 6 micro-batches: chunk c of stage
+ * s holds layers 2(4c + s) and 2(4c + s) + 1. A plan whose order deadlocks
+ * (v 4, 5 micro-batches) is refused by plan_resolve; pushed past it, the
+ * executor finds the deadlock too. */
+START_TEST(interleaved_short_group_order)
+{
+	enum { P = 4, V = 2, M = 6, T = M * V };
+	int tab[T][2], n = 0, want[P][2 * T][3], got[P][2 * T][3], ng[P] = { 0 };
+	double t0[P][2 * T];
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	for (int g = 0; g < M; g += P) /* (micro-batch, chunk) of forward k */
+		for (int c = 0; c < V; c++)
+			for (int mi = g; mi < (g + P >= M ? M : g + P); mi++, n++) {
+				tab[n][0] = mi;
+				tab[n][1] = c;
+			}
+	ck_assert_int_eq(n, T);
+	for (int s = 0; s < P; s++) {
+		int warm = 2 * (P - s - 1) + (V - 1) * P, k = 0;
+		for (int i = 0; i < T + warm; i++) {
+			if (i < T) /* forward i */
+				memcpy(want[s][k++], (int[3]){ 0, tab[i][0], tab[i][1] }, sizeof(want[s][0]));
+			if (i >= warm) /* backward i - warm */
+				memcpy(want[s][k++],
+				       (int[3]){ 1, tab[i - warm][0], V - 1 - tab[i - warm][1] },
+				       sizeof(want[s][0]));
+		}
+		ck_assert_int_eq(k, 2 * T);
+	}
+	setup_small(&p, &o, 1, eq_model);
+	p.pp = P;
+	p.schedule = PLAN_SCHED_INTERLEAVED;
+	p.virtual_stages = V;
+	p.global_batch = 2 * M;
+	o.free_comm = true;
+	resolve(&p);
+	ck_assert_int_eq(plan_microbatches(&p), M);
+	run(&p, &o, &r);
+	for (int32_t i = 0; i < r.tl->n; i++) {
+		const struct sim_slice *sl = &r.tl->s[i];
+		int rep, s, bwd = !strcmp(sl->name, "qkv dgrad"), vs = sl->layer / 2;
+		if ((strcmp(sl->name, "qkv gemm") && !bwd) || sl->layer % 2 ||
+		    sscanf(r.tl->track[sl->track], "rep %d stage %d compute", &rep, &s) != 2 || rep)
+			continue;
+		ck_assert_int_eq(vs % P, s);
+		ck_assert_int_lt(ng[s], 2 * T);
+		int j = ng[s]++;
+		while (j > 0 && t0[s][j - 1] > sl->t0_s) { /* by start */
+			t0[s][j] = t0[s][j - 1];
+			memcpy(got[s][j], got[s][j - 1], sizeof(got[s][0]));
+			j--;
+		}
+		t0[s][j] = sl->t0_s;
+		memcpy(got[s][j], (int[3]){ bwd, sl->micro, vs / P }, sizeof(got[s][0]));
+	}
+	for (int s = 0; s < P; s++) {
+		ck_assert_int_eq(ng[s], 2 * T);
+		for (int k = 0; k < 2 * T; k++)
+			ck_assert_msg(!memcmp(got[s][k], want[s][k], sizeof(want[s][k])),
+				      "stage %d task %d: %s micro %d chunk %d, want %s %d %d", s, k,
+				      got[s][k][0] ? "bwd" : "fwd", got[s][k][1], got[s][k][2],
+				      want[s][k][0] ? "bwd" : "fwd", want[s][k][1], want[s][k][2]);
+	}
+	sim_prediction_release(&r);
+	/* deadlock: refused, and the executor agrees */
+	p.virtual_stages = 4;
+	p.global_batch = 10;
+	ck_assert_int_eq(plan_resolve(&p, &model, topo.ngpus, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "deadlocks with 5 micro-batches"), "%s", err.msg);
+	p.global_batch = 16;
+	resolve(&p);
+	p.global_batch = 10;
+	o.timeline = false;
+	ck_assert_int_ne(sim_predict(&topo, &model, &p, &o, &r, &err), 0);
+	ck_assert_msg(strstr(err.msg, "deadlocked"), "%s", err.msg);
+	topo_release(&topo);
+}
+END_TEST
+
 /* The slices named `name` on representative 0: count, total, shortest and
  * longest duration (s). */
 struct slice_stats {
@@ -5163,6 +5249,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 300); /* the sanitizer build, two tests at a time on 2 cores */
 	tcase_add_loop_test(tc, bubble_closed_forms, 0, 3);
+	tcase_add_test(tc, interleaved_short_group_order);
 	tcase_add_test(tc, folded_exact_dense_16);
 	tcase_add_test(tc, folded_exact_moe_64);
 	tcase_add_test(tc, folded_exact_random_placement);
