@@ -1310,7 +1310,7 @@ int main(int argc, char **argv)
 
 	printf("# vTrain A100 set: %s (%d rows)\n# cluster: %s\n# calibration: %s\n", csv, rs.n,
 	       cx.cluster, strcmp(calib, "none") ? calib : "none (compute-model defaults)");
-	printf("# settings: GPT-2 vocab %d, " SETTINGS_TEXT "%s, fidelity %s\n",
+	printf("# settings: GPT-2 vocab %d (padded to 128 x tp), " SETTINGS_TEXT "%s, fidelity %s\n",
 	       VOCAB,
 	       cx.st.overlap_dp ? "in 25 MiB buckets overlapped with the last backward (DDP)"
 				: "in 5e8-element buffers after backward (DeepSpeed)",

@@ -10,7 +10,7 @@
 
 enum {
 	O_PLAN = CLI_PLAN_OPT_BASE,
-	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET, O_DISP, O_LPVS,
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET, O_DISP, O_LPVS, O_VOCAB_DIV,
 	O_NO_SP, O_NO_DISTOPT, O_NO_FLASH, O_NO_PAD
 };
 
@@ -45,6 +45,7 @@ static const struct option plan_opts[] = {
 	{ "bucket-mb", required_argument, NULL, O_BUCKET },
 	{ "moe-token-dispatcher", required_argument, NULL, O_DISP },
 	{ "layers-per-virtual-stage", required_argument, NULL, O_LPVS },
+	{ "make-vocab-size-divisible-by", required_argument, NULL, O_VOCAB_DIV },
 	/* switch a plan file's true off */
 	{ "no-sequence-parallel", no_argument, NULL, O_NO_SP },
 	{ "no-distributed-optimizer", no_argument, NULL, O_NO_DISTOPT },
@@ -65,7 +66,8 @@ const char cli_plan_help[] =
 	"    --flash-attention --layers-per-stage 24,24,23,23\n"
 	"    --layers-per-virtual-stage 1,2,2,...,0 --images-per-sample N\n"
 	"    --image-tokens N --capacity-factor F --pad-to-capacity --expert-imbalance CV\n"
-	"    --bucket-mb MB --moe-token-dispatcher alltoall|allgather;\n"
+	"    --bucket-mb MB --moe-token-dispatcher alltoall|allgather\n"
+	"    --make-vocab-size-divisible-by N (128; the vocabulary padded to N x tp);\n"
 	"    --no-sequence-parallel --no-distributed-optimizer\n"
 	"    --no-flash-attention --no-pad-to-capacity switch a plan's true off;\n"
 	"    a flag given again overrides the first (not the two layer lists)\n";
@@ -191,6 +193,9 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 	case O_SEQ: return set_int(a, p, PF_SEQ, "--seq-len", v, 1, 1 << 24, &p->seq_len);
 	case O_VST:
 		return set_int(a, p, PF_VSTAGES, "--virtual-stages", v, 1, 1024, &p->virtual_stages);
+	case O_VOCAB_DIV:
+		return set_int(a, p, PF_VOCAB_DIV, "--make-vocab-size-divisible-by", v, 1, 1 << 20,
+			       &p->vocab_divisor);
 	case O_ZERO: return set_int(a, p, PF_ZERO, "--zero", v, 0, 3, &p->zero);
 	case O_SP: return set_bool(p, PF_SP, "--sequence-parallel", true, &p->sp);
 	case O_FLASH: return set_bool(p, PF_FLASH, "--flash-attention", true, &p->flash_attention);

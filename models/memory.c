@@ -345,7 +345,7 @@ double model_flops_iteration(const struct model *m, const struct plan *p)
 		if (p->recompute == PLAN_RC_SELECTIVE)
 			f += attn * T;
 	}
-	f += 3 * 2.0 * m->vocab * m->hidden * T; /* logits: fwd + 2x bwd, never recomputed */
+	f += 3 * 2.0 * plan_vocab(p, m) * m->hidden * T; /* logits: fwd + 2x bwd, never recomputed */
 	if (m->has_vision) {
 		imgs = (double)p->global_batch * plan_dist_mean(&p->images_per_sample);
 		patches = plan_dist_mean(&p->image_tokens) * m->vit.merge * m->vit.merge;
@@ -493,8 +493,8 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 	int m_micro = plan_microbatches(p), v = p->schedule == PLAN_SCHED_INTERLEAVED ?
 							      p->virtual_stages : 1;
 	double s_loc = (double)p->seq_len / p->cp, b = p->micro_batch, h = m->hidden;
-	double emb_rank = ((double)m->vocab * h + (double)m->max_pos * h) / p->tp;
-	double head_rank = (double)m->vocab * h / p->tp;
+	double emb_rank = (plan_vocab(p, m) * h + (double)m->max_pos * h) / p->tp;
+	double head_rank = plan_vocab(p, m) * h / p->tp;
 	/* Norm weights are replicated across TP ranks; counted as split here like
 	 * the layers' (they are < 0.01% of any model). */
 	double fin_norm = (m->norm == MODEL_NORM_LAYER ? 2 * h : h) / p->tp;
@@ -654,7 +654,7 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		 * (vocabulary-parallel), per micro-batch the last stage holds */
 		if (s == p->pp - 1)
 			st->activations_bytes += (4 * s_loc * b * h / (p->sp ? p->tp : 1) +
-						  4 * s_loc * b * (double)m->vocab / p->tp) *
+						  4 * s_loc * b * plan_vocab(p, m) / p->tp) *
 						 logits_in_flight(p, m_micro);
 		/* Buffers: DeepSpeed-style reduce buckets (two in flight, assumption);
 		 * Megatron reduces in place in its grad buffer. ZeRO-3 gathers the

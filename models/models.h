@@ -222,7 +222,7 @@ enum plan_field {
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
 	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_OVERLAP_EP,
-	PF_OVERLAP_SH, PF_DISPATCHER, PF_LPVS, PF_COUNT
+	PF_OVERLAP_SH, PF_DISPATCHER, PF_LPVS, PF_VOCAB_DIV, PF_COUNT
 };
 
 struct plan {
@@ -241,6 +241,9 @@ struct plan {
 	int seq_len;                   /* tokens per sequence (image tokens included), tokens */
 	enum plan_schedule schedule;   /* pipeline schedule */
 	int virtual_stages;            /* model chunks per device (interleaved), count */
+	int vocab_divisor;             /* the vocabulary is padded to a multiple of this x tp
+	                                * (Megatron's make_vocab_size_divisible_by, 128; 1:
+	                                * only to a multiple of tp), count */
 	enum plan_recompute recompute; /* activation recomputation */
 	int zero;                      /* ZeRO stage 0..3 */
 	bool distributed_optimizer;    /* Megatron's sharded optimizer (= ZeRO-1 memory) */
@@ -315,6 +318,10 @@ struct plan {
  * tp x dp x cp / (etp x ep), count. After plan_resolve. */
 int plan_expert_dp(const struct plan *p);
 /* The expert tensor parallelism in force (etp, or its default tp). */
+/* The vocabulary as the plan trains it: padded to a multiple of
+ * vocab_divisor x tp (Megatron's _vocab_size_with_padding), so that the
+ * embedding and the LM head split evenly over the tp ranks. */
+double plan_vocab(const struct plan *p, const struct model *m);
 static inline int plan_etp(const struct plan *p)
 {
 	return p->etp ? p->etp : p->tp;

@@ -48,6 +48,7 @@ void plan_init(struct plan *p)
 	p->seq_len = 4096;
 	p->schedule = PLAN_SCHED_1F1B;
 	p->virtual_stages = 1;
+	p->vocab_divisor = 128;              /* Megatron's make_vocab_size_divisible_by */
 	p->precision = PLAN_DT_BF16;
 	p->grad_dtype = PLAN_DT_FP32;        /* Megatron accumulates main grads in fp32 */
 	p->grad_reduce_dtype = PLAN_DT_FP32;
@@ -244,7 +245,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"layers_per_stage", "layers_per_virtual_stage", "flash_attention",
 		"capacity_factor", "expert_imbalance",
 		"pp_scatter_gather",
-		"grad_accum_fusion", "pad_to_capacity", "moe_token_dispatcher", NULL
+		"grad_accum_fusion", "pad_to_capacity", "moe_token_dispatcher",
+		"make_vocab_size_divisible_by", NULL
 	};
 	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", "ep",
 					       "shared_experts", NULL };
@@ -273,6 +275,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	    get_int_field(p, &r, "global_batch", PF_GLOBAL, 1, 1LL << 30, &p->global_batch, err) ||
 	    get_int_field(p, &r, "seq_len", PF_SEQ, 1, 1 << 24, &p->seq_len, err) ||
 	    get_int_field(p, &r, "virtual_stages", PF_VSTAGES, 1, 1024, &p->virtual_stages, err) ||
+	    get_int_field(p, &r, "make_vocab_size_divisible_by", PF_VOCAB_DIV, 1, 1 << 20,
+			  &p->vocab_divisor, err) ||
 	    get_int_field(p, &r, "zero", PF_ZERO, 0, 3, &p->zero, err) ||
 	    get_bool_field(p, &r, "distributed_optimizer", PF_DISTOPT, &p->distributed_optimizer,
 			   err) ||
@@ -881,6 +885,12 @@ int plan_warmup(const struct plan *p, int s, int m_micro)
 		   m_micro == p->pp			   ? total :
 							     2 * (p->pp - s - 1) + (v - 1) * p->pp;
 	return warm < total ? warm : total;
+}
+
+double plan_vocab(const struct plan *p, const struct model *m)
+{
+	double mult = (double)p->vocab_divisor * p->tp;
+	return ceil(m->vocab / mult) * mult;
 }
 
 void plan_vtask(const struct plan *p, int m_micro, int k, int *micro, int *chunk)

@@ -1612,7 +1612,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	int32_t *recv_of = NULL; /* [dir][vstage][micro] -> op index in the receiving role */
 	int32_t emb_recv[2] = { -1, -1 }; /* tied-embedding receive of stage 0, of stage P-1 */
 	struct bld b;
-	double h = m->hidden;
+	double h = m->hidden, vocab = plan_vocab(p, m);
 	/* with sequence parallelism the tensor is already split over tp */
 	bool sg = p->pp_scatter_gather && p->tp > 1 && !p->sp;
 	/* sequence parallelism: the embedding's output is reduce-scattered to
@@ -1620,15 +1620,15 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	 * VocabParallelEmbedding and output layer); backward mirrors them */
 	bool spl = p->sp && p->tp > 1;
 	/* parameters of this rank outside the layers (ZeRO-3 gathers them) */
-	double emb_params = ((double)m->vocab + m->max_pos) * m->hidden / p->tp;
+	double emb_params = (vocab + m->max_pos) * m->hidden / p->tp;
 	/* the final norm (divided over tp like the layers' norms) */
 	double fnorm_params = (double)model_norm_params(m) / p->tp;
 	/* the LM head's weights (a tied one is the embedding's, gathered again)
 	 * with the final norm before it */
-	double head_params = (double)m->vocab * m->hidden / p->tp + fnorm_params;
+	double head_params = vocab * m->hidden / p->tp + fnorm_params;
 	double vit_params = (double)model_vision_params(m) / p->tp;
 	/* the parameters the last stage's optimizer holds outside the layers */
-	double pg_head = (!m->tie_embeddings || P > 1 ? (double)m->vocab * m->hidden / p->tp : 0) +
+	double pg_head = (!m->tie_embeddings || P > 1 ? vocab * m->hidden / p->tp : 0) +
 			 fnorm_params;
 	/* a sharded optimizer below ZeRO-3 all-gathers the updated parameters:
 	 * after its step, or beside the next forward with overlap.param_gather */
@@ -1797,7 +1797,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					if (spl)
 						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
 						     "lm head tp allgather", false);
-					gemm(&b, WL_P_FWD, "lm head gemm", b.T, (double)m->vocab / p->tp,
+					gemm(&b, WL_P_FWD, "lm head gemm", b.T, vocab / p->tp,
 					     h, 1, 1, WL_V_NONE);
 					/* softmax cross-entropy: fp32 logits read and written;
 					 * over a vocabulary split by TP, Megatron's
@@ -1805,7 +1805,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					 * per-token max, the predicted logit and the sum of
 					 * exponentials (fp32 each) */
 					cmp_op(&b, WL_P_FWD, WL_ELEM, "loss", 0,
-					       2 * 4 * b.T * m->vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
+					       2 * 4 * b.T * vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
 					for (int k = 0; k < 3 && p->tp > 1; k++)
 						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLREDUCE, 4 * b.T,
 						     "loss tp allreduce", false);
@@ -1832,7 +1832,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				if (last_vs) {
 					b.layer = -1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "loss bwd", 0,
-					       2 * 4 * b.T * m->vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
+					       2 * 4 * b.T * vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
 					wait_dp(&b, g_head);
 					/* a column-parallel linear like QKV (layer_bwd): with
 					 * SP its saved input shard is gathered again beside
@@ -1845,13 +1845,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
 						     "lm head tp allgather", true);
 					gemm(&b, WL_P_BWD, "lm head dgrad", b.T, h,
-					     (double)m->vocab / p->tp, 1, 1, WL_V_NONE);
+					     vocab / p->tp, 1, 1, WL_V_NONE);
 					enum wl_coll hc = spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 					const char *hn = spl ? "lm head tp reducescatter"
 							     : "lm head tp allreduce";
 					if (p->tp > 1 && hide_head)
 						comm(&b, WL_P_BWD, WL_D_TP, hc, 2 * b.T * h, hn, true);
-					gemm(&b, WL_P_BWD, "lm head wgrad", h, (double)m->vocab / p->tp,
+					gemm(&b, WL_P_BWD, "lm head wgrad", h, vocab / p->tp,
 					     b.T, 1, 1, WL_V_NONE);
 					if (p->tp > 1 && !hide_head)
 						comm(&b, WL_P_BWD, WL_D_TP, hc, 2 * b.T * h, hn, false);
@@ -1865,12 +1865,12 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					       8 * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
 					if (own)
 						grad_accum(&b, "lm head grad accumulate",
-							   (double)m->vocab * h / p->tp, 1);
+							   vocab * h / p->tp, 1);
 					grad_accum(&b, "final norm grad accumulate", fnorm_params,
 						   m->norm == MODEL_NORM_LAYER ? 2 : 1);
 					if (reduce) {
 						b.bucket_dense += fnorm_params +
-								  (own ? (double)m->vocab * h / p->tp : 0);
+								  (own ? vocab * h / p->tp : 0);
 						if (flush)
 							dp_flush(&b, false, false);
 					}
@@ -1908,7 +1908,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * 2 * b.T * h, 0,
 					       0, 0, 0, WL_V_NONE);
 					grad_accum(&b, "embedding grad accumulate",
-						   (double)(m->vocab + m->max_pos) * h / p->tp,
+						   (vocab + m->max_pos) * h / p->tp,
 						   m->max_pos > 0 ? 2 : 1);
 					vision(&b, true);
 					/* encoder blocks: 12 tensors each (two LayerNorms,
@@ -1918,7 +1918,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						   (double)model_vision_params(m) / p->tp,
 						   m->has_vision ? 12 * m->vit.depth + 6 : 0);
 					if (reduce) {
-						b.bucket_dense += ((double)m->vocab * h +
+						b.bucket_dense += (vocab * h +
 								   (double)m->max_pos * h +
 								   (double)model_vision_params(m)) /
 								  p->tp;
@@ -2002,7 +2002,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		dp_flush(&b, true, true);
 		run_deferred(&b); /* top-k scatter-adds */
 		if (P > 1 && m->tie_embeddings && (s == 0 || s == P - 1))
-			emb_exchange(&b, s == 0 ? P - 1 : 0, (double)m->vocab * h / p->tp * b.gb,
+			emb_exchange(&b, s == 0 ? P - 1 : 0, vocab * h / p->tp * b.gb,
 				     &emb_recv[s == 0 ? 0 : 1]);
 		/* optimizer step over this rank's shard after every reduction */
 		for (int l0 = 0; l0 < v; l0++) {
@@ -2016,10 +2016,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 		}
 		if (s == 0)
-			opt_dense += ((double)m->vocab * h + (double)m->max_pos * h +
+			opt_dense += (vocab * h + (double)m->max_pos * h +
 				      (double)model_vision_params(m)) / p->tp;
 		if (s == (V - 1) % P && (!m->tie_embeddings || P > 1))
-			opt_dense += (double)m->vocab * h / p->tp;
+			opt_dense += vocab * h / p->tp;
 		if (s == (V - 1) % P)
 			opt_dense += fnorm_params;
 		grads_total = opt_dense + opt_exp;

@@ -59,6 +59,24 @@ check "GPT-2 without --seq-len takes its 1024 positions" 0 "$TRAINSIM" memory \
 	--cluster pcie-2x2-tcp --model "$EX/models/gpt2.json" --json
 check "GPT-2 with a longer --seq-len is refused" 2 "$TRAINSIM" memory \
 	--cluster pcie-2x2-tcp --model "$EX/models/gpt2.json" --seq-len 2048
+# Megatron pads the vocabulary to a multiple of 128 x tp: GPT-2's 50,257
+# rows are 50,304 at tp 1, 47 rows of 768 bf16 weights (72,192 B) more in
+# the tied embedding than a divisor of 1 leaves there
+check "--make-vocab-size-divisible-by 0 is refused" 2 "$TRAINSIM" memory \
+	--cluster pcie-2x2-tcp --model "$EX/models/gpt2.json" --make-vocab-size-divisible-by 0
+expect "names the flag" "make-vocab-size-divisible-by must be between 1" "$TMP/err"
+check "GPT-2 padded to 50,304 rows" 0 "$TRAINSIM" memory --cluster pcie-2x2-tcp \
+	--model "$EX/models/gpt2.json" --tp 1 --json
+mv "$TMP/out" "$TMP/pad128.json"
+check "GPT-2 unpadded with a divisor of 1 at tp 1" 0 "$TRAINSIM" memory --cluster pcie-2x2-tcp \
+	--model "$EX/models/gpt2.json" --tp 1 --make-vocab-size-divisible-by 1 --json
+if python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+d = (a["stages"][0]["weights_gib"] - b["stages"][0]["weights_gib"]) * 2**30
+sys.exit(0 if abs(d - 47 * 768 * 2) < 1e-3 else 1)' "$TMP/pad128.json" "$TMP/out"; then
+	ok "the 47 padding rows take 72,192 bytes of weights"
+else bad "the 47 padding rows take 72,192 bytes of weights"; fi
 check "235B, no sharding: does not fit" 1 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
 	--plan "$EX/plans/seed002-235b-zero3-offload.json" --precision fp16
 expect "says which stage and why" "stage 0 needs [0-9.]+ GiB of 80.0 GiB: weights 43[0-9.]+" "$TMP/err"

@@ -9,6 +9,13 @@
 #include "models/models.h"
 #include "testutil.h"
 
+/* Megatron's _vocab_size_with_padding at its default
+ * make_vocab_size_divisible_by: a multiple of 128 x tp */
+static double padded_vocab(int vocab, int tp)
+{
+	return ceil(vocab / (128.0 * tp)) * 128.0 * tp;
+}
+
 /* ---- parameters: independent closed forms ------------------------------ */
 
 /* Qwen3 / Qwen3-VL text decoder: embedding, per layer attention with GQA
@@ -722,7 +729,7 @@ START_TEST(interleaved_short_last_group)
 	for (int st = 0; st < 3; st++)
 		ck_assert_double_eq_tol(r->stage[st].activations_bytes, o->stage[st].activations_bytes,
 					1e-9 * o->stage[st].activations_bytes);
-	want = 4.0 * p.seq_len * p.micro_batch * (m.hidden + (double)m.vocab);
+	want = 4.0 * p.seq_len * p.micro_batch * (m.hidden + padded_vocab(m.vocab, 1));
 	ck_assert_msg(fabs(r->stage[3].activations_bytes - o->stage[3].activations_bytes - want) <
 			      1e-6 * want,
 		      "last stage: +%.6g B, want one more micro-batch's logits %.6g B",
@@ -1143,7 +1150,9 @@ END_TEST
 START_TEST(state_memory_sums_over_stages)
 {
 	/* Weights over all stages and TP ranks add back up to the model (each
-	 * TP/PP shard counted once; tied embeddings copied to the last stage). */
+	 * TP/PP shard counted once; tied embeddings copied to the last stage)
+	 * and the rows that pad the vocabulary to a multiple of 128 x tp, in
+	 * the embedding and the LM head (128,256 -> 129,024 at tp 8). */
 	struct model m;
 	struct plan p;
 	struct model_params mp;
@@ -1161,7 +1170,8 @@ START_TEST(state_memory_sums_over_stages)
 	memory_eval(&m, &p, &env, r);
 	for (int s = 0; s < 4; s++)
 		sum += r->stage[s].weights_bytes * 8 / 2;
-	ck_assert_double_eq_tol(sum, (double)mp.sum_total, 1);
+	ck_assert_double_eq(padded_vocab(m.vocab, 8), 129024);
+	ck_assert_double_eq_tol(sum, (double)mp.sum_total + 2 * (129024.0 - m.vocab) * m.hidden, 1);
 	free(r);
 }
 END_TEST
@@ -1396,7 +1406,8 @@ START_TEST(interleaved_chunks_strided)
 	model_layer_rank_params(&m, &p, 0, &dd, &de);
 	model_layer_rank_params(&m, &p, 3, &md, &me);
 	/* stage 1: layer 2 dense, 3, 6, 7 MoE, + final norm and the LM head */
-	want = dd + de + 3 * (md + me) + model_norm_params(&m) + (double)m.vocab * m.hidden;
+	want = dd + de + 3 * (md + me) + model_norm_params(&m) +
+	       padded_vocab(m.vocab, 1) * m.hidden;
 	ck_assert_double_eq_tol(r->stage[1].weights_bytes, 2 * want, 1e-3);
 	/* layers_per_virtual_stage (Megatron-core's pipeline layout): the
 	 * (c p + s)-th entry, in the model's order, zero allowed: [1, 3, 4, 0]
@@ -1416,11 +1427,60 @@ START_TEST(interleaved_chunks_strided)
 			}
 		memory_eval(&m, &p, &env, r);
 		/* stage 1: layers 1, 2 dense, 3 MoE, + final norm and head */
-		want = 2 * (dd + de) + (md + me) + model_norm_params(&m) + (double)m.vocab * m.hidden;
+		want = 2 * (dd + de) + (md + me) + model_norm_params(&m) +
+		       padded_vocab(m.vocab, 1) * m.hidden;
 		ck_assert_double_eq_tol(r->stage[1].weights_bytes, 2 * want, 1e-3);
 		ck_assert_int_eq(r->stage[1].layers, 3);
 	}
 	free(r);
+}
+END_TEST
+
+/* The vocabulary is padded as Megatron pads it (_vocab_size_with_padding,
+ * make_vocab_size_divisible_by 128): GPT-2's 50,257 tokens train as 50,304
+ * rows at tp 1 (as nanoGPT pads them too), 51,200 at tp 8, where a divisor
+ * of 1 leaves 50,264 (a multiple of tp). The last stage's LM head weights
+ * grow by the extra rows, and the model FLOPs (Megatron's count, with the
+ * padded vocabulary) by their logits. */
+START_TEST(vocab_padded_as_megatron)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r)), *o = malloc(sizeof(*o));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 16 };
+	struct ts_error err = TS_ERROR_INIT;
+	double f1, f128;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_msg(load_text(&m,
+				"{\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 16, \"vocab_size\": "
+				"50257, \"n_positions\": 1024, \"model_type\": \"gpt2\"}",
+				&err) == 0,
+		      "%s", err.msg);
+	plan_init(&p);
+	ck_assert_int_eq(p.vocab_divisor, 128);
+	p.seq_len = 1024;
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	ck_assert_double_eq(plan_vocab(&p, &m), 50304);
+	p.tp = 8;
+	p.pp = 2;
+	p.dp = 0;
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	ck_assert_double_eq(plan_vocab(&p, &m), 51200);
+	memory_eval(&m, &p, &env, r);
+	f128 = model_flops_iteration(&m, &p);
+	p.vocab_divisor = 1;
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	ck_assert_double_eq(plan_vocab(&p, &m), 50264); /* a multiple of tp still */
+	memory_eval(&m, &p, &env, o);
+	f1 = model_flops_iteration(&m, &p);
+	/* bf16 weights: 936 rows of 768 over the 8 tp ranks */
+	ck_assert_double_eq_tol(r->stage[1].weights_bytes - o->stage[1].weights_bytes,
+				2.0 * 936 * 768 / 8, 1e-6);
+	ck_assert_double_eq_tol(f128 - f1, 6.0 * 936 * 768 * p.global_batch * p.seq_len,
+				1e-9 * f1);
+	free(r);
+	free(o);
 }
 END_TEST
 
@@ -1865,6 +1925,8 @@ static const struct {
 		       "\"global_batch\": 3}",
 	  4, "global_batch: the interleaved schedule needs at least pp 4 micro-batches per replica, not 3" },
 	{ "llama3-8b", "{\"virtual_stages\": 2}", 8, "contradicts schedule '1f1b'" },
+	{ "llama3-8b", "{\"make_vocab_size_divisible_by\": 0}", 8,
+	  "make_vocab_size_divisible_by" },
 	{ "llama3-8b", "{\"cp\": 2, \"flash_attention\": true, \"seq_len\": 4098}", 8,
 	  "divisible by 2 x cp" },
 	{ "llama3-8b", "{\"zero\": 4}", 8, "zero" },
@@ -2324,7 +2386,7 @@ START_TEST(layer_cost_consistent)
 		sum += 3 * c.fwd_flops * p.tp; /* all TP ranks */
 	}
 	sum *= (double)plan_microbatches(&p) * p.dp;
-	head = 3 * 2.0 * m.vocab * m.hidden * (double)p.global_batch * p.seq_len;
+	head = 3 * 2.0 * padded_vocab(m.vocab, p.tp) * m.hidden * (double)p.global_batch * p.seq_len;
 	want = model_flops_iteration(&m, &p);
 	ck_assert_double_eq_tol(sum + head, want, want * 1e-9);
 }
@@ -2362,6 +2424,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, shared_overlap_keeps_input);
 	tcase_add_test(tc, activations_uneven_chunks);
 	tcase_add_test(tc, interleaved_short_last_group);
+	tcase_add_test(tc, vocab_padded_as_megatron);
 	tcase_add_test(tc, activations_selective_and_gqa);
 	tcase_add_test(tc, activations_fp32_masks);
 	tcase_add_test(tc, interleaved_chunks_strided);
