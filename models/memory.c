@@ -493,7 +493,9 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 	int m_micro = plan_microbatches(p), v = p->schedule == PLAN_SCHED_INTERLEAVED ?
 							      p->virtual_stages : 1;
 	double s_loc = (double)p->seq_len / p->cp, b = p->micro_batch, h = m->hidden;
-	double emb_rank = (plan_vocab(p, m) * h + (double)m->max_pos * h) / p->tp;
+	/* learned positions: whole on every tp rank (Megatron's serial
+	 * position embedding) */
+	double emb_rank = plan_vocab(p, m) * h / p->tp + (double)m->max_pos * h;
 	double head_rank = plan_vocab(p, m) * h / p->tp;
 	/* Norm weights are replicated across TP ranks; counted as split here like
 	 * the layers' (they are < 0.01% of any model). */

@@ -1619,8 +1619,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	 * sequence shards and the LM head's input all-gathered (Megatron's
 	 * VocabParallelEmbedding and output layer); backward mirrors them */
 	bool spl = p->sp && p->tp > 1;
-	/* parameters of this rank outside the layers (ZeRO-3 gathers them) */
-	double emb_params = (vocab + m->max_pos) * m->hidden / p->tp;
+	/* parameters of this rank outside the layers (ZeRO-3 gathers them):
+	 * the vocabulary-parallel word embeddings' 1/tp, and the learned
+	 * positions whole (Megatron's "Position embedding (serial)", the same
+	 * on every tp rank) */
+	double emb_params = vocab * m->hidden / p->tp + (double)m->max_pos * m->hidden;
 	/* the final norm (divided over tp like the layers' norms) */
 	double fnorm_params = (double)model_norm_params(m) / p->tp;
 	/* the LM head's weights (a tied one is the embedding's, gathered again)
@@ -1908,7 +1911,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * 2 * b.T * h, 0,
 					       0, 0, 0, WL_V_NONE);
 					grad_accum(&b, "embedding grad accumulate",
-						   (vocab + m->max_pos) * h / p->tp,
+						   vocab * h / p->tp + (double)m->max_pos * h,
 						   m->max_pos > 0 ? 2 : 1);
 					vision(&b, true);
 					/* encoder blocks: 12 tensors each (two LayerNorms,
@@ -1919,9 +1922,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						   m->has_vision ? 12 * m->vit.depth + 6 : 0);
 					if (reduce) {
 						b.bucket_dense += (vocab * h +
-								   (double)m->max_pos * h +
 								   (double)model_vision_params(m)) /
-								  p->tp;
+									  p->tp +
+								  (double)m->max_pos * h;
 						if (flush)
 							dp_flush(&b, false, false);
 					}
@@ -2016,8 +2019,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 		}
 		if (s == 0)
-			opt_dense += (vocab * h + (double)m->max_pos * h +
-				      (double)model_vision_params(m)) / p->tp;
+			opt_dense += (vocab * h + (double)model_vision_params(m)) / p->tp +
+				     (double)m->max_pos * h;
 		if (s == (V - 1) % P && (!m->tie_embeddings || P > 1))
 			opt_dense += vocab * h / p->tp;
 		if (s == (V - 1) % P)

@@ -1484,6 +1484,39 @@ START_TEST(vocab_padded_as_megatron)
 }
 END_TEST
 
+/* Learned position embeddings are not split over tp (Megatron's
+ * "Position embedding (serial)"): GPT-2 with 2,048 positions against 1,024
+ * at tp 8 holds 1,024 x 768 more bf16 weights on stage 0, whole. */
+START_TEST(positions_whole_on_every_tp_rank)
+{
+	static const char *const gpt = "{\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 16, "
+					"\"vocab_size\": 50257, \"n_positions\": %d, "
+					"\"model_type\": \"gpt2\"}";
+	struct model m;
+	struct plan p;
+	struct memory_report *r[2] = { malloc(sizeof(*r[0])), malloc(sizeof(*r[1])) };
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 16 };
+	struct ts_error err = TS_ERROR_INIT;
+	char text[256];
+	for (int k = 0; k < 2; k++) {
+		ck_assert_ptr_nonnull(r[k]);
+		snprintf(text, sizeof(text), gpt, 1024 << k);
+		ck_assert_msg(load_text(&m, text, &err) == 0, "%s", err.msg);
+		plan_init(&p);
+		p.tp = 8;
+		p.pp = 2;
+		p.seq_len = 1024;
+		ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, r[k]);
+	}
+	ck_assert_double_eq_tol(r[1]->stage[0].weights_bytes - r[0]->stage[0].weights_bytes,
+				2.0 * 1024 * 768, 1e-6);
+	ck_assert_double_eq_tol(r[1]->stage[1].weights_bytes, r[0]->stage[1].weights_bytes, 1e-6);
+	free(r[0]);
+	free(r[1]);
+}
+END_TEST
+
 START_TEST(bad_model_configs)
 {
 	struct model m;
@@ -2425,6 +2458,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_uneven_chunks);
 	tcase_add_test(tc, interleaved_short_last_group);
 	tcase_add_test(tc, vocab_padded_as_megatron);
+	tcase_add_test(tc, positions_whole_on_every_tp_rank);
 	tcase_add_test(tc, activations_selective_and_gqa);
 	tcase_add_test(tc, activations_fp32_masks);
 	tcase_add_test(tc, interleaved_chunks_strided);
