@@ -383,42 +383,34 @@ static bool ep_paired(const struct plan *p, int m_micro)
  * micro-batch (one each when NULL); from i = warm-up on, backward i -
  * warm-up frees its chunk's after it. Gives the peak of the total (for
  * equal chunks, chunks_in_flight x their size; the overlap.ep pair's extra
- * layer is added by the caller), the most micro-batches of chunk 0 held at
- * that peak, and the most of the last chunk held at once. Where p divides
- * m the two counts are min(m, 2p) and one (all m when m = p), which the
- * callers take without walking (checked for p 2-16, v 2-4, m = p to 8p:
- * walking made bench_models' interleaved gpt3-175b plan 6.2 against 0.9 us
- * an evaluation); overlap.ep's extra warm-up forward and merged pairs
- * (the backward's LM head first) leave both counts as they are, for any
+ * layer is added by the caller) and the most micro-batches of the last
+ * chunk held at once: one where p divides m (all m when m = p), which
+ * logits_in_flight takes without walking (checked for p 2-16, v 2-4, m = p
+ * to 8p: walking made bench_models' interleaved gpt3-175b plan 6.2 against
+ * 0.9 us an evaluation); overlap.ep's extra warm-up forward and merged
+ * pairs (the backward's LM head first) leave that count as it is, for any
  * m. */
 struct vwalk {
 	double peak; /* bytes (chunk_act) */
-	int chunk0;  /* chunk 0's micro-batches at the peak */
-	int last;    /* the last chunk's, at most */
+	int last;    /* the last chunk's micro-batches, at most */
 };
 
 static struct vwalk interleaved_walk(const struct plan *p, int s, int m_micro,
 				     const double *chunk_act)
 {
 	int v = p->virtual_stages, total = m_micro * v, warm = plan_warmup(p, s, m_micro);
-	int mi, c, n0 = 0, nl = 0;
+	int mi, c, nl = 0;
 	double live = 0;
-	struct vwalk w = { 0, 0, 0 };
+	struct vwalk w = { 0, 0 };
 	for (int i = 0; i < total; i++) {
 		plan_vtask(p, m_micro, i, &mi, &c);
 		live += chunk_act ? chunk_act[c] : 1;
-		n0 += c == 0;
 		nl += c == v - 1;
-		if (live > w.peak || (live == w.peak && n0 > w.chunk0)) {
-			w.peak = live;
-			w.chunk0 = n0;
-		}
-		if (nl > w.last)
-			w.last = nl;
+		w.peak = live > w.peak ? live : w.peak;
+		w.last = nl > w.last ? nl : w.last;
 		if (i >= warm) {
 			plan_vtask(p, m_micro, i - warm, &mi, &c);
 			live -= chunk_act ? chunk_act[v - 1 - c] : 1;
-			n0 -= c == v - 1;
 			nl -= c == 0;
 		}
 	}
@@ -426,24 +418,24 @@ static struct vwalk interleaved_walk(const struct plan *p, int s, int m_micro,
 }
 
 /* Of those, the micro-batches of stage 0's first model chunk, where the
- * vision encoder and the embedding live: all unless interleaved, where
- * Megatron's order holds chunk 0 ahead (interleaved_walk; the forwards run
- * p at a time per chunk). */
+ * vision encoder and the embedding live: all unless interleaved, where at
+ * the peak of the total Megatron's order holds min(m, 2p) of chunk 0 (the
+ * forwards run p at a time per chunk, so chunk 0 is ahead; walked through
+ * the order of plan_vtask for p 2-16, v 2-4, m = p to 8p, whether p divides
+ * m or not). */
 static double chunk0_in_flight(const struct plan *p, int m_micro)
 {
 	/* overlap.ep without a pipeline: the next micro-batch's forward
 	 * allocates its encoder and embedding activations first and the
 	 * backward frees its own last: one more. Interleaved, chunk 0's count
-	 * at the peak stays the walk's (walked with the extra warm-up forward
-	 * and each pair holding both; found by review: one more was counted
-	 * there too) */
+	 * at the peak stays min(m, 2p) (walked through the schedule with the
+	 * extra warm-up forward and each pair holding both; found by review:
+	 * one more was counted there too) */
 	if (p->schedule != PLAN_SCHED_INTERLEAVED) {
 		double n = chunks_in_flight(p, 0, m_micro) + (ep_paired(p, m_micro) ? 1 : 0);
 		return n < m_micro ? n : m_micro;
 	}
-	if (m_micro % p->pp == 0) /* (the walk's, without the walk) */
-		return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
-	return interleaved_walk(p, 0, m_micro, NULL).chunk0;
+	return m_micro < 2 * p->pp ? m_micro : 2 * p->pp;
 }
 
 /* Micro-batches whose LM-head logits the last stage holds at once: each

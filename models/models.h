@@ -317,11 +317,11 @@ struct plan {
  * gradients together (Megatron-core's expert data-parallel group):
  * tp x dp x cp / (etp x ep), count. After plan_resolve. */
 int plan_expert_dp(const struct plan *p);
-/* The expert tensor parallelism in force (etp, or its default tp). */
 /* The vocabulary as the plan trains it: padded to a multiple of
  * vocab_divisor x tp (Megatron's _vocab_size_with_padding), so that the
  * embedding and the LM head split evenly over the tp ranks. */
 double plan_vocab(const struct plan *p, const struct model *m);
+/* The expert tensor parallelism in force (etp, or its default tp). */
 static inline int plan_etp(const struct plan *p)
 {
 	return p->etp ? p->etp : p->tp;

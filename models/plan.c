@@ -1450,12 +1450,28 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "the interleaved schedule needs at least pp %d micro-batches per replica, "
 		       "not %d",
 		       p->pp, mbs);
-	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp && interleaved_deadlocks(p, mbs))
+	/* (walked micro-batch by micro-batch: bounded as the executor is) */
+	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp && mbs > PLAN_MAX_MICRO)
+		REFUSE(PF_GLOBAL, "global_batch (default)",
+		       "the interleaved schedule with pp %d not dividing the micro-batches is "
+		       "walked micro-batch by micro-batch: at most %d per replica, not %d",
+		       p->pp, PLAN_MAX_MICRO, mbs);
+	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp && interleaved_deadlocks(p, mbs)) {
+		struct plan q = *p;
+		q.overlap_ep = false;
+		if (p->overlap_ep && !interleaved_deadlocks(&q, mbs))
+			REFUSE(PF_GLOBAL, "global_batch (default)",
+			       "the interleaved schedule with overlap.ep deadlocks with %d "
+			       "micro-batches per replica on pp %d (its merged forward-backward "
+			       "pairs need both inputs, and Megatron-core's micro-batch groups of "
+			       "pp leave a last group of %d); use a multiple of pp or no overlap.ep",
+			       mbs, p->pp, mbs % p->pp);
 		REFUSE(PF_GLOBAL, "global_batch (default)",
 		       "the interleaved schedule deadlocks with %d micro-batches per replica on pp "
 		       "%d (Megatron-core's micro-batch groups of pp leave a last group of %d); "
 		       "use a multiple of pp",
 		       mbs, p->pp, mbs % p->pp);
+	}
 	/* Optimizer sharding and offload. */
 	/* ds_config without overlap_comm and a plan without overlap.dp:
 	 * DeepSpeed's default, on for the final stage 3 only */

@@ -4471,8 +4471,9 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	}
 	/* FLOPs and utilisation */
 	/* model FLOPs: Megatron's count without recompute (what `model`
-	 * reports); hardware FLOPs: what the ops executed (recompute, causal
-	 * flash attention, dropped or padded expert tokens, the drawn images) */
+	 * reports, with the vocabulary padded as the plan trains it); hardware
+	 * FLOPs: what the ops executed (recompute, causal flash attention,
+	 * dropped or padded expert tokens, the drawn images) */
 	{
 		struct plan q = *p;
 		q.recompute = PLAN_RC_NONE;

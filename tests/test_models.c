@@ -695,7 +695,8 @@ END_TEST
  * logits at once (its backwards follow the table 4 entries behind its
  * forwards, so the last chunk's forwards of 4 and 5 both run before the
  * backward of 4), one more than at m 8: 4 s b (h + V) bytes. Plans whose
- * order deadlocks are refused (pp 4, v 4, m 5). */
+ * order deadlocks are refused (pp 4, v 4, m 5; pp 8, v 2, m 12; with
+ * overlap.ep pp 4, v 2, m 6), the others resolve. */
 START_TEST(interleaved_short_last_group)
 {
 	static const int table6[12][2] = { { 0, 0 }, { 1, 0 }, { 2, 0 }, { 3, 0 }, { 0, 1 }, { 1, 1 },
@@ -738,6 +739,40 @@ START_TEST(interleaved_short_last_group)
 	p.global_batch = 5;
 	ck_assert_int_eq(plan_resolve(&p, &m, 4, &err), TS_EINPUT);
 	ck_assert_msg(strstr(err.msg, "deadlocks with 5 micro-batches per replica on pp 4"), "%s", err.msg);
+	/* pp 8, v 2: a last group of 4 deadlocks (stage 0's warm-up reaches
+	 * micro-batch 9's second chunk, which waits on the last stage's
+	 * forward behind its first backward), of 6 not */
+	p.pp = 8;
+	p.virtual_stages = 2;
+	p.global_batch = 12;
+	ck_assert_int_eq(plan_resolve(&p, &m, 8, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "deadlocks with 12 micro-batches per replica on pp 8"), "%s",
+		      err.msg);
+	p.global_batch = 14;
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+	/* beyond what the walk holds */
+	p.pp = 4;
+	p.global_batch = 16385;
+	ck_assert_int_eq(plan_resolve(&p, &m, 4, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "at most 16384 per replica, not 16385"), "%s", err.msg);
+	/* overlap.ep merges a steady forward with a backward, which then
+	 * needs both inputs: pp 4, v 2 deadlocks at 6 micro-batches with it
+	 * (named), not without it, and not at 7 */
+	ck_assert_int_eq(model_load(&m, "qwen3-30b-a3b", &err), 0);
+	plan_init(&p);
+	p.pp = 4;
+	p.ep = 2;
+	p.schedule = PLAN_SCHED_INTERLEAVED;
+	p.virtual_stages = 2;
+	p.global_batch = 12;
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(plan_microbatches(&p), 6);
+	p.overlap_ep = true;
+	ck_assert_int_eq(plan_resolve(&p, &m, 8, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "with overlap.ep deadlocks with 6 micro-batches"), "%s",
+		      err.msg);
+	p.global_batch = 14;
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
 	free(r);
 	free(o);
 }
