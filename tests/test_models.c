@@ -638,6 +638,21 @@ START_TEST(activations_ep_overlap_pair)
 }
 END_TEST
 
+/* llama3-8b on 4 GPUs, pp 4 interleaved over 2 virtual stages, global
+ * batch gb (one micro-batch of 1 per replica each), resolved. */
+static void llama_pp4_v2(struct model *m, struct plan *p, int gb)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(m, "llama3-8b", &err), 0);
+	plan_init(p);
+	p->pp = 4;
+	p->schedule = PLAN_SCHED_INTERLEAVED;
+	p->virtual_stages = 2;
+	p->global_batch = gb;
+	ck_assert_msg(plan_resolve(p, m, 4, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(plan_microbatches(p), gb);
+}
+
 /* Activations under an uneven layers_per_virtual_stage: the peak of the
  * interleaved order, not the mean chunk (found by review). llama3-8b, pp 4,
  * v 2, 32 micro-batches, no recompute: stage 0 holding its 8 layers in
@@ -655,14 +670,7 @@ START_TEST(activations_uneven_chunks)
 	double lay;
 	ck_assert_ptr_nonnull(r);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
-	plan_init(&p);
-	p.pp = 4;
-	p.schedule = PLAN_SCHED_INTERLEAVED;
-	p.virtual_stages = 2;
-	p.global_batch = 32;
-	ck_assert_msg(plan_resolve(&p, &m, 4, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(plan_microbatches(&p), 32);
+	llama_pp4_v2(&m, &p, 32);
 	memory_eval(&m, &p, &env, r);
 	p.nlpvs = 8;
 	for (int i = 0; i < 8; i++)
@@ -709,14 +717,7 @@ START_TEST(interleaved_short_last_group)
 	double want;
 	ck_assert_ptr_nonnull(r);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
-	plan_init(&p);
-	p.pp = 4;
-	p.schedule = PLAN_SCHED_INTERLEAVED;
-	p.virtual_stages = 2;
-	p.global_batch = 6;
-	ck_assert_msg(plan_resolve(&p, &m, 4, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(plan_microbatches(&p), 6);
+	llama_pp4_v2(&m, &p, 6);
 	for (int k = 0; k < 12; k++) {
 		int mi, c;
 		plan_vtask(&p, 6, k, &mi, &c);
