@@ -95,6 +95,7 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		cJSON_AddNumberToObject(root, "micro_batch", p->micro_batch);
 		cJSON_AddNumberToObject(root, "global_batch", p->global_batch);
 		cJSON_AddNumberToObject(root, "micro_batches", plan_microbatches(p));
+		cJSON_AddNumberToObject(root, "vocab", plan_vocab(p, m)); /* as trained: padded */
 		cJSON_AddNumberToObject(root, "flops_per_iteration", model_flops_iteration(m, p));
 		for (int s = 0; s < r->nstages; s++) {
 			const struct memory_stage *st = &r->stage[s];

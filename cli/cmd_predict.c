@@ -151,6 +151,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddNumberToObject(root, "cp", p->cp);
 		cJSON_AddNumberToObject(root, "global_batch", p->global_batch);
 		cJSON_AddNumberToObject(root, "micro_batches", r->micro_batches);
+		cJSON_AddNumberToObject(root, "vocab", plan_vocab(p, m)); /* as trained: padded */
 		cJSON_AddNumberToObject(root, "model_flops", r->model_flops);
 		cJSON_AddNumberToObject(root, "hardware_flops", r->hw_flops);
 		cJSON_AddNumberToObject(root, "instances", r->instances);

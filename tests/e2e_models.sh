@@ -67,6 +67,7 @@ check "--make-vocab-size-divisible-by 0 is refused" 2 "$TRAINSIM" memory \
 expect "names the flag" "make-vocab-size-divisible-by must be between 1" "$TMP/err"
 check "GPT-2 padded to 50,304 rows" 0 "$TRAINSIM" memory --cluster pcie-2x2-tcp \
 	--model "$EX/models/gpt2.json" --tp 1 --json
+expect "its JSON says the vocabulary trained" '"vocab":[[:space:]]*50304[,}]' "$TMP/out"
 mv "$TMP/out" "$TMP/pad128.json"
 check "GPT-2 unpadded with a divisor of 1 at tp 1" 0 "$TRAINSIM" memory --cluster pcie-2x2-tcp \
 	--model "$EX/models/gpt2.json" --tp 1 --make-vocab-size-divisible-by 1 --json
