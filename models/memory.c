@@ -485,10 +485,11 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 	int m_micro = plan_microbatches(p), v = p->schedule == PLAN_SCHED_INTERLEAVED ?
 							      p->virtual_stages : 1;
 	double s_loc = (double)p->seq_len / p->cp, b = p->micro_batch, h = m->hidden;
+	double vocab = plan_vocab(p, m); /* as trained: padded */
 	/* learned positions: whole on every tp rank (Megatron's serial
 	 * position embedding) */
-	double emb_rank = plan_vocab(p, m) * h / p->tp + (double)m->max_pos * h;
-	double head_rank = plan_vocab(p, m) * h / p->tp;
+	double emb_rank = vocab * h / p->tp + (double)m->max_pos * h;
+	double head_rank = vocab * h / p->tp;
 	/* Norm weights are replicated across TP ranks; counted as split here like
 	 * the layers' (they are < 0.01% of any model). */
 	double fin_norm = (m->norm == MODEL_NORM_LAYER ? 2 * h : h) / p->tp;
@@ -648,7 +649,7 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		 * (vocabulary-parallel), per micro-batch the last stage holds */
 		if (s == p->pp - 1)
 			st->activations_bytes += (4 * s_loc * b * h / (p->sp ? p->tp : 1) +
-						  4 * s_loc * b * plan_vocab(p, m) / p->tp) *
+						  4 * s_loc * b * vocab / p->tp) *
 						 logits_in_flight(p, m_micro);
 		/* Buffers: DeepSpeed-style reduce buckets (two in flight, assumption);
 		 * Megatron reduces in place in its grad buffer. ZeRO-3 gathers the

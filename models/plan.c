@@ -969,19 +969,21 @@ static long order_place(bool bwd, long k, long warm, long total)
 	return k < total - warm ? warm + 2 * k + 1 : total + k;
 }
 
-static long order_warm(const struct plan *p, int s, int m_micro)
+/* Stage s's warm-up; pairs: overlap.ep's, one forward more. */
+static long order_warm(const struct plan *p, int s, int m_micro, bool pairs)
 {
-	long warm = plan_warmup(p, s, m_micro) + (p->overlap_ep ? 1 : 0);
+	long warm = plan_warmup(p, s, m_micro) + (pairs ? 1 : 0);
 	return warm < (long)m_micro * p->virtual_stages ? warm : (long)m_micro * p->virtual_stages;
 }
 
 /* Whether the task at place q of stage s's list has what it needs, with
  * every stage at[] tasks along: a forward the previous virtual stage's
  * forward of its micro-batch, a backward the next one's backward. */
-static bool order_ready(const struct plan *p, int m_micro, const long *at, int s, long q)
+static bool order_ready(const struct plan *p, int m_micro, bool pairs, const long *at, int s,
+			long q)
 {
 	int P = p->pp, v = p->virtual_stages, mi, c, vs, ns;
-	long total = (long)m_micro * v, warm = order_warm(p, s, m_micro), k;
+	long total = (long)m_micro * v, warm = order_warm(p, s, m_micro, pairs), k;
 	bool bwd = q >= warm && (q >= 2 * total - warm || (q - warm) % 2);
 	k = !bwd ? (q < warm ? q : warm + (q - warm) / 2) :
 	    q >= 2 * total - warm ? q - total : (q - warm) / 2;
@@ -990,19 +992,19 @@ static bool order_ready(const struct plan *p, int m_micro, const long *at, int s
 	if (!bwd && vs > 0) {
 		ns = (vs - 1) % P;
 		return at[ns] > order_place(false, vtask_index(p, m_micro, mi, (vs - 1) / P),
-					    order_warm(p, ns, m_micro), total);
+					    order_warm(p, ns, m_micro, pairs), total);
 	}
 	if (bwd && vs < P * v - 1) {
 		ns = (vs + 1) % P;
 		return at[ns] > order_place(true, vtask_index(p, m_micro, mi, v - 1 - (vs + 1) / P),
-					    order_warm(p, ns, m_micro), total);
+					    order_warm(p, ns, m_micro, pairs), total);
 	}
 	return true;
 }
 
 /* Whether the interleaved order deadlocks: every stage runs its list one
- * task at a time (under overlap.ep a steady-state forward and the backward
- * merged with it as one: each waits for the other's parts, so the pair
+ * task at a time (with pairs, overlap.ep's, a steady-state forward and the
+ * backward merged with it as one: each waits for the other's parts, so the pair
  * needs both inputs), walked with a place per stage. Where the last
  * micro-batch group is shorter than p, the warm-up of stage 0 can reach a
  * forward of that group that needs the last stage to run a backward first,
@@ -1010,7 +1012,7 @@ static bool order_ready(const struct plan *p, int m_micro, const long *at, int s
  * whole and the order runs. The executor, run without this check,
  * deadlocks on exactly the plans it refuses (p 2-8, v 2-4, m p to 3p, with
  * and without overlap.ep). */
-static bool interleaved_deadlocks(const struct plan *p, int m_micro)
+static bool interleaved_deadlocks(const struct plan *p, int m_micro, bool pairs)
 {
 	int P = p->pp;
 	long total = (long)m_micro * p->virtual_stages, *at = calloc((size_t)P, sizeof(*at));
@@ -1020,13 +1022,13 @@ static bool interleaved_deadlocks(const struct plan *p, int m_micro)
 	while (moved) {
 		moved = false;
 		for (int s = 0; s < P; s++) {
-			long warm = order_warm(p, s, m_micro);
+			long warm = order_warm(p, s, m_micro, pairs);
 			while (at[s] < 2 * total) {
 				long q = at[s];
-				bool pair = p->overlap_ep && q >= warm && q < 2 * total - warm &&
+				bool pair = pairs && q >= warm && q < 2 * total - warm &&
 					    (q - warm) % 2 == 0;
-				if (!order_ready(p, m_micro, at, s, q) ||
-				    (pair && !order_ready(p, m_micro, at, s, q + 1)))
+				if (!order_ready(p, m_micro, pairs, at, s, q) ||
+				    (pair && !order_ready(p, m_micro, pairs, at, s, q + 1)))
 					break;
 				at[s] += pair ? 2 : 1;
 				moved = true;
@@ -1456,10 +1458,9 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       "the interleaved schedule with pp %d not dividing the micro-batches is "
 		       "walked micro-batch by micro-batch: at most %d per replica, not %d",
 		       p->pp, PLAN_MAX_MICRO, mbs);
-	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp && interleaved_deadlocks(p, mbs)) {
-		struct plan q = *p;
-		q.overlap_ep = false;
-		if (p->overlap_ep && !interleaved_deadlocks(&q, mbs))
+	if (p->schedule == PLAN_SCHED_INTERLEAVED && mbs % p->pp &&
+	    interleaved_deadlocks(p, mbs, p->overlap_ep)) {
+		if (p->overlap_ep && !interleaved_deadlocks(p, mbs, false))
 			REFUSE(PF_GLOBAL, "global_batch (default)",
 			       "the interleaved schedule with overlap.ep deadlocks with %d "
 			       "micro-batches per replica on pp %d (its merged forward-backward "
