@@ -135,9 +135,12 @@ struct inst {
 	/* the running compute op (one compute stream), slowed while its own
 	 * communication runs (overlap slowdown, comp_rerate) */
 	sim_event_id comp_ev;      /* its end event, 0 none */
-	simtime_ps comp_t0;        /* when its speed last changed, ps */
+	simtime_ps comp_t0;        /* when its GPU work (re)started at its speed: after
+	                            * the host's dispatch wait, then at each change, ps */
 	double comp_left;          /* its work left then, s at full speed */
 	double comp_rate;          /* its speed, 1 or 1 / slowdown */
+	bool comp_slows;           /* it runs on the SMs (the overlap slowdown applies;
+	                            * not to host work, PCIe copies or waits) */
 	int32_t comp_op;           /* its op index */
 	double *jit;               /* folded, --jitter: per rank of its unit (position x TP
 	                            * rank) and of the units it stands for, the time its drawn
@@ -911,15 +914,28 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		double j = 1 + jit_noise(x, rank_of(x, in->tpi, in->pos, in->role), oi);
 		dur *= j < 0.5 ? 0.5 : j;
 	}
-	/* slowed only while the rank's communication runs (comp_rerate) */
-	in->comp_rate = comp_speed(x, in);
-	in->comp_left = dur;
-	in->comp_t0 = sim_now(&x->eng);
-	in->comp_op = oi;
-	in->comp_ev = 0;
-	if (!after_s(x, dur / in->comp_rate, ev_comp_end, x, ev_arg(ii, oi), op->name))
-		return;
-	in->comp_ev = x->last_ev;
+	/* The GPU part is slowed only while the rank's communication runs
+	 * (comp_rerate); the host's dispatch wait before it, CPU optimizer
+	 * work and PCIe copies are not SM work and keep their time (found by
+	 * review: the slowdown stretched them too) */
+	{
+		double wait = dur - base, gpu;
+		if (wait < 0)
+			wait = 0;
+		if (wait > dur)
+			wait = dur;
+		gpu = dur - wait;
+		in->comp_slows = op->cls != WL_HOST_OPT && op->cls != WL_HOST_COPY;
+		in->comp_rate = in->comp_slows ? comp_speed(x, in) : 1;
+		in->comp_left = gpu;
+		in->comp_t0 = sim_now(&x->eng) + time_from_s(wait);
+		in->comp_op = oi;
+		in->comp_ev = 0;
+		if (!after_s(x, wait > 0 ? wait + gpu / in->comp_rate : dur / in->comp_rate, ev_comp_end, x,
+			     ev_arg(ii, oi), op->name))
+			return;
+		in->comp_ev = x->last_ev;
+	}
 }
 
 /* The compute op of instance ii runs at a new speed from now (its
@@ -930,28 +946,38 @@ static void comp_rerate(struct exec *x, int32_t ii)
 {
 	struct inst *in = &x->in[ii];
 	simtime_ps now = sim_now(&x->eng);
-	double r = comp_speed(x, in);
+	double r = in->comp_slows ? comp_speed(x, in) : 1, hold = 0;
 	if (!in->comp_ev || r == in->comp_rate)
 		return;
-	in->comp_left -= time_to_s(now - in->comp_t0) * in->comp_rate;
-	if (in->comp_left < 0)
-		in->comp_left = 0;
-	in->comp_t0 = now;
+	if (now > in->comp_t0) {
+		in->comp_left -= time_to_s(now - in->comp_t0) * in->comp_rate;
+		if (in->comp_left < 0)
+			in->comp_left = 0;
+		in->comp_t0 = now;
+	} else {
+		hold = time_to_s(in->comp_t0 - now); /* still the host's wait */
+	}
 	in->comp_rate = r;
 	sim_cancel(&x->eng, in->comp_ev);
 	in->comp_ev = 0;
-	if (after_s(x, in->comp_left / r, ev_comp_end, x, ev_arg(ii, in->comp_op), "compute"))
+	if (after_s(x, hold + in->comp_left / r, ev_comp_end, x, ev_arg(ii, in->comp_op), "compute"))
 		in->comp_ev = x->last_ev;
 }
 
 /* ---- communication ------------------------------------------------------------ */
 
-static uint64_t memo_key(const struct exec *x, int32_t role, const struct wl_op *op, double size)
+/* Key of a launch's time in memo: what runs (role, dim, collective, kind,
+ * size), where (its lowest waiting instance: the group's ranks, as each
+ * instance's groups are fixed) and, for a send or receive, to which stage
+ * (found by review: a stage's activation send and its gradient send, one
+ * across hosts and one not, shared a time) */
+static uint64_t memo_key(int32_t role, const struct wl_op *op, double size, int32_t inst)
 {
-	uint64_t sz;
+	uint64_t sz, peer = op->kind == WL_K_SEND || op->kind == WL_K_RECV ? (uint64_t)op->peer_stage + 1 : 0;
 	memcpy(&sz, &size, sizeof(sz));
-	return rng_hash2(rng_hash2((uint64_t)role << 16 | (uint64_t)op->dim << 8 | op->coll, sz),
-			 (uint64_t)op->kind) | 1;
+	return rng_hash2(rng_hash2(rng_hash2((uint64_t)role << 16 | (uint64_t)op->dim << 8 | op->coll, sz),
+				   (uint64_t)op->kind),
+			 peer << 32 | (uint64_t)(uint32_t)inst) | 1;
 }
 
 static struct memo *memo_find(struct memo_tab *t, uint64_t key)
@@ -2513,7 +2539,11 @@ static void launch_go(struct exec *x, struct launch *l)
 		goto timer;
 	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && !ep_weighted(x, op) && gate < 0) {
 		/* (an alltoallv's loads differ from op to op: always live) */
-		l->memo_key = memo_key(x, l->role, op, l->size);
+		int32_t lo = l->waiters[0];
+		for (int32_t i = 1; i < l->nwait; i++)
+			if (l->waiters[i] < lo)
+				lo = l->waiters[i];
+		l->memo_key = memo_key(l->role, op, l->size, lo);
 		if ((mm = memo_find(&x->memo, l->memo_key))) {
 			an = time_to_s(mm->dur);
 			note_pick(x, l, pick_get(&x->memo, l->memo_key), NULL, 0);
@@ -4434,12 +4464,19 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp * p->cp > 1) {
 		/* the same iteration without the gradient reduction */
 		struct sim_timeline *keep = x.tl;
+		int64_t ops = out->ops;
+		int micro = out->micro_batches;
 		x.tl = NULL;
 		wo.dp_reduce = false;
 		rc = predict_variant(&x, &wo, &nosync, out);
 		x.tl = keep;
 		if (rc)
 			goto out;
+		/* the workload is the synchronous run's (found by review: the
+		 * second run's, without the reduction's ops); the engine's
+		 * counters add up over both runs */
+		out->ops = ops;
+		out->micro_batches = micro;
 		if (p->sync == PLAN_SYNC_LOCAL_SGD) {
 			/* Lin et al. 2020 (local SGD): one reduction every H steps;
 			 * per step = ((H - 1) t_local + t_sync) / H. */

@@ -137,9 +137,10 @@ struct sim_prediction {
 	                               * simulated, flag */
 	const char *exact_why;        /* why, a phrase (static), when exact_fallback */
 	int64_t ops;                  /* ops in the workload (all roles), count */
-	uint64_t events;              /* engine events fired, count */
-	uint64_t collectives;         /* collectives started on the network, count */
-	uint64_t flows;               /* transfers handed to the network, count */
+	uint64_t events;              /* engine events fired (local SGD, SSP, async: over both
+	                               * runs, with and without the reduction), count */
+	uint64_t collectives;         /* collectives started on the network (likewise), count */
+	uint64_t flows;               /* transfers handed to the network (likewise), count */
 	double comm_bytes[SIM_COMM_COUNT]; /* nccl-tests size per GPU per iteration by kind (MoE
 	                                    * exchanges at the mean drawn load), bytes */
 	double expert_load_max;       /* MoE: the EP group's largest expert load over the balanced
