@@ -2,6 +2,7 @@
 #include "common/fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -113,9 +114,22 @@ int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 
 	*out = NULL;
 	*len = 0;
-	f = fopen(path, "rb");
-	if (!f)
-		return ts_error_set(err, TS_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+	memset(&st, 0, sizeof(st));
+	{
+		/* without blocking: opening a named pipe that no one writes
+		 * would wait forever (found by review); its reads then block
+		 * as usual, so a pipe being written (bash's <(...)) reads whole
+		 * and one with no writer reads empty */
+		int fd = open(path, O_RDONLY | O_NONBLOCK), fl;
+		if (fd < 0)
+			return ts_error_set(err, TS_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 || !(f = fdopen(fd, "rb"))) {
+			int e = errno;
+			close(fd);
+			return ts_error_set(err, TS_EINPUT, "cannot open '%s': %s", path, strerror(e));
+		}
+	}
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
 		return ts_error_set(err, TS_EINPUT, "'%s' is a directory, not a file", path);
@@ -149,6 +163,10 @@ int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 		return ts_error_set(err, TS_EINPUT, "cannot read '%s'", path);
 	}
 	fclose(f);
+	if (n == 0 && S_ISFIFO(st.st_mode)) {
+		free(buf);
+		return ts_error_set(err, TS_EINPUT, "'%s' is a pipe with nothing written to it", path);
+	}
 	buf[n] = '\0';
 	*out = buf;
 	*len = n;

@@ -333,6 +333,15 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 	memcpy(d->text, text, len);
 	d->text[len] = '\0';
 	d->len = len;
+	if (len >= 3 && !memcmp(d->text, "\xef\xbb\xbf", 3)) {
+		/* cJSON would skip it and every position after would be off
+		 * (found by review: errors all said 1:1) */
+		ts_error_set(err, TS_EINPUT,
+			     "%s:1:1: malformed JSON: the file starts with a UTF-8 byte-order mark "
+			     "(JSON text has none; save it without)",
+			     name);
+		goto fail;
+	}
 	if (memchr(d->text, '\0', len)) {
 		size_t off = strlen(d->text);
 		int l, c;

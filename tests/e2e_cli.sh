@@ -81,6 +81,19 @@ if [ -w /dev/full ]; then
 		fail=1
 	fi
 fi
+# JSON inputs: a UTF-8 byte-order mark is refused at 1:1 (cJSON would skip
+# it and every later position would be off); a named pipe that no one
+# writes is refused at once (it blocked forever), while a pipe being
+# written (bash's process substitution) reads whole
+d=$(mktemp -d)
+printf '\xef\xbb\xbf{\n"tp": 8,\n "pp": 8.5}' >"$d/bom.json"
+check "plan with a byte-order mark" 2 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan "$d/bom.json"
+grep -q "bom.json:1:1: .*byte-order mark" /tmp/e2e_cli_err.$$ || { echo "FAIL byte-order mark message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
+mkfifo "$d/pipe.json"
+check "named pipe with no writer" 2 timeout 20 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan "$d/pipe.json"
+grep -q "pipe.json' is a pipe with nothing written to it" /tmp/e2e_cli_err.$$ || { echo "FAIL named pipe message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
+check "plan from a process substitution" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan <(sleep 0.2; echo '{"tp": 8}')
+rm -rf "$d"
 rm -f /tmp/e2e_cli_err.$$
 if [ $fail = 0 ]; then echo "e2e_cli: 1 passed, 0 failed"; else echo "e2e_cli: 0 passed, 1 failed"; fi
 exit $fail
