@@ -885,6 +885,7 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 			dur += time_to_s(in->cpu_ps - now);
 		in->cpu_ps = now + time_from_s(dur);
 	}
+	double wait = dur - base; /* the host's: before the jitter on the GPU part */
 	if (x->o->jitter > 0 && in->jit) {
 		/* the ranks of its unit (its positions' TP ranks) and of the
 		 * units it stands for each draw their own noise, and a
@@ -906,20 +907,20 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 				d = op_compute_s(x, op,
 						 in->jexp[(c * in->jmm + op->micro) * x->nle + op->layer]) +
 				    dur - base;
-			in->jit[t] += (d - dur) + d * ((j < 0.5 ? 0.5 : j) - 1);
+			in->jit[t] += (d - dur) + (d - (dur - base)) * ((j < 0.5 ? 0.5 : j) - 1);
 			after = in->jit[t] > after ? in->jit[t] : after;
 		}
 		dur += after - before;
 	} else if (x->o->jitter > 0) {
 		double j = 1 + jit_noise(x, rank_of(x, in->tpi, in->pos, in->role), oi);
-		dur *= j < 0.5 ? 0.5 : j;
+		dur = (dur - base) + base * (j < 0.5 ? 0.5 : j);
 	}
 	/* The GPU part is slowed only while the rank's communication runs
 	 * (comp_rerate); the host's dispatch wait before it, CPU optimizer
 	 * work and PCIe copies are not SM work and keep their time (found by
 	 * review: the slowdown stretched them too) */
 	{
-		double wait = dur - base, gpu;
+		double gpu;
 		if (wait < 0)
 			wait = 0;
 		if (wait > dur)
