@@ -237,6 +237,16 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 	return 0;
 }
 
+/* The plan does not fit: why, on stderr (files: a trace or SVG was asked). */
+static void not_fit_msg(const struct sim_prediction *r, const struct topo_cluster *cl, bool files)
+{
+	fprintf(stderr,
+		"trainsim: error: the plan does not fit in GPU memory: %.1f GiB per GPU needed, "
+		"%.1f GiB available (see trainsim memory)%s\n",
+		r->memory_gib_per_gpu, bytes_to_gib(cl->gpu.mem_bytes),
+		files ? "; no trace or SVG written" : "");
+}
+
 int cmd_predict(int argc, char **argv)
 {
 	const char *cluster = NULL, *model = NULL;
@@ -429,6 +439,8 @@ int cmd_predict(int argc, char **argv)
 	 * not be written leaves no trace or SVG (found by review) */
 	if (!rc)
 		rc = cli_flush_stdout();
+	if (rc && !r.fits)
+		not_fit_msg(&r, &cl, false); /* (the reason stands; as memory does) */
 	if (rc)
 		goto out;
 	/* a plan that does not fit is reported (exit 1) but leaves no timeline
@@ -440,11 +452,7 @@ int cmd_predict(int argc, char **argv)
 	if (r.fits && warn[0])
 		fputs(warn, stderr);
 	if (!r.fits) {
-		fprintf(stderr,
-			"trainsim: error: the plan does not fit in GPU memory: %.1f GiB per GPU needed, "
-			"%.1f GiB available (see trainsim memory)%s\n",
-			r.memory_gib_per_gpu, bytes_to_gib(cl.gpu.mem_bytes),
-			trace || svg ? "; no trace or SVG written" : "");
+		not_fit_msg(&r, &cl, trace || svg);
 		rc = 1;
 	}
 	goto out;

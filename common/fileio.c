@@ -175,11 +175,14 @@ int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 
 int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 {
-	char *path = follow_links(user_path);
+	char *path;
 	size_t n;
 	int fd;
 
 	*a = (struct afile)AFILE_INIT;
+	if (!user_path[0]) /* (found by review: refused only after the run) */
+		return ts_error_set(err, TS_EINPUT, "an output file name is empty");
+	path = follow_links(user_path);
 	if (!path)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	n = strlen(path) + 16;

@@ -42,6 +42,7 @@ struct bld {
 	                            * scatter-adds, ZeRO-2/3 shard adds) */
 	int ndfr, capdfr;          /* entries of dfr, allocated */
 	int nrc;                   /* return code */
+	int64_t done_ops;          /* ops of the roles built before this one */
 };
 
 struct deferred {
@@ -81,6 +82,10 @@ static int32_t emit(struct bld *b, struct wl_op *op, int32_t d1, int32_t d2, int
 	int32_t id, cand[WL_MAX_DEPS];
 	if (b->nrc)
 		return -1;
+	if (b->done_ops + r->nops >= WL_MAX_OPS) {
+		b->nrc = TS_EINPUT; /* (workload_build says why) */
+		return -1;
+	}
 	if (r->nops == r->cap) {
 		int32_t nc = r->cap ? r->cap * 2 : 256;
 		struct wl_op *n = realloc(r->ops, (size_t)nc * sizeof(*n));
@@ -1602,6 +1607,21 @@ static void release_roles(struct workload *w)
 	w->nroles = 0;
 }
 
+/* The workload would pass WL_MAX_OPS: at least ops (0: found while built). */
+static int too_many_ops(struct ts_error *err, int micro, const struct model *m, double ops)
+{
+	char n[48];
+	if (ops > 0)
+		snprintf(n, sizeof(n), "would have at least %.3g", ops);
+	else
+		snprintf(n, sizeof(n), "has more than %d", WL_MAX_OPS);
+	return ts_error_set(err, TS_EINPUT,
+			    "the iteration %s ops (%d micro-batches x %d layers x each one's forward "
+			    "and backward ops), beyond the %d the simulator holds (about 8 GB); use "
+			    "fewer, larger micro-batches",
+			    n, micro, m->layers, WL_MAX_OPS);
+}
+
 int workload_build(struct workload *w, const struct model *m, const struct plan *p,
 		   const struct wl_opts *o, struct ts_error *err)
 {
@@ -1652,6 +1672,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				    "the interleaved schedule needs at least pp (%d) micro-batches, "
 				    "not %d",
 				    P, mm);
+	/* at least 16 ops per layer and micro-batch (forward and backward) */
+	if ((double)mm * m->layers * 16 >= WL_MAX_OPS)
+		return too_many_ops(err, mm, m, (double)mm * m->layers * 16);
 	w->micro = mm;
 	w->vchunks = v;
 	w->nroles = P;
@@ -2094,11 +2117,16 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					     "edp param allgather", false);
 			}
 		}
+		if (b.nrc == TS_EINPUT) {
+			rc = too_many_ops(err, mm, m, 0);
+			goto fail;
+		}
 		if (b.nrc) {
 			rc = ts_error_set(err, b.nrc, "out of memory building the workload");
 			goto fail;
 		}
 		w->nops += r->nops;
+		b.done_ops = w->nops;
 	}
 	/* connect every send to its receive */
 	for (int s = 0; s < P; s++) {

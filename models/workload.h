@@ -45,6 +45,11 @@ enum wl_phase { WL_P_FWD, WL_P_BWD, WL_P_RECOMPUTE, WL_P_VISION, WL_P_OPT, WL_P_
  * all-to-all becomes an alltoallv: each member's share by its own load). */
 enum wl_vary { WL_V_NONE, WL_V_VISION, WL_V_EXPERT };
 
+/* Ops of one iteration's workload (all roles) at most: some 120 bytes each
+ * here and as much again in the executor, so about 8 GB (found by review: a
+ * 1,024-layer model at 16,384 micro-batches grew to 100 GB). */
+#define WL_MAX_OPS (1 << 25)
+
 struct wl_op {
 	uint8_t kind;              /* enum wl_kind */
 	uint8_t stream;            /* enum wl_stream */

@@ -80,6 +80,16 @@ if [ -w /dev/full ]; then
 		echo "FAIL memory that does not fit, to a full disk: exit $st, $(cat /tmp/e2e_cli_err.$$)"
 		fail=1
 	fi
+	# predict likewise keeps the reason (found by review: only the write error)
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 --model llama3-8b --fidelity analytic \
+		>/dev/full 2>/tmp/e2e_cli_err.$$; st=$?
+	if [ "$st" = 2 ] && grep -q "does not fit in GPU memory" /tmp/e2e_cli_err.$$ &&
+		grep -q "cannot write the output" /tmp/e2e_cli_err.$$; then
+		echo "ok   predict that does not fit, to a full disk"
+	else
+		echo "FAIL predict that does not fit, to a full disk: exit $st, $(cat /tmp/e2e_cli_err.$$)"
+		fail=1
+	fi
 fi
 # JSON inputs: a UTF-8 byte-order mark is refused at 1:1 (cJSON would skip
 # it and every later position would be off); a named pipe that no one

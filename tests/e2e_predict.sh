@@ -164,12 +164,24 @@ expect "names the missing FP8 rate, at the flag" "^trainsim: error: --precision:
 check "fp8 on H100" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --precision fp8 --fidelity analytic
 expect "fp8 MFU says its peak" "^MFU \(of the BF16 peak\) +[0-9.]+ %" "$TMP/out"
+# an empty output name is refused before the run (found by review: the
+# report was printed first)
+expect_err "empty --trace name" "output file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --trace ''
+expect_err "empty --svg name" "output file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --json --svg ''
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
 expect_err "expert imbalance for a dense model" \
 	"--expert-imbalance: expert_imbalance 0.5 given for a dense model" \
 	"$TRAINSIM" predict $SMALL --expert-imbalance 0.5
+# a workload beyond what the simulator holds is refused before it is built
+# (found by review: a 1,024-layer model at 16,384 micro-batches grew to
+# some 100 GB)
+printf '{"n_embd": 64, "n_layer": 1024, "n_head": 1, "vocab_size": 1000, "n_positions": 1024, "model_type": "gpt2"}' >"$TMP/deep.json"
+expect_err "more ops than the simulator holds" \
+	"the iteration would have at least 2.68e\+08 ops \(16384 micro-batches x 1024 layers .*beyond the 33554432" \
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 --model "$TMP/deep.json" --dp 8 \
+	--global-batch 131072 --seq-len 512 --fidelity analytic
 expect_err "more expert-load draws than the simulator holds" "expert loads .* exceed the 2.68e\+08" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr-fat-tree --nodes 2048 --model qwen3-30b-a3b --ep 8 \
 	--global-batch 8388608 --seq-len 512 --fidelity analytic

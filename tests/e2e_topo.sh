@@ -150,6 +150,8 @@ bad_file explicit_unknown_switch "fabric.links\\[0\\].to: unknown switch 'tor-z'
 # (past INT_MAX it wrapped to host 0: found by review)
 bad_file explicit_host_wraps "fabric.links\\[0\\].from: 'host4294967296/nic0': host number too large" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host4294967296/nic0", "to": "tor-a" } ] } }'
 bad_file explicit_bad_nic "fabric.links\\[0\\].from: 'host0/nic5'" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic5", "to": "tor-a" } ] } }'
+bad_file gpu_memory_tiny "gpu.memory: must be at least 1 MiB \\(got 1 bytes\\)" '{ "preset": "dgx-h100-ndr", "gpu": { "memory": "1B" } }'
+bad_file explicit_nic_twice "fabric.links: cable 2: host0/nic0 is already cabled" '{ "preset": "pcie-2x2-tcp", "nodes": 2, "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic0", "to": "tor-a" }, { "from": "host1/nic0", "to": "tor-a" }, { "from": "host0/nic0", "to": "tor-a" } ] } }'
 bad_file explicit_missing_links "fabric.links: missing" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ] } }'
 bad_file links_not_explicit "fabric.links: only an explicit fabric" '{ "preset": "pcie-2x2-tcp", "fabric": { "links": [] } }'
 bad_file not_object "\(top level\): expected an object" '[1, 2, 3]'

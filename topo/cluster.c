@@ -537,10 +537,18 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 					BAD("fabric.links", "cable %d names a NIC of a host beyond the "
 					    "%d nodes", i, c->nodes);
 				}
-				if (l->a < 0)
-					cabled[-l->a - 1] = 1;
-				if (l->b < 0)
-					cabled[-l->b - 1] = 1;
+				long long nic = l->a < 0 ? -l->a - 1 : l->b < 0 ? -l->b - 1 : -1;
+				if (nic < 0)
+					continue; /* switch to switch: parallel cables are trunks */
+				if (cabled[nic]) {
+					/* one port per NIC: a second cable would double its
+					 * bandwidth (found by review) */
+					free(cabled);
+					BAD("fabric.links", "cable %d: host%lld/nic%lld is already cabled (a NIC "
+					    "has one port; list a dual-port card as two NICs)",
+					    i, nic / nd->nics, nic % nd->nics);
+				}
+				cabled[nic] = 1;
 			}
 			for (long long p = 0; p < ports && missing < 0; p++)
 				if (!cabled[p])
@@ -718,6 +726,7 @@ static int get_count(const struct jval *o, const char *key, int max, int *out,
  * as the calibration file's bounds in sim/compute.c). */
 #define CL_MAX_TIME_S 1.0
 #define CL_MAX_BYTES 1e15
+#define CL_MIN_BYTES 1048576.0
 
 static int qty_in(const struct jval *o, const char *key, enum ts_qty kind, bool required,
 		  bool allow_zero, double *out, struct ts_error *err)
@@ -734,6 +743,10 @@ static int qty_in(const struct jval *o, const char *key, enum ts_qty kind, bool 
 			return jval_error(&x, err, "must be under 1 s (got %g s)", v);
 		if (kind == TS_QTY_SIZE && v > CL_MAX_BYTES)
 			return jval_error(&x, err, "must be at most 1 PB (got %g bytes)", v);
+		/* (as memory's --gpu-mem-gib 0.001; found by review: 1e-320 GB
+		 * was a GPU of 0.0 GiB) */
+		if (kind == TS_QTY_SIZE && v != 0 && v < CL_MIN_BYTES)
+			return jval_error(&x, err, "must be at least 1 MiB (got %g bytes)", v);
 	}
 	*out = v;
 	return 0;
