@@ -331,14 +331,6 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 	return 0;
 }
 
-/* Packet fidelity: the longest run allowed, estimated from the packets the
- * sizes move at the rates measured on the 2-core development machine
- * (2026-12-03): a 1 GiB all-reduce over 16 H100s on dgx-h100-ndr (RDMA,
- * 4096 B) moves 7.9 M packets in 0.76-0.96 s; over the 4 GPUs of
- * pcie-2x2-tcp (TCP, 1448 B), 4.4 M in 1.57 s. */
-#define PACKET_MAX_S 600.0
-#define PACKETS_PER_S_RDMA 8e6
-#define PACKETS_PER_S_TCP 2.5e6
 
 static void print_table(const struct topo *t, const struct opts *o, int n, int ng,
 			const struct row *rows, int nrows, double avg)

@@ -237,6 +237,42 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 	return 0;
 }
 
+/* Packet fidelity: refuse a run estimated past PACKET_MAX_S (found by
+ * review: the quick start's plan ran for some 20 minutes). The analytic
+ * level gives each simulated rank's traffic; its payload over the fabric's
+ * packet size, at the fastest rate the packet model reaches (a bare
+ * collective's), bounds the time from below: the quick start's plan on 16
+ * nodes with 2 images of 544 tokens and global batch 64 moves 1.8e8
+ * packets, 23 s at that rate, and ran 406 s. */
+static int packet_too_long(const struct topo *t, const struct model *m, const struct plan *p,
+			   const struct sim_predict_opts *o, struct ts_error *err)
+{
+	struct sim_predict_opts a = *o;
+	struct sim_prediction r;
+	bool rdma = t->cl.fabric.transport == TOPO_TRANSPORT_RDMA;
+	double mtu = sim_payload_mtu(t->cl.fabric.transport, t->cl.fabric.mtu_bytes), bytes = 0, pk,
+	       s_est;
+	a.fidelity = SIM_ANALYTIC;
+	a.timeline = false;
+	int rc = sim_predict(t, m, p, &a, &r, err);
+	if (rc)
+		return rc;
+	for (int k = 0; k < SIM_COMM_COUNT; k++)
+		bytes += r.comm_bytes[k];
+	if (mtu <= 0) /* (no network: its packets are NVLink's or PCIe's) */
+		mtu = 4096;
+	pk = bytes * r.instances / mtu;
+	sim_prediction_release(&r);
+	s_est = pk / (rdma ? PACKETS_PER_S_RDMA : PACKETS_PER_S_TCP);
+	if (s_est > PACKET_MAX_S)
+		return ts_error_set(err, TS_EINPUT,
+				    "--fidelity packet: the iteration's simulated ranks move some %.2g "
+				    "packets of %.0f B, at least %.0f minutes of simulation here (the "
+				    "bound is %.0f); use --fidelity flow",
+				    pk, mtu, s_est / 60, PACKET_MAX_S / 60);
+	return 0;
+}
+
 /* The plan does not fit: why, on stderr (files: a trace or SVG was asked). */
 static void not_fit_msg(const struct sim_prediction *r, const struct topo_cluster *cl, bool files)
 {
@@ -432,6 +468,8 @@ int cmd_predict(int argc, char **argv)
 			goto fail;
 		afile_abort(&a);
 	}
+	if (o.fidelity == SIM_PACKET && packet_too_long(&t, m, p, &o, &err))
+		goto fail;
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
 	rc = report(m, p, &r, cname, fid, exact, cal, &comp, json);

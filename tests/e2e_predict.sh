@@ -164,6 +164,11 @@ expect "names the missing FP8 rate, at the flag" "^trainsim: error: --precision:
 check "fp8 on H100" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --precision fp8 --fidelity analytic
 expect "fp8 MFU says its peak" "^MFU \(of the BF16 peak\) +[0-9.]+ %" "$TMP/out"
+# packet level: a run estimated past 10 minutes is refused up front (found
+# by review: the quick start's plan ran for some 20 minutes)
+expect_err "packet level, too long" "^trainsim: error: --fidelity packet: .* packets of 4096 B, at least [0-9]+ minutes .*use --fidelity flow" \
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --model qwen3-vl-30b-a3b \
+	--plan "$TS_SOURCE_DIR/examples/plans/qwen3-vl-30b-a3b-moe.json" --fidelity packet
 # an empty output name is refused before the run (found by review: the
 # report was printed first)
 expect_err "empty --trace name" "output file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --trace ''
