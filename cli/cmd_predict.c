@@ -440,10 +440,14 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	/* said once the prediction stands: a failure's stderr is its one
 	 * error line (found by review: warning and error made two) */
-	if (cal && comp.gpu[0] && strcmp(comp.gpu, cl.gpu.name))
-		snprintf(warn, sizeof(warn),
-			 "trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'\n",
+	if (cal && comp.gpu[0] && strcmp(comp.gpu, cl.gpu.name)) {
+		snprintf(warn, sizeof(warn) - 1,
+			 "trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'",
 			 cal, comp.gpu, cl.gpu.name);
+		ts_one_line(warn); /* (the names are the files' strings) */
+		warn[strlen(warn) + 1] = '\0';
+		warn[strlen(warn)] = '\n';
+	}
 	if (topo_build(&t, &cl, &err))
 		goto fail;
 	have_t = true;

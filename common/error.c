@@ -3,16 +3,26 @@
 
 #include <string.h>
 
+/* Keep a message on one line and free of terminal controls whatever the
+ * input contained: line breaks and tabs become spaces, other control
+ * characters '?' (found by review: an ESC from a JSON string reached the
+ * terminal). */
+void ts_one_line(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+		else if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
 int ts_error_vset(struct ts_error *err, int code, const char *fmt, va_list ap)
 {
 	if (!err)
 		return code;
 	err->code = code;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	/* Keep the message on one line whatever the input contained. */
-	for (char *p = err->msg; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+	ts_one_line(err->msg);
 	return code;
 }
 
@@ -38,6 +48,7 @@ void ts_error_prefix(struct ts_error *err, const char *fmt, ...)
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
 	snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+	ts_one_line(err->msg);
 }
 
 int ts_error_exit_status(int code)

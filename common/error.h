@@ -36,6 +36,10 @@ struct ts_error {
  * callers can write `return ts_error_set(err, TS_EINPUT, ...)`. */
 int ts_error_set(struct ts_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Turn line breaks and tabs in s into spaces, other control characters
+ * into '?' (messages built from input stay one line). */
+void ts_one_line(char *s);
+
 int ts_error_vset(struct ts_error *err, int code, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 

@@ -31,9 +31,13 @@ static void offset_to_linecol(const char *text, size_t off, int *line, int *col)
 {
 	int l = 1, c = 1;
 	for (size_t i = 0; i < off && text[i]; i++) {
-		if (text[i] == '\n') {
+		/* a line ends at LF, CRLF or a lone CR (classic Mac OS files;
+		 * found by review) */
+		if (text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n')) {
 			l++;
 			c = 1;
+		} else if (text[i] == '\r') {
+			/* (the CR of CRLF: the LF counts the line) */
 		} else if (((unsigned char)text[i] & 0xC0) != 0x80) {
 			c++;
 		}

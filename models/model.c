@@ -530,6 +530,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 				"positions)"
 			      : "the layers follow the keys alone (the MLP gated for silu, two norms "
 				"a layer, biases only where a key asks)");
+	ts_one_line(m->note); /* (the type is the file's string) */
 	/* (BLOOM's configs spell the width n_embed; found by review) */
 	if (get_int2(&t, "hidden_size", type_is(mtype, "bloom") ? "n_embed" : "n_embd", true, 1,
 		     1 << 20, &m->hidden, err) ||

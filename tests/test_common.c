@@ -45,6 +45,48 @@ static const struct {
 /* Decimal numbers: an underflow is the tiny number it is (found by review:
  * --jitter 1e-320 was refused as not a number); overflow, hexadecimal,
  * inf, nan and trailing text are refused. */
+/* An error built from input stays one line without terminal controls:
+ * breaks and tabs become spaces, other control characters '?', also under a
+ * prefix (found by review: an ESC from a JSON string reached the terminal). */
+/* Positions count lines ended by LF, CRLF or a lone CR alike; a leading
+ * UTF-8 byte-order mark is refused at 1:1 (found by review: cJSON skipped
+ * it and every later position said 1:1). */
+START_TEST(json_positions_any_line_end)
+{
+	static const char *const texts[] = { "{\n\"a\": 1,\n \"k\": 3.5}", "{\r\n\"a\": 1,\r\n \"k\": 3.5}",
+					     "{\r\"a\": 1,\r \"k\": 3.5}" };
+	for (int i = 0; i < 3; i++) {
+		struct jdoc d;
+		struct jval root;
+		struct ts_error err = TS_ERROR_INIT;
+		long long k = 0;
+		ck_assert_int_eq(jdoc_parse(&d, "e.json", texts[i], strlen(texts[i]), &err), 0);
+		root = jdoc_root(&d);
+		ck_assert_int_eq(jval_get_int(&root, "k", true, 1, 9, &k, &err), TS_EINPUT);
+		ck_assert_str_eq(err.msg, "e.json:3:7: k: expected an integer, got 3.5");
+		jdoc_release(&d);
+	}
+	{
+		struct jdoc d;
+		struct ts_error err = TS_ERROR_INIT;
+		ck_assert_int_eq(jdoc_parse(&d, "b.json", "\xef\xbb\xbf{}", 5, &err), TS_EINPUT);
+		ck_assert_msg(strstr(err.msg, "b.json:1:1: ") == err.msg && strstr(err.msg, "byte-order mark"),
+			      "%s", err.msg);
+	}
+}
+END_TEST
+
+START_TEST(error_message_one_line)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(ts_error_set(&err, TS_EINPUT, "bad '%s'", "\x1b[31mred\tx\ny\rz\x7f"),
+			 TS_EINPUT);
+	ck_assert_str_eq(err.msg, "bad '?[31mred x y z?'");
+	ts_error_prefix(&err, "f\x07.json");
+	ck_assert_str_eq(err.msg, "f?.json: bad '?[31mred x y z?'");
+}
+END_TEST
+
 START_TEST(units_decimal_bounds)
 {
 	double v = -1;
@@ -567,6 +609,8 @@ static Suite *common_suite(void)
 	Suite *s = suite_create("common");
 	TCase *tc = tcase_create("units");
 	tcase_add_loop_test(tc, units_parse_good, 0, (int)TS_ARRAY_LEN(good_units));
+	tcase_add_test(tc, error_message_one_line);
+	tcase_add_test(tc, json_positions_any_line_end);
 	tcase_add_test(tc, units_decimal_bounds);
 	tcase_add_test(tc, json_key_with_path_characters);
 	tcase_add_loop_test(tc, units_parse_bad, 0, (int)TS_ARRAY_LEN(bad_units));
