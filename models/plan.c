@@ -713,6 +713,22 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		if (jval_get_bool(&zo, "cpu_offload", false, &old_opt, err) ||
 		    jval_get_bool(&zo, "cpu_offload_param", false, &old_par, err))
 			return TS_EINPUT;
+		{
+			/* both spellings given: they must agree (found by review:
+			 * cpu_offload true with device "none" meant offload) */
+			static const char *const pairs[2][2] = { { "cpu_offload", "offload_optimizer" },
+								 { "cpu_offload_param", "offload_param" } };
+			for (int k = 0; k < 2; k++) {
+				struct jval o1, o2;
+				bool oldv = k ? old_par : old_opt, newv = k ? off_par : off_opt;
+				if (jval_child(&zo, pairs[k][0], &o1) && jval_child(&zo, pairs[k][1], &o2) &&
+				    oldv != newv)
+					return jval_error(&o1, err,
+							  "%s, but %s %s; give one of the two spellings",
+							  oldv ? "true" : "false", pairs[k][1],
+							  newv ? "offloads" : "has device \"none\"");
+			}
+		}
 		if (old_par && !off_par) {
 			off_par = true;
 			par_key = "cpu_offload_param";

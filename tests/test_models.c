@@ -2197,6 +2197,14 @@ static const struct {
 	{ "{\"torch_autocast\": {\"enabled\": true, \"dtype\": \"torch.bfloat16\"}}",
 	  "torch_autocast mixed precision" },
 	{ "{\"amp\": {\"enabled\": true}}", "amp mixed precision" },
+	/* both spellings of an offload, disagreeing (found by review: true
+	 * with device "none" meant offload) */
+	{ "{\"zero_optimization\": {\"stage\": 2, \"cpu_offload\": true, \"offload_optimizer\": "
+	  "{\"device\": \"none\"}}}",
+	  "cpu_offload: true, but offload_optimizer has device \"none\"" },
+	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"cpu\"}, "
+	  "\"cpu_offload_param\": false, \"offload_param\": {\"device\": \"nvme\"}}}",
+	  "cpu_offload_param: false, but offload_param offloads" },
 	{ "{\"zero_optimization\": {\"stage\": 5}}", "stage" },
 	{ "{\"zero_optimization\": {\"stage\": \"three\"}}", "ZeRO stage must be" },
 	{ "{\"fp16\": {\"enabled\": true}, \"bf16\": {\"enabled\": true}}", "both enabled" },
