@@ -1023,6 +1023,40 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 		if (!jval_child(o, "tcp_msg_cost", &g) && f->tcp_msg_s == 0)
 			f->tcp_msg_s = TCP_MSG_S;
 	}
+	{
+		/* a dimension of another type of fabric would be ignored:
+		 * refused (found by review: "k" on an explicit fabric,
+		 * "spines" on a fat-tree) */
+		static const struct {
+			const char *key;
+			unsigned kinds; /* bit per enum topo_fabric_kind that uses it */
+		} dims[] = {
+			{ "k", 1u << TOPO_FABRIC_FAT_TREE },
+			{ "tiers", 1u << TOPO_FABRIC_FAT_TREE },
+			{ "switch_ports", 1u << TOPO_FABRIC_SWITCH | 1u << TOPO_FABRIC_FAT_TREE |
+						  1u << TOPO_FABRIC_LEAF_SPINE | 1u << TOPO_FABRIC_CLOS3 },
+			{ "leaves", 1u << TOPO_FABRIC_LEAF_SPINE | 1u << TOPO_FABRIC_CLOS3 },
+			{ "spines", 1u << TOPO_FABRIC_LEAF_SPINE | 1u << TOPO_FABRIC_CLOS3 },
+			{ "hosts_per_leaf", 1u << TOPO_FABRIC_LEAF_SPINE | 1u << TOPO_FABRIC_CLOS3 },
+			{ "uplinks_per_leaf", 1u << TOPO_FABRIC_LEAF_SPINE | 1u << TOPO_FABRIC_CLOS3 },
+			{ "pods", 1u << TOPO_FABRIC_CLOS3 },
+			{ "super_spines", 1u << TOPO_FABRIC_CLOS3 },
+			{ "spine_uplinks", 1u << TOPO_FABRIC_CLOS3 },
+		};
+		for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++) {
+			struct jval x;
+			if (!(dims[i].kinds >> f->kind & 1u) && jval_child(o, dims[i].key, &x))
+				return jval_error(&x, err, "not a dimension of a fabric of type '%s'",
+						  fabric_names[f->kind]);
+		}
+		if (f->rails && !(f->kind == TOPO_FABRIC_FAT_TREE || f->kind == TOPO_FABRIC_LEAF_SPINE ||
+				  f->kind == TOPO_FABRIC_CLOS3)) {
+			struct jval x;
+			if (jval_child(o, "rails", &x))
+				return jval_error(&x, err, "a fabric of type '%s' has no rails (fat-tree, "
+						  "leaf-spine and clos3 have)", fabric_names[f->kind]);
+		}
+	}
 	if (f->kind == TOPO_FABRIC_FAT_TREE) {
 		/* defaults for what the file does not give; a 0 it gives is
 		 * refused by check_fields (found by review: tiers 0 became 2,
