@@ -1409,6 +1409,14 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * refused for exceeding its 2048 positions) */
 	if (!p->src[PF_SEQ][0] && m->max_pos > 0 && m->max_pos < p->seq_len)
 		p->seq_len = m->max_pos;
+	/* Megatron keeps the grad buffer in fp32 only for bf16 (arguments.py,
+	 * validate_args: "bfloat16 requires gradient accumulation and
+	 * all-reduce to be done in fp32"); under --fp16,
+	 * accumulate_allreduce_grads_in_fp32 stays off and the buffer is the
+	 * parameters' fp16 (found by review: fp16 plans reduced fp32 gradients,
+	 * twice the DP bytes) */
+	if (p->precision == PLAN_DT_FP16 && !p->src[PF_GRAD_DTYPE][0])
+		p->grad_dtype = PLAN_DT_FP16;
 	/* Megatron reduces its grad buffer: in grad_dtype unless the plan says
 	 * otherwise (found by review: --grad-dtype bf16 still reduced fp32) */
 	if (!p->grad_reduce_given)

@@ -2167,6 +2167,37 @@ START_TEST(default_seq_len_fits_positions)
 }
 END_TEST
 
+/* Megatron's gradient buffer: fp32 under bf16 (arguments.py forces
+ * accumulate_allreduce_grads_in_fp32), the parameters' fp16 under fp16
+ * (found by review: fp16 plans reduced fp32 gradients, twice the DP
+ * bytes); a grad_dtype given stands, and grad_reduce_dtype follows it. */
+START_TEST(fp16_grads_follow_megatron)
+{
+	static const struct {
+		const char *plan;
+		enum plan_dtype grad, reduce;
+	} c[] = {
+		{ "{}", PLAN_DT_FP32, PLAN_DT_FP32 },
+		{ "{\"precision\": \"fp16\"}", PLAN_DT_FP16, PLAN_DT_FP16 },
+		{ "{\"precision\": \"fp16\", \"grad_dtype\": \"fp32\"}", PLAN_DT_FP32, PLAN_DT_FP32 },
+		{ "{\"precision\": \"fp16\", \"grad_reduce_dtype\": \"fp32\"}", PLAN_DT_FP16, PLAN_DT_FP32 },
+		{ "{\"precision\": \"fp32\"}", PLAN_DT_FP32, PLAN_DT_FP32 },
+	};
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	for (size_t i = 0; i < TS_ARRAY_LEN(c); i++) {
+		plan_init(&p);
+		ck_assert_msg(plan_load(&p, tu_tmpfile(0, ".json", c[i].plan), &err) == 0, "%s", err.msg);
+		ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+		ck_assert_msg(p.grad_dtype == c[i].grad && p.grad_reduce_dtype == c[i].reduce,
+			      "%s: grads %d reduced %d", c[i].plan, (int)p.grad_dtype,
+			      (int)p.grad_reduce_dtype);
+	}
+}
+END_TEST
+
 START_TEST(bad_plan_refused)
 {
 	struct model m;
@@ -2523,6 +2554,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, deepspeed_maps_fields);
 	tcase_add_test(tc, deepspeed_batch_flags);
 	tcase_add_test(tc, deepspeed_older_spellings);
+	tcase_add_test(tc, fp16_grads_follow_megatron);
 	tcase_add_loop_test(tc, deepspeed_overlap_and_fusion, 0, 5);
 	tcase_add_test(tc, deepspeed_overlap_default_follows_stage);
 	suite_add_tcase(s, tc);
