@@ -65,6 +65,10 @@ int units_parse(const char *s, enum ts_qty kind, double *out, const char **why)
 	const struct unit *t;
 	const char *unit;
 
+	if (strpbrk(s, "\t\n\v\f\r")) { /* (spaces only; found by review: "80\nGB") */
+		*why = "a line break or tab in a quantity";
+		return TS_EINPUT;
+	}
 	while (isspace((unsigned char)*p))
 		p++;
 	if (!*p) {

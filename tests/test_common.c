@@ -120,6 +120,8 @@ static const struct {
 	{ "400", TS_QTY_BANDWIDTH }, { "fast", TS_QTY_BANDWIDTH }, { "400Gx/s", TS_QTY_BANDWIDTH },
 	{ "80GiB", TS_QTY_TIME },    { "1.5us", TS_QTY_SIZE },     { "", TS_QTY_SIZE },
 	{ "inf GB", TS_QTY_SIZE },   { "nanGB", TS_QTY_SIZE },     { "0x10GB", TS_QTY_SIZE },
+	/* spaces only around the unit (found by review: "80\nGB" was read) */
+	{ "80\nGB", TS_QTY_SIZE },   { "\n80GB", TS_QTY_SIZE },    { "80\tGB", TS_QTY_SIZE },
 };
 
 START_TEST(units_parse_bad)
