@@ -70,26 +70,23 @@ if [ -w /dev/full ]; then
 		echo "FAIL predict to a full disk: exit $st, trace $(ls /tmp/e2e_cli_t.$$ 2>&1)"; fail=1
 	fi
 	rm -f /tmp/e2e_cli_t.$$
-	# a plan that does not fit (exit 1) whose report is lost exits 2
-	"$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 1 --model llama3-8b --tp 1 --zero 0 \
-		--global-batch 512 --micro-batch 64 >/dev/full 2>/tmp/e2e_cli_err.$$; st=$?
-	if [ "$st" = 2 ] && grep -q "needs" /tmp/e2e_cli_err.$$ &&
-		grep -q "cannot write the output" /tmp/e2e_cli_err.$$; then
-		echo "ok   memory that does not fit, to a full disk"
-	else
-		echo "FAIL memory that does not fit, to a full disk: exit $st, $(cat /tmp/e2e_cli_err.$$)"
-		fail=1
-	fi
-	# predict likewise keeps the reason (found by review: only the write error)
-	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 --model llama3-8b --fidelity analytic \
-		>/dev/full 2>/tmp/e2e_cli_err.$$; st=$?
-	if [ "$st" = 2 ] && grep -q "does not fit in GPU memory" /tmp/e2e_cli_err.$$ &&
-		grep -q "cannot write the output" /tmp/e2e_cli_err.$$; then
-		echo "ok   predict that does not fit, to a full disk"
-	else
-		echo "FAIL predict that does not fit, to a full disk: exit $st, $(cat /tmp/e2e_cli_err.$$)"
-		fail=1
-	fi
+	# a plan that does not fit (exit 1) whose report is lost exits 2 and
+	# still says why (predict: found by review, only the write error)
+	unfit_full() { # unfit_full NAME REASON_RE CMD...
+		local name=$1 re=$2 st; shift 2
+		"$@" >/dev/full 2>/tmp/e2e_cli_err.$$; st=$?
+		if [ "$st" = 2 ] && grep -q "$re" /tmp/e2e_cli_err.$$ &&
+			grep -q "cannot write the output" /tmp/e2e_cli_err.$$; then
+			echo "ok   $name that does not fit, to a full disk"
+		else
+			echo "FAIL $name that does not fit, to a full disk: exit $st, $(cat /tmp/e2e_cli_err.$$)"
+			fail=1
+		fi
+	}
+	unfit_full memory "needs" "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 1 --model llama3-8b \
+		--tp 1 --zero 0 --global-batch 512 --micro-batch 64
+	unfit_full predict "does not fit in GPU memory" "$TRAINSIM" predict --cluster dgx-h100-ndr \
+		--nodes 1 --model llama3-8b --fidelity analytic
 fi
 # JSON inputs: a UTF-8 byte-order mark is refused at 1:1 (cJSON would skip
 # it and every later position would be off); a named pipe that no one
