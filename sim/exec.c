@@ -48,6 +48,11 @@
  * units 0.1 % under at about the same wall time; the 16k benchmark (128
  * units x 16 stages, EP in the hosts) 34x the wall time for 1.5 %. */
 #define FOLD_EVERY_MAX 256
+
+/* Op states the simulated ranks keep at most (a rank's state per op of its
+ * stage: some 28 bytes), about 7.5 GB (found by review: --exact on 2,048
+ * nodes ran out of memory only after allocating). */
+#define EXEC_MAX_OP_STATES 268435456.0
 /* Folded, positions of a unit placed differently (blocks_alike of one position): every
  * rank is simulated up to this many GPUs. */
 #define EXACT_FALLBACK_MAX 4096
@@ -3949,6 +3954,21 @@ static int run_once(struct exec *x, struct run_out *ro)
 			x->unit_of[sc[i].u] = i < x->K ? i : i % x->K;
 	}
 	x->ninst = x->o->exact ? p->tp * x->D * P : x->K * P;
+	{
+		double states = 0;
+		for (int s = 0; s < P; s++)
+			states += (double)x->w->roles[s].nops * (x->ninst / P);
+		if (states > EXEC_MAX_OP_STATES) {
+			rc = ts_error_set(x->errp, TS_EINPUT,
+					  "simulating %d ranks would keep %.3g op states (each rank x its "
+					  "stage's ops), beyond the %.3g the simulator holds (about 7.5 "
+					  "GB)%s",
+					  (int)x->ninst, states, EXEC_MAX_OP_STATES,
+					  x->o->exact ? "; drop --exact or use fewer, larger micro-batches"
+						      : "; use fewer, larger micro-batches");
+			goto out;
+		}
+	}
 	x->in = calloc((size_t)x->ninst, sizeof(*x->in));
 	/* (under --jitter with every unit simulated, their DP ops run as
 	 * their own: the background's groups start from delays taken from

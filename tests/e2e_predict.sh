@@ -187,6 +187,13 @@ expect_err "more ops than the simulator holds" \
 	"the iteration would have at least 2.68e\+08 ops \(16384 micro-batches x 1024 layers .*beyond the 33554432" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 --model "$TMP/deep.json" --dp 8 \
 	--global-batch 131072 --seq-len 512 --fidelity analytic
+# every rank's op states beyond what the simulator holds: refused before
+# they are allocated (found by review: --exact on 2,048 nodes ran out of
+# memory)
+expect_err "more op states than the simulator holds" \
+	"simulating 16384 ranks would keep 1.61e\+09 op states .*drop --exact" \
+	"$TRAINSIM" predict --cluster dgx-h100-ndr-fat-tree --nodes 2048 --model llama3-70b --tp 8 \
+	--pp 4 --global-batch 65536 --sequence-parallel --exact --fidelity analytic
 expect_err "more expert-load draws than the simulator holds" "expert loads .* exceed the 2.68e\+08" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr-fat-tree --nodes 2048 --model qwen3-30b-a3b --ep 8 \
 	--global-batch 8388608 --seq-len 512 --fidelity analytic
