@@ -27,14 +27,15 @@ int cmd_memory(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 
 extern const struct cli_cmd cli_commands[];
-/* Packet fidelity: the longest run allowed, estimated from the packets a
- * run moves at the rates measured on the 2-core development machine
- * (2026-12-03): a 1 GiB all-reduce over 16 H100s on dgx-h100-ndr (RDMA,
- * 4096 B) moves 7.9 M packets in 0.76-0.96 s; over the 4 GPUs of
- * pcie-2x2-tcp (TCP, 1448 B), 4.4 M in 1.57 s (collective, predict). */
+/* Packet fidelity: the longest run allowed (collective, predict). */
 #define PACKET_MAX_S 600.0
-#define PACKETS_PER_S_RDMA 8e6
-#define PACKETS_PER_S_TCP 2.5e6
+struct topo;
+/* The payload per packet on t's fabric (4096 B without a network: its
+ * packets are NVLink's or PCIe's), bytes. */
+double cli_packet_mtu(const struct topo *t);
+/* Seconds the packet model takes here for that many packets on t's
+ * fabric, at the fastest rate it reaches (a lower bound). */
+double cli_packet_s(const struct topo *t, double packets);
 
 int cli_main(int argc, char **argv);
 

@@ -451,14 +451,11 @@ int cmd_collective(int argc, char **argv)
 		/* every packet is an event per hop: bound the work (found by
 		 * review: -e 1PB ran for days), over the rows the loop below runs,
 		 * at the fabric's payload per packet */
-		bool rdma = t.cl.fabric.transport == TOPO_TRANSPORT_RDMA;
-		double mtu = sim_payload_mtu(t.cl.fabric.transport, t.cl.fabric.mtu_bytes), pk = 0, s_est;
+		double mtu = cli_packet_mtu(&t), pk = 0, s_est;
 		int k = 0;
-		if (mtu <= 0) /* (no network: its packets are NVLink's or PCIe's) */
-			mtu = 4096;
 		for (size = o.minb; size <= o.maxb * (1 + 1e-12) && k < MAX_SIZES; size *= o.factor, k++)
 			pk += ceil(floor(size) * sim_busbw_factor((enum sim_op)o.op, n) / mtu) * n * ng;
-		s_est = pk / (rdma ? PACKETS_PER_S_RDMA : PACKETS_PER_S_TCP);
+		s_est = cli_packet_s(&t, pk);
 		if (s_est > PACKET_MAX_S) {
 			ts_error_set(&err, TS_EINPUT, "--fidelity packet: these sizes move about %.2g "
 				     "packets of %.0f B, some %.0f minutes of simulation here (the bound "

@@ -249,9 +249,7 @@ static int packet_too_long(const struct topo *t, const struct model *m, const st
 {
 	struct sim_predict_opts a = *o;
 	struct sim_prediction r;
-	bool rdma = t->cl.fabric.transport == TOPO_TRANSPORT_RDMA;
-	double mtu = sim_payload_mtu(t->cl.fabric.transport, t->cl.fabric.mtu_bytes), bytes = 0, pk,
-	       s_est;
+	double mtu = cli_packet_mtu(t), bytes = 0, pk, s_est;
 	a.fidelity = SIM_ANALYTIC;
 	a.timeline = false;
 	int rc = sim_predict(t, m, p, &a, &r, err);
@@ -259,11 +257,9 @@ static int packet_too_long(const struct topo *t, const struct model *m, const st
 		return rc;
 	for (int k = 0; k < SIM_COMM_COUNT; k++)
 		bytes += r.comm_bytes[k];
-	if (mtu <= 0) /* (no network: its packets are NVLink's or PCIe's) */
-		mtu = 4096;
 	pk = bytes * r.instances / mtu;
 	sim_prediction_release(&r);
-	s_est = pk / (rdma ? PACKETS_PER_S_RDMA : PACKETS_PER_S_TCP);
+	s_est = cli_packet_s(t, pk);
 	if (s_est > PACKET_MAX_S)
 		return ts_error_set(err, TS_EINPUT,
 				    "--fidelity packet: the iteration's simulated ranks move some %.2g "
@@ -445,8 +441,9 @@ int cmd_predict(int argc, char **argv)
 			 "trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'",
 			 cal, comp.gpu, cl.gpu.name);
 		ts_one_line(warn); /* (the names are the files' strings) */
-		warn[strlen(warn) + 1] = '\0';
-		warn[strlen(warn)] = '\n';
+		size_t n = strlen(warn); /* (one byte was kept for the line end) */
+		warn[n] = '\n';
+		warn[n + 1] = '\0';
 	}
 	if (topo_build(&t, &cl, &err))
 		goto fail;

@@ -937,8 +937,7 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		in->comp_t0 = sim_now(&x->eng) + time_from_s(wait);
 		in->comp_op = oi;
 		in->comp_ev = 0;
-		if (!after_s(x, wait > 0 ? wait + gpu / in->comp_rate : dur / in->comp_rate, ev_comp_end, x,
-			     ev_arg(ii, oi), op->name))
+		if (!after_s(x, wait + gpu / in->comp_rate, ev_comp_end, x, ev_arg(ii, oi), op->name))
 			return;
 		in->comp_ev = x->last_ev;
 	}
