@@ -1843,19 +1843,6 @@ void sim_coll_free(struct sim_coll *c)
 
 /* ---- analytic ----------------------------------------------------------------- */
 
-/* Usable capacity of a topology link as the flow model sees it. */
-static double link_cap(const struct topo *t, int32_t l)
-{
-	const struct topo_link *tl = &t->links[l];
-	if (tl->kind == TOPO_L_NVLINK)
-		return tl->bw_Bps * sim_nvlink_eff(t->cl.gpu.sm_arch);
-	if (tl->kind == TOPO_L_NET && tl->mtu_bytes > 0) {
-		double mtu = sim_payload_mtu(t->cl.fabric.transport, tl->mtu_bytes);
-		return tl->bw_Bps * mtu / (mtu + tl->overhead_bytes);
-	}
-	return tl->bw_Bps;
-}
-
 static double path_lat_s(const struct topo *t, const int32_t *p, int h)
 {
 	double s = 0;
@@ -2057,8 +2044,8 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 		}
 		for (int32_t j = 0; j < ll.n; j++) {
 			int32_t k = ll.used[j];
-			if (ll.bytes[k] / link_cap(t, ll.link[k]) > bw)
-				bw = ll.bytes[k] / link_cap(t, ll.link[k]);
+			if (ll.bytes[k] / sim_link_cap_topo(t, ll.link[k]) > bw)
+				bw = ll.bytes[k] / sim_link_cap_topo(t, ll.link[k]);
 		}
 		total += lat + bw;
 	}
@@ -2210,7 +2197,7 @@ int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nsp
 							inv_cap = ic;
 							caplk = nc;
 						}
-						inv_cap[out->nlinks] = 1.0 / link_cap(t, p[q]);
+						inv_cap[out->nlinks] = 1.0 / sim_link_cap_topo(t, p[q]);
 						lmap[p[q]] = out->nlinks++;
 					}
 					if (ne == cape) {

@@ -73,45 +73,55 @@ fail:
 	return rc;
 }
 
+void sim_link_of_topo(const struct topo *t, int32_t i, struct sim_link *l)
+{
+	const struct topo_link *tl = &t->links[i];
+	l->bw_Bps = tl->bw_Bps;
+	l->lat_ps = tl->lat_ps;
+	l->mtu_bytes = tl->mtu_bytes;
+	l->overhead_bytes = tl->overhead_bytes;
+	l->net = tl->kind == TOPO_L_NET;
+	if (l->net)
+		l->mtu_bytes = sim_payload_mtu(t->cl.fabric.transport, l->mtu_bytes);
+	if (tl->kind == TOPO_L_NVLINK) {
+		/* NCCL's effective speed covers all NVLink protocol
+		 * overhead, so no per-packet header on top. */
+		l->bw_Bps = tl->bw_Bps * sim_nvlink_eff(t->cl.gpu.sm_arch);
+		l->overhead_bytes = 0;
+	} else if (tl->kind == TOPO_L_PCIE) {
+		/* PCIe's TLP framing (topo/build.c: 24 B per 256 B
+		 * payload) taken from the rate, packets kept whole: the
+		 * ~32/64 GB/s of a Gen4/Gen5 x16 link is the rate after
+		 * line encoding, before the transaction layer (found by
+		 * review: the headers were assumed inside it, a 1 GiB
+		 * all-reduce on the PCIe preset at 31.98 GB/s busbw,
+		 * above 32 x 256/280) */
+		if (tl->mtu_bytes > 0 && tl->overhead_bytes > 0)
+			l->bw_Bps = tl->bw_Bps * tl->mtu_bytes /
+				    (tl->mtu_bytes + tl->overhead_bytes);
+		l->overhead_bytes = 0;
+	}
+}
+
+double sim_link_cap_topo(const struct topo *t, int32_t i)
+{
+	struct sim_link l;
+	sim_link_of_topo(t, i, &l);
+	return l.bw_Bps * simn_payload_eff(&l);
+}
+
 int sim_net_init_topo(struct sim_net *n, struct sim_engine *e, enum sim_fidelity kind,
 		      const struct topo *t, struct ts_error *err)
 {
 	struct sim_net_params p;
 	struct sim_link *l;
-	double nv = sim_nvlink_eff(t->cl.gpu.sm_arch);
 	int32_t i;
 	int rc;
 	l = malloc((size_t)(t->nlinks ? t->nlinks : 1) * sizeof(*l));
 	if (!l)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for %d links", (int)t->nlinks);
-	for (i = 0; i < t->nlinks; i++) {
-		const struct topo_link *tl = &t->links[i];
-		l[i].bw_Bps = tl->bw_Bps;
-		l[i].lat_ps = tl->lat_ps;
-		l[i].mtu_bytes = tl->mtu_bytes;
-		l[i].overhead_bytes = tl->overhead_bytes;
-		l[i].net = tl->kind == TOPO_L_NET;
-		if (l[i].net)
-			l[i].mtu_bytes = sim_payload_mtu(t->cl.fabric.transport, l[i].mtu_bytes);
-		if (tl->kind == TOPO_L_NVLINK) {
-			/* NCCL's effective speed covers all NVLink protocol
-			 * overhead, so no per-packet header on top. */
-			l[i].bw_Bps = tl->bw_Bps * nv;
-			l[i].overhead_bytes = 0;
-		} else if (tl->kind == TOPO_L_PCIE) {
-			/* PCIe's TLP framing (topo/build.c: 24 B per 256 B
-			 * payload) taken from the rate, packets kept whole: the
-			 * ~32/64 GB/s of a Gen4/Gen5 x16 link is the rate after
-			 * line encoding, before the transaction layer (found by
-			 * review: the headers were assumed inside it, a 1 GiB
-			 * all-reduce on the PCIe preset at 31.98 GB/s busbw,
-			 * above 32 x 256/280) */
-			if (tl->mtu_bytes > 0 && tl->overhead_bytes > 0)
-				l[i].bw_Bps = tl->bw_Bps * tl->mtu_bytes /
-					      (tl->mtu_bytes + tl->overhead_bytes);
-			l[i].overhead_bytes = 0;
-		}
-	}
+	for (i = 0; i < t->nlinks; i++)
+		sim_link_of_topo(t, i, &l[i]);
 	sim_net_params_default(&p);
 	p.tcp = t->cl.fabric.transport == TOPO_TRANSPORT_TCP;
 	p.tcp_byte_s = t->cl.fabric.tcp_byte_s;

@@ -215,6 +215,11 @@ int sim_net_init(struct sim_net *n, struct sim_engine *e, enum sim_fidelity kind
  * effective per-link speed (see sim_nvlink_eff); transport from the fabric. */
 int sim_net_init_topo(struct sim_net *n, struct sim_engine *e, enum sim_fidelity kind,
 		      const struct topo *t, struct ts_error *err);
+/* The sim_link that sim_net_init_topo makes of topology link i, and the
+ * usable capacity the flow model gives it (bytes/s of payload); the
+ * analytic model prices links with the same figure. */
+void sim_link_of_topo(const struct topo *t, int32_t i, struct sim_link *l);
+double sim_link_cap_topo(const struct topo *t, int32_t i);
 void sim_net_release(struct sim_net *n);
 
 /* Start a transfer now: bytes of payload along path (hops link ids; the
