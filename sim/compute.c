@@ -78,9 +78,13 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	 * batched GEMMs and element-wise ops instead (models/workload.c). */
 	c->attn_eff = 0.5;
 	/* Non-tensor-core math: Calculon's A100 vector.float16 is 78 TFLOP/s,
-	 * 1/4 of the 312 matrix peak (formulas.md); the same 1/4 ratio is an
-	 * assumption for other GPUs. */
-	c->vector_flops = c->peak_flops / 4.0;
+	 * 1/4 of the 312 matrix peak (formulas.md); Hopper's FP16 non-tensor
+	 * rate is 133.8 of 989 dense on an H100 SXM5 (NVIDIA H100 Tensor Core
+	 * GPU Architecture whitepaper, table 2; not in reference/; found by
+	 * review: 1/4 gave 247), the same ratio taken for every SM90 part; 1/4
+	 * is an assumption for other GPUs. */
+	c->vector_flops = gpu->sm_arch >= 90 && gpu->sm_arch < 100 ? c->peak_flops * (133.8 / 989.0) :
+								  c->peak_flops / 4.0;
 	/* TF32 tensor-core rate is half the BF16 rate on A100 (156 vs 312) and
 	 * H100 (495 vs 989): assumption from NVIDIA datasheets, not in reference/. */
 	c->fp32_gemm_ratio = 0.5;

@@ -92,6 +92,7 @@ expect_err "missing file" "nosuch\\.json" "$TRAINSIM" topo --cluster "$tmp/nosuc
 bad_file malformed "" '{ "preset": "dgx-h100-ndr", "nodes": 4,, }'
 bad_file truncated "" '{ "preset": "dgx-h100-ndr", "fabric": { "k": 4 '
 bad_file unknown_preset "preset: unknown cluster preset 'dgx-h900'" '{ "preset": "dgx-h900" }'
+bad_file nvls_ampere "node.nvls: needs a GPU of sm_arch 90 or above.*got sm_arch 80" '{ "preset": "dgx-a100-hdr", "node": { "nvls": true } }'
 bad_file unknown_key "fabric.link_bandwith: unknown field" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwith": "400Gb/s" } }'
 # a quantity key with a unit suffix that is not its kind's (was read as
 # absent: the preset's 400 Gb/s stood; found by review)

@@ -100,8 +100,10 @@ static void gpu_h100(struct topo_gpu_spec *g)
 	g->hbm_Bps = 3.35e12;
 	g->nvlink_Bps = 450e9;
 	g->sm_arch = 90;
-	/* "80 GB" of HBM3 is 80 GiB of stacks (nvidia-smi shows 81559 MiB usable). */
-	g->mem_bytes = 80.0 * TS_GiB;
+	/* "80 GB" of HBM3: nvidia-smi shows 81559 MiB (79.6 GiB) on an H100
+	 * SXM5, what a process can have, as the H200's figure below (found by
+	 * review: 80 GiB of stacks was taken, 361 MiB more) */
+	g->mem_bytes = 81559.0 * TS_MiB;
 }
 
 static void gpu_h200(struct topo_gpu_spec *g)
@@ -396,6 +398,9 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 		BAD("gpu.nvlink_bandwidth", "must be positive with node.intra \"nvswitch\"");
 	if (nd->nvls && nd->intra != TOPO_INTRA_NVSWITCH)
 		BAD("node.nvls", "needs node.intra \"nvswitch\"");
+	if (nd->nvls && c->gpu.sm_arch < 90)
+		BAD("node.nvls", "needs a GPU of sm_arch 90 or above: NCCL has no NVLS before "
+				 "Hopper's NVSwitch (got sm_arch %d)", c->gpu.sm_arch);
 	if ((nd->nics || nd->intra == TOPO_INTRA_PCIE) && !(nd->pcie_Bps > 0))
 		BAD("node.pcie_bandwidth", "must be positive");
 	if (nd->nvlink_lat_s < 0 || nd->pcie_lat_s < 0)
