@@ -1607,20 +1607,14 @@ static void begin_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	phase_begin(ctx);
 }
 
-/* NCCL's latency of ring or tree all-reduce-style algorithm a with
- * protocol p on the group (nccl.md §1.4), us. */
-static double nccl_lat_us(const struct sim_group_info *gi, enum sim_op op, enum sim_algo a,
-			  enum sim_proto p)
+/* NCCL's latency of a tree all-reduce with protocol p on the group
+ * (nccl.md §1.4), us. */
+static double nccl_tree_lat_us(const struct sim_group_info *gi, enum sim_proto p)
 {
-	double intra = sim_nccl_hw_lat_us(gi->intra, a, p), inter = sim_nccl_hw_lat_us(SIM_HW_NET, a, p);
-	double base = sim_nccl_base_lat_us(a, p), n = gi->nranks, nodes = gi->nnodes;
-	if (a == SIM_ALGO_TREE)
-		return base + 2 * ((gi->ppn - 1) * intra + log2(nodes) * inter);
-	{
-		double steps = op == SIM_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
-		double xs = nodes > 1 ? (op == SIM_OP_ALLREDUCE ? 2 : 1) * (nodes - 1) : 0;
-		return base + (steps - xs) * intra + xs * inter;
-	}
+	double intra = sim_nccl_hw_lat_us(gi->intra, SIM_ALGO_TREE, p);
+	double inter = sim_nccl_hw_lat_us(SIM_HW_NET, SIM_ALGO_TREE, p);
+	return sim_nccl_base_lat_us(SIM_ALGO_TREE, p) +
+	       2 * ((gi->ppn - 1) * intra + log2(gi->nnodes) * inter);
 }
 
 /* NCCL's tree time from the ring's bandwidth time ring_bw_s over the
@@ -1632,7 +1626,7 @@ static double tree_over_ring_s(const struct sim_group_info *gi, const struct sim
 {
 	double n = s->nranks;
 	double f = p == SIM_PROTO_LL ? 3.8 : p == SIM_PROTO_LL128 ? 128.0 / 120 : 1 / 0.92;
-	return nccl_lat_us(gi, s->op, SIM_ALGO_TREE, p) * 1e-6 +
+	return nccl_tree_lat_us(gi, p) * 1e-6 +
 	       (ring_bw_s > 0 ? ring_bw_s : 0) * f * n / (n - 1);
 }
 
@@ -1679,7 +1673,7 @@ static void coll_params(struct sim_coll *c)
 	double cap;
 	struct sim_group_info gi;
 	memset(&gi, 0, sizeof(gi));
-	if (c->s.proto == SIM_PROTO_LL || c->s.algo == SIM_ALGO_TREE) {
+	if (c->s.proto == SIM_PROTO_LL || c->s.algo == SIM_ALGO_TREE || c->s.algo == SIM_ALGO_RING) {
 		/* the group's nodes and ranks per node (sim_group_info's, without
 		 * its checks and its cluster-sized tables: the group was checked) */
 		int32_t *sorted = malloc((size_t)c->s.nranks * sizeof(int32_t));
@@ -1732,7 +1726,10 @@ static void coll_params(struct sim_coll *c)
 		}
 	}
 	for (k = 0; k < 3; k++)
-		c->a_ps[k] = time_from_us(sim_nccl_hw_lat_us((enum sim_hw)k, c->s.algo, c->s.proto));
+		c->a_ps[k] = time_from_us(c->s.algo == SIM_ALGO_RING ?
+						  sim_nccl_ring_hop_lat_us((enum sim_hw)k, c->s.proto,
+									   nnodes, gi.ppn) :
+						  sim_nccl_hw_lat_us((enum sim_hw)k, c->s.algo, c->s.proto));
 	c->base_ps = time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
 }
 

@@ -1442,11 +1442,11 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 	 * by review: NVLink's always) */
 	lat = time_from_us(sim_nccl_base_lat_us(SIM_ALGO_RING, SIM_PROTO_SIMPLE) +
 			   (steps - inter) *
-				   sim_nccl_hw_lat_us(x->t->cl.node.intra == TOPO_INTRA_NVSWITCH ?
-							      SIM_HW_NVLINK :
-							      SIM_HW_PCI,
-						      SIM_ALGO_RING, SIM_PROTO_SIMPLE) +
-			   inter * sim_nccl_hw_lat_us(SIM_HW_NET, SIM_ALGO_RING, SIM_PROTO_SIMPLE));
+				   sim_nccl_ring_hop_lat_us(x->t->cl.node.intra == TOPO_INTRA_NVSWITCH ?
+								    SIM_HW_NVLINK :
+								    SIM_HW_PCI,
+							    SIM_PROTO_SIMPLE, nodes, ppn) +
+			   inter * sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_SIMPLE, nodes, ppn));
 	(void)gpn;
 	for (int c = 0; c < nch; c++) {
 		/* hosts in order, GPUs of each host rotated by the channel, odd

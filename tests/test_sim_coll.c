@@ -231,6 +231,48 @@ START_TEST(analytic_matches_flow_on_pcie)
 }
 END_TEST
 
+/* NCCL's ring latency per step (nccl.md §1.4): Tree's network row with one
+ * rank per node, and at least the network's post overhead (1 us, x 3 for
+ * Simple) inside a node once the ring crosses nodes (found by review: Ring's
+ * NET row, 2.7 us for LL, and the bare 0.6 us NVLink step were used). */
+START_TEST(ring_latency_as_nccl)
+{
+	struct world w;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_coll_spec s;
+	int32_t ranks[16];
+	double ta, want = 6.6 + 15 * 5.0;
+	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_LL, 16, 1), 5.0);
+	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_LL128, 16, 1), 8.5);
+	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_LL, 2, 8), 2.7);
+	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NVLINK, SIM_PROTO_LL, 2, 8), 1.0);
+	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NVLINK, SIM_PROTO_LL, 1, 8), 0.6);
+	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NVLINK, SIM_PROTO_SIMPLE, 2, 8), 3.4);
+	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_PCI, SIM_PROTO_SIMPLE, 2, 2), 5.7);
+	/* a 64-byte all-gather over 16 one-GPU nodes: NCCL's 6.6 + 15 x 5.0 us
+	 * plus the links' own latency (under 1.5 us a hop here) */
+	world_open(&w, switch_cluster(), 64, NULL, 1);
+	for (int i = 0; i < 16; i++)
+		ranks[i] = i;
+	sim_coll_spec_init(&s);
+	s.op = SIM_OP_ALLGATHER;
+	s.algo = SIM_ALGO_RING;
+	s.proto = SIM_PROTO_LL;
+	s.size_bytes = 64;
+	s.nranks = 16;
+	s.ranks = ranks;
+	ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &ta, &err), 0);
+	ck_assert_msg(ta * 1e6 >= want && ta * 1e6 < want + 15 * 1.5, "analytic %.2f us, NCCL %.1f us",
+		      ta * 1e6, want);
+	{
+		struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLGATHER, SIM_ALGO_RING, SIM_PROTO_LL, 64, 1,
+				      16, false, 1);
+		ck_assert_msg(fabs(ta / r.time_s - 1) < 0.01, "analytic %g flow %g", ta, r.time_s);
+	}
+	world_close(&w);
+}
+END_TEST
+
 /* One collective alone on a flow-level network: its time and payload. */
 static void flow_one(const struct topo *t, const struct sim_coll_spec *s, double *time_s,
 		     double *bytes)
@@ -1100,6 +1142,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, ring_closed_form_switch);
 	tcase_add_test(tc, analytic_matches_flow_on_switch);
 	tcase_add_test(tc, analytic_matches_flow_on_pcie);
+	tcase_add_test(tc, ring_latency_as_nccl);
 	tcase_add_test(tc, alltoallv_follows_weights);
 	tcase_add_test(tc, a2a_compiled_matches_analytic);
 	tcase_add_test(tc, pxn_keeps_alltoall_on_rails);
