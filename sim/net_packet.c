@@ -12,8 +12,11 @@
  * starts a packet; when that queue holds more than pfc_bytes the port pauses
  * (head of line, like PFC pausing a priority) and resumes when it drains.
  * TCP (lossy): packets arriving at a full queue (buffer_bytes) are dropped
- * (drop-tail) and sent again after a retransmission timeout; the window
- * halves on a loss and grows by one packet per window of ACKs (AIMD).
+ * (drop-tail) and sent again at the sender's next chance (its next ACK, or
+ * its first queue draining: as fast retransmit would, without the round
+ * trip of duplicate ACKs that tells it, so optimistic); the lost packet's
+ * window slot comes back and the window halves after a retransmission
+ * timeout, and the window grows by one packet per window of ACKs (AIMD).
  * ACKs are not simulated as packets: one path latency after a packet is
  * delivered its window slot is returned (assumption: ACKs are tiny and ride
  * an uncongested reverse path).
@@ -471,7 +474,9 @@ static void forward(struct sim_net *n, struct pkt *k, simtime_ps ready_ps)
 	w = wire_bytes(p, k->bytes);
 	if (n->par.tcp) {
 		if (p->occ_bytes + w > n->par.buffer_bytes) {
-			/* drop-tail: the sender learns after a timeout */
+			/* drop-tail: sent again at the sender's next chance; the
+			 * window slot comes back after the timeout (see the file
+			 * comment) */
 			n->st.drops++;
 			f->retx_bytes += k->bytes;
 			/* data to send again: the sender may go on at its next ACK
