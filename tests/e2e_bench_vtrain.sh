@@ -60,6 +60,7 @@ check "evaluate a calibration" 0 "$B" --limit 3 --calibration "$TMP/c2.json" --w
 grep "^# rows" "$TMP/out" >"$TMP/rows1"
 check "evaluate what it wrote" 0 "$B" --limit 3 --calibration "$TMP/w3.json" "$CSV"
 grep "^# rows" "$TMP/out" >"$TMP/rows2"
+check "the rows line is there" 0 test -s "$TMP/rows1"
 check "the same errors" 0 cmp "$TMP/rows1" "$TMP/rows2"
 check "a bad CSV with --write" 2 "$B" --write "$TMP/w2.json" "$TMP/wrap.csv"
 check "writes nothing" 0 test ! -e "$TMP/w2.json"

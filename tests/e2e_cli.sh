@@ -102,5 +102,5 @@ grep -q "pipe.json' is a pipe with nothing written to it" /tmp/e2e_cli_err.$$ ||
 check "plan from a process substitution" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan <(sleep 0.2; echo '{"tp": 8}')
 rm -rf "$d"
 rm -f /tmp/e2e_cli_err.$$
-if [ $fail = 0 ]; then echo "e2e_cli: 1 passed, 0 failed"; else echo "e2e_cli: 0 passed, 1 failed"; fi
+if [ $fail = 0 ]; then echo "e2e_cli: every check passed"; else echo "e2e_cli: failed (FAIL lines above)"; fi
 exit $fail

@@ -40,8 +40,9 @@ else
 fi
 
 # busbw = algbw * 2(n-1)/n for allreduce on 8 ranks, algbw = size/time
-if awk '!/^#/ { alg = $1 / ($6 * 1e-6) / 1e9; if ((alg - $7) / alg > 0.01 || (alg - $7) / alg < -0.01) exit 1;
-                if (($8 - $7 * 14 / 8) / $8 > 0.01 || ($8 - $7 * 14 / 8) / $8 < -0.01) exit 1 }' "$tmp/out"; then
+if awk '!/^#/ { n++; alg = $1 / ($6 * 1e-6) / 1e9; if ((alg - $7) / alg > 0.01 || (alg - $7) / alg < -0.01) exit 1;
+                if (($8 - $7 * 14 / 8) / $8 > 0.01 || ($8 - $7 * 14 / 8) / $8 < -0.01) exit 1 }
+     END { exit n == 0 }' "$tmp/out"; then
 	ok "algbw and busbw factors"
 else
 	bad "algbw/busbw: $(cat "$tmp/out")"

@@ -122,7 +122,8 @@ END_TEST
 
 /* Folded against --exact under options o: within 1 % on fewer instances,
  * or, where folded falls back to every rank (fallback), the same instances
- * and time. */
+ * and time: with fallback this checks only the policy (that folded runs
+ * every rank here), as both runs are then the same simulation. */
 static void folded_vs_exact_with(struct plan *p, struct sim_predict_opts o, bool fallback)
 {
 	struct sim_prediction a, b;

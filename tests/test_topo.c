@@ -118,7 +118,8 @@ START_TEST(fat_tree_two_tier_counts)
 END_TEST
 
 /* Every path (all of them for small pairs, sampled for big counts) is
- * connected, distinct, and as short as an independent BFS says. */
+ * connected, differs from path 0, and is as short as an independent BFS
+ * says (fat_tree_paths_distinct compares every pair on k = 8). */
 static void check_all_paths(const struct topo *t, int32_t a, int32_t b)
 {
 	int64_t cnt = topo_route_count(t, a, b);
