@@ -12,11 +12,15 @@
  * starts a packet; when that queue holds more than pfc_bytes the port pauses
  * (head of line, like PFC pausing a priority) and resumes when it drains.
  * TCP (lossy): packets arriving at a full queue (buffer_bytes) are dropped
- * (drop-tail) and sent again at the sender's next chance (its next ACK, or
- * its first queue draining: as fast retransmit would, without the round
- * trip of duplicate ACKs that tells it, so optimistic); the lost packet's
- * window slot comes back and the window halves after a retransmission
- * timeout, and the window grows by one packet per window of ACKs (AIMD).
+ * (drop-tail). The sender learns of a loss as fast retransmit does (RFC
+ * 5681), from the third duplicate ACK: the ACK of the third packet of the
+ * flow to arrive after the drop (packets keep their order on one path; the
+ * few that were ahead of the lost one are counted too, a little early), or
+ * after the retransmission timeout when fewer follow (a tail loss). Then
+ * the lost packets leave the window, are sent again first, and the window
+ * halves, at most once per round trip; it grows by one packet per window
+ * of ACKs (AIMD). (Found by review: the bytes were sent again at the
+ * sender's next chance, before it could know of the loss.)
  * ACKs are not simulated as packets: one path latency after a packet is
  * delivered its window slot is returned (assumption: ACKs are tiny and ride
  * an uncongested reverse path).
@@ -98,6 +102,11 @@ struct pflow {
 	double queued_bytes;       /* payload cut into packets so far, bytes */
 	double delivered_bytes;    /* payload through its last hop (arrived or on the last wire), bytes */
 	double retx_bytes;         /* payload waiting to be sent again, bytes */
+	double lost_bytes;         /* payload dropped that the sender does not know of yet, bytes */
+	int32_t lost_n;            /* its packets */
+	int32_t dup_n;             /* packets arrived since the first of them (duplicate ACKs) */
+	uint32_t loss_id;          /* the episode of those losses (sim_pkt_state.loss_ids) */
+	simtime_ps recover_ps;     /* the window halves again no earlier, ps */
 	double cwnd;               /* window, packets */
 	int32_t inflight;          /* packets sent and not yet acknowledged */
 	int32_t mtu;               /* path MTU, bytes */
@@ -123,6 +132,7 @@ struct sim_pkt_state {
 	struct pflow *fl;          /* transfer pool */
 	int32_t nfl, capfl, fl_free;/* used, allocated, free list */
 	bool oom;                  /* an allocation failed inside an event */
+	uint32_t loss_ids;         /* loss episodes so far: ids unique across reused slots */
 };
 
 int simp_init(struct sim_net *n, struct ts_error *err)
@@ -264,7 +274,10 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void arrive_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void wake_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg);
-static void retx_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+static void loss_ev(struct sim_engine *e, void *ctx, uint64_t arg);
+
+/* The duplicate ACKs that tell a TCP sender of a loss (RFC 5681). */
+#define DUPACK_THRESHOLD 3
 
 /* Serialisation time of wire bytes w on link l, ps (cached per port: most
  * packets are full MTU). */
@@ -451,6 +464,10 @@ static void last_hop(struct sim_net *n, const struct pkt *k, simtime_ps arrive_p
 	f->delivered_bytes += k->bytes;
 	TS_ASSERT(f->ack_n < n->par.window_pkts && f->ack_n < f->inflight);
 	f->ackq[(f->ack_head + f->ack_n++) % n->par.window_pkts] = arrive_ps + f->prop_ps;
+	if (f->lost_n > 0 && ++f->dup_n == DUPACK_THRESHOLD &&
+	    !sim_at(n->eng, arrive_ps + f->prop_ps, loss_ev, n,
+		    (uint64_t)fi | (uint64_t)f->loss_id << 32))
+		s->oom = true;
 	if (f->pump_on_ack)
 		ack_arm(n, fi, f->ackq[f->ack_head]);
 	if (f->delivered_bytes >= f->bytes && !sim_at(n->eng, arrive_ps, arrive_ev, n, (uint64_t)fi))
@@ -474,20 +491,19 @@ static void forward(struct sim_net *n, struct pkt *k, simtime_ps ready_ps)
 	w = wire_bytes(p, k->bytes);
 	if (n->par.tcp) {
 		if (p->occ_bytes + w > n->par.buffer_bytes) {
-			/* drop-tail: sent again at the sender's next chance; the
-			 * window slot comes back after the timeout (see the file
-			 * comment) */
+			/* drop-tail: the sender learns of it from duplicate ACKs
+			 * or after the timeout (see the file comment); the
+			 * timeout runs from the episode's first loss */
 			n->st.drops++;
-			f->retx_bytes += k->bytes;
-			/* data to send again: the sender may go on at its next ACK
-			 * (or earlier, when its first queue drains); the ACKs due
-			 * by now have come back already */
-			acks_due(n, f);
-			f->pump_on_ack = true;
-			if (f->ack_n > 0)
-				ack_arm(n, fi, f->ackq[f->ack_head]);
-			if (!sim_at(n->eng, ready_ps + n->par.rto_ps, retx_ev, n, (uint64_t)fi))
-				s->oom = true;
+			if (f->lost_n == 0) {
+				f->loss_id = ++s->loss_ids;
+				f->dup_n = 0;
+				if (!sim_at(n->eng, ready_ps + n->par.rto_ps, loss_ev, n,
+					    (uint64_t)fi | (uint64_t)f->loss_id << 32))
+					s->oom = true;
+			}
+			f->lost_n++;
+			f->lost_bytes += k->bytes;
 			return;
 		}
 		p->occ_bytes += w;
@@ -509,16 +525,29 @@ static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		flow_pump(n, fi);
 }
 
-static void retx_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+/* The sender of flow arg's low half learns of the losses of episode arg's
+ * high half, at its third duplicate ACK or its timeout, whichever comes
+ * first: ACKs due first (time order); the lost packets leave the window
+ * and wait to be sent again; the window halves, once per round trip
+ * (multiplicative decrease). */
+static void loss_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
-	struct pflow *f = &n->pkt->fl[arg];
-	/* ACKs due first (time order); then the lost packet's window slot is
-	 * given back and the window halves (multiplicative decrease) */
+	int32_t fi = (int32_t)(arg & 0xffffffffu);
+	struct pflow *f = &n->pkt->fl[fi];
+	simtime_ps now = e->now;
+	if (!f->live || f->lost_n == 0 || f->loss_id != (uint32_t)(arg >> 32))
+		return;
 	acks_due(n, f);
-	f->inflight--;
-	f->cwnd = f->cwnd / 2 < 1 ? 1 : f->cwnd / 2;
-	flow_pump(n, (int32_t)arg);
+	f->retx_bytes += f->lost_bytes;
+	f->inflight -= f->lost_n;
+	f->lost_bytes = 0;
+	f->lost_n = 0;
+	if (now >= f->recover_ps) {
+		f->cwnd = f->cwnd / 2 < 1 ? 1 : f->cwnd / 2;
+		f->recover_ps = now + 2 * f->prop_ps;
+	}
+	flow_pump(n, fi);
 }
 
 /* Inject packets of flow fi while its window and its first port allow. */
