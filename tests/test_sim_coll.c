@@ -177,30 +177,38 @@ START_TEST(ring_closed_form_switch)
 }
 END_TEST
 
-START_TEST(analytic_matches_flow_on_switch)
+/* A ring op over ranks 0..n-1 of cluster (nodes nodes): its analytic time
+ * and its flow-level time, s. */
+static void ring_analytic_flow(const char *cluster, int nodes, int n, enum sim_op op,
+			       enum sim_proto proto, double size, double *ta, double *tf)
 {
 	struct world w;
 	struct ts_error err = TS_ERROR_INIT;
 	struct sim_coll_spec s;
-	int32_t ranks[16];
-	double ta;
-	int i;
-	world_open(&w, switch_cluster(), 64, NULL, 1);
-	for (i = 0; i < 16; i++)
+	int32_t *ranks = malloc((size_t)n * sizeof(int32_t));
+	ck_assert(ranks);
+	world_open(&w, cluster, nodes, NULL, 1);
+	for (int i = 0; i < n; i++)
 		ranks[i] = i;
 	sim_coll_spec_init(&s);
+	s.op = op;
 	s.algo = SIM_ALGO_RING;
-	s.proto = SIM_PROTO_SIMPLE;
-	s.size_bytes = 256 * TS_MiB;
-	s.nranks = 16;
+	s.proto = proto;
+	s.size_bytes = size;
+	s.nranks = n;
 	s.ranks = ranks;
-	ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &ta, &err), 0);
-	{
-		struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE,
-				      s.size_bytes, 1, 16, false, 1);
-		ck_assert_msg(fabs(ta / r.time_s - 1) < 0.01, "analytic %g flow %g", ta, r.time_s);
-	}
+	ck_assert_msg(sim_coll_analytic(&w.t, &s, ta, &err) == 0, "%s", err.msg);
+	*tf = run(&w.t, SIM_FLOW, op, SIM_ALGO_RING, proto, size, 1, n, false, 1).time_s;
 	world_close(&w);
+	free(ranks);
+}
+
+START_TEST(analytic_matches_flow_on_switch)
+{
+	double ta, tf;
+	ring_analytic_flow(switch_cluster(), 64, 16, SIM_OP_ALLREDUCE, SIM_PROTO_SIMPLE, 256 * TS_MiB,
+			   &ta, &tf);
+	ck_assert_msg(fabs(ta / tf - 1) < 0.01, "analytic %g flow %g", ta, tf);
 }
 END_TEST
 
@@ -209,25 +217,11 @@ END_TEST
  * GB/s, 9 % fast, 31.98 against the flow level's 29.24 GB/s busbw). */
 START_TEST(analytic_matches_flow_on_pcie)
 {
-	struct world w;
-	struct ts_error err = TS_ERROR_INIT;
-	struct sim_coll_spec s;
-	int32_t ranks[2] = { 0, 1 };
-	double ta;
-	world_open(&w, "pcie-2x2-tcp", 1, NULL, 1); /* one node: 2 GPUs on PCIe */
-	sim_coll_spec_init(&s);
-	s.algo = SIM_ALGO_RING;
-	s.proto = SIM_PROTO_SIMPLE;
-	s.size_bytes = 256 * TS_MiB;
-	s.nranks = 2;
-	s.ranks = ranks;
-	ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &ta, &err), 0);
-	{
-		struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE,
-				      s.size_bytes, 1, 2, false, 1);
-		ck_assert_msg(fabs(ta / r.time_s - 1) < 0.005, "analytic %g flow %g", ta, r.time_s);
-	}
-	world_close(&w);
+	double ta, tf;
+	/* one node of the preset: 2 GPUs on PCIe */
+	ring_analytic_flow("pcie-2x2-tcp", 1, 2, SIM_OP_ALLREDUCE, SIM_PROTO_SIMPLE, 256 * TS_MiB, &ta,
+			   &tf);
+	ck_assert_msg(fabs(ta / tf - 1) < 0.005, "analytic %g flow %g", ta, tf);
 }
 END_TEST
 
@@ -237,11 +231,7 @@ END_TEST
  * NET row, 2.7 us for LL, and the bare 0.6 us NVLink step were used). */
 START_TEST(ring_latency_as_nccl)
 {
-	struct world w;
-	struct ts_error err = TS_ERROR_INIT;
-	struct sim_coll_spec s;
-	int32_t ranks[16];
-	double ta, want = 6.6 + 15 * 5.0;
+	double ta, tf, want = 6.6 + 15 * 5.0;
 	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_LL, 16, 1), 5.0);
 	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_LL128, 16, 1), 8.5);
 	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_LL, 2, 8), 2.7);
@@ -251,25 +241,10 @@ START_TEST(ring_latency_as_nccl)
 	ck_assert_double_eq(sim_nccl_ring_hop_lat_us(SIM_HW_PCI, SIM_PROTO_SIMPLE, 2, 2), 5.7);
 	/* a 64-byte all-gather over 16 one-GPU nodes: NCCL's 6.6 + 15 x 5.0 us
 	 * plus the links' own latency (under 1.5 us a hop here) */
-	world_open(&w, switch_cluster(), 64, NULL, 1);
-	for (int i = 0; i < 16; i++)
-		ranks[i] = i;
-	sim_coll_spec_init(&s);
-	s.op = SIM_OP_ALLGATHER;
-	s.algo = SIM_ALGO_RING;
-	s.proto = SIM_PROTO_LL;
-	s.size_bytes = 64;
-	s.nranks = 16;
-	s.ranks = ranks;
-	ck_assert_int_eq(sim_coll_analytic(&w.t, &s, &ta, &err), 0);
+	ring_analytic_flow(switch_cluster(), 64, 16, SIM_OP_ALLGATHER, SIM_PROTO_LL, 64, &ta, &tf);
 	ck_assert_msg(ta * 1e6 >= want && ta * 1e6 < want + 15 * 1.5, "analytic %.2f us, NCCL %.1f us",
 		      ta * 1e6, want);
-	{
-		struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLGATHER, SIM_ALGO_RING, SIM_PROTO_LL, 64, 1,
-				      16, false, 1);
-		ck_assert_msg(fabs(ta / r.time_s - 1) < 0.01, "analytic %g flow %g", ta, r.time_s);
-	}
-	world_close(&w);
+	ck_assert_msg(fabs(ta / tf - 1) < 0.01, "analytic %g flow %g", ta, tf);
 }
 END_TEST
 
