@@ -92,6 +92,15 @@ static const char *src_rel(const char *rel, char *buf, size_t n)
 
 /* Columns of the CSV, in order, with the range each must lie in (beyond
  * them no A100 cluster of this kind: the row is refused at its column). */
+/* The set's header, column by column (measured/README.md): a file of the same
+ * format names them so, which keeps two columns from being read swapped
+ * (found by review: dp and pp exchanged passed the tp x dp x pp check). */
+static const char *const header[12] = {
+	"Parameters (billion)", "# GPUs", "global batch", "micro batch", "hidden size",
+	"attention heads", "# layers", "sequence length", "tensor parallelism",
+	"data parallelism", "pipeline parallelism", "iteration time (ms)",
+};
+
 static const struct col {
 	const char *name;
 	double lo, hi;
@@ -189,6 +198,25 @@ static int load_csv(const char *path, struct rows *rs, struct ts_error *err)
 				rc = ts_error_set(err, TS_EINPUT, "%s:1: expected a header row naming "
 						  "the 12 columns, got data", path);
 				break;
+			}
+			{
+				char hl[sizeof(line)], *hf[12];
+				int nh;
+				snprintf(hl, sizeof(hl), "%s", h);
+				nh = split_fields(hl, hf);
+				if (nh != 12) {
+					rc = ts_error_set(err, TS_EINPUT, "%s:1: the header names %d "
+							  "columns, expected the set's 12", path, nh);
+					break;
+				}
+				for (int i = 0; i < 12 && !rc; i++)
+					if (strcmp(hf[i], header[i]))
+						rc = ts_error_set(err, TS_EINPUT,
+								  "%s:1: header column %d is '%s', "
+								  "expected '%s'", path, i + 1,
+								  hf[i], header[i]);
+				if (rc)
+					break;
 			}
 			continue;
 		}
@@ -1019,47 +1047,122 @@ static double row_cost(const struct row *r)
 	return r->measured_s * 1e3 / ((double)(m + r->pp - 1) * r->micro) * r->tp * r->pp;
 }
 
-static void audit(const struct rows *rs)
+static const int audit_tps[] = { 1, 2, 4, 8, 16 };
+#define AUDIT_NT ((int)TS_ARRAY_LEN(audit_tps))
+
+/* The audit's medians of c per model and tp (0: no rows), and per row the
+ * largest ratio of its c over the median of a larger tp where that passes
+ * 1.05 (0: not flagged) and that tp. */
+static void audit_scan(const struct rows *rs, double med[][AUDIT_NT], double *ratio, int *wtp)
 {
-	static const int tps[] = { 1, 2, 4, 8, 16 };
-	enum { NT = 5 };
-	double med[TS_ARRAY_LEN(rs->group_b)][NT];
-	int flagged = 0;
-	printf("# audit: c = T / ((m + p - 1) x micro) x tp x pp, GPU-ms per sample (measured only)\n");
-	printf("model    tp  rows    min_c    med_c    max_c\n");
 	for (int g = 0; g < rs->ngroups; g++)
-		for (int k = 0; k < NT; k++) {
+		for (int k = 0; k < AUDIT_NT; k++) {
 			double v[MAX_ROWS];
 			int n = 0;
 			for (int i = 0; i < rs->n; i++)
-				if (rs->r[i].group == g && rs->r[i].tp == tps[k])
+				if (rs->r[i].group == g && rs->r[i].tp == audit_tps[k])
 					v[n++] = row_cost(&rs->r[i]);
 			med[g][k] = 0;
 			if (!n)
 				continue;
 			gsl_sort(v, 1, (size_t)n);
 			med[g][k] = gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
-			printf("%5.1fB %4d %5d %8.0f %8.0f %8.0f\n", rs->group_b[g], tps[k], n, v[0],
-			       med[g][k], v[n - 1]);
+		}
+	for (int i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
+		double c = row_cost(r);
+		ratio[i] = 0;
+		wtp[i] = 0;
+		for (int k = 0; k < AUDIT_NT; k++)
+			if (audit_tps[k] > r->tp && med[r->group][k] > 0 && c > 1.05 * med[r->group][k] &&
+			    c / med[r->group][k] > ratio[i]) {
+				ratio[i] = c / med[r->group][k];
+				wtp[i] = audit_tps[k];
+			}
+	}
+}
+
+static void audit(const struct rows *rs)
+{
+	double med[TS_ARRAY_LEN(rs->group_b)][AUDIT_NT], ratio[MAX_ROWS];
+	int wtp[MAX_ROWS], flagged = 0;
+	audit_scan(rs, med, ratio, wtp);
+	printf("# audit: c = T / ((m + p - 1) x micro) x tp x pp, GPU-ms per sample (measured only)\n");
+	printf("model    tp  rows    min_c    med_c    max_c\n");
+	for (int g = 0; g < rs->ngroups; g++)
+		for (int k = 0; k < AUDIT_NT; k++) {
+			double lo = INFINITY, hi = 0;
+			int n = 0;
+			for (int i = 0; i < rs->n; i++)
+				if (rs->r[i].group == g && rs->r[i].tp == audit_tps[k]) {
+					double c = row_cost(&rs->r[i]);
+					lo = c < lo ? c : lo;
+					hi = c > hi ? c : hi;
+					n++;
+				}
+			if (n)
+				printf("%5.1fB %4d %5d %8.0f %8.0f %8.0f\n", rs->group_b[g], audit_tps[k], n,
+				       lo, med[g][k], hi);
 		}
 	printf("# rows costing > 5 %% more than the median of a larger tp of the same model:\n");
 	for (int i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->r[i];
-		double c = row_cost(r), worst = 0;
-		int wtp = 0;
-		for (int k = 0; k < NT; k++)
-			if (tps[k] > r->tp && med[r->group][k] > 0 && c > 1.05 * med[r->group][k] &&
-			    c / med[r->group][k] > worst) {
-				worst = c / med[r->group][k];
-				wtp = tps[k];
-			}
-		if (wtp) {
+		if (wtp[i]) {
 			printf("line %3d %5.1fB tp %d pp %2d dp %2d mb %2d: c %.0f = %.2f x median at tp %d\n",
-			       r->line, r->params_b, r->tp, r->pp, r->dp, r->micro, c, worst, wtp);
+			       r->line, r->params_b, r->tp, r->pp, r->dp, r->micro, row_cost(r), ratio[i],
+			       wtp[i]);
 			flagged++;
 		}
 	}
 	printf("# %d of %d rows flagged\n", flagged, rs->n);
+}
+
+/* What the README quotes beside the mean, printed here rather than worked out
+ * by hand (found by review): the median, the rows within 5 and 10 %, each
+ * model's mean and signed error, and the mean over the rows --audit does not
+ * flag (and over those it does). */
+static void print_summary(const struct ctx *cx)
+{
+	const struct rows *rs = cx->rs;
+	double e[MAX_ROWS], sorted[MAX_ROWS], med[TS_ARRAY_LEN(rs->group_b)][AUDIT_NT];
+	double ratio[MAX_ROWS], ok_sum = 0, fl_sum = 0;
+	int wtp[MAX_ROWS], in5 = 0, in10 = 0, nok = 0, nfl = 0;
+	for (int i = 0; i < rs->n; i++) {
+		e[i] = (rs->r[i].pred_s - rs->r[i].measured_s) / rs->r[i].measured_s;
+		sorted[i] = fabs(e[i]);
+		in5 += sorted[i] <= 0.05;
+		in10 += sorted[i] <= 0.10;
+	}
+	gsl_sort(sorted, 1, (size_t)rs->n);
+	printf("# median |err| %.2f%%  within 5%% %d, within 10%% %d of %d rows\n",
+	       100 * gsl_stats_median_from_sorted_data(sorted, 1, (size_t)rs->n), in5, in10, rs->n);
+	printf("# by model (mean |err| / mean signed):");
+	for (int g = 0, shown = 0; g < rs->ngroups; g++) {
+		double a = 0, sg = 0;
+		int n = 0;
+		for (int i = 0; i < rs->n; i++)
+			if (rs->r[i].group == g) {
+				a += fabs(e[i]);
+				sg += e[i];
+				n++;
+			}
+		if (n)
+			printf("%s %.1fB %.2f%% / %+.2f%% (%d rows)", shown++ ? ";" : "", rs->group_b[g],
+			       100 * a / n, 100 * sg / n, n);
+	}
+	printf("\n");
+	audit_scan(rs, med, ratio, wtp);
+	for (int i = 0; i < rs->n; i++) {
+		if (wtp[i]) {
+			fl_sum += fabs(e[i]);
+			nfl++;
+		} else {
+			ok_sum += fabs(e[i]);
+			nok++;
+		}
+	}
+	printf("# the %d rows --audit does not flag: mean |err| %.2f%%; the %d it flags: %.2f%%\n", nok,
+	       nok ? 100 * ok_sum / nok : 0.0, nfl, nfl ? 100 * fl_sum / nfl : 0.0);
 }
 
 /* Every row of the set ran, so each fitted in its GPUs' memory: a check of
@@ -1338,8 +1441,16 @@ int main(int argc, char **argv)
 				use[i] = rs.r[i].group != g;
 				cx.nuse += use[i];
 			}
-			if (cx.nuse < NPAR)
+			/* a fold needs rows to hold out and enough to fit (found by
+			 * review: a size past --limit was fitted on every row and
+			 * held out none; a small fold was skipped unsaid) */
+			if (cx.nuse == rs.n)
 				continue;
+			if (cx.nuse <= NPAR) {
+				printf("# cv: held out %.1fB: skipped, %d rows left to fit %d parameters\n",
+				       rs.group_b[g], cx.nuse, NPAR);
+				continue;
+			}
 			cx.use = use;
 			if (fit(&cx, &cg, false, &err))
 				goto fail;
@@ -1360,9 +1471,12 @@ int main(int argc, char **argv)
 		cvs.mean_abs = n ? sum / n : 0;
 		cvs.max_abs = mx;
 		cvs.n = n;
-		have_cv = true;
-		printf("# cv: leave-one-model-out mean |err| %.2f%%, max %.2f%% over %d rows\n",
-		       100 * cvs.mean_abs, 100 * cvs.max_abs, n);
+		have_cv = n > 0; /* no fold: no figure (--write gives null) */
+		if (n)
+			printf("# cv: leave-one-model-out mean |err| %.2f%%, max %.2f%% over %d rows\n",
+			       100 * cvs.mean_abs, 100 * cvs.max_abs, n);
+		else
+			printf("# cv: no fold had rows to hold out and more than %d to fit\n", NPAR);
 		cx.use = NULL;
 		cx.nuse = rs.n;
 	}
@@ -1384,15 +1498,21 @@ int main(int argc, char **argv)
 	printf("# rows %d  mean |err| %.2f%%  max |err| %.2f%% (line %d)  rms %.2f%%%s\n", s.n,
 	       100 * s.mean_abs, 100 * s.max_abs, s.worst >= 0 ? rs.r[s.worst].line : -1,
 	       100 * s.rms, do_fit ? "  (in-sample: the parameters were fitted to these rows)" : "");
+	print_summary(&cx);
 	printf("# vTrain's own reported error on this kind of data: 14.73%%\n");
 	{
-		struct rusage ru;
+		/* the forked workers (--jobs) make the predictions: the largest
+		 * process's peak, theirs or this one's (found by review: this
+		 * one's alone said 3.0 MiB at --jobs 2 against 16.1 at --jobs 1) */
+		struct rusage ru, ruc;
 		getrusage(RUSAGE_SELF, &ru);
+		getrusage(RUSAGE_CHILDREN, &ruc);
 		printf("# %llu predictions, %.3f s in sim_predict (%.1f ms each), total wall %.1f s, "
-		       "peak RSS %.1f MiB\n",
+		       "peak RSS %.1f MiB (largest process)\n",
 		       (unsigned long long)cx.predictions, cx.predict_wall_s,
 		       cx.predictions ? 1e3 * cx.predict_wall_s / (double)cx.predictions : 0.0,
-		       now_s() - t0, ru.ru_maxrss / 1024.0);
+		       now_s() - t0,
+		       (ru.ru_maxrss > ruc.ru_maxrss ? ru.ru_maxrss : ruc.ru_maxrss) / 1024.0);
 	}
 	if (write_path) {
 		struct provenance pv = { shown_path(csv),

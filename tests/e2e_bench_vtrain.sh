@@ -64,9 +64,20 @@ check "the rows line is there" 0 test -s "$TMP/rows1"
 check "the same errors" 0 cmp "$TMP/rows1" "$TMP/rows2"
 check "a bad CSV with --write" 2 "$B" --write "$TMP/w2.json" "$TMP/wrap.csv"
 check "writes nothing" 0 test ! -e "$TMP/w2.json"
-# a header is any first line that does not start like a number
+# the header names the set's 12 columns in order: another header is refused
 { printf 'nan_params,rest\n'; row; } >"$TMP/nanhdr.csv"
-check "a header starting with nan" 0 "$B" "$TMP/nanhdr.csv"
+check "a header of other columns" 2 "$B" "$TMP/nanhdr.csv"
+expect "says how many columns" "nanhdr.csv:1: the header names 2 columns" "$TMP/err"
+{ hdr | awk -F, 'BEGIN{OFS=","}{t=$10; $10=$11; $11=t; print}'; row | awk -F, 'BEGIN{OFS=","}{t=$10; $10=$11; $11=t; print}'; } >"$TMP/swap.csv"
+check "dp and pp swapped" 2 "$B" "$TMP/swap.csv"
+expect "names the column" "swap.csv:1: header column 10 is 'pipeline parallelism', expected 'data parallelism'" "$TMP/err"
+# the figures the README quotes beside the mean are printed
+check "twelve rows" 0 "$B" --limit 12 "$CSV"
+expect "median and within counts" "^# median \|err\| [0-9.]+%  within 5% [0-9]+, within 10% [0-9]+ of 12 rows" "$TMP/out"
+expect "by model" "^# by model \(mean \|err\| / mean signed\): 3.6B [0-9.]+% / [-+][0-9.]+% \(12 rows\)$" "$TMP/out"
+expect "unflagged rows" "^# the [0-9]+ rows --audit does not flag: mean \|err\| [0-9.]+%; the [0-9]+ it flags" "$TMP/out"
+check "cv over 3 rows of one size" 0 "$B" --limit 3 --cv "$CSV"
+expect "no fold" "^# cv: no fold had rows to hold out" "$TMP/out"
 # every measured row ran, so the memory model must fit each in its GPUs
 # (counting the optimizer step's fp32 main gradients with the activations
 # put three of them over 80 GiB)
