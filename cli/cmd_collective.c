@@ -332,6 +332,16 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 }
 
 
+/* nccl-tests' count column: its paramcount, the elements per rank for the
+ * ops whose size is the whole buffer (found by review: size / 4 was
+ * printed for every op, 8 x too many for an all-gather on 8 ranks). */
+static double row_count(const struct opts *o, int n, double size_bytes)
+{
+	bool per_rank = o->op == SIM_OP_ALLGATHER || o->op == SIM_OP_REDUCESCATTER ||
+			o->op == SIM_OP_ALLTOALL;
+	return floor(size_bytes / 4 / (per_rank ? n : 1));
+}
+
 static void print_table(const struct topo *t, const struct opts *o, int n, int ng,
 			const struct row *rows, int nrows, double avg)
 {
@@ -342,16 +352,26 @@ static void print_table(const struct topo *t, const struct opts *o, int n, int n
 	       n > 1 ? "s" : "", o->fid == SIM_ANALYTIC ? "analytic" : o->fid == SIM_FLOW ? "flow" : "packet",
 	       o->seed);
 	printf("#\n");
-	printf("#                                                              out-of-place\n");
+	/* nccl-tests' columns, so its parsers read the table: #wrong is N/A
+	 * (nothing is checked, as nccl-tests prints with -c 0) and the in-place
+	 * group repeats the out-of-place one (the simulation does not tell them
+	 * apart); the algorithm and protocol follow (found by review: they sat
+	 * where #wrong belongs) */
+	printf("#                                                              out-of-place"
+	       "                       in-place\n");
 	printf("#       size         count      type   redop    root     time   algbw   busbw"
-	       "  algo    proto\n");
-	printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n");
+	       " #wrong     time   algbw   busbw #wrong  algo    proto\n");
+	printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
+	       "            (us)  (GB/s)  (GB/s)\n");
 	for (i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
 		int root = (o->op == SIM_OP_BROADCAST || o->op == SIM_OP_REDUCE) ? 0 : -1;
-		printf("%12.0f  %12.0f  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %-6s  %s\n", r->size_bytes,
-		       floor(r->size_bytes / 4), "float", has_redop(o->op) ? "sum" : "none", root,
-		       r->time_us, r->algbw, r->busbw, sim_algo_name(r->algo), sim_proto_name(r->proto));
+		printf("%12.0f  %12.0f  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %5s  %7.2f  %6.2f  %6.2f  "
+		       "%5s  %-6s  %s\n",
+		       r->size_bytes, row_count(o, n, r->size_bytes), "float",
+		       has_redop(o->op) ? "sum" : "none", root, r->time_us, r->algbw, r->busbw, "N/A",
+		       r->time_us, r->algbw, r->busbw, "N/A", sim_algo_name(r->algo),
+		       sim_proto_name(r->proto));
 	}
 	printf("# Out of bounds values : 0 OK\n");
 	printf("# Avg bus bandwidth    : %g \n", avg);
@@ -389,7 +409,7 @@ static int print_json(const struct topo *t, const struct opts *o, int n, int ng,
 		if (!r)
 			break;
 		cJSON_AddNumberToObject(r, "size_bytes", rows[i].size_bytes);
-		cJSON_AddNumberToObject(r, "count", floor(rows[i].size_bytes / 4));
+		cJSON_AddNumberToObject(r, "count", row_count(o, n, rows[i].size_bytes));
 		cJSON_AddNumberToObject(r, "time_us", rows[i].time_us);
 		cJSON_AddNumberToObject(r, "algbw_GBps", rows[i].algbw);
 		cJSON_AddNumberToObject(r, "busbw_GBps", rows[i].busbw);

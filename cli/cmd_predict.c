@@ -465,6 +465,10 @@ int cmd_predict(int argc, char **argv)
 		struct afile a;
 		if (!path)
 			continue;
+		if (!path[0]) { /* the option named (found by review) */
+			ts_error_set(&err, TS_EINPUT, "%s: the file name is empty", k ? "--svg" : "--trace");
+			goto fail;
+		}
 		if (afile_open(&a, path, &err))
 			goto fail;
 		afile_abort(&a);

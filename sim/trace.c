@@ -365,7 +365,7 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 		if (s->layer >= 0)
 			fprintf(a.f, " layer %d", s->layer);
 		if (s->dim >= 0) {
-			fprintf(a.f, " (%s %s, %.6g bytes", wl_dim_name((enum wl_dim)s->dim),
+			fprintf(a.f, " (%s %s, %.0f bytes", wl_dim_name((enum wl_dim)s->dim),
 				wl_coll_name((enum wl_coll)s->coll), s->bytes);
 			if (s->algo > 0)
 				fprintf(a.f, ", %s %s", sim_algo_name((enum sim_algo)s->algo),

@@ -47,6 +47,22 @@ if awk '!/^#/ { n++; alg = $1 / ($6 * 1e-6) / 1e9; if ((alg - $7) / alg > 0.01 |
 else
 	bad "algbw/busbw: $(cat "$tmp/out")"
 fi
+# nccl-tests' field positions: #wrong (N/A: nothing is checked) after busbw,
+# the in-place group repeating the out-of-place one, then algo and proto
+if grep -q 'busbw #wrong *time *algbw *busbw #wrong *algo *proto' "$tmp/out" &&
+   awk '!/^#/ { n++; if (NF != 15 || $9 != "N/A" || $13 != "N/A" || $10 != $6 || $11 != $7 || $12 != $8) exit 1 }
+        END { exit n == 0 }' "$tmp/out"; then
+	ok "nccl-tests field positions"
+else
+	bad "field positions: $(cat "$tmp/out")"
+fi
+# count is nccl-tests' paramcount: elements per rank for an all-gather
+if "$TRAINSIM" "${C[@]}" --op allgather -b 1M -e 4M -f 4 >"$tmp/out" 2>"$tmp/err" &&
+   awk '!/^#/ { n++; if ($2 != $1 / 4 / 8) exit 1 } END { exit n == 0 }' "$tmp/out"; then
+	ok "allgather count per rank"
+else
+	bad "allgather count: $(cat "$tmp/out" "$tmp/err")"
+fi
 
 # --json keys
 if "$TRAINSIM" "${C[@]}" --op allgather -b 1M -e 4M --json >"$tmp/j" 2>"$tmp/err" &&

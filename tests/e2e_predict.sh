@@ -34,6 +34,9 @@ cmp -s "$TMP/tiny.json" "$TMP/tiny-copy.json" && ok "the model file is untouched
 # a real SVG renderer (librsvg, from setup.sh) parses and draws it
 check "svg renders with rsvg-convert" 0 rsvg-convert -o "$TMP/t.png" "$TMP/t.svg"
 expect "svg header: one iteration" '>one iteration: [0-9.]+ s \(time axis' "$TMP/t.svg"
+expect "svg slices give whole bytes" ', [0-9]+ bytes' "$TMP/t.svg"
+if grep -Eq 'e\+[0-9]+ bytes' "$TMP/t.svg"; then bad "svg bytes in exponent form (found by review: 1.60563e+06 bytes)"
+else ok "svg bytes without exponent"; fi
 # local SGD: the mean step, over a timeline of the step that synchronises,
 # said so (found by review)
 printf '{"global_batch": 4, "seq_len": 1024, "sync": {"mode": "local_sgd", "interval": 4}}' \
@@ -173,8 +176,8 @@ expect_err "packet level, too long" "^trainsim: error: --fidelity packet: .* pac
 	--plan "$TS_SOURCE_DIR/examples/plans/qwen3-vl-30b-a3b-moe.json" --fidelity packet
 # an empty output name is refused before the run (found by review: the
 # report was printed first)
-expect_err "empty --trace name" "output file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --trace ''
-expect_err "empty --svg name" "output file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --json --svg ''
+expect_err "empty --trace name" "--trace: the file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --trace ''
+expect_err "empty --svg name" "--svg: the file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --json --svg ''
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
