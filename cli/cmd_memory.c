@@ -92,6 +92,8 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 						plan_dispatcher_name(p->dispatcher));
 		cJSON_AddNumberToObject(root, "cp", p->cp);
 		cJSON_AddNumberToObject(root, "zero", p->zero);
+		cJSON_AddStringToObject(root, "offload", plan_offload_name(p->offload));
+		cJSON_AddStringToObject(root, "recompute", plan_recompute_name(p->recompute));
 		cJSON_AddNumberToObject(root, "micro_batch", p->micro_batch);
 		cJSON_AddNumberToObject(root, "global_batch", p->global_batch);
 		cJSON_AddNumberToObject(root, "micro_batches", plan_microbatches(p));

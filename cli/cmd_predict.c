@@ -151,6 +151,12 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddNumberToObject(root, "cp", p->cp);
 		cJSON_AddNumberToObject(root, "global_batch", p->global_batch);
 		cJSON_AddNumberToObject(root, "micro_batches", r->micro_batches);
+		/* what the table's first line says too (found by review) */
+		cJSON_AddNumberToObject(root, "micro_batch", p->micro_batch);
+		cJSON_AddNumberToObject(root, "seq_len", p->seq_len);
+		cJSON_AddStringToObject(root, "schedule", plan_schedule_name(p->schedule));
+		if (p->schedule == PLAN_SCHED_INTERLEAVED)
+			cJSON_AddNumberToObject(root, "virtual_stages", p->virtual_stages);
 		cJSON_AddNumberToObject(root, "vocab", plan_vocab(p, m)); /* as trained: padded */
 		cJSON_AddNumberToObject(root, "model_flops", r->model_flops);
 		cJSON_AddNumberToObject(root, "hardware_flops", r->hw_flops);

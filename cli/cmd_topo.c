@@ -73,6 +73,15 @@ static int print_json(const struct topo *t, const struct topo_summary *s)
 	cJSON_AddNumberToObject(root, "gpus", s->gpus);
 	cJSON_AddNumberToObject(root, "gpus_per_node", t->cl.node.gpus);
 	cJSON_AddNumberToObject(root, "nics_per_node", t->cl.node.nics);
+	/* what the table's header lines say too (found by review) */
+	cJSON_AddStringToObject(root, "gpu", t->cl.gpu.name);
+	cJSON_AddStringToObject(root, "intra_node",
+				t->cl.node.intra == TOPO_INTRA_NVSWITCH ? "nvswitch" : "pcie");
+	cJSON_AddNumberToObject(root, "nic_bandwidth_gbps", t->cl.node.nic_Bps * 8 / 1e9);
+	cJSON_AddStringToObject(root, "transport",
+				t->cl.fabric.transport == TOPO_TRANSPORT_TCP ? "tcp" : "rdma");
+	cJSON_AddNumberToObject(root, "mtu_bytes", t->cl.fabric.mtu_bytes);
+	cJSON_AddNumberToObject(root, "packet_overhead_bytes", t->cl.fabric.overhead_bytes);
 	o = cJSON_AddObjectToObject(root, "switches");
 	if (o) {
 		cJSON_AddNumberToObject(o, "total", s->switches_total);

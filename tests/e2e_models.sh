@@ -117,7 +117,9 @@ check "MoE VL plan with uneven stages" 0 "$TRAINSIM" memory --gpus 32 --gpu-mem-
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json"
 check "plan entirely from flags" 0 "$TRAINSIM" memory --gpus 64 --gpu-mem-gib 80 --model llama3-70b \
 	--tp 8 --pp 4 --micro-batch 1 --global-batch 128 --seq-len 8192 --schedule interleaved \
-	--virtual-stages 2 --recompute selective --sequence-parallel --distributed-optimizer --flash-attention
+	--virtual-stages 2 --recompute selective --sequence-parallel --distributed-optimizer --flash-attention --json
+expect "memory --json: recompute" '"recompute":[[:space:]]*"selective"' "$TMP/out"
+expect "memory --json: offload" '"offload":[[:space:]]*"none"' "$TMP/out"
 # 8 A100-80GB from a topo preset: the same verdicts (found by review: these
 # ran only when the preset loaded, so a broken preset skipped them)
 check "seed plan on a cluster preset: fits" 0 "$TRAINSIM" memory --cluster dgx-a100-hdr --nodes 1 \

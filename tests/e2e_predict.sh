@@ -52,6 +52,9 @@ check "qwen3-vl-30b plan file" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --no
 if python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["breakdown"]["exposed_comm_s"]["ep"] > 0 else 1)' "$TMP/out"; then
 	ok "qwen3 exposed ep reported"
 else bad "qwen3 exposed ep reported"; fi
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if (d["micro_batch"], d["seq_len"], d["schedule"]) == (1, 8192, "1f1b") and "virtual_stages" not in d else 1)' "$TMP/out"; then
+	ok "predict --json: micro_batch, seq_len, schedule"
+else bad "predict --json plan keys"; fi
 expect "qwen3 expert load reported" '"expert_load_max":[[:space:]]*[01]\.[0-9]' "$TMP/out"
 expect "its mean kept load too" '"expert_load_mean":[[:space:]]*0\.9[0-9]' "$TMP/out"
 check "--flow-coalesce out of range" 2 "$TRAINSIM" predict $SMALL --flow-coalesce 0.7

@@ -25,6 +25,11 @@ for f in "$TS_SOURCE_DIR"/examples/clusters/*.json; do
 	if "$TRAINSIM" topo --cluster "$f" --json >"$tmp/out" 2>"$tmp/err"; then ok "example $(basename "$f")"; else bad "example $f: $(cat "$tmp/err")"; fi
 done
 "$TRAINSIM" topo --help >"$tmp/out" 2>&1 && grep -q 'usage: trainsim topo' "$tmp/out" && ok "--help" || bad "--help"
+# the JSON says what the table's header lines say
+if "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 2 --json >"$tmp/tj" 2>"$tmp/err" &&
+   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if (d["gpu"], d["intra_node"], d["nic_bandwidth_gbps"], d["transport"], d["mtu_bytes"], d["packet_overhead_bytes"]) == ("H100-SXM5-80GB", "nvswitch", 400, "rdma", 4096, 26) else 1)' "$tmp/tj"; then
+	ok "topo --json: gpu, NIC, transport, MTU"
+else bad "topo --json keys: $(head -c 300 "$tmp/tj") $(cat "$tmp/err")"; fi
 
 # DESIGN.md's example name is the k=64 fat-tree preset under another name
 "$TRAINSIM" topo --cluster dgx-h100-ib-fat-tree --nodes 64 --json >"$tmp/ib" 2>"$tmp/err"
