@@ -347,10 +347,10 @@ static void print_table(const struct topo *t, const struct opts *o, int n, int n
 {
 	int i;
 	printf("# trainsim collective: %s on %s (%d GPUs), %d group%s of %d rank%s, fidelity %s, "
-	       "seed %lld\n",
+	       "routing %s, seed %lld\n",
 	       sim_op_name((enum sim_op)o->op), t->cl.name, (int)t->ngpus, ng, ng > 1 ? "s" : "", n,
 	       n > 1 ? "s" : "", o->fid == SIM_ANALYTIC ? "analytic" : o->fid == SIM_FLOW ? "flow" : "packet",
-	       o->seed);
+	       o->spray ? "spray" : "ecmp", o->seed);
 	printf("#\n");
 	/* nccl-tests' columns, so its parsers read the table: #wrong is N/A
 	 * (nothing is checked, as nccl-tests prints with -c 0) and the in-place
@@ -401,6 +401,11 @@ static int print_json(const struct topo *t, const struct opts *o, int n, int ng,
 		cJSON_AddRawToObject(root, "seed", sd);
 	}
 	cJSON_AddStringToObject(root, "routing", o->spray ? "spray" : "ecmp");
+	/* the table's type, redop and root columns (found by review) */
+	cJSON_AddStringToObject(root, "type", "float");
+	cJSON_AddStringToObject(root, "redop", has_redop(o->op) ? "sum" : "none");
+	cJSON_AddNumberToObject(root, "root",
+				(o->op == SIM_OP_BROADCAST || o->op == SIM_OP_REDUCE) ? 0 : -1);
 	cJSON_AddStringToObject(root, "algo", sim_algo_name(rows[nrows - 1].algo));
 	cJSON_AddStringToObject(root, "proto", sim_proto_name(rows[nrows - 1].proto));
 	arr = cJSON_AddArrayToObject(root, "rows");

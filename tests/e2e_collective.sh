@@ -56,6 +56,10 @@ if grep -q 'busbw #wrong *time *algbw *busbw #wrong *algo *proto' "$tmp/out" &&
 else
 	bad "field positions: $(cat "$tmp/out")"
 fi
+if "$TRAINSIM" "${C[@]}" --op broadcast -b 1M -e 1M --json >"$tmp/bj" 2>"$tmp/err" &&
+   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if (d["type"], d["redop"], d["root"], d["routing"]) == ("float", "none", 0, "ecmp") else 1)' "$tmp/bj"; then
+	ok "--json: type, redop, root, routing"
+else bad "--json table keys: $(head -c 300 "$tmp/bj") $(cat "$tmp/err")"; fi
 # count is nccl-tests' paramcount: elements per rank for an all-gather
 if "$TRAINSIM" "${C[@]}" --op allgather -b 1M -e 4M -f 4 >"$tmp/out" 2>"$tmp/err" &&
    awk '!/^#/ { n++; if ($2 != $1 / 4 / 8) exit 1 } END { exit n == 0 }' "$tmp/out"; then
