@@ -142,6 +142,10 @@ int cmd_model(int argc, char **argv)
 		cJSON_AddNumberToObject(root, "flops_per_token_fwd", fwd);
 		cJSON_AddNumberToObject(root, "flops_per_token_train", 3 * fwd);
 		if (m.has_vision) {
+			/* the image the vision figures are for, as the table
+			 * says (found by review) */
+			cJSON_AddNumberToObject(root, "image_height", img_h);
+			cJSON_AddNumberToObject(root, "image_width", img_w);
 			cJSON_AddNumberToObject(root, "image_patches", patches);
 			cJSON_AddNumberToObject(root, "image_tokens", tokens);
 			cJSON_AddNumberToObject(root, "vision_flops_per_image_fwd", vfl);

@@ -27,6 +27,9 @@ expect "HF config equals the built-in" '"params_total":[[:space:]]*8767123696' "
 # HxW past INT_MAX wrapped (4294967744 read as 448: found by review)
 check "--image-size beyond int" 2 "$TRAINSIM" model --model qwen3-vl-8b --image-size 4294967744x448
 check "--image-size 448x448" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 448x448
+check "--image-size 700x1000 --json" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 700x1000 --json
+expect "the image's height in the JSON" '"image_height":[[:space:]]*700,' "$TMP/out"
+expect "its width" '"image_width":[[:space:]]*1000,' "$TMP/out"
 check "model gpt2 config" 0 "$TRAINSIM" model --model "$EX/models/gpt2.json" --json
 expect "gpt2 small is 124439808" '"params_total":[[:space:]]*124439808' "$TMP/out"
 # a DeepStack merger listed twice would be counted twice
