@@ -1667,7 +1667,9 @@ int sim_tree_model(const struct topo *t, const struct sim_coll_spec *s, double r
 	return 0;
 }
 
-static void coll_params(struct sim_coll *c)
+/* Returns 0 or TS_ENOMEM (found by review: an allocation failure left the
+ * group at one node, so every ring took the wrong latencies unsaid). */
+static int coll_params(struct sim_coll *c)
 {
 	int k, nnodes = 1;
 	double cap;
@@ -1679,6 +1681,11 @@ static void coll_params(struct sim_coll *c)
 		int32_t *sorted = malloc((size_t)c->s.nranks * sizeof(int32_t));
 		int32_t *off = malloc(((size_t)c->s.nranks + 1) * sizeof(int32_t));
 		int32_t nh = sorted && off ? by_host(c->t, c->gpus, c->s.nranks, sorted, off) : -1;
+		if (!sorted || !off) {
+			free(sorted);
+			free(off);
+			return TS_ENOMEM;
+		}
 		for (int32_t h = 0; h < nh; h++)
 			if (off[h + 1] - off[h] > gi.ppn)
 				gi.ppn = off[h + 1] - off[h];
@@ -1731,6 +1738,7 @@ static void coll_params(struct sim_coll *c)
 									   nnodes, gi.ppn) :
 						  sim_nccl_hw_lat_us((enum sim_hw)k, c->s.algo, c->s.proto));
 	c->base_ps = time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
+	return 0;
 }
 
 /* Why build_plan failed, from its code: a phrase for the error line. */
@@ -1770,7 +1778,9 @@ static struct sim_coll *coll_new(const struct topo *t, const struct sim_coll_spe
 	}
 	c->t1 = -1;
 	c->join_free = -1;
-	coll_params(c);
+	*rc = coll_params(c);
+	if (*rc)
+		goto fail;
 	*rc = build_plan(c);
 	if (*rc)
 		goto fail;

@@ -14,13 +14,18 @@
  * TCP (lossy): packets arriving at a full queue (buffer_bytes) are dropped
  * (drop-tail). The sender learns of a loss as fast retransmit does (RFC
  * 5681), from the third duplicate ACK: the ACK of the third packet of the
- * flow to arrive after the drop (packets keep their order on one path; the
- * few that were ahead of the lost one are counted too, a little early), or
- * after the retransmission timeout when fewer follow (a tail loss). Then
- * the lost packets leave the window, are sent again first, and the window
- * halves, at most once per round trip; it grows by one packet per window
- * of ACKs (AIMD). (Found by review: the bytes were sent again at the
- * sender's next chance, before it could know of the loss.)
+ * flow to arrive after the drop, or after the retransmission timeout when
+ * fewer follow (a tail loss). Then the lost packets leave the window, are
+ * sent again first, and the window halves, at most once per two path
+ * latencies; it grows by one packet per window of ACKs (AIMD). (Found by
+ * review: the bytes were sent again at the sender's next chance, before it
+ * could know of the loss.) Known gaps (found by review, not fixed):
+ * packets carry no sequence number, so the packets that were ahead of the
+ * lost one in the queues count as duplicate ACKs too, and with deep
+ * queues a loss is found early, by up to the queue's drain time; a drop
+ * after the third duplicate ACK but before its ACK is back joins that
+ * episode; and the halving's guard is the path latency without queueing,
+ * so one congested window can halve more than once.
  * ACKs are not simulated as packets: one path latency after a packet is
  * delivered its window slot is returned (assumption: ACKs are tiny and ride
  * an uncongested reverse path).
