@@ -13,19 +13,17 @@
  * (head of line, like PFC pausing a priority) and resumes when it drains.
  * TCP (lossy): packets arriving at a full queue (buffer_bytes) are dropped
  * (drop-tail). The sender learns of a loss as fast retransmit does (RFC
- * 5681), from the third duplicate ACK: the ACK of the third packet of the
- * flow to arrive after the drop, or after the retransmission timeout when
- * fewer follow (a tail loss). Then the lost packets leave the window, are
- * sent again first, and the window halves, at most once per two path
- * latencies; it grows by one packet per window of ACKs (AIMD). (Found by
+ * 5681), from the third duplicate ACK: the ACK of the third packet sent
+ * after the lost one (packets carry their number) to arrive, or after the
+ * retransmission timeout when fewer follow (a tail loss, a whole window).
+ * Drops before that third packet arrives join the episode; later ones start
+ * another. Then the lost packets leave the window, are sent again first,
+ * and the window halves, once per window of losses (NewReno's recovery
+ * point: no halving again for a loss of a packet sent before the last
+ * halving); it grows by one packet per window of ACKs (AIMD). (Found by
  * review: the bytes were sent again at the sender's next chance, before it
- * could know of the loss.) Known gaps (found by review, not fixed):
- * packets carry no sequence number, so the packets that were ahead of the
- * lost one in the queues count as duplicate ACKs too, and with deep
- * queues a loss is found early, by up to the queue's drain time; a drop
- * after the third duplicate ACK but before its ACK is back joins that
- * episode; and the halving's guard is the path latency without queueing,
- * so one congested window can halve more than once.
+ * could know of the loss; then, in a first fix, packets ahead of the loss
+ * counted as duplicate ACKs, so with deep queues it was found early.)
  * ACKs are not simulated as packets: one path latency after a packet is
  * delivered its window slot is returned (assumption: ACKs are tiny and ride
  * an uncongested reverse path).
@@ -66,14 +64,27 @@
 struct pkt {
 	simtime_ps ready_ps;       /* when it has fully arrived at its current port, ps */
 	uint32_t fh;               /* owning transfer (low 24 bits), hop index (high 8) */
-	int32_t bytes;             /* payload, bytes */
+	uint32_t bs;               /* payload bytes (low PKT_BYTES_BITS), the transfer's
+	                            * packet number mod PKT_SEQ_MOD (the rest) */
 };
+
+/* A packet's payload is at most the path MTU, below 2^21 (cluster files keep
+ * it at most 1 MiB); its number mod 2048 tells the packets sent after it
+ * from those before, as long as a transfer has fewer than 1024 in flight
+ * (window_pkts, checked at init). */
+#define PKT_BYTES_BITS 21
+#define PKT_SEQ_MOD 2048u
 
 /* Transfers a packet model may hold at once (24 bits of struct pkt.fh). */
 #define MAX_FLOWS (1 << 24)
 
 static inline int32_t pkt_flow(const struct pkt *k) { return (int32_t)(k->fh & 0xffffffu); }
 static inline int32_t pkt_hop(const struct pkt *k) { return (int32_t)(k->fh >> 24); }
+static inline int32_t pkt_bytes(const struct pkt *k)
+{
+	return (int32_t)(k->bs & ((1u << PKT_BYTES_BITS) - 1));
+}
+static inline uint32_t pkt_seq(const struct pkt *k) { return k->bs >> PKT_BYTES_BITS; }
 
 struct port {
 	struct pkt *q;             /* FIFO ring of packets, qcap entries (a power of two), owned */
@@ -107,11 +118,19 @@ struct pflow {
 	double queued_bytes;       /* payload cut into packets so far, bytes */
 	double delivered_bytes;    /* payload through its last hop (arrived or on the last wire), bytes */
 	double retx_bytes;         /* payload waiting to be sent again, bytes */
-	double lost_bytes;         /* payload dropped that the sender does not know of yet, bytes */
-	int32_t lost_n;            /* its packets */
-	int32_t dup_n;             /* packets arrived since the first of them (duplicate ACKs) */
-	uint32_t loss_id;          /* the episode of those losses (sim_pkt_state.loss_ids) */
-	simtime_ps recover_ps;     /* the window halves again no earlier, ps */
+	uint32_t sent_n;           /* packets injected so far: the next one's number */
+	uint32_t recover_n;        /* NewReno's recovery point: losses of packets numbered
+	                            * below it do not halve the window again */
+	bool recovering;           /* recover_n is set */
+	int32_t nep;               /* loss episodes the sender has not acted on */
+	struct tcp_loss {
+		uint32_t id;       /* unique (sim_pkt_state.loss_ids): events name it */
+		uint32_t first;    /* number of its first lost packet */
+		int32_t n;         /* its lost packets */
+		int32_t dup;       /* packets numbered after the first that arrived */
+		double bytes;      /* their payload, bytes */
+		bool open;         /* drops still join it (its third duplicate ACK not yet) */
+	} ep[4];
 	double cwnd;               /* window, packets */
 	int32_t inflight;          /* packets sent and not yet acknowledged */
 	int32_t mtu;               /* path MTU, bytes */
@@ -142,8 +161,12 @@ struct sim_pkt_state {
 
 int simp_init(struct sim_net *n, struct ts_error *err)
 {
-	struct sim_pkt_state *s = calloc(1, sizeof(*s));
+	struct sim_pkt_state *s;
 	int32_t i;
+	/* a transfer's packets in flight are told apart by their number mod
+	 * PKT_SEQ_MOD (struct pkt) */
+	TS_ASSERT(n->par.window_pkts >= 1 && (uint32_t)n->par.window_pkts < PKT_SEQ_MOD / 2);
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ts_error_set(err, TS_ENOMEM, "out of memory for the packet model");
 	n->pkt = s;
@@ -284,6 +307,13 @@ static void loss_ev(struct sim_engine *e, void *ctx, uint64_t arg);
 /* The duplicate ACKs that tell a TCP sender of a loss (RFC 5681). */
 #define DUPACK_THRESHOLD 3
 
+/* The number of a packet of f from its number mod PKT_SEQ_MOD: the latest
+ * sent that has it (fewer than PKT_SEQ_MOD / 2 are in flight). */
+static uint32_t pkt_number(const struct pflow *f, const struct pkt *k)
+{
+	return f->sent_n - 1 - ((f->sent_n - 1 - pkt_seq(k)) % PKT_SEQ_MOD);
+}
+
 /* Serialisation time of wire bytes w on link l, ps (cached per port: most
  * packets are full MTU). */
 static inline simtime_ps ser_time(struct sim_net *n, struct port *p, int32_t l, int64_t w)
@@ -330,12 +360,12 @@ static void port_kick(struct sim_net *n, int32_t l)
 			add_waiter(s, nl, l);
 			return;
 		}
-		np->occ_bytes += wire_bytes(np, k->bytes);
+		np->occ_bytes += wire_bytes(np, pkt_bytes(k));
 	} else if (k->ready_ps > start) {
 		start = k->ready_ps;
 	}
 	p->busy = true;
-	if (!sim_at(n->eng, start + ser_time(n, p, l, wire_bytes(p, k->bytes)), tx_done_ev,
+	if (!sim_at(n->eng, start + ser_time(n, p, l, wire_bytes(p, pkt_bytes(k))), tx_done_ev,
 		    n, (uint64_t)l))
 		s->oom = true;
 }
@@ -368,7 +398,7 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	k = q_pop(p);
 	fi = pkt_flow(&k);
 	p->busy = false;
-	p->occ_bytes -= wire_bytes(p, k.bytes);
+	p->occ_bytes -= wire_bytes(p, pkt_bytes(&k));
 	n->st.pkt_hops++;
 	if (pkt_hop(&k) == 0) {
 		/* the sender's NIC serves its connections round-robin: a flow
@@ -466,13 +496,21 @@ static void last_hop(struct sim_net *n, const struct pkt *k, simtime_ps arrive_p
 	struct sim_pkt_state *s = n->pkt;
 	int32_t fi = pkt_flow(k);
 	struct pflow *f = &s->fl[fi];
-	f->delivered_bytes += k->bytes;
+	f->delivered_bytes += pkt_bytes(k);
 	TS_ASSERT(f->ack_n < n->par.window_pkts && f->ack_n < f->inflight);
 	f->ackq[(f->ack_head + f->ack_n++) % n->par.window_pkts] = arrive_ps + f->prop_ps;
-	if (f->lost_n > 0 && ++f->dup_n == DUPACK_THRESHOLD &&
-	    !sim_at(n->eng, arrive_ps + f->prop_ps, loss_ev, n,
-		    (uint64_t)fi | (uint64_t)f->loss_id << 32))
-		s->oom = true;
+	if (f->nep > 0 && f->ep[f->nep - 1].open) {
+		/* a packet sent after the episode's first loss: a duplicate
+		 * ACK; the third closes the episode, and the sender learns of it
+		 * when that ACK is back */
+		struct tcp_loss *e = &f->ep[f->nep - 1];
+		if ((int32_t)(pkt_number(f, k) - e->first) > 0 && ++e->dup == DUPACK_THRESHOLD) {
+			e->open = false;
+			if (!sim_at(n->eng, arrive_ps + f->prop_ps, loss_ev, n,
+				    (uint64_t)fi | (uint64_t)e->id << 32))
+				s->oom = true;
+		}
+	}
 	if (f->pump_on_ack)
 		ack_arm(n, fi, f->ackq[f->ack_head]);
 	if (f->delivered_bytes >= f->bytes && !sim_at(n->eng, arrive_ps, arrive_ev, n, (uint64_t)fi))
@@ -493,22 +531,30 @@ static void forward(struct sim_net *n, struct pkt *k, simtime_ps ready_ps)
 	k->ready_ps = ready_ps;
 	l = f->path[pkt_hop(k)];
 	p = &s->ports[l];
-	w = wire_bytes(p, k->bytes);
+	w = wire_bytes(p, pkt_bytes(k));
 	if (n->par.tcp) {
 		if (p->occ_bytes + w > n->par.buffer_bytes) {
 			/* drop-tail: the sender learns of it from duplicate ACKs
 			 * or after the timeout (see the file comment); the
 			 * timeout runs from the episode's first loss */
 			n->st.drops++;
-			if (f->lost_n == 0) {
-				f->loss_id = ++s->loss_ids;
-				f->dup_n = 0;
+			if ((f->nep == 0 || !f->ep[f->nep - 1].open) &&
+			    f->nep < (int32_t)TS_ARRAY_LEN(f->ep)) {
+				/* a new episode (with every slot taken, the drop
+				 * joins the latest: rare, and found with it) */
+				struct tcp_loss *e = &f->ep[f->nep++];
+				e->id = ++s->loss_ids;
+				e->first = pkt_number(f, k);
+				e->n = 0;
+				e->dup = 0;
+				e->bytes = 0;
+				e->open = true;
 				if (!sim_at(n->eng, ready_ps + n->par.rto_ps, loss_ev, n,
-					    (uint64_t)fi | (uint64_t)f->loss_id << 32))
+					    (uint64_t)fi | (uint64_t)e->id << 32))
 					s->oom = true;
 			}
-			f->lost_n++;
-			f->lost_bytes += k->bytes;
+			f->ep[f->nep - 1].n++;
+			f->ep[f->nep - 1].bytes += pkt_bytes(k);
 			return;
 		}
 		p->occ_bytes += w;
@@ -538,19 +584,28 @@ static void ack_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 static void loss_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct sim_net *n = ctx;
-	int32_t fi = (int32_t)(arg & 0xffffffffu);
+	int32_t fi = (int32_t)(arg & 0xffffffffu), i;
 	struct pflow *f = &n->pkt->fl[fi];
-	simtime_ps now = e->now;
-	if (!f->live || f->lost_n == 0 || f->loss_id != (uint32_t)(arg >> 32))
+	struct tcp_loss lo;
+	(void)e;
+	if (!f->live)
 		return;
+	for (i = 0; i < f->nep && f->ep[i].id != (uint32_t)(arg >> 32); i++)
+		;
+	if (i == f->nep)
+		return; /* acted on already (its other signal) */
+	lo = f->ep[i];
+	memmove(&f->ep[i], &f->ep[i + 1], (size_t)(f->nep - i - 1) * sizeof(f->ep[0]));
+	f->nep--;
 	acks_due(n, f);
-	f->retx_bytes += f->lost_bytes;
-	f->inflight -= f->lost_n;
-	f->lost_bytes = 0;
-	f->lost_n = 0;
-	if (now >= f->recover_ps) {
+	f->retx_bytes += lo.bytes;
+	f->inflight -= lo.n;
+	/* one halving per window of losses (NewReno's recovery point: the
+	 * packets sent when the last halving came) */
+	if (!f->recovering || (int32_t)(lo.first - f->recover_n) >= 0) {
 		f->cwnd = f->cwnd / 2 < 1 ? 1 : f->cwnd / 2;
-		f->recover_ps = now + 2 * f->prop_ps;
+		f->recover_n = f->sent_n;
+		f->recovering = true;
 	}
 	flow_pump(n, fi);
 }
@@ -605,7 +660,7 @@ static void flow_pump(struct sim_net *n, int32_t fi)
 		}
 		k.ready_ps = n->eng->now;
 		k.fh = (uint32_t)fi; /* hop 0 */
-		k.bytes = b;
+		k.bs = (uint32_t)b | (f->sent_n++ % PKT_SEQ_MOD) << PKT_BYTES_BITS;
 		if (f->pace_s > 0)
 			f->pace_ps = (f->pace_ps > n->eng->now ? f->pace_ps : n->eng->now) +
 				     time_from_s(b * f->pace_s);
@@ -702,6 +757,7 @@ int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	if (mtu == INT32_MAX)
 		mtu = mtu_any;
 	f->mtu = mtu == INT32_MAX ? 4096 : mtu; /* assumption: 4 KiB without an MTU */
+	TS_ASSERT(f->mtu < (1 << PKT_BYTES_BITS));
 	n->st.bytes_sent += bytes;
 	n->st.xfers_started++;
 	if (hops == 0)
