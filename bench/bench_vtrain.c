@@ -90,8 +90,6 @@ static const char *src_rel(const char *rel, char *buf, size_t n)
 	return buf;
 }
 
-/* Columns of the CSV, in order, with the range each must lie in (beyond
- * them no A100 cluster of this kind: the row is refused at its column). */
 /* The set's header, column by column (measured/README.md): a file of the same
  * format names them so, which keeps two columns from being read swapped
  * (found by review: dp and pp exchanged passed the tp x dp x pp check). */
@@ -101,6 +99,8 @@ static const char *const header[12] = {
 	"data parallelism", "pipeline parallelism", "iteration time (ms)",
 };
 
+/* Columns of the CSV, in order, with the range each must lie in (beyond
+ * them no A100 cluster of this kind: the row is refused at its column). */
 static const struct col {
 	const char *name;
 	double lo, hi;

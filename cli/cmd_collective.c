@@ -342,6 +342,12 @@ static double row_count(const struct opts *o, int n, double size_bytes)
 	return floor(size_bytes / 4 / (per_rank ? n : 1));
 }
 
+/* nccl-tests' root column: broadcast's and reduce's root, -1 for the rest. */
+static int op_root(const struct opts *o)
+{
+	return o->op == SIM_OP_BROADCAST || o->op == SIM_OP_REDUCE ? 0 : -1;
+}
+
 static void print_table(const struct topo *t, const struct opts *o, int n, int ng,
 			const struct row *rows, int nrows, double avg)
 {
@@ -365,11 +371,10 @@ static void print_table(const struct topo *t, const struct opts *o, int n, int n
 	       "            (us)  (GB/s)  (GB/s)\n");
 	for (i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
-		int root = (o->op == SIM_OP_BROADCAST || o->op == SIM_OP_REDUCE) ? 0 : -1;
 		printf("%12.0f  %12.0f  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %5s  %7.2f  %6.2f  %6.2f  "
 		       "%5s  %-6s  %s\n",
 		       r->size_bytes, row_count(o, n, r->size_bytes), "float",
-		       has_redop(o->op) ? "sum" : "none", root, r->time_us, r->algbw, r->busbw, "N/A",
+		       has_redop(o->op) ? "sum" : "none", op_root(o), r->time_us, r->algbw, r->busbw, "N/A",
 		       r->time_us, r->algbw, r->busbw, "N/A", sim_algo_name(r->algo),
 		       sim_proto_name(r->proto));
 	}
@@ -404,8 +409,7 @@ static int print_json(const struct topo *t, const struct opts *o, int n, int ng,
 	/* the table's type, redop and root columns (found by review) */
 	cJSON_AddStringToObject(root, "type", "float");
 	cJSON_AddStringToObject(root, "redop", has_redop(o->op) ? "sum" : "none");
-	cJSON_AddNumberToObject(root, "root",
-				(o->op == SIM_OP_BROADCAST || o->op == SIM_OP_REDUCE) ? 0 : -1);
+	cJSON_AddNumberToObject(root, "root", op_root(o));
 	cJSON_AddStringToObject(root, "algo", sim_algo_name(rows[nrows - 1].algo));
 	cJSON_AddStringToObject(root, "proto", sim_proto_name(rows[nrows - 1].proto));
 	arr = cJSON_AddArrayToObject(root, "rows");
