@@ -1050,10 +1050,16 @@ static double row_cost(const struct row *r)
 static const int audit_tps[] = { 1, 2, 4, 8, 16 };
 #define AUDIT_NT ((int)TS_ARRAY_LEN(audit_tps))
 
-/* The audit's medians of c per model and tp (0: no rows), and per row the
- * largest ratio of its c over the median of a larger tp where that passes
- * 1.05 (0: not flagged) and that tp. */
-static void audit_scan(const struct rows *rs, double med[][AUDIT_NT], double *ratio, int *wtp)
+/* The audit's c per model and tp: rows, least, median and most (all 0
+ * without rows); and per row the largest ratio of its c over the median of
+ * a larger tp where that passes 1.05 (0: not flagged) and that tp. */
+struct audit_cell {
+	int n;
+	double lo, med, hi;
+};
+
+static void audit_scan(const struct rows *rs, struct audit_cell cell[][AUDIT_NT], double *ratio,
+		       int *wtp)
 {
 	for (int g = 0; g < rs->ngroups; g++)
 		for (int k = 0; k < AUDIT_NT; k++) {
@@ -1062,48 +1068,42 @@ static void audit_scan(const struct rows *rs, double med[][AUDIT_NT], double *ra
 			for (int i = 0; i < rs->n; i++)
 				if (rs->r[i].group == g && rs->r[i].tp == audit_tps[k])
 					v[n++] = row_cost(&rs->r[i]);
-			med[g][k] = 0;
+			memset(&cell[g][k], 0, sizeof(cell[g][k]));
 			if (!n)
 				continue;
 			gsl_sort(v, 1, (size_t)n);
-			med[g][k] = gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
+			cell[g][k] = (struct audit_cell){ n, v[0],
+							  gsl_stats_median_from_sorted_data(v, 1, (size_t)n),
+							  v[n - 1] };
 		}
 	for (int i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->r[i];
 		double c = row_cost(r);
 		ratio[i] = 0;
 		wtp[i] = 0;
-		for (int k = 0; k < AUDIT_NT; k++)
-			if (audit_tps[k] > r->tp && med[r->group][k] > 0 && c > 1.05 * med[r->group][k] &&
-			    c / med[r->group][k] > ratio[i]) {
-				ratio[i] = c / med[r->group][k];
+		for (int k = 0; k < AUDIT_NT; k++) {
+			double med = cell[r->group][k].med;
+			if (audit_tps[k] > r->tp && med > 0 && c > 1.05 * med && c / med > ratio[i]) {
+				ratio[i] = c / med;
 				wtp[i] = audit_tps[k];
 			}
+		}
 	}
 }
 
 static void audit(const struct rows *rs)
 {
-	double med[TS_ARRAY_LEN(rs->group_b)][AUDIT_NT], ratio[MAX_ROWS];
+	struct audit_cell cell[TS_ARRAY_LEN(rs->group_b)][AUDIT_NT];
+	double ratio[MAX_ROWS];
 	int wtp[MAX_ROWS], flagged = 0;
-	audit_scan(rs, med, ratio, wtp);
+	audit_scan(rs, cell, ratio, wtp);
 	printf("# audit: c = T / ((m + p - 1) x micro) x tp x pp, GPU-ms per sample (measured only)\n");
 	printf("model    tp  rows    min_c    med_c    max_c\n");
 	for (int g = 0; g < rs->ngroups; g++)
-		for (int k = 0; k < AUDIT_NT; k++) {
-			double lo = INFINITY, hi = 0;
-			int n = 0;
-			for (int i = 0; i < rs->n; i++)
-				if (rs->r[i].group == g && rs->r[i].tp == audit_tps[k]) {
-					double c = row_cost(&rs->r[i]);
-					lo = c < lo ? c : lo;
-					hi = c > hi ? c : hi;
-					n++;
-				}
-			if (n)
-				printf("%5.1fB %4d %5d %8.0f %8.0f %8.0f\n", rs->group_b[g], audit_tps[k], n,
-				       lo, med[g][k], hi);
-		}
+		for (int k = 0; k < AUDIT_NT; k++)
+			if (cell[g][k].n)
+				printf("%5.1fB %4d %5d %8.0f %8.0f %8.0f\n", rs->group_b[g], audit_tps[k],
+				       cell[g][k].n, cell[g][k].lo, cell[g][k].med, cell[g][k].hi);
 	printf("# rows costing > 5 %% more than the median of a larger tp of the same model:\n");
 	for (int i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->r[i];
@@ -1124,8 +1124,8 @@ static void audit(const struct rows *rs)
 static void print_summary(const struct ctx *cx)
 {
 	const struct rows *rs = cx->rs;
-	double e[MAX_ROWS], sorted[MAX_ROWS], med[TS_ARRAY_LEN(rs->group_b)][AUDIT_NT];
-	double ratio[MAX_ROWS], ok_sum = 0, fl_sum = 0;
+	struct audit_cell cell[TS_ARRAY_LEN(rs->group_b)][AUDIT_NT];
+	double e[MAX_ROWS], sorted[MAX_ROWS], ratio[MAX_ROWS], ok_sum = 0, fl_sum = 0;
 	int wtp[MAX_ROWS], in5 = 0, in10 = 0, nok = 0, nfl = 0;
 	for (int i = 0; i < rs->n; i++) {
 		e[i] = (rs->r[i].pred_s - rs->r[i].measured_s) / rs->r[i].measured_s;
@@ -1151,7 +1151,7 @@ static void print_summary(const struct ctx *cx)
 			       100 * a / n, 100 * sg / n, n);
 	}
 	printf("\n");
-	audit_scan(rs, med, ratio, wtp);
+	audit_scan(rs, cell, ratio, wtp);
 	for (int i = 0; i < rs->n; i++) {
 		if (wtp[i]) {
 			fl_sum += fabs(e[i]);

@@ -2051,8 +2051,9 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 		}
 		for (int32_t j = 0; j < ll.n; j++) {
 			int32_t k = ll.used[j];
-			if (ll.bytes[k] / sim_link_cap_topo(t, ll.link[k]) > bw)
-				bw = ll.bytes[k] / sim_link_cap_topo(t, ll.link[k]);
+			double tl = ll.bytes[k] / sim_link_cap_topo(t, ll.link[k]);
+			if (tl > bw)
+				bw = tl;
 		}
 		total += lat + bw;
 	}
