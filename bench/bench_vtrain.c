@@ -30,6 +30,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -556,6 +557,20 @@ struct row_msg {
 	char msg[sizeof(((struct ts_error *)0)->msg)];
 };
 
+/* Stop and reap the first n workers of predict_rows after a failure to
+ * start the next: close their pipes, terminate them and wait for them, so
+ * none is left running or a zombie (found by review: they were left). */
+static void stop_children(const pid_t *pids, const int *fds, int n)
+{
+	for (int k = 0; k < n; k++) {
+		close(fds[k]);
+		kill(pids[k], SIGTERM);
+	}
+	for (int k = 0; k < n; k++)
+		while (waitpid(pids[k], NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 /* Predict the rows in use (all when use is NULL) with compute model c into
  * the rows (pred_s, bd). With cx->jobs > 1 the rows are dealt round-robin
  * to that many forked processes, each sending its results back through a
@@ -588,11 +603,19 @@ static int predict_rows(struct ctx *cx, const struct sim_compute *c, const bool 
 	fflush(stderr);
 	for (int k = 0; k < jobs; k++) {
 		int pfd[2];
-		if (pipe(pfd))
-			return ts_error_set(err, TS_EIO, "pipe: %s", strerror(errno));
+		if (pipe(pfd)) {
+			rc = ts_error_set(err, TS_EIO, "pipe: %s", strerror(errno));
+			stop_children(pids, fds, k);
+			return rc;
+		}
 		pids[k] = fork();
-		if (pids[k] < 0)
-			return ts_error_set(err, TS_EIO, "fork: %s", strerror(errno));
+		if (pids[k] < 0) {
+			rc = ts_error_set(err, TS_EIO, "fork: %s", strerror(errno));
+			close(pfd[0]);
+			close(pfd[1]);
+			stop_children(pids, fds, k);
+			return rc;
+		}
 		if (pids[k] == 0) {
 			close(pfd[0]);
 			for (int i = k; i < cx->rs->n; i += jobs) {
