@@ -77,6 +77,7 @@ static int print_json(const struct topo *t, const struct topo_summary *s)
 	cJSON_AddStringToObject(root, "gpu", t->cl.gpu.name);
 	cJSON_AddStringToObject(root, "intra_node",
 				t->cl.node.intra == TOPO_INTRA_NVSWITCH ? "nvswitch" : "pcie");
+	cJSON_AddStringToObject(root, "cpu", topo_cpu_name(t->cl.node.cpu));
 	cJSON_AddNumberToObject(root, "nic_bandwidth_gbps", t->cl.node.nic_Bps * 8 / 1e9);
 	cJSON_AddStringToObject(root, "transport",
 				t->cl.fabric.transport == TOPO_TRANSPORT_TCP ? "tcp" : "rdma");
@@ -114,9 +115,9 @@ static int print_table(const struct topo *t, const struct topo_summary *s)
 	       c->fabric.rails ? " (rail-optimised)" : "",
 	       c->fabric.transport == TOPO_TRANSPORT_TCP ? "tcp" : "rdma", c->fabric.mtu_bytes,
 	       c->fabric.overhead_bytes);
-	printf("nodes      %d x %d %s (%s), %d NICs of %s each\n", s->hosts, c->node.gpus,
+	printf("nodes      %d x %d %s (%s), %d NICs of %s each, %s CPUs\n", s->hosts, c->node.gpus,
 	       c->gpu.name, c->node.intra == TOPO_INTRA_NVSWITCH ? "NVSwitch" : "PCIe",
-	       c->node.nics, units_fmt_bw(c->node.nic_Bps, a, sizeof(a)));
+	       c->node.nics, units_fmt_bw(c->node.nic_Bps, a, sizeof(a)), topo_cpu_name(c->node.cpu));
 	printf("gpus       %d\n", s->gpus);
 	printf("placement  %s\n\n", topo_placement_name(c->placement));
 	table_init(&tb, 6, head);

@@ -1735,7 +1735,8 @@ static int coll_params(struct sim_coll *c)
 	for (k = 0; k < 3; k++)
 		c->a_ps[k] = time_from_us(c->s.algo == SIM_ALGO_RING ?
 						  sim_nccl_ring_hop_lat_us((enum sim_hw)k, c->s.proto,
-									   nnodes, gi.ppn) :
+									   nnodes, gi.ppn,
+									   c->t->cl.node.cpu) :
 						  sim_nccl_hw_lat_us((enum sim_hw)k, c->s.algo, c->s.proto));
 	c->base_ps = time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
 	return 0;

@@ -1445,8 +1445,9 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 				   sim_nccl_ring_hop_lat_us(x->t->cl.node.intra == TOPO_INTRA_NVSWITCH ?
 								    SIM_HW_NVLINK :
 								    SIM_HW_PCI,
-							    SIM_PROTO_SIMPLE, nodes, ppn) +
-			   inter * sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_SIMPLE, nodes, ppn));
+							    SIM_PROTO_SIMPLE, nodes, ppn, x->t->cl.node.cpu) +
+			   inter * sim_nccl_ring_hop_lat_us(SIM_HW_NET, SIM_PROTO_SIMPLE, nodes, ppn,
+							    x->t->cl.node.cpu));
 	(void)gpn;
 	for (int c = 0; c < nch; c++) {
 		/* hosts in order, GPUs of each host rotated by the channel, odd

@@ -86,18 +86,25 @@ double sim_nccl_hw_lat_us(enum sim_hw hw, enum sim_algo a, enum sim_proto p)
 	return lat[hw][nccl_algo_row(a)][proto_col(p)];
 }
 
-double sim_nccl_ring_hop_lat_us(enum sim_hw hw, enum sim_proto p, int32_t nnodes, int32_t ppn)
+double sim_nccl_net_overhead_us(enum topo_cpu cpu)
+{
+	return cpu == TOPO_CPU_AMD ? 2.0 : 1.0;
+}
+
+double sim_nccl_ring_hop_lat_us(enum sim_hw hw, enum sim_proto p, int32_t nnodes, int32_t ppn,
+				enum topo_cpu cpu)
 {
 	/* ncclTopoTuneModel (nccl.md §1.4): with one rank per node the
 	 * network latencies are fully exposed, so Tree's NET row; a ring
 	 * across nodes still launches every step at the network's post
-	 * overhead, getNetOverhead's 1.0 us on Intel hosts (2.0 on AMD; Intel
-	 * is an assumption) x 3 for Simple (found by review: Ring's NET row
+	 * overhead (getNetOverhead: 1.0 us on Intel hosts, 2.0 on AMD, the
+	 * cluster's node.cpu) x 3 for Simple (found by review: Ring's NET row
 	 * and the bare intra-node latency were used) */
 	if (hw == SIM_HW_NET)
 		return sim_nccl_hw_lat_us(SIM_HW_NET, ppn == 1 ? SIM_ALGO_TREE : SIM_ALGO_RING, p);
 	double lat = sim_nccl_hw_lat_us(hw, SIM_ALGO_RING, p);
-	double over = nnodes > 1 ? (p == SIM_PROTO_SIMPLE ? 3.0 : 1.0) : 0;
+	double over = nnodes > 1 ? sim_nccl_net_overhead_us(cpu) * (p == SIM_PROTO_SIMPLE ? 3.0 : 1.0) :
+				   0;
 	return lat > over ? lat : over;
 }
 

@@ -286,10 +286,14 @@ double sim_busbw_factor(enum sim_op op, int n);
  * algorithm/protocol (nccl.md §1.3); algorithms NCCL lacks use Ring's. */
 double sim_nccl_hw_lat_us(enum sim_hw hw, enum sim_algo a, enum sim_proto p);
 double sim_nccl_base_lat_us(enum sim_algo a, enum sim_proto p);
+/* NCCL's network post overhead on hosts with CPU cpu (getNetOverhead: 2 us
+ * on AMD, 1 us otherwise; nccl.md §1.3), us. */
+double sim_nccl_net_overhead_us(enum topo_cpu cpu);
 /* NCCL's latency (us) of one ring step over a hop of class hw, for a ring
- * of protocol p over nnodes nodes with at most ppn ranks on one
- * (nccl.md §1.4). */
-double sim_nccl_ring_hop_lat_us(enum sim_hw hw, enum sim_proto p, int32_t nnodes, int32_t ppn);
+ * of protocol p over nnodes nodes with at most ppn ranks on one, on hosts
+ * with CPU cpu (nccl.md §1.4). */
+double sim_nccl_ring_hop_lat_us(enum sim_hw hw, enum sim_proto p, int32_t nnodes, int32_t ppn,
+				enum topo_cpu cpu);
 /* Fraction of the wire carrying data for a protocol (Simple 1, LL128 0.92,
  * LL 0.5: nccl.md §1.5 ring refinements). */
 double sim_proto_eff(enum sim_proto p);

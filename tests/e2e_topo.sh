@@ -27,8 +27,8 @@ done
 "$TRAINSIM" topo --help >"$tmp/out" 2>&1 && grep -q 'usage: trainsim topo' "$tmp/out" && ok "--help" || bad "--help"
 # the JSON says what the table's header lines say
 if "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 2 --json >"$tmp/tj" 2>"$tmp/err" &&
-   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if (d["gpu"], d["intra_node"], d["nic_bandwidth_gbps"], d["transport"], d["mtu_bytes"], d["packet_overhead_bytes"]) == ("H100-SXM5-80GB", "nvswitch", 400, "rdma", 4096, 26) else 1)' "$tmp/tj"; then
-	ok "topo --json: gpu, NIC, transport, MTU"
+   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if (d["gpu"], d["intra_node"], d["nic_bandwidth_gbps"], d["transport"], d["mtu_bytes"], d["packet_overhead_bytes"], d["cpu"]) == ("H100-SXM5-80GB", "nvswitch", 400, "rdma", 4096, 26, "intel") else 1)' "$tmp/tj"; then
+	ok "topo --json: gpu, NIC, transport, MTU, CPU"
 else bad "topo --json keys: $(head -c 300 "$tmp/tj") $(cat "$tmp/err")"; fi
 
 # DESIGN.md's example name is the k=64 fat-tree preset under another name
@@ -98,6 +98,12 @@ bad_file malformed "" '{ "preset": "dgx-h100-ndr", "nodes": 4,, }'
 bad_file truncated "" '{ "preset": "dgx-h100-ndr", "fabric": { "k": 4 '
 bad_file unknown_preset "preset: unknown cluster preset 'dgx-h900'" '{ "preset": "dgx-h900" }'
 bad_file nvls_ampere "node.nvls: needs a GPU of sm_arch 90 or above.*got sm_arch 80" '{ "preset": "dgx-a100-hdr", "node": { "nvls": true } }'
+bad_file cpu_vendor "node.cpu: .*'via'.*intel, amd, arm" '{ "preset": "dgx-a100-hdr", "node": { "cpu": "via" } }'
+# the DGX A100 preset's hosts are AMD (its datasheet); a file may say otherwise
+"$TRAINSIM" topo --cluster dgx-a100-hdr | grep -q ' amd CPUs$' &&
+	printf '%s\n' '{ "preset": "dgx-a100-hdr", "node": { "cpu": "intel" } }' >"$tmp/intel.json" &&
+	"$TRAINSIM" topo --cluster "$tmp/intel.json" | grep -q ' intel CPUs$' &&
+	ok "node.cpu: preset amd, file intel" || bad "node.cpu not shown or not read"
 bad_file unknown_key "fabric.link_bandwith: unknown field" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwith": "400Gb/s" } }'
 # a quantity key with a unit suffix that is not its kind's (was read as
 # absent: the preset's 400 Gb/s stood; found by review)

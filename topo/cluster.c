@@ -57,6 +57,12 @@ static const char *const fabric_names[] = { "none", "switch", "fat-tree", "leaf-
 					     "clos3", "explicit", NULL };
 static const char *const placement_names[] = { "linear", "round-robin", "random", "list", NULL };
 static const char *const intra_names[] = { "nvswitch", "pcie", NULL };
+static const char *const cpu_names[] = { "intel", "amd", "arm", NULL };
+
+const char *topo_cpu_name(enum topo_cpu c)
+{
+	return (unsigned)c < TS_ARRAY_LEN(cpu_names) - 1 ? cpu_names[c] : "?";
+}
 static const char *const transport_names[] = { "rdma", "tcp", NULL };
 
 const char *topo_fabric_name(enum topo_fabric_kind k)
@@ -128,6 +134,7 @@ static void node_dgx(struct topo_node_spec *n, double nic_gbps, double pcie_GBps
 	n->nics = 8;
 	n->intra = TOPO_INTRA_NVSWITCH;
 	n->nvls = false;
+	n->cpu = TOPO_CPU_INTEL; /* the presets set theirs */
 	n->nic_Bps = bw_from_gbps(nic_gbps);
 	n->pcie_Bps = bw_from_GBps(pcie_GBps);
 	n->nvlink_lat_s = NVLINK_LAT_S;
@@ -184,6 +191,7 @@ static void p_dgx_a100_hdr(struct topo_cluster *c)
 {
 	gpu_a100_80(&c->gpu);
 	node_dgx(&c->node, 200, 32); /* ConnectX-6 HDR 200 Gb/s; PCIe Gen4 x16 ~32 GB/s */
+	c->node.cpu = TOPO_CPU_AMD;  /* NVIDIA DGX A100 datasheet: dual AMD Rome 7742 */
 	fat_tree(&c->fabric, 40, 3); /* QM8700: 40 x 200 Gb/s; 3 tiers as in a SuperPOD */
 	/* Rail-optimised like the DGX SuperPOD (hardware.md "Rail-optimised"):
 	 * HCA i of the DGXs under one leaf group all sit on leaf i, so NCCL's
@@ -200,6 +208,7 @@ static void p_dgx_h100_ndr(struct topo_cluster *c)
 	gpu_h100(&c->gpu);
 	node_dgx(&c->node, 400, 64); /* ConnectX-7 NDR 400 Gb/s; PCIe Gen5 x16 ~64 GB/s */
 	c->node.nvls = true;         /* NVSwitch gen 3 (H100) supports NVLS (nccl.md) */
+	c->node.cpu = TOPO_CPU_INTEL; /* NVIDIA DGX H100 datasheet: dual Xeon Platinum 8480C */
 	/* QM9700 64 x 400G: 64 leaves of 32 down + 32 up, 32 spines: 2048 NIC
 	 * ports = 256 DGX; rail-optimised (hardware.md). */
 	leaf_spine(&c->fabric, 64, 64, 32, 32, 32);
@@ -237,6 +246,7 @@ static void roce_leafspine(struct topo_cluster *c, int up)
 	 * (1:1) or 16 (2:1); one uplink per spine. */
 	leaf_spine(&c->fabric, 64, 64, up, 32, up);
 	fabric_roce(&c->fabric, 400);
+	/* (node.cpu: node_dgx's Intel, an assumption: hardware.md names none) */
 	c->nodes = 16;
 }
 
@@ -273,6 +283,7 @@ static void p_pcie_2x2_tcp(struct topo_cluster *c)
 	c->node.pcie_Bps = bw_from_GBps(32); /* PCIe Gen4 x16 ~32 GB/s */
 	c->node.nvlink_lat_s = 0;
 	c->node.pcie_lat_s = PCIE_LAT_S;
+	c->node.cpu = TOPO_CPU_INTEL; /* assumption: the lab's CPUs are not stated */
 	c->fabric.kind = TOPO_FABRIC_SWITCH;
 	c->fabric.tiers = 1;
 	c->fabric.switch_ports = 0; /* as many as needed */
@@ -814,9 +825,9 @@ static int load_gpu(const struct jval *g, struct topo_cluster *c, bool base, str
 
 static int load_node(const struct jval *o, struct topo_cluster *c, bool base, struct ts_error *err)
 {
-	static const char *const keys[] = { "gpus", "nics", "intra", "nvls", "nic_bandwidth*B",
-					    "pcie_bandwidth*B", "nvlink_latency*T", "pcie_latency*T",
-					    NULL };
+	static const char *const keys[] = { "gpus", "nics", "intra", "nvls", "cpu",
+					    "nic_bandwidth*B", "pcie_bandwidth*B", "nvlink_latency*T",
+					    "pcie_latency*T", NULL };
 	int e;
 	if (jval_check_keys(o, keys, err))
 		return TS_EINPUT;
@@ -836,6 +847,10 @@ static int load_node(const struct jval *o, struct topo_cluster *c, bool base, st
 	c->node.intra = (enum topo_intra)e;
 	if (jval_get_bool(o, "nvls", false, &c->node.nvls, err))
 		return TS_EINPUT;
+	e = (int)c->node.cpu;
+	if (jval_get_enum(o, "cpu", false, cpu_names, &e, err))
+		return TS_EINPUT;
+	c->node.cpu = (enum topo_cpu)e;
 	if (get_bw(o, "nic_bandwidth", &c->node.nic_Bps, err) ||
 	    get_bw(o, "pcie_bandwidth", &c->node.pcie_Bps, err) ||
 	    get_time(o, "nvlink_latency", &c->node.nvlink_lat_s, err) ||

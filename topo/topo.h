@@ -34,6 +34,9 @@
 /* ---- cluster description ------------------------------------------------ */
 
 enum topo_intra { TOPO_INTRA_NVSWITCH, TOPO_INTRA_PCIE };
+/* The host CPU, for NCCL's network post overhead (getNetOverhead: 1 us on
+ * Intel and on anything not x86, 2 us on AMD; nccl.md §1.3) */
+enum topo_cpu { TOPO_CPU_INTEL, TOPO_CPU_AMD, TOPO_CPU_ARM };
 enum topo_fabric_kind {
 	TOPO_FABRIC_NONE,          /* a single node, no network */
 	TOPO_FABRIC_SWITCH,        /* every NIC on one non-blocking switch */
@@ -65,6 +68,7 @@ struct topo_node_spec {
 	int nics;                  /* compute NICs per node (rails) */
 	enum topo_intra intra;     /* NVSwitch or PCIe tree */
 	bool nvls;                 /* NVSwitch supports in-switch reduction (NVLS) */
+	enum topo_cpu cpu;         /* host CPU vendor (NCCL's net overhead) */
 	double nic_Bps;            /* per NIC per direction, bytes/s */
 	double pcie_Bps;           /* per GPU or NIC PCIe link per direction, bytes/s */
 	double nvlink_lat_s;       /* GPU->NVSwitch->GPU one-way latency, seconds */
@@ -143,6 +147,8 @@ int topo_cluster_check(const struct topo_cluster *c, struct ts_error *err);
  * or a comma-separated rank -> GPU list ("0,2,1,3"). */
 int topo_placement_parse(struct topo_cluster *c, const char *s, struct ts_error *err);
 const char *topo_placement_name(enum topo_placement p);
+/* "intel", "amd" or "arm" (the cluster file's node.cpu) */
+const char *topo_cpu_name(enum topo_cpu c);
 const char *topo_fabric_name(enum topo_fabric_kind k);
 /* NULL-terminated list of preset names, and a one-line description. */
 const char *const *topo_preset_names(void);
