@@ -300,6 +300,9 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	double dense, ex, s_loc = (double)p->seq_len / p->cp, b = p->micro_batch;
 	double tokens = s_loc * b, attn, w = model_attn_width(m);
 	double wb = dtype_bytes(p->precision);
+	/* activations and what moves them: 16-bit, fp32 under precision fp32
+	 * (FP8 keeps 16-bit activations; found by review: 2 bytes always) */
+	double ab = p->precision == PLAN_DT_FP32 ? 4 : 2;
 	memset(o, 0, sizeof(*o));
 	model_layer_params(m, l, &tot, NULL, NULL);
 	model_layer_rank_params(m, p, l, &dense, &ex);
@@ -320,17 +323,17 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 		o->recompute_flops = attn;
 	o->weight_bytes = o->params_rank * wb;
 	o->act_bytes = model_layer_act_bytes(m, p, l);
-	o->out_bytes = 2 * tokens * m->hidden / (p->sp ? p->tp : 1);
+	o->out_bytes = ab * tokens * m->hidden / (p->sp ? p->tp : 1);
 	/* Megatron SC'21 §3.5: two all-reduces of bsh per layer forward (TP). */
-	o->tp_bytes = p->tp > 1 ? 2 * 2 * tokens * m->hidden : 0;
+	o->tp_bytes = p->tp > 1 ? 2 * ab * tokens * m->hidden : 0;
 	/* Megatron-core's all-to-all dispatcher: each TP rank dispatches its
 	 * 1/tp of the tokens (models/workload.c, moe_fwd), at the balanced
 	 * load; sim/ runs each exchange as an alltoallv at every member's drawn
 	 * load */
 	if (m->experts > 0 && m->moe_layer[l] && p->ep > 1)
-		o->ep_bytes = m->top_k * tokens / p->tp * m->hidden * 2 * (p->ep - 1) / (double)p->ep;
+		o->ep_bytes = m->top_k * tokens / p->tp * m->hidden * ab * (p->ep - 1) / (double)p->ep;
 	if (p->cp > 1) /* ring attention: K and V of the other cp-1 chunks */
-		o->cp_bytes = 2.0 * tokens * (model_kv_width_rank(m, p) + model_v_width_rank(m, p)) *
+		o->cp_bytes = ab * tokens * (model_kv_width_rank(m, p) + model_v_width_rank(m, p)) *
 			      (p->cp - 1);
 }
 

@@ -268,7 +268,7 @@ static void linear_after_ag(struct bld *b, enum wl_phase ph, const char *name, d
 	const struct plan *p = b->p;
 	bool sp = p->sp && p->tp > 1;
 	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * b->T * b->m->hidden, "tp allgather",
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, b->wb * b->T * b->m->hidden, "tp allgather",
 		     p->overlap_tp);
 	if (sp && p->overlap_tp)
 		gemm_after_ag(b, ph, name, m, n, k, scale);
@@ -518,7 +518,7 @@ static void layer_shape(const struct bld *b, int l, struct lshape *o)
  * bounds the exchange but does not size it. */
 static double moe_routed_bytes(const struct bld *b)
 {
-	return b->m->top_k * b->T * b->m->hidden * 2;
+	return b->m->top_k * b->T * b->m->hidden * b->wb;
 }
 
 /* A communication op on the routed tokens (see above); inbound: an
@@ -540,7 +540,7 @@ static int32_t moe_comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum w
 static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
 {
 	double routed = moe_routed_bytes(b), tp = b->p->tp;
-	cmp_op(b, ph, WL_ELEM, name, 0, routed / tp + 2 * b->T / tp * b->m->hidden, 0, 0, 0, 0,
+	cmp_op(b, ph, WL_ELEM, name, 0, routed / tp + b->wb * b->T / tp * b->m->hidden, 0, 0, 0, 0,
 	       WL_V_NONE);
 }
 
@@ -584,7 +584,7 @@ static void mlp_fwd(struct bld *b, enum wl_phase ph, double ffn_t, double scale,
 		    const struct mlp_names *nm, int part)
 {
 	const struct plan *p = b->p;
-	double T = b->T, h = b->m->hidden, act = 2 * T * h;
+	double T = b->T, h = b->m->hidden, act = b->wb * T * h;
 	bool sp = p->sp && p->tp > 1;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	if (part & MLP_FC1) {
@@ -611,7 +611,7 @@ static void mlp_bwd(struct bld *b, double ffn_t, double scale, bool hide,
 {
 	const struct plan *p = b->p;
 	const enum wl_phase ph = WL_P_BWD;
-	double T = b->T, h = b->m->hidden, act = 2 * T * h;
+	double T = b->T, h = b->m->hidden, act = b->wb * T * h;
 	bool sp = p->sp && p->tp > 1;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	if (part & MLP_FC2) {
@@ -930,9 +930,9 @@ static void mla_fwd(struct bld *b, enum wl_phase ph, double scale)
 	if (ql > 0)
 		linear(b, ph, "q down gemm", Tl, ql, h, 1, scale, WL_V_NONE);
 	linear(b, ph, "kv down gemm", Tl, kl + rope, h, 1, scale, WL_V_NONE);
-	cmp_op(b, ph, WL_ELEM, "latent norms", 0, 2 * 2 * Tl * (ql + kl), 0, 0, 0, 0, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "latent norms", 0, 2 * b->wb * Tl * (ql + kl), 0, 0, 0, 0, WL_V_NONE);
 	if (sp)
-		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, 2 * T * model_mla_gather_width(m), "tp allgather",
+		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, b->wb * T * model_mla_gather_width(m), "tp allgather",
 		     p->overlap_tp);
 	if (sp && p->overlap_tp)
 		gemm_after_ag(b, ph, ql > 0 ? "q up gemm" : "q gemm", T, a * hd / tp, qin, scale);
@@ -958,7 +958,7 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
 	double T = b->T, h = m->hidden, tp = p->tp, Tl = sp ? T / tp : T, ql = m->q_lora;
 	double kl = m->kv_lora, rope = m->qk_rope, a = m->heads, hd = m->head_dim;
 	double kvn = model_mla_kv_up(m) / tp, qin = model_mla_q_in(m);
-	double lat = 2 * T * model_mla_gather_width(m);
+	double lat = b->wb * T * model_mla_gather_width(m);
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	const char *cn = sp ? "tp reducescatter" : "tp allreduce";
 	if (sp)
@@ -971,7 +971,7 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
 	linear(b, ph, ql > 0 ? "q up wgrad" : "q wgrad", qin, a * hd / tp, T, 1, scale, WL_V_NONE);
 	if (p->tp > 1 && !hide)
 		comm(b, ph, WL_D_TP, tpc, lat, cn, false);
-	cmp_op(b, ph, WL_ELEM, "latent norms bwd", 0, 4 * 2 * Tl * (ql + kl), 0, 0, 0, 0,
+	cmp_op(b, ph, WL_ELEM, "latent norms bwd", 0, 4 * b->wb * Tl * (ql + kl), 0, 0, 0, 0,
 	       WL_V_NONE);
 	linear(b, ph, "kv down dgrad", Tl, h, kl + rope, 1, scale, WL_V_NONE);
 	linear(b, ph, "kv down wgrad", h, kl + rope, Tl, 1, scale, WL_V_NONE);
@@ -988,7 +988,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	const struct plan *p = b->p;
 	struct lshape ls;
 	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * model_v_dim(m);
-	double act = 2 * T * h;
+	double act = b->wb * T * h;
 	bool sp = p->sp && p->tp > 1;
 	bool ov = p->overlap_tp;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
@@ -999,7 +999,8 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	double qkv_n = ls.qkv_n, ffn_t = ls.ffn_t, scale = ls.scale;
 
 	/* Element-wise traffic (assumption): a norm or residual reads and
-	 * writes the bsh activation once each in 16 bits: 2 x 2Th bytes (with
+	 * writes the bsh activation once each in the activations' dtype (16
+	 * bits, fp32 under precision fp32): 2 x act bytes (with
 	 * sequence parallelism on the rank's 1/tp of the sequence, before the
 	 * all-gather). overlap.tp pipelines each TP collective with its GEMM
 	 * (Megatron --tp-comm-overlap): an all-gather with the GEMM that
@@ -1040,7 +1041,7 @@ static void layer_bwd(struct bld *b, int l)
 	const struct plan *p = b->p;
 	struct lshape ls;
 	double T = b->T, h = m->hidden, tp = p->tp, q = (double)m->heads * model_v_dim(m);
-	double act = 2 * T * h;
+	double act = b->wb * T * h;
 	bool sp = p->sp && p->tp > 1;
 	bool ov = p->overlap_tp;
 	enum wl_coll tpc = sp ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
@@ -1160,39 +1161,53 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 		for (int d = 0; d < v->depth; d++) {
 			gemm(b, ph, "vit mlp down dgrad", P, v->ffn / tp, vh, 1, scale, WL_V_VISION);
 			gemm(b, ph, "vit mlp down wgrad", v->ffn / tp, vh, P, 1, scale, WL_V_VISION);
+			cmp_op(b, ph, WL_ELEM, "vit activation bwd", 0, 4 * b->wb * P * v->ffn / tp, 0, 0,
+			       0, 0, WL_V_VISION);
 			gemm(b, ph, "vit mlp up dgrad", P, vh, v->ffn / tp, 1, scale, WL_V_VISION);
 			if (p->tp > 1 && hide)
-				vision_comm(b, ph, 2 * P * vh, true);
+				vision_comm(b, ph, b->wb * P * vh, true);
 			gemm(b, ph, "vit mlp up wgrad", vh, v->ffn / tp, P, 1, scale, WL_V_VISION);
 			if (p->tp > 1 && !hide)
-				vision_comm(b, ph, 2 * P * vh, false);
+				vision_comm(b, ph, b->wb * P * vh, false);
+			cmp_op(b, ph, WL_ELEM, "vit norm bwd", 0, 4 * b->wb * P * vh, 0, 0, 0, 0,
+			       WL_V_VISION);
 			gemm(b, ph, "vit proj dgrad", P, vh / tp, vh, 1, scale, WL_V_VISION);
 			gemm(b, ph, "vit proj wgrad", vh / tp, vh, P, 1, scale, WL_V_VISION);
 			cmp_op(b, ph, WL_ATTN, "vit attention bwd", amult * 4 * pimg * P * vh / tp,
-			       mult * 8 * P * vh / tp, 0, 0, 0, 0, WL_V_VISION);
+			       mult * 4 * b->wb * P * vh / tp, 0, 0, 0, 0, WL_V_VISION);
 			gemm(b, ph, "vit qkv dgrad", P, vh, 3 * vh / tp, 1, scale, WL_V_VISION);
 			if (p->tp > 1 && hide)
-				vision_comm(b, ph, 2 * P * vh, true);
+				vision_comm(b, ph, b->wb * P * vh, true);
 			gemm(b, ph, "vit qkv wgrad", vh, 3 * vh / tp, P, 1, scale, WL_V_VISION);
 			if (p->tp > 1 && !hide)
-				vision_comm(b, ph, 2 * P * vh, false);
-			cmp_op(b, ph, WL_ELEM, "vit norm bwd", 0, mult * 4 * P * vh, 0, 0, 0, 0,
+				vision_comm(b, ph, b->wb * P * vh, false);
+			cmp_op(b, ph, WL_ELEM, "vit norm bwd", 0, 4 * b->wb * P * vh, 0, 0, 0, 0,
 			       WL_V_VISION);
 		}
 		return;
 	}
+	/* A block as Qwen3-VL's: norm, attention, residual add, norm, MLP
+	 * (fc1, activation, fc2), residual add; the element-wise ops priced as
+	 * the decoder's (found by review: only the first norm was) */
 	for (int d = 0; d < v->depth; d++) {
-		cmp_op(b, ph, WL_ELEM, "vit norm", 0, 4 * P * vh, 0, 0, 0, 0, WL_V_VISION);
+		cmp_op(b, ph, WL_ELEM, "vit norm", 0, 2 * b->wb * P * vh, 0, 0, 0, 0, WL_V_VISION);
 		gemm(b, ph, "vit qkv gemm", P, 3 * vh / tp, vh, 1, scale, WL_V_VISION);
-		cmp_op(b, ph, WL_ATTN, "vit attention", 4 * pimg * P * vh / tp, 8 * P * vh / tp, 0, 0, 0,
-		       0, WL_V_VISION);
+		cmp_op(b, ph, WL_ATTN, "vit attention", 4 * pimg * P * vh / tp, 4 * b->wb * P * vh / tp,
+		       0, 0, 0, 0, WL_V_VISION);
 		gemm(b, ph, "vit proj gemm", P, vh, vh / tp, 1, scale, WL_V_VISION);
 		if (p->tp > 1)
-			vision_comm(b, ph, 2 * P * vh, false);
+			vision_comm(b, ph, b->wb * P * vh, false);
+		cmp_op(b, ph, WL_ELEM, "vit residual add", 0, 3 * b->wb * P * vh, 0, 0, 0, 0,
+		       WL_V_VISION);
+		cmp_op(b, ph, WL_ELEM, "vit norm", 0, 2 * b->wb * P * vh, 0, 0, 0, 0, WL_V_VISION);
 		gemm(b, ph, "vit mlp up gemm", P, v->ffn / tp, vh, 1, scale, WL_V_VISION);
+		cmp_op(b, ph, WL_ELEM, "vit activation", 0, 2 * b->wb * P * v->ffn / tp, 0, 0, 0, 0,
+		       WL_V_VISION);
 		gemm(b, ph, "vit mlp down gemm", P, vh, v->ffn / tp, 1, scale, WL_V_VISION);
 		if (p->tp > 1)
-			vision_comm(b, ph, 2 * P * vh, false);
+			vision_comm(b, ph, b->wb * P * vh, false);
+		cmp_op(b, ph, WL_ELEM, "vit residual add", 0, 3 * b->wb * P * vh, 0, 0, 0, 0,
+		       WL_V_VISION);
 	}
 }
 
@@ -1753,7 +1768,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					 * before computing on it */
 					if (sg)
 						b.pend = coll_op(&b, tk->bwd ? WL_P_BWD : WL_P_FWD, WL_D_TP,
-								 WL_C_ALLGATHER, 2 * b.T * h, "pp allgather", id);
+								 WL_C_ALLGATHER, b.wb * b.T * h, "pp allgather", id);
 				}
 			}
 			if (sp->pair && sp->parts == PART_RECV) {
@@ -1784,11 +1799,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 								    "zero3 embedding allgather"));
 					vision(&b, false);
 					b.layer = -1;
-					cmp_op(&b, WL_P_FWD, WL_ELEM, "embedding", 0, 2 * 2 * b.T * h, 0, 0,
+					cmp_op(&b, WL_P_FWD, WL_ELEM, "embedding", 0, 2 * b.wb * b.T * h, 0, 0,
 					       0, 0, WL_V_NONE);
 					if (p->tp > 1)
 						comm(&b, WL_P_FWD, WL_D_TP,
-						     spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE, 2 * b.T * h,
+						     spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE, b.wb * b.T * h,
 						     spl ? "embedding tp reducescatter" : "embedding tp allreduce",
 						     false);
 				}
@@ -1821,7 +1836,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					cmp_op(&b, WL_P_FWD, WL_ELEM, "final norm", 0,
 					       4 * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
 					if (spl)
-						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
+						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLGATHER, b.wb * b.T * h,
 						     "lm head tp allgather", false);
 					gemm(&b, WL_P_FWD, "lm head gemm", b.T, vocab / p->tp,
 					     h, 1, 1, WL_V_NONE);
@@ -1868,7 +1883,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					bool hide_head = p->tp > 1 &&
 							 (spl || p->overlap_tp_grad || p->overlap_tp);
 					if (spl)
-						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
+						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, b.wb * b.T * h,
 						     "lm head tp allgather", true);
 					gemm(&b, WL_P_BWD, "lm head dgrad", b.T, h,
 					     vocab / p->tp, 1, 1, WL_V_NONE);
@@ -1876,11 +1891,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					const char *hn = spl ? "lm head tp reducescatter"
 							     : "lm head tp allreduce";
 					if (p->tp > 1 && hide_head)
-						comm(&b, WL_P_BWD, WL_D_TP, hc, 2 * b.T * h, hn, true);
+						comm(&b, WL_P_BWD, WL_D_TP, hc, b.wb * b.T * h, hn, true);
 					gemm(&b, WL_P_BWD, "lm head wgrad", h, vocab / p->tp,
 					     b.T, 1, 1, WL_V_NONE);
 					if (p->tp > 1 && !hide_head)
-						comm(&b, WL_P_BWD, WL_D_TP, hc, 2 * b.T * h, hn, false);
+						comm(&b, WL_P_BWD, WL_D_TP, hc, b.wb * b.T * h, hn, false);
 					/* the head's own weight, or the last stage's copy of a
 					 * tied one (one stage: it shares the embedding's).
 					 * Megatron reduces both copies over DP before summing
@@ -1929,9 +1944,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					b.layer = -1;
 					wait_dp(&b, g_emb);
 					if (spl)
-						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, 2 * b.T * h,
+						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, b.wb * b.T * h,
 						     "embedding tp allgather", false);
-					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * 2 * b.T * h, 0,
+					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * b.wb * b.T * h, 0,
 					       0, 0, 0, WL_V_NONE);
 					grad_accum(&b, "embedding grad accumulate",
 						   vocab * h / p->tp + (double)m->max_pos * h,
@@ -1984,7 +1999,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * scatter-gather optimisation) */
 				id = p2p(&b, WL_K_SEND, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
 					 tk->bwd ? "pp send grad" : "pp send act",
-					 2 * b.T * h / (p->sp || sg ? p->tp : 1),
+					 b.wb * b.T * h / (p->sp || sg ? p->tp : 1),
 					 ((tk->bwd ? vs - 1 : vs + 1) % P + P) % P, b.last[WL_S_COMPUTE], b.pend);
 				/* blocking (Megatron waits on its send and receive
 				 * requests together): the next compute or collective
