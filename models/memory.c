@@ -654,12 +654,14 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			st->activations_bytes += (4 * s_loc * b * h / (p->sp ? p->tp : 1) +
 						  4 * s_loc * b * vocab / p->tp) *
 						 logits_in_flight(p, m_micro);
-		/* Buffers: DeepSpeed-style reduce buckets (two in flight, assumption);
+		/* Buffers: DeepSpeed-style reduce buckets (two in flight, assumption),
+		 * each at most the stage's gradients at the bucket's dtype (found by
+		 * review: a bucket larger than the gradients was counted whole);
 		 * Megatron reduces in place in its grad buffer. ZeRO-3 gathers the
 		 * largest tensor plus the prefetch bucket. */
 		st->buffers_bytes = 0;
 		if (p->zero >= 1 && d_dense > 1)
-			st->buffers_bytes += 2 * p->bucket_bytes;
+			st->buffers_bytes += 2 * fmin(p->bucket_bytes, (Pd + Pe) * plan_grad_wire_bytes(p));
 		if (p->zero == 3)
 			st->buffers_bytes += wb * (big_unit + MEM_ZERO3_PREFETCH_PARAMS);
 		/* the allgather token dispatcher (models/workload.c): the

@@ -321,6 +321,9 @@ int plan_expert_dp(const struct plan *p);
  * vocab_divisor x tp (Megatron's _vocab_size_with_padding), so that the
  * embedding and the LM head split evenly over the tp ranks. */
 double plan_vocab(const struct plan *p, const struct model *m);
+/* Bytes of one gradient element in the DP reduction: 2 under fp16/bf16
+ * compression, else grad_reduce_dtype's. */
+double plan_grad_wire_bytes(const struct plan *p);
 /* The expert tensor parallelism in force (etp, or its default tp). */
 static inline int plan_etp(const struct plan *p)
 {

@@ -903,6 +903,13 @@ int plan_warmup(const struct plan *p, int s, int m_micro)
 	return warm < total ? warm : total;
 }
 
+double plan_grad_wire_bytes(const struct plan *p)
+{
+	if (p->compression == PLAN_CMP_FP16 || p->compression == PLAN_CMP_BF16)
+		return 2;
+	return p->grad_reduce_dtype == PLAN_DT_FP32 ? 4 : p->grad_reduce_dtype == PLAN_DT_FP8 ? 1 : 2;
+}
+
 double plan_vocab(const struct plan *p, const struct model *m)
 {
 	double mult = (double)p->vocab_divisor * p->tp;
@@ -1450,21 +1457,20 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       p->tp, p->dp, p->cp);
 	/* Default bucket: "auto" in a ds_config is what Hugging Face's Trainer
 	 * writes there, hidden_size^2 elements (16-bit); DeepSpeed's own
-	 * reduce_bucket_size is 5e8 elements; else Megatron-core's
-	 * DistributedDataParallel, bucket_size = max(4e7, 1e6 x data-parallel
-	 * size with CP) elements of the gradients it reduces, at the bytes they
-	 * take on the wire (fp16/bf16 compression: 2; found by review: sized
-	 * at the uncompressed dtype, a bucket held twice the elements) */
+	 * reduce_bucket_size is 5e8 elements, under a ds_config and for ZeRO
+	 * 1-3, which is DeepSpeed's engine (found by review: Megatron's
+	 * dp-scaled bucket gave a ZeRO-1 plan at dp 8192 two 32 GB buffers);
+	 * else Megatron-core's DistributedDataParallel, bucket_size = max(4e7,
+	 * 1e6 x data-parallel size with CP) elements of the gradients it
+	 * reduces, at the bytes they take on the wire (fp16/bf16 compression:
+	 * 2; found by review: sized at the uncompressed dtype, a bucket held
+	 * twice the elements) */
 	if (!(p->bucket_bytes > 0) && p->ds_bucket_auto)
 		p->bucket_bytes = (double)m->hidden * m->hidden * 2;
 	if (!(p->bucket_bytes > 0))
 		p->bucket_bytes = p->ds_used ? 5e8 * 2 :
-				  fmax(4e7, 1e6 * (double)p->dp * p->cp) *
-					  (p->grad_reduce_dtype == PLAN_DT_FP32 &&
-							   p->compression != PLAN_CMP_FP16 &&
-							   p->compression != PLAN_CMP_BF16 ?
-						   4 :
-						   2);
+				  (p->zero >= 1 ? 5e8 : fmax(4e7, 1e6 * (double)p->dp * p->cp)) *
+					  plan_grad_wire_bytes(p);
 	if (resolve_batch(p, err))
 		return TS_EINPUT;
 	mbs = plan_microbatches(p);

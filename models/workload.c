@@ -1712,8 +1712,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	 * assumes; no fp8 parameter gather); only GEMM operands are FP8 */
 	b.wb = p->precision == PLAN_DT_FP8 ? 2 : dt_bytes(p->precision);
 	b.ga = dt_bytes(p->grad_dtype);
-	b.gb = p->compression == PLAN_CMP_FP16 || p->compression == PLAN_CMP_BF16 ?
-		       2 : dt_bytes(p->grad_reduce_dtype);
+	b.gb = plan_grad_wire_bytes(p);
 	w->tokens_per_micro = (int)b.T;
 	if (m->has_vision)
 		w->vision_flops_micro = plan_dist_mean(&p->images_per_sample) * p->micro_batch *

@@ -2108,6 +2108,42 @@ START_TEST(dp_bucket_default)
 	jdoc_release(&d);
 	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
 	ck_assert_double_eq(p.bucket_bytes, 2.0 * m.hidden * m.hidden);
+	/* ZeRO 1-3 is DeepSpeed's engine: its 5e8 elements without a
+	 * ds_config too, whatever dp (found by review: Megatron's 1e6 x dp
+	 * gave 8.2e9 elements at dp 8192) */
+	plan_init(&p);
+	p.zero = 1;
+	ck_assert_int_eq(plan_resolve(&p, &m, 8192, &err), 0);
+	ck_assert_double_eq(p.bucket_bytes, 4 * 5e8);
+}
+END_TEST
+
+/* ZeRO's two reduce buckets hold at most the stage's gradients each (found
+ * by review: a bucket larger than the gradients was counted whole). */
+START_TEST(zero_buckets_capped_by_gradients)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	struct memory_env env = { .gpu_mem_bytes = 80e9, .ngpus = 64 };
+	struct memory_report r;
+	ck_assert_msg(load_text(&m, "{" SWA_BASE "\"model_type\": \"llama\"}", &err) == 0, "%s",
+		      err.msg);
+	plan_init(&p);
+	p.zero = 1;
+	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
+	memory_eval(&m, &p, &env, &r);
+	/* a small model's fp32 gradients are below one 5e8-element bucket */
+	struct model_params mp;
+	model_count_params(&m, &mp);
+	/* (the embedding and the untied head at the padded vocabulary) */
+	double grads = ((double)mp.sum_total + 2 * (plan_vocab(&p, &m) - m.vocab) * m.hidden) *
+		       plan_grad_wire_bytes(&p);
+	ck_assert_double_eq(plan_grad_wire_bytes(&p), 4);
+	ck_assert_double_eq_tol(r.stage[0].buffers_bytes, 2 * grads, 1e-6 * grads);
+	p.bucket_bytes = 4 * 1e6; /* smaller than the gradients: as given */
+	memory_eval(&m, &p, &env, &r);
+	ck_assert_double_eq(r.stage[0].buffers_bytes, 2 * 4e6);
 }
 END_TEST
 
@@ -2524,6 +2560,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_moe_gathered_tokens);
 	tcase_add_test(tc, whole_experts_memory);
 	tcase_add_test(tc, dp_bucket_default);
+	tcase_add_test(tc, zero_buckets_capped_by_gradients);
 	tcase_add_test(tc, error_feedback_memory);
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, activations_last_stage_logits);
