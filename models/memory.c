@@ -601,10 +601,16 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			     nmoe * (act_moe > 0 ? act_moe : 0);
 		st->inflight = inflight;
 		st->activations_bytes = act_layers * inflight / v;
-		/* chunks of unequal size (layers_per_virtual_stage): the peak
-		 * of the schedule's own order (found by review: the mean chunk
-		 * was counted, 31-50 % off where chunk 0 and the last differ) */
-		if (p->nlpvs && p->schedule == PLAN_SCHED_INTERLEAVED && v <= PLAN_MAX_CHUNKS)
+		/* chunks of unequal activations (layers_per_virtual_stage, or
+		 * dense and MoE layers in different chunks): the peak of the
+		 * schedule's own order (found by review: the mean chunk was
+		 * counted, 31-50 % off where chunk 0 and the last differ; and
+		 * 19 % high for a default layout whose chunks mix dense and
+		 * MoE layers differently) */
+		bool uneven = false;
+		for (int c = 1; c < v && c < PLAN_MAX_CHUNKS; c++)
+			uneven = uneven || chunk_act[c] != chunk_act[0];
+		if ((p->nlpvs || uneven) && p->schedule == PLAN_SCHED_INTERLEAVED && v <= PLAN_MAX_CHUNKS)
 			st->activations_bytes = interleaved_walk(p, s, m_micro, chunk_act).peak;
 		/* overlap.ep: the warm-up's extra forward takes the place of the
 		 * one the count holds in flight, and the merged pair's forward
