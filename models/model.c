@@ -595,7 +595,13 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	}
 	if (m->experts > 0) {
 		int nsh = 0;
-		m->moe_ffn = m->ffn; /* Mixtral's convention when moe_intermediate_size is absent */
+		/* when moe_intermediate_size is absent: transformers' default
+		 * of the type (Qwen3MoeConfig 768, Qwen2MoeConfig 1408; found by
+		 * review: intermediate_size was taken for every type), else
+		 * Mixtral's convention, the dense width */
+		m->moe_ffn = type_is(mtype, "qwen3_moe")   ? 768 :
+			     type_is(mtype, "qwen2_moe") ? 1408 :
+							   m->ffn;
 		if (get_int2(&t, "moe_intermediate_size", NULL, false, 1, 1 << 22, &m->moe_ffn, err) ||
 		    get_int2(&t, "shared_expert_intermediate_size", NULL, false, 0, 1 << 22,
 			     &m->shared_ffn, err) ||

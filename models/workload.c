@@ -1713,7 +1713,6 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	b.wb = p->precision == PLAN_DT_FP8 ? 2 : dt_bytes(p->precision);
 	b.ga = dt_bytes(p->grad_dtype);
 	b.gb = plan_grad_wire_bytes(p);
-	w->tokens_per_micro = (int)b.T;
 	if (m->has_vision)
 		w->vision_flops_micro = plan_dist_mean(&p->images_per_sample) * p->micro_batch *
 					model_vision_flops_fwd(m, plan_dist_mean(&p->image_tokens) *

@@ -99,7 +99,6 @@ struct workload {
 	struct wl_role *roles;     /* owned */
 	int micro;                 /* micro-batches per replica, count */
 	int vchunks;               /* virtual chunks per device (1 unless interleaved), count */
-	int tokens_per_micro;      /* tokens of one micro-batch on one rank (b x s / cp), tokens */
 	double vision_flops_micro; /* mean forward vision FLOPs of one micro-batch (one rank), FLOP */
 	double expert_tokens;      /* token-expert assignments per rank per MoE layer, count */
 	int64_t nops;              /* ops of all roles, count */

@@ -1317,6 +1317,30 @@ static int load_text(struct model *m, const char *text, struct ts_error *err)
 	return model_load(m, tu_tmpfile(0, ".json", text), err);
 }
 
+/* A MoE config without moe_intermediate_size takes transformers' default
+ * of its type (found by review: intermediate_size for every type), and
+ * Mixtral's convention, the dense width, otherwise. */
+START_TEST(expert_width_default_by_type)
+{
+	static const struct {
+		const char *type;
+		int want;
+	} cases[] = { { "qwen3_moe", 768 }, { "qwen2_moe", 1408 }, { "mixtral", 512 } };
+	struct ts_error err = TS_ERROR_INIT;
+	char text[512];
+	for (size_t i = 0; i < TS_ARRAY_LEN(cases); i++) {
+		struct model m;
+		snprintf(text, sizeof(text),
+			 "{" SWA_BASE "\"num_experts\": 8, \"num_local_experts\": 8, "
+			 "\"num_experts_per_tok\": 2, \"model_type\": \"%s\"}",
+			 cases[i].type);
+		ck_assert_msg(load_text(&m, text, &err) == 0, "%s: %s", cases[i].type, err.msg);
+		ck_assert_msg(m.moe_ffn == cases[i].want, "%s: expert width %d, want %d",
+			      cases[i].type, m.moe_ffn, cases[i].want);
+	}
+}
+END_TEST
+
 static const struct {
 	const char *json;
 	const char *want; /* substring of the message */
@@ -2617,6 +2641,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, shared_overlap_keeps_input);
 	tcase_add_test(tc, activations_uneven_chunks);
 	tcase_add_test(tc, activations_mixed_chunks_walked);
+	tcase_add_test(tc, expert_width_default_by_type);
 	tcase_add_test(tc, interleaved_short_last_group);
 	tcase_add_test(tc, vocab_padded_as_megatron);
 	tcase_add_test(tc, positions_whole_on_every_tp_rank);
