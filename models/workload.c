@@ -1233,7 +1233,7 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 	int32_t saved = b->pend;
 	if (*acc <= 0 || (!force && *acc * b->gb < p->bucket_bytes))
 		return;
-	if (Dg <= 1 || !b->o->dp_reduce) {
+	if (Dg <= 1) {
 		*acc = 0;
 		return;
 	}
@@ -1244,18 +1244,27 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		double k = *acc * p->compression_ratio, pair = b->gb + 4;
 		c = WL_C_ALLGATHER;
 		size = Dg * k * pair;
-		/* selection: two passes over fp32 gradients (assumption: radix select). */
+		/* selection: two passes over fp32 gradients (assumption: radix
+		 * select). Without the reduction (the SSP/async estimate's run)
+		 * the step still selects, keeps its residual and applies what
+		 * arrives: the compute stays, only the all-gather goes (found
+		 * by review: all three were dropped) */
 		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k select", 0, 2 * 4 * *acc, 0, 0, 0, 0, WL_V_NONE);
 		if (p->error_feedback)
 			cmp_op(b, WL_P_OPT, WL_ELEM, "error feedback", 0, 3 * 4 * *acc, 0, 0, 0, 0,
 			       WL_V_NONE);
 		/* overlapped: nothing on the compute stream waits until the optimizer */
-		coll_op(b, WL_P_DP, dim, c, size, expert ? "edp top-k allgather" : "dp top-k allgather",
-			-1);
+		if (b->o->dp_reduce)
+			coll_op(b, WL_P_DP, dim, c, size,
+				expert ? "edp top-k allgather" : "dp top-k allgather", -1);
 		/* scatter-add of the D x k received pairs into the dense gradient:
 		 * it needs the all-gather's output, so it runs after backward
 		 * (run_deferred) */
 		defer_op(b, "top-k accumulate", WL_P_OPT, Dg * k * pair * 2 + 4 * *acc);
+		*acc = 0;
+		return;
+	}
+	if (!b->o->dp_reduce) {
 		*acc = 0;
 		return;
 	}

@@ -4482,7 +4482,9 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	out->units = x.nunits;
 	out->units_simulated = x.o->exact ? x.nunits : x.K;
 	out->expert_load_mean = sync_run.expert_load_max > 0 ? sync_run.expert_load_mean : 0;
-	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp * p->cp > 1) {
+	/* (dp 1: no replicas to relax; found by review: the CP ranks'
+	 * reduction was dropped, models/plan.c now refuses cp > 1 here) */
+	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp > 1) {
 		/* the same iteration without the gradient reduction */
 		struct sim_timeline *keep = x.tl;
 		int64_t ops = out->ops;
