@@ -3501,6 +3501,7 @@ static int dp_rings_hashed(const struct exec *x)
 
 struct path_sum {
 	double comp_s, opt_s, idle_s;          /* compute, optimizer, unexplained wait, s */
+	double comp_crit_s;                    /* of comp_s, on the critical stage's ranks, s */
 	double comm_s[SIM_COMM_COUNT];         /* communication by kind, s */
 };
 
@@ -3636,6 +3637,7 @@ struct walk {
 	struct busy_iv *bv;        /* per instance, [2w] its other compute, [2w + 1] its
 	                            * optimizer phase's, built when the path first needs them */
 	struct path_sum *ps;
+	int crit;                  /* the critical stage's role (path_sum.comp_crit_s) */
 };
 
 /* A communication segment [t0, t1] of kind k on the path, seen by instance
@@ -3657,6 +3659,8 @@ static int walk_comm(struct walk *wk, int32_t w, simtime_ps t0, simtime_ps t1, e
 		busy[o] = busy_within(bv, t0, t1);
 	}
 	wk->ps->comp_s += busy[0];
+	if (wk->x->in[w].role == wk->crit)
+		wk->ps->comp_crit_s += busy[0];
 	wk->ps->opt_s += busy[1];
 	wk->ps->comm_s[k] += time_to_s(t1 - t0) - busy[0] - busy[1];
 	return 0;
@@ -3664,10 +3668,11 @@ static int walk_comm(struct walk *wk, int32_t w, simtime_ps t0, simtime_ps t1, e
 
 /* Walk the critical path back from op (ii, oi), which ends at the
  * iteration's end. */
-static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct path_sum *ps)
+static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
+			 struct path_sum *ps)
 {
 	int32_t **src = NULL, per = x->ninst / x->w->nroles, waiter = -1;
-	struct walk wk = { x, calloc(2 * (size_t)x->ninst, sizeof(struct busy_iv)), ps };
+	struct walk wk = { x, calloc(2 * (size_t)x->ninst, sizeof(struct busy_iv)), ps, crit };
 	int rc = wk.bv ? build_recv_src(x, &src) : TS_ENOMEM;
 	int64_t steps = 0, max_steps = 1;
 	for (int32_t i = 0; i < x->ninst; i++)
@@ -3694,10 +3699,13 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, struct pa
 		int32_t pred = -1, w = waiter >= 0 ? waiter : ii;
 		waiter = -1;
 		if (op->kind == WL_K_COMPUTE) {
-			if (op->phase == WL_P_OPT)
+			if (op->phase == WL_P_OPT) {
 				ps->opt_s += time_to_s(e - t);
-			else
+			} else {
 				ps->comp_s += time_to_s(e - t);
+				if (in->role == crit)
+					ps->comp_crit_s += time_to_s(e - t);
+			}
 		} else if (op->kind == WL_K_RECV) {
 			int32_t so = src[in->role][oi];
 			if (in->t1[oi] > in->t0[oi] && so >= 0) {
@@ -4110,8 +4118,17 @@ static int run_once(struct exec *x, struct run_out *ro)
 		struct path_sum ps;
 		if (end_inst < 0)
 			goto out;
-		if ((rc = critical_path(x, end_inst, end_op, &ps)))
+		if ((rc = critical_path(x, end_inst, end_op, ro->crit, &ps)))
 			goto out;
+		/* the path's compute on the critical stage's ranks, whichever
+		 * rank of it the path is on (a straggler's or the most loaded
+		 * replica's compute is compute: found by review, it was
+		 * bubble beyond one rank's busy time, on plans with no
+		 * pipeline), and at least up to that stage's own busy time;
+		 * other stages' compute (fill and drain) and unexplained
+		 * waits are the bubble */
+		if (ps.comp_crit_s > ro->bd.compute_s)
+			ro->bd.compute_s = ps.comp_crit_s;
 		if (ps.comp_s < ro->bd.compute_s)
 			ro->bd.compute_s = ps.comp_s;
 		ro->bd.optimizer_s = ps.opt_s;

@@ -2618,6 +2618,50 @@ static const char *const small_moe =
 	"\"max_position_embeddings\": 4096, \"hidden_act\": \"silu\", "
 	"\"model_type\": \"qwen3_moe\"}";
 
+/* Without a pipeline there is no bubble: where the critical path hops to
+ * the slowest rank of a collective (--jitter) or to the busiest expert
+ * rank (expert imbalance), its compute is compute, not bubble beyond one
+ * rank's busy time (found by review: tp 8 at jitter 0.2 showed a 2.9 ms
+ * "pipeline bubble", and an imbalanced EP plan put 13 % of its compute
+ * there under --exact but not folded). */
+START_TEST(no_bubble_without_pipeline)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	load_topo("dgx-h100-ndr", 1);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 8;
+	p.global_batch = 4;
+	p.seq_len = 1024;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.jitter = 0.2;
+	run(&p, &o, &a);
+	ck_assert_msg(a.bd.bubble_s < 1e-12 * a.iteration_time_s, "bubble %.9g s of %.9g s",
+		      a.bd.bubble_s, a.iteration_time_s);
+	sim_prediction_release(&a);
+	topo_release(&topo);
+	setup_small(&p, &o, 1, small_moe);
+	o.timeline = false;
+	p.ep = 8;
+	p.global_batch = 16;
+	p.expert_imbalance = 1;
+	resolve(&p);
+	run(&p, &o, &a);
+	o.exact = true;
+	run(&p, &o, &b);
+	ck_assert_msg(b.bd.bubble_s < 1e-12 * b.iteration_time_s && a.bd.bubble_s < 1e-12 * a.iteration_time_s,
+		      "bubble %.9g s folded, %.9g s exact", a.bd.bubble_s, b.bd.bubble_s);
+	ck_assert_msg(fabs(a.bd.compute_s - b.bd.compute_s) <= 1e-9 * a.bd.compute_s,
+		      "compute %.9g s folded, %.9g s exact", a.bd.compute_s, b.bd.compute_s);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Megatron's all-to-all dispatcher copies the split sizes to the host and
  * synchronises the stream: dropless before the EP all-to-all, so however
  * far ahead the host was, the first op after the dispatch (and after the
@@ -5568,6 +5612,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
+	tcase_add_test(tc, no_bubble_without_pipeline);
 	tcase_add_test(tc, workload_flops_match_model);
 	tcase_add_test(tc, async_waits_for_busiest_reduction);
 	tcase_add_test(tc, tied_embedding_exchange_is_pp);
