@@ -3842,7 +3842,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 	struct scored *sc = NULL;
 	int L = x->m->layers;
 	simtime_ps end = 0;
-	double best = -1;
+	double best = -1, end_busy = -1;
 	int32_t end_inst = -1, end_op = -1;
 
 	x->run_gen++; /* the analytic alltoallv cache keys on the run's draws */
@@ -4106,11 +4106,17 @@ static int run_once(struct exec *x, struct run_out *ro)
 			}
 		if (busy > ro->dp_busy_s)
 			ro->dp_busy_s = busy;
-		if (end_inst < 0)
+		/* the path starts on the busiest of the ranks whose last op
+		 * ends the iteration (found by review: the first, under
+		 * --exact a light replica, whose idle compute stream made its
+		 * overlapped DP buckets exposed where the folded heaviest
+		 * replica's backward hid them) */
+		if (end_inst < 0 || c + o > end_busy + 1e-12)
 			for (int32_t i = 0; i < r->nops; i++)
 				if (x->in[ii].t1[i] == end) {
 					end_inst = ii;
 					end_op = i;
+					end_busy = c + o;
 					break;
 				}
 	}

@@ -2662,6 +2662,50 @@ START_TEST(no_bubble_without_pipeline)
 }
 END_TEST
 
+/* Folded and --exact split the iteration the same way under overlap.dp
+ * with replicas that draw their own images: the path starts on the
+ * busiest rank that ends the iteration (found by review: --exact started
+ * on a light replica, whose idle compute stream exposed the DP buckets the
+ * folded heaviest replica hid: 8 % of the iteration moved from compute to
+ * exposed DP). */
+START_TEST(overlap_dp_breakdown_folded_as_exact)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 2);
+	ck_assert_msg(model_load(&model, "qwen3-vl-2b", &err) == 0, "%s", err.msg);
+	plan_init(&p);
+	p.tp = 2;
+	p.global_batch = 32;
+	p.seq_len = 1024;
+	p.images_per_sample.kind = PLAN_DIST_POISSON;
+	p.images_per_sample.mean = 1;
+	p.image_tokens.kind = PLAN_DIST_UNIFORM;
+	p.image_tokens.min = 64;
+	p.image_tokens.max = 512;
+	p.overlap_dp = true;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	o.seed = 3;
+	run(&p, &o, &a);
+	o.exact = true;
+	run(&p, &o, &b);
+	ck_assert_msg(fabs(a.iteration_time_s - b.iteration_time_s) <= 1e-9 * a.iteration_time_s,
+		      "iteration %.9g s folded, %.9g s exact", a.iteration_time_s, b.iteration_time_s);
+	ck_assert_msg(fabs(a.bd.compute_s - b.bd.compute_s) <= 1e-6 * a.iteration_time_s &&
+			      fabs(a.bd.exposed_comm_s[SIM_COMM_DP] - b.bd.exposed_comm_s[SIM_COMM_DP]) <=
+				      1e-6 * a.iteration_time_s,
+		      "compute %.9g / %.9g s, exposed DP %.9g / %.9g s (folded / exact)", a.bd.compute_s,
+		      b.bd.compute_s, a.bd.exposed_comm_s[SIM_COMM_DP], b.bd.exposed_comm_s[SIM_COMM_DP]);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* Megatron's all-to-all dispatcher copies the split sizes to the host and
  * synchronises the stream: dropless before the EP all-to-all, so however
  * far ahead the host was, the first op after the dispatch (and after the
@@ -5613,6 +5657,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, local_sgd_divides_dp);
 	tcase_add_test(tc, topk_and_async_move_time);
 	tcase_add_test(tc, no_bubble_without_pipeline);
+	tcase_add_test(tc, overlap_dp_breakdown_folded_as_exact);
 	tcase_add_test(tc, workload_flops_match_model);
 	tcase_add_test(tc, async_waits_for_busiest_reduction);
 	tcase_add_test(tc, tied_embedding_exchange_is_pp);
