@@ -1233,7 +1233,9 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 	int32_t saved = b->pend;
 	if (*acc <= 0 || (!force && *acc * b->gb < p->bucket_bytes))
 		return;
-	if (Dg <= 1) {
+	/* (a local SGD step sends nothing: nothing to select, keep or add;
+	 * found by review: its local steps paid top-k's compute) */
+	if (Dg <= 1 || (!b->o->dp_reduce && p->sync == PLAN_SYNC_LOCAL_SGD)) {
 		*acc = 0;
 		return;
 	}
@@ -1245,10 +1247,10 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		c = WL_C_ALLGATHER;
 		size = Dg * k * pair;
 		/* selection: two passes over fp32 gradients (assumption: radix
-		 * select). Without the reduction (the SSP/async estimate's run)
-		 * the step still selects, keeps its residual and applies what
-		 * arrives: the compute stays, only the all-gather goes (found
-		 * by review: all three were dropped) */
+		 * select). Without the reduction in the SSP/async estimate's
+		 * run the step still selects, keeps its residual and applies
+		 * what arrives: the compute stays, only the all-gather goes
+		 * (found by review: all three were dropped) */
 		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k select", 0, 2 * 4 * *acc, 0, 0, 0, 0, WL_V_NONE);
 		if (p->error_feedback)
 			cmp_op(b, WL_P_OPT, WL_ELEM, "error feedback", 0, 3 * 4 * *acc, 0, 0, 0, 0,
@@ -1841,7 +1843,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					b.layer = -1;
 					wait_dp(&b, g_head);
 					cmp_op(&b, WL_P_FWD, WL_ELEM, "final norm", 0,
-					       4 * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
+					       2 * b.wb * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
 					if (spl)
 						comm(&b, WL_P_FWD, WL_D_TP, WL_C_ALLGATHER, b.wb * b.T * h,
 						     "lm head tp allgather", false);
@@ -1910,7 +1912,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					 * update theirs. */
 					bool own = !m->tie_embeddings || P > 1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "final norm bwd", 0,
-					       8 * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
+					       4 * b.wb * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
 					if (own)
 						grad_accum(&b, "lm head grad accumulate",
 							   vocab * h / p->tp, 1);
