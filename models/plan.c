@@ -1464,22 +1464,22 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		REFUSE(PF_EP, "ep (default)",
 		       "ep %d must divide tp %d x dp %d x cp %d with etp 1 (Megatron's rule)", p->ep,
 		       p->tp, p->dp, p->cp);
-	/* Default bucket: "auto" in a ds_config is what Hugging Face's Trainer
-	 * writes there, hidden_size^2 elements (16-bit); DeepSpeed's own
-	 * reduce_bucket_size is 5e8 elements, under a ds_config and for ZeRO
-	 * 1-3, which is DeepSpeed's engine (found by review: Megatron's
-	 * dp-scaled bucket gave a ZeRO-1 plan at dp 8192 two 32 GB buffers);
-	 * else Megatron-core's DistributedDataParallel, bucket_size = max(4e7,
-	 * 1e6 x data-parallel size with CP) elements of the gradients it
-	 * reduces, at the bytes they take on the wire (fp16/bf16 compression:
-	 * 2; found by review: sized at the uncompressed dtype, a bucket held
-	 * twice the elements) */
+	/* Default bucket, in elements of the gradients it reduces at the
+	 * bytes they take on the wire (fp16/bf16 compression: 2; found by
+	 * review: sized at the uncompressed dtype, a bucket held twice the
+	 * elements): "auto" in a ds_config is what Hugging Face's Trainer
+	 * writes there, hidden_size^2; DeepSpeed's own reduce_bucket_size is
+	 * 5e8, under a ds_config and for ZeRO 1-3, which is DeepSpeed's engine
+	 * (found by review: Megatron's dp-scaled bucket gave a ZeRO-1 plan at
+	 * dp 8192 two 32 GB buffers; and a ds_config's was taken at 2 bytes
+	 * whatever the dtype); else Megatron-core's DistributedDataParallel,
+	 * bucket_size = max(4e7, 1e6 x data-parallel size with CP) */
 	if (!(p->bucket_bytes > 0) && p->ds_bucket_auto)
-		p->bucket_bytes = (double)m->hidden * m->hidden * 2;
+		p->bucket_bytes = (double)m->hidden * m->hidden * plan_grad_wire_bytes(p);
 	if (!(p->bucket_bytes > 0))
-		p->bucket_bytes = p->ds_used ? 5e8 * 2 :
-				  (p->zero >= 1 ? 5e8 : fmax(4e7, 1e6 * (double)p->dp * p->cp)) *
-					  plan_grad_wire_bytes(p);
+		p->bucket_bytes = (p->ds_used || p->zero >= 1 ? 5e8 :
+							fmax(4e7, 1e6 * (double)p->dp * p->cp)) *
+				  plan_grad_wire_bytes(p);
 	if (resolve_batch(p, err))
 		return TS_EINPUT;
 	mbs = plan_microbatches(p);

@@ -2167,7 +2167,8 @@ START_TEST(dp_bucket_default)
 	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
 	ck_assert_double_eq(p.bucket_bytes, 25e6);
 	/* under a ds_config without reduce_bucket_size: DeepSpeed's 5e8
-	 * 16-bit elements */
+	 * elements, at the gradients' bytes (found by review: 2 bytes for
+	 * fp32 training, half the elements of --zero 1 --precision fp32) */
 	struct jdoc d = JDOC_INIT;
 	const char *ds = "{\"zero_optimization\": {\"stage\": 1}}";
 	plan_init(&p);
@@ -2175,7 +2176,15 @@ START_TEST(dp_bucket_default)
 	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
 	jdoc_release(&d);
 	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
-	ck_assert_double_eq(p.bucket_bytes, 1e9);
+	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_FP32); /* no fp16/bf16 section */
+	ck_assert_double_eq(p.bucket_bytes, 5e8 * 4);
+	ds = "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 1}}";
+	plan_init(&p);
+	ck_assert_int_eq(jdoc_parse(&d, "ds.json", ds, strlen(ds), &err), 0);
+	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+	jdoc_release(&d);
+	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
+	ck_assert_double_eq(p.bucket_bytes, 5e8 * plan_grad_wire_bytes(&p));
 	/* "auto": what Hugging Face's Trainer writes, hidden^2 elements */
 	ds = "{\"zero_optimization\": {\"stage\": 1, \"reduce_bucket_size\": \"auto\"}}";
 	plan_init(&p);
@@ -2183,7 +2192,7 @@ START_TEST(dp_bucket_default)
 	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
 	jdoc_release(&d);
 	ck_assert_int_eq(plan_resolve(&p, &m, 128, &err), 0);
-	ck_assert_double_eq(p.bucket_bytes, 2.0 * m.hidden * m.hidden);
+	ck_assert_double_eq(p.bucket_bytes, 4.0 * m.hidden * m.hidden); /* fp32 */
 	/* ZeRO 1-3 is DeepSpeed's engine: its 5e8 elements without a
 	 * ds_config too, whatever dp (found by review: Megatron's 1e6 x dp
 	 * gave 8.2e9 elements at dp 8192) */
