@@ -130,8 +130,12 @@ static int one_apart(const struct topo *t, enum sim_fidelity fid, double size, i
 		fflush(stdout);
 		_exit(rc);
 	}
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
+		if (WIFSIGNALED(st))
+			fprintf(stderr, "bench_sim_packet: the %s run was killed by signal %d\n",
+				fid == SIM_PACKET ? "packet" : "flow", WTERMSIG(st));
 		return 2;
+	}
 	return WEXITSTATUS(st);
 }
 

@@ -1294,11 +1294,6 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	if (p->zero >= 2 && p->distributed_optimizer)
 		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
 		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
-	/* local SGD steps each replica's own optimizer between reductions:
-	 * every replica needs the whole optimizer state (and gradients and
-	 * weights), which a sharded optimizer does not hold (SSP and async
-	 * still reduce every step, off the critical path: a shard owner
-	 * updates its shard with the late gradients) */
 	/* the relaxed modes relax the reduction across replicas; the CP
 	 * ranks of one replica hold the same parameters and must still
 	 * reduce every step, which is not modelled apart (found by review:
@@ -1308,6 +1303,11 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		       "mode '%s' with context parallelism (cp %d) is not modelled: the CP ranks "
 		       "of a replica would still reduce their gradients every step",
 		       sync_names[p->sync], p->cp);
+	/* local SGD steps each replica's own optimizer between reductions:
+	 * every replica needs the whole optimizer state (and gradients and
+	 * weights), which a sharded optimizer does not hold (SSP and async
+	 * still reduce every step, off the critical path: a shard owner
+	 * updates its shard with the late gradients) */
 	if (p->sync == PLAN_SYNC_LOCAL_SGD && (p->zero >= 1 || p->distributed_optimizer))
 		REFUSE(PF_SYNC, "sync (default)",
 		       "mode 'local_sgd' steps each replica's optimizer on its own, which needs the "

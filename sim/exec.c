@@ -4398,8 +4398,8 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			 * representatives' ops, held until every group's ended:
 			 * on hashed rings the slowest group's (Qwen3-VL-8B tp 8,
 			 * ZeRO 2, SSP, clos3-pods.json 8 nodes: +18.9 % over
-			 * --exact at seed 3; llama3-8b tp 8 cp 2 ZeRO 3 SSP:
-			 * +15.0 %); ZeRO 3 gathers and reduces every micro-batch
+			 * --exact at seed 3; llama3-8b tp 8 cp 2 ZeRO 3 SSP,
+			 * refused since: +15.0 %); ZeRO 3 gathers and reduces every micro-batch
 			 * behind the slowest group (llama3-8b tp 2, 2:1 leaf-spine,
 			 * 8 nodes: +1.7 / +1.5 / +0.6 % at seeds 1-3). Found by
 			 * review; sprayed, equal. */

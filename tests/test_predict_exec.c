@@ -4335,8 +4335,10 @@ END_TEST
  * across positions, a CP group's), not every rank of the unit at any
  * collective but TP's, which held ranks of other groups back (found by
  * review: Qwen3-VL-30B-A3B tp 4 SP, pp 2, CP 2, EP 2 with whole experts,
- * SSP, jitter 0.1: +1.04 % over --exact, +0.71 % now; SSP with CP is
- * refused since, so the test runs every step). */
+ * SSP, jitter 0.1: +1.04 % over --exact, +0.71 % after the fix). SSP with
+ * CP is refused since, so the test runs every step (+0.47 % at HEAD); it
+ * was not re-checked against the old fold without SSP, so it guards the
+ * fold's agreement on a CP plan under jitter rather than that bug. */
 START_TEST(jitter_meets_by_group)
 {
 	struct plan p;
