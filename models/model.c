@@ -874,6 +874,8 @@ int model_load(struct model *m, const char *name_or_path, struct ts_error *err)
 		return rc;
 	rc = model_from_json(m, &d, err);
 	jdoc_release(&d);
+	if (!rc)
+		ts_one_line(m->name); /* (printed by the reports, as the cluster's) */
 	return rc;
 }
 

@@ -223,7 +223,10 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		cJSON_AddStringToObject(e, "cat", slice_cat(s));
 		cJSON_AddStringToObject(e, "ph", "X");
 		cJSON_AddNumberToObject(e, "ts", trace_us(s->t0_s));
-		cJSON_AddNumberToObject(e, "dur", trace_us(s->t1_s) - trace_us(s->t0_s));
+		/* (whole nanoseconds subtracted, then scaled: the difference of
+		 * the two scaled times printed as 6.99600000000001; found by
+		 * review) */
+		cJSON_AddNumberToObject(e, "dur", (round(s->t1_s * 1e9) - round(s->t0_s * 1e9)) / 1e3);
 		cJSON_AddNumberToObject(e, "pid", s->track / SIM_TL_PER);
 		cJSON_AddNumberToObject(e, "tid", s->track % SIM_TL_PER);
 		/* (-1: not of a micro-batch or layer, such as the optimizer step) */

@@ -23,6 +23,12 @@ check "predict exact" 0 "$TRAINSIM" predict $SMALL --exact --json
 expect "exact simulates every rank" '"instances":[[:space:]]*16' "$TMP/out"
 check "predict with traces" 0 "$TRAINSIM" predict $SMALL --trace "$TMP/t.json" --svg "$TMP/t.svg"
 expect "trace has traceEvents" '"traceEvents"' "$TMP/t.json"
+# times in whole nanoseconds: at most three decimals of a microsecond
+# (found by review: durations printed as 6.99600000000001)
+if grep -Eo '"(ts|dur)":-?[0-9.eE+-]+' "$TMP/t.json" | grep -q . &&
+   ! grep -Eo '"(ts|dur)":-?[0-9.eE+-]+' "$TMP/t.json" | grep -Eq '\.[0-9]{4,}|[eE]'; then
+	ok "trace times in whole nanoseconds"
+else bad "trace times: $(grep -Eo '"(ts|dur)":-?[0-9.eE+-]+' "$TMP/t.json" | grep -E '\.[0-9]{4,}|[eE]' | head -3)"; fi
 expect "svg root" '<svg xmlns="http://www.w3.org/2000/svg"' "$TMP/t.svg"
 # an output that is an input file would replace it (found by review: the
 # model config became the SVG); through another spelling of the path too

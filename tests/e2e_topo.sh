@@ -73,6 +73,16 @@ printf '%s\n' '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "none" }, "nodes"
 	ok "--dot" || bad "--dot"
 expect_err "--dot too big" "too many to draw" "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 256 --dot "$tmp/big.dot"
 [ ! -e "$tmp/big.dot" ] && ! ls "$tmp" | grep -q '^big.dot.' && ok "--dot too big leaves nothing" || bad "--dot too big left a file"
+# a quote or backslash in the cluster's name is escaped in the DOT string,
+# and a newline or ESC in it reaches no report (found by review: an invalid
+# file with exit 0; a raw ESC on the terminal)
+printf '%s\n' '{ "preset": "pcie-2x2-tcp", "name": "a\"b\\\" { x\n\u001b[31m" }' >"$tmp/q.json"
+"$TRAINSIM" topo --cluster "$tmp/q.json" --dot "$tmp/q.dot" >"$tmp/q.out" &&
+	[ "$(head -1 "$tmp/q.dot")" = 'graph "a\"b\\\" { x ?[31m" {' ] &&
+	! grep -q "$(printf '\033')" "$tmp/q.out" && [ "$(grep -c '^cluster' "$tmp/q.out")" = 1 ] &&
+	grep -q '^cluster    a"b\\" { x ?\[31m$' "$tmp/q.out" &&
+	ok "--dot and the table with a quote, newline and ESC in the name" ||
+	bad "name escaping: $(head -1 "$tmp/q.dot") / $(head -2 "$tmp/q.out")"
 cp "$TS_SOURCE_DIR/examples/clusters/fat-tree-k8.json" "$tmp/ft.json"
 expect_err "--dot over the cluster file" "--dot '.*' is an input file" "$TRAINSIM" topo --cluster "$tmp/ft.json" --dot "$tmp/ft.json"
 cmp -s "$TS_SOURCE_DIR/examples/clusters/fat-tree-k8.json" "$tmp/ft.json" && ok "the cluster file is untouched" || bad "the cluster file changed"

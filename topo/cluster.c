@@ -1271,9 +1271,17 @@ int topo_cluster_load(struct topo_cluster *c, const char *name_or_path, int node
 		if (!rc)
 			rc = topo_cluster_check(c, err);
 	}
-	if (rc)
+	if (rc) {
 		topo_cluster_release(c);
-	return rc;
+		return rc;
+	}
+	/* the strings the reports print as they are: one line each, no
+	 * terminal controls (found by review: a name's newline broke
+	 * collective's '#' header, its ESC reached the terminal) */
+	ts_one_line(c->name);
+	ts_one_line(c->source);
+	ts_one_line(c->gpu.name);
+	return 0;
 }
 
 void topo_cluster_release(struct topo_cluster *c)

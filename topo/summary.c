@@ -291,7 +291,15 @@ int topo_write_dot(const struct topo *t, const char *path, struct ts_error *err)
 				    "--nodes", path, (int)t->nnodes, TOPO_DOT_MAX_NODES);
 	if ((rc = afile_open(&a, path, err)))
 		return rc;
-	fprintf(a.f, "graph \"%s\" {\n  overlap=false;\n", t->cl.name);
+	/* the name as a DOT string: '"' and '\\' escaped (found by review: a
+	 * quote in the cluster's name wrote an invalid file) */
+	fputs("graph \"", a.f);
+	for (const char *q = t->cl.name; *q; q++) {
+		if (*q == '"' || *q == '\\')
+			fputc('\\', a.f);
+		fputc(*q, a.f);
+	}
+	fputs("\" {\n  overlap=false;\n", a.f);
 	for (int32_t v = 0; v < t->nnodes; v++) {
 		static const char *const shape[] = { "box", "ellipse", "diamond", "hexagon",
 						     "doubleoctagon" };
