@@ -300,9 +300,8 @@ void model_layer_cost(const struct model *m, const struct plan *p, int l,
 	double dense, ex, s_loc = (double)p->seq_len / p->cp, b = p->micro_batch;
 	double tokens = s_loc * b, attn, w = model_attn_width(m);
 	double wb = dtype_bytes(p->precision);
-	/* activations and what moves them: 16-bit, fp32 under precision fp32
-	 * (FP8 keeps 16-bit activations; found by review: 2 bytes always) */
-	double ab = p->precision == PLAN_DT_FP32 ? 4 : 2;
+	/* activations and what moves them (found by review: 2 bytes always) */
+	double ab = plan_act_bytes(p);
 	memset(o, 0, sizeof(*o));
 	model_layer_params(m, l, &tot, NULL, NULL);
 	model_layer_rank_params(m, p, l, &dense, &ex);

@@ -324,6 +324,10 @@ double plan_vocab(const struct plan *p, const struct model *m);
 /* Bytes of one gradient element in the DP reduction: 2 under fp16/bf16
  * compression, else grad_reduce_dtype's. */
 double plan_grad_wire_bytes(const struct plan *p);
+/* Bytes of one activation element, and so of everything activation-sized
+ * that moves: 4 under precision fp32, else 2 (FP8, Transformer Engine's,
+ * keeps 16-bit activations; only GEMM operands are FP8). */
+double plan_act_bytes(const struct plan *p);
 /* The expert tensor parallelism in force (etp, or its default tp). */
 static inline int plan_etp(const struct plan *p)
 {

@@ -910,6 +910,11 @@ double plan_grad_wire_bytes(const struct plan *p)
 	return p->grad_reduce_dtype == PLAN_DT_FP32 ? 4 : p->grad_reduce_dtype == PLAN_DT_FP8 ? 1 : 2;
 }
 
+double plan_act_bytes(const struct plan *p)
+{
+	return p->precision == PLAN_DT_FP32 ? 4 : 2;
+}
+
 double plan_vocab(const struct plan *p, const struct model *m)
 {
 	double mult = (double)p->vocab_divisor * p->tp;

@@ -1721,7 +1721,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	/* FP8 (Transformer Engine): weights, activations and the distributed
 	 * optimizer's parameter all-gather stay 16-bit (as models/memory.c
 	 * assumes; no fp8 parameter gather); only GEMM operands are FP8 */
-	b.wb = p->precision == PLAN_DT_FP8 ? 2 : dt_bytes(p->precision);
+	b.wb = plan_act_bytes(p);
 	b.ga = dt_bytes(p->grad_dtype);
 	b.gb = plan_grad_wire_bytes(p);
 	if (m->has_vision)

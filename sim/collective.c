@@ -1680,12 +1680,13 @@ static int coll_params(struct sim_coll *c)
 		 * its checks and its cluster-sized tables: the group was checked) */
 		int32_t *sorted = malloc((size_t)c->s.nranks * sizeof(int32_t));
 		int32_t *off = malloc(((size_t)c->s.nranks + 1) * sizeof(int32_t));
-		int32_t nh = sorted && off ? by_host(c->t, c->gpus, c->s.nranks, sorted, off) : -1;
+		int32_t nh;
 		if (!sorted || !off) {
 			free(sorted);
 			free(off);
 			return TS_ENOMEM;
 		}
+		nh = by_host(c->t, c->gpus, c->s.nranks, sorted, off);
 		for (int32_t h = 0; h < nh; h++)
 			if (off[h + 1] - off[h] > gi.ppn)
 				gi.ppn = off[h + 1] - off[h];

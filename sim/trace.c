@@ -75,9 +75,14 @@ static const char *slice_cat(const struct sim_slice *s)
 /* A number of microseconds for the trace: nanoseconds, the precision
  * Perfetto keeps (durations as the difference of rounded ends, so that
  * adjacent slices meet exactly; found by review). */
+static double trace_ns(double s)
+{
+	return round(s * 1e9);
+}
+
 static double trace_us(double s)
 {
-	return round(s * 1e9) / 1e3;
+	return trace_ns(s) / 1e3;
 }
 
 /* Whether a send's slice is too short for an arrow (under 2 ns, as with
@@ -226,7 +231,7 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		/* (whole nanoseconds subtracted, then scaled: the difference of
 		 * the two scaled times printed as 6.99600000000001; found by
 		 * review) */
-		cJSON_AddNumberToObject(e, "dur", (round(s->t1_s * 1e9) - round(s->t0_s * 1e9)) / 1e3);
+		cJSON_AddNumberToObject(e, "dur", (trace_ns(s->t1_s) - trace_ns(s->t0_s)) / 1e3);
 		cJSON_AddNumberToObject(e, "pid", s->track / SIM_TL_PER);
 		cJSON_AddNumberToObject(e, "tid", s->track % SIM_TL_PER);
 		/* (-1: not of a micro-batch or layer, such as the optimizer step) */
