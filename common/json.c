@@ -931,12 +931,14 @@ int jval_get_quantity(const struct jval *obj, const char *key, enum ts_qty kind,
 	}
 	if (!isfinite(value))
 		return jval_error(&found, err, "not a finite number");
-	if (value < 0 || (!allow_zero && value == 0))
-	{
+	if (value < 0 || (!allow_zero && value == 0)) {
+		/* where 0 is allowed, "not negative" (found by review: a
+		 * calibration's launch_us -1 was told "must be positive" while
+		 * 0 was accepted) */
+		const char *want = allow_zero ? "must not be negative" : "must be positive";
 		if (cJSON_IsString(found.j))
-			return jval_error(&found, err, "must be positive (got '%s')",
-					  found.j->valuestring);
-		return jval_error(&found, err, "must be positive (got %g)", found.j->valuedouble);
+			return jval_error(&found, err, "%s (got '%s')", want, found.j->valuestring);
+		return jval_error(&found, err, "%s (got %g)", want, found.j->valuedouble);
 	}
 	*out = value;
 	return 0;

@@ -131,9 +131,44 @@ bad_file bare_number_bw "fabric.link_bandwidth: .*unit" '{ "preset": "dgx-h100-n
 bad_file missing_gpus "node.gpus: missing" '{ "gpu": { "bf16_tflops": 989, "memory": "80GB", "hbm_bandwidth": "3.35TB/s" }, "node": { "intra": "pcie" }, "fabric": { "type": "none" } }'
 bad_file missing_gpu "gpu: missing field" '{ "node": { "gpus": 2, "intra": "pcie" }, "fabric": { "type": "none" } }'
 bad_file missing_fabric_type "fabric.type: missing" '{ "gpu": { "bf16_tflops": 989, "memory": "80GB", "hbm_bandwidth": "3.35TB/s" }, "node": { "gpus": 2, "intra": "pcie", "pcie_bandwidth": "32GB/s" }, "fabric": { } }'
+# without a preset every value the simulation uses comes from the file: each
+# of these left out was 0 (a latency, the MTU, the packet overhead, sm_arch)
+# or told "must be positive" at its object
+full="$TS_SOURCE_DIR/examples/clusters/h100-roce-leafspine-2to1.json"
+for f in gpu.sm_arch gpu.nvlink_bandwidth node.nvlink_latency node.nics node.nic_bandwidth \
+	node.pcie_bandwidth node.pcie_latency fabric.link_bandwidth fabric.link_latency \
+	fabric.switch_latency fabric.mtu_bytes fabric.packet_overhead_bytes; do
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); p, k = sys.argv[2].split("."); del d[p][k]; json.dump(d, open(sys.argv[3], "w"), indent=1)' \
+		"$full" "$f" "$tmp/no_$f.json"
+	expect_err "no preset, no $f" "^trainsim: error: .*no_$f\\.json:[0-9]+:[0-9]+: $f: missing field \\(no \"preset\" to take it from\\)" \
+		"$TRAINSIM" topo --cluster "$tmp/no_$f.json"
+done
+# a single switch has no switch-to-switch cable: no link_bandwidth needed; an
+# explicit fabric's link without a latency needs fabric.link_latency
+python3 - "$full" "$tmp" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = dict(d, nodes=2, fabric={k: v for k, v in d["fabric"].items()
+			     if k in ("link_latency", "switch_latency", "mtu_bytes", "packet_overhead_bytes")})
+s["fabric"]["type"] = "switch"
+json.dump(s, open(sys.argv[2] + "/switch_nolinkbw.json", "w"))
+x = dict(d, nodes=1)
+x["fabric"] = {"type": "explicit", "switch_latency": "500ns", "mtu_bytes": 4096,
+	       "packet_overhead_bytes": 82, "switches": [{"name": "s0"}],
+	       "links": [{"from": "host0/nic%d" % n, "to": "s0", "bandwidth": "400Gb/s", "latency": "20ns"}
+			 for n in range(8)]}
+json.dump(x, open(sys.argv[2] + "/explicit_lat.json", "w"))
+del x["fabric"]["links"][3]["latency"]
+json.dump(x, open(sys.argv[2] + "/explicit_nolat.json", "w"))
+PY
+for f in switch_nolinkbw explicit_lat; do
+	"$TRAINSIM" topo --cluster "$tmp/$f.json" >"$tmp/out" 2>"$tmp/err" && ok "no preset: $f" || bad "no preset: $f: $(cat "$tmp/err")"
+done
+expect_err "explicit link without latency" "^trainsim: error: .*explicit_nolat\\.json:[0-9]+:[0-9]+: fabric\\.links\\[3\\]\\.latency: missing field \\(no fabric\\.link_latency" \
+	"$TRAINSIM" topo --cluster "$tmp/explicit_nolat.json"
 bad_file zero_bw "fabric.link_bandwidth: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": "0Gb/s" } }'
 bad_file negative_bw "node.nic_bandwidth_gbps: must be positive" '{ "preset": "dgx-h100-ndr", "node": { "nic_bandwidth_gbps": -400 } }'
-bad_file negative_latency "fabric.switch_latency: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "switch_latency": "-5ns" } }'
+bad_file negative_latency "fabric.switch_latency: must not be negative \\(got .-5ns.\\)" '{ "preset": "dgx-h100-ndr", "fabric": { "switch_latency": "-5ns" } }'
 # a 0 the file gives is refused, not replaced by the default (found by review)
 bad_file fat_tree_tiers_0 "fabric.tiers: must be 2 or 3 \\(got 0\\)" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 8, "tiers": 0 } }'
 bad_file fat_tree_ports_0 "fabric.switch_ports: must be at least 1" '{ "preset": "dgx-a100-hdr", "fabric": { "k": 8, "switch_ports": 0 } }'

@@ -356,6 +356,8 @@ static const struct {
 	{ "{\n  \"host_memory_bandwidth\": \"0.5MB/s\"\n}\n", "host_memory_bandwidth" },
 	{ "{\n  \"host_link_bandwidth_furlongs\": 3\n}\n", "host_link_bandwidth" },
 	{ "{\n  \"dispatch\": \"2s\"\n}\n", "dispatch" },
+	/* 0 is a valid launch cost: a negative one is "not negative" */
+	{ "{\n  \"launch_us\": -1\n}\n", "launch_us: must not be negative (got -1)" },
 	/* no hardware: past 1 PB/s, a fixed cost of seconds, FP8 below 1 GFLOP/s */
 	{ "{\n  \"hbm_bandwidth\": \"1e30GB/s\"\n}\n", "hbm_bandwidth: must be between 1 MB/s and 1 PB/s" },
 	{ "{\n  \"host_memory_bandwidth\": \"1e30GB/s\"\n}\n", "host_memory_bandwidth: must be between" },

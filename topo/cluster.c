@@ -425,7 +425,9 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 		BAD("node.nics", "must be at least 1 to join fabric \"%s\"", topo_fabric_name(f->kind));
 	if (!(nd->nic_Bps > 0))
 		BAD("node.nic_bandwidth", "must be positive");
-	if (!(f->link_Bps > 0))
+	/* (unused by a single switch; an explicit fabric's links give their
+	 * own where it is not) */
+	if (!(f->link_Bps > 0) && f->kind != TOPO_FABRIC_SWITCH && f->kind != TOPO_FABRIC_EXPLICIT)
 		BAD("fabric.link_bandwidth", "must be positive");
 	if (f->link_lat_s < 0)
 		BAD("fabric.link_latency", "must not be negative");
@@ -902,7 +904,10 @@ static int xend(const struct jval *v, const struct topo_cluster *c, int32_t *out
 	return jval_error(v, err, "unknown switch '%s' (not in fabric.switches)", s);
 }
 
-static int load_explicit(const struct jval *f, struct topo_cluster *c, struct ts_error *err)
+/* lat_default: the file or its preset gives fabric.link_latency, the
+ * latency of a link that does not give its own */
+static int load_explicit(const struct jval *f, struct topo_cluster *c, bool lat_default,
+			 struct ts_error *err)
 {
 	struct jval sw, ln, it;
 	const cJSON *x;
@@ -978,6 +983,11 @@ static int load_explicit(const struct jval *f, struct topo_cluster *c, struct ts
 			   err) ||
 		    get_time(&it, "latency", &l->lat_s, err))
 			return TS_EINPUT;
+		if (!lat_default && !jval_quantity_node(&it, "latency", TS_QTY_TIME, &a)) {
+			jval_child(&it, "latency", &a);
+			return jval_error(&a, err, "missing field (no fabric.link_latency or "
+					  "\"preset\" to take it from)");
+		}
 		c->fabric.nxlinks = ++i;
 	}
 	return 0;
@@ -1100,7 +1110,10 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 		f->explicit_path = strdup(file);
 		if (!f->explicit_path)
 			return ts_error_set(err, TS_ENOMEM, "out of memory");
-		if (load_explicit(o, c, err))
+		if (load_explicit(o, c,
+				  base || jval_quantity_node(o, "link_latency", TS_QTY_TIME,
+							     &(struct jval){ 0 }),
+				  err))
 			return TS_EINPUT;
 	} else if (jval_child(o, "switches", &(struct jval){ 0 }) ||
 		   jval_child(o, "links", &(struct jval){ 0 })) {
@@ -1148,6 +1161,60 @@ static int load_placement(const struct jval *root, struct topo_cluster *c, struc
 	}
 	c->place_len = n;
 	c->placement = TOPO_PLACE_LIST;
+	return 0;
+}
+
+/* Without a preset, every value the simulation uses comes from the file:
+ * a latency, MTU or packet overhead left out was 0 and an sm_arch 0,
+ * silently, and a missing bandwidth was told "must be positive" (found by
+ * review). Which are needed depends on what was read: the fabric's type
+ * (a single switch has no switch-to-switch cable, an explicit fabric's
+ * links may each give theirs), the node's interconnect and NICs. */
+static int need_fields(const struct jval *root, const struct topo_cluster *c,
+		       struct ts_error *err)
+{
+	enum { ALWAYS, NET, NVS, PCIE, TRUNK, CABLE };
+	static const struct {
+		const char *part, *key;
+		int qty; /* enum ts_qty, or -1 for a plain number */
+		int when;
+	} need[] = {
+		{ "gpu", "sm_arch", -1, ALWAYS },
+		{ "gpu", "nvlink_bandwidth", TS_QTY_BANDWIDTH, NVS },
+		{ "node", "nvlink_latency", TS_QTY_TIME, NVS },
+		{ "node", "nics", -1, NET },
+		{ "node", "nic_bandwidth", TS_QTY_BANDWIDTH, NET },
+		{ "node", "pcie_bandwidth", TS_QTY_BANDWIDTH, PCIE },
+		{ "node", "pcie_latency", TS_QTY_TIME, PCIE },
+		{ "fabric", "link_bandwidth", TS_QTY_BANDWIDTH, TRUNK },
+		{ "fabric", "link_latency", TS_QTY_TIME, CABLE },
+		{ "fabric", "switch_latency", TS_QTY_TIME, NET },
+		{ "fabric", "mtu_bytes", -1, NET },
+		{ "fabric", "packet_overhead_bytes", -1, NET },
+	};
+	enum topo_fabric_kind k = c->fabric.kind;
+	bool net = k != TOPO_FABRIC_NONE;
+	bool on[] = {
+		[ALWAYS] = true,
+		[NET] = net,
+		[NVS] = c->node.intra == TOPO_INTRA_NVSWITCH,
+		[PCIE] = c->node.nics > 0 || c->node.intra == TOPO_INTRA_PCIE,
+		[TRUNK] = net && k != TOPO_FABRIC_SWITCH && k != TOPO_FABRIC_EXPLICIT,
+		[CABLE] = net && k != TOPO_FABRIC_EXPLICIT,
+	};
+	for (size_t i = 0; i < TS_ARRAY_LEN(need); i++) {
+		struct jval o, x;
+		bool have;
+		if (!on[need[i].when] || !jval_child(root, need[i].part, &o))
+			continue;
+		have = need[i].qty < 0 ? jval_child(&o, need[i].key, &x)
+				       : jval_quantity_node(&o, need[i].key,
+							    (enum ts_qty)need[i].qty, &x);
+		if (!have) {
+			jval_child(&o, need[i].key, &x);
+			return jval_error(&x, err, "missing field (no \"preset\" to take it from)");
+		}
+	}
 	return 0;
 }
 
@@ -1210,6 +1277,8 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 				goto fail;
 		}
 	}
+	if (!base && need_fields(&root, c, err))
+		goto fail;
 	if (!base)
 		c->nodes = 1;
 	if (get_int(&root, "nodes", 1, MAX_NODES, &c->nodes, err))
