@@ -19,8 +19,11 @@ struct rng {
 
 /* The largest seed a user may give: seeds are read from and written to
  * JSON, whose numbers keep integers exactly up to 2^53 (found by review:
- * --seed took up to 2^62 or 2^63-1 and --json printed it rounded). */
-#define RNG_SEED_MAX (1LL << 53)
+ * --seed took up to 2^62 or 2^63-1 and --json printed it rounded). One
+ * less than 2^53, since a cluster file's 2^53 + 1 reads as 2^53: past
+ * 2^53 - 1 every whole number a file gives reads as at least 2^53 and is
+ * refused, where at 2^53 it was taken rounded (found by review). */
+#define RNG_SEED_MAX ((1LL << 53) - 1)
 
 int rng_init(struct rng *g, uint64_t seed);
 void rng_release(struct rng *g);

@@ -95,7 +95,7 @@ L=(collective --cluster h100-roce-leafspine-2to1 --op allreduce --concurrent 8 -
 "$TRAINSIM" "${L[@]}" >"$tmp/b" 2>&1
 if cmp -s "$tmp/a" "$tmp/b" && [ "$(grep -vc '^#' "$tmp/a")" = 2 ]; then ok "deterministic"; else bad "deterministic: $(diff "$tmp/a" "$tmp/b")"; fi
 
-# a seed is at most 2^53, the integers JSON keeps exactly, and --json
+# a seed is at most 2^53 - 1, the integers JSON keeps exactly, and --json
 # writes it in full (found by review: 2^62-1 was taken and printed rounded,
 # and cJSON printed 2^53 as 9.00719925474099e+15)
 "$TRAINSIM" collective --cluster dgx-h100-ndr --op allreduce -b 1M -e 1M --fidelity analytic \
@@ -110,9 +110,13 @@ printf '{"preset": "dgx-h100-ndr", "nodes": 2, "seed": 9}\n' >"$tmp/s9.json"
 if grep -q '"seed":[[:space:]]*9,' "$tmp/seed"; then ok "the cluster file's seed"; else
 	bad "the cluster file's seed: $(grep seed "$tmp/seed") $(cat "$tmp/err")"; fi
 for c in collective predict; do
-	expect_err "$c --seed past 2^53" "--seed must be between 0 and 9007199254740992 \\(got 9007199254740993\\)" \
-		"$TRAINSIM" $c --seed 9007199254740993 --cluster dgx-h100-ndr
+	expect_err "$c --seed past 2^53 - 1" "--seed must be between 0 and 9007199254740991 \\(got 9007199254740992\\)" \
+		"$TRAINSIM" $c --seed 9007199254740992 --cluster dgx-h100-ndr
 done
+# nor a cluster file's: 2^53 + 1 reads as 2^53 and was taken rounded
+printf '{"preset": "dgx-h100-ndr", "nodes": 2, "seed": 9007199254740993}\n' >"$tmp/sbig.json"
+expect_err "cluster seed past 2^53 - 1" "sbig\\.json:1:[0-9]+: seed: must be between 0 and 9007199254740991" \
+	"$TRAINSIM" collective --cluster "$tmp/sbig.json" --op allreduce -b 1M -e 1M
 
 # PCIe keeps its TLP framing: 2 GPUs on PCIe Gen4 x16 (32 GB/s after line
 # encoding) all-reduce at most 32 x 256/280 GB/s busbw (found by review: the
