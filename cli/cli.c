@@ -1,6 +1,7 @@
 /* cli.c: subcommand dispatch and the helpers every subcommand shares. */
 #include "cli/cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -174,14 +175,30 @@ int cli_bad_option(const char *cmd, char **argv)
 	return cli_usage(cmd, "option '%.64s' is unknown or needs a value", opt ? opt : "?");
 }
 
+/* val without trailing white space, in buf when it has some: a number
+ * takes white space on either side, as strtod takes it before (found by
+ * review: ' 4' was taken and '4 ' refused) */
+static const char *trim_end(const char *val, char *buf, size_t n)
+{
+	size_t len = strlen(val);
+	if (!len || !isspace((unsigned char)val[len - 1]) || len >= n)
+		return val;
+	while (len && isspace((unsigned char)val[len - 1]))
+		len--;
+	memcpy(buf, val, len);
+	buf[len] = '\0';
+	return buf;
+}
+
 int cli_parse_long(const char *cmd, const char *opt, const char *val, long long min,
 		   long long max, long long *out)
 {
-	char *end;
+	char *end, buf[128];
+	const char *t = trim_end(val, buf, sizeof(buf));
 	long long v;
 	errno = 0;
-	v = strtoll(val, &end, 10);
-	if (end == val || *end || errno)
+	v = strtoll(t, &end, 10);
+	if (end == t || *end || errno)
 		return cli_usage(cmd, "%s needs an integer, got '%s'", opt, val);
 	if (v < min || v > max)
 		return cli_usage(cmd, "%s must be between %lld and %lld (got %lld)", opt, min, max, v);
@@ -192,8 +209,9 @@ int cli_parse_long(const char *cmd, const char *opt, const char *val, long long 
 int cli_parse_double(const char *cmd, const char *opt, const char *val, double min, double max,
 		     double *out)
 {
+	char buf[128];
 	double v;
-	if (units_parse_decimal(val, &v))
+	if (units_parse_decimal(trim_end(val, buf, sizeof(buf)), &v))
 		return cli_usage(cmd, "%s needs a number, got '%s'", opt, val);
 	if (v < min || v > max)
 		return cli_usage(cmd, "%s must be between %g and %g (got %g)", opt, min, max, v);
@@ -204,16 +222,17 @@ int cli_parse_double(const char *cmd, const char *opt, const char *val, double m
 int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double min, double max,
 		    double *out)
 {
-	char *end;
+	char *end, buf[128];
+	const char *t = trim_end(val, buf, sizeof(buf));
 	double v;
 	errno = 0;
-	v = strtod(val, &end);
-	if (end == val || errno || !isfinite(v) || strpbrk(val, "xX"))
+	v = strtod(t, &end);
+	if (end == t || errno || !isfinite(v) || strpbrk(t, "xX"))
 		return cli_usage(cmd, "%s needs a size such as 8M or 1G, got '%s'", opt, val);
 	if (*end) {
 		const char *why;
 		double b;
-		if (units_parse(val, TS_QTY_SIZE, &b, &why))
+		if (units_parse(t, TS_QTY_SIZE, &b, &why))
 			return cli_usage(cmd, "%s: bad size '%s': %s", opt, val, why);
 		v = b;
 	}

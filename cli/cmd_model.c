@@ -61,6 +61,7 @@ int cmd_model(int argc, char **argv)
 	long long seq = 4096;
 	bool seq_given = false;
 	int img_h = 448, img_w = 448, c;
+	bool img_given = false;
 	bool json = false;
 	struct model m;
 	struct model_params mp;
@@ -97,6 +98,7 @@ int cmd_model(int argc, char **argv)
 						 "65536), got '%s'", optarg);
 			img_h = (int)hh;
 			img_w = (int)ww;
+			img_given = true;
 			break;
 		}
 		case 'j': json = true; break;
@@ -117,6 +119,10 @@ int cmd_model(int argc, char **argv)
 					 seq, m.max_pos);
 		seq = m.max_pos;
 	}
+	/* as predict refuses images for a model without a vision encoder
+	 * (found by review: the size was ignored) */
+	if (img_given && !m.has_vision)
+		return cli_usage("model", "--image-size: model '%s' has no vision encoder", m.name);
 	model_count_params(&m, &mp);
 	fwd = model_flops_per_token_fwd(&m, (int)seq);
 	if (m.has_vision) {

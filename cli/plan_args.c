@@ -1,6 +1,9 @@
 /* plan_args.c: the plan flags shared by memory and predict (see plan_args.h). */
 #include "cli/plan_args.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,10 +165,21 @@ static int set_layer_list(const struct cli_plan_args *a, const char *opt, const 
 	*n = 0;
 	while (*s) {
 		char *end;
-		long x = strtol(s, &end, 10);
-		if (end == s || x < min || x > MODEL_MAX_LAYERS || (*end && *end != ',') ||
-		    (*end == ',' && !end[1]))
+		long x;
+		errno = 0;
+		x = strtol(s, &end, 10);
+		bool digits = end != s;
+		/* white space may stand around an entry, as around a number
+		 * (found by review: ' 4,4' was taken and '4,4 ' refused) */
+		while (isspace((unsigned char)*end))
+			end++;
+		if (!digits || errno || (*end && *end != ',') || (*end == ',' && !end[1]))
 			return cli_usage(a->cmd, "%s needs a list like %s, got '%s'", opt, example, v);
+		/* a well-formed entry out of range is told so, as in a plan
+		 * file (found by review: '0,12' had the generic message) */
+		if (x < min || x > MODEL_MAX_LAYERS)
+			return cli_usage(a->cmd, "%s: entry %d must be a layer count from %d to %d "
+					 "(got %ld)", opt, *n + 1, min, MODEL_MAX_LAYERS, x);
 		if (*n >= maxn)
 			return cli_usage(a->cmd, "%s: more than %d entries", opt, maxn);
 		out[(*n)++] = (int)x;

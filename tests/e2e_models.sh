@@ -27,6 +27,10 @@ expect "HF config equals the built-in" '"params_total":[[:space:]]*8767123696' "
 # HxW past INT_MAX wrapped (4294967744 read as 448: found by review)
 check "--image-size beyond int" 2 "$TRAINSIM" model --model qwen3-vl-8b --image-size 4294967744x448
 check "--image-size 448x448" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 448x448
+# a text-only model has no image to size: refused, as predict's images
+# (found by review: the size was ignored)
+check "--image-size on a text-only model" 2 "$TRAINSIM" model --model llama3-8b --image-size 448x448
+expect "says it has no vision encoder" "--image-size: model 'llama3-8b' has no vision encoder" "$TMP/err"
 check "--image-size 700x1000 --json" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 700x1000 --json
 expect "the image's height in the JSON" '"image_height":[[:space:]]*700,' "$TMP/out"
 expect "its width" '"image_width":[[:space:]]*1000,' "$TMP/out"
