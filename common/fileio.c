@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -104,12 +105,51 @@ static char *follow_links(const char *path)
 	return cur;
 }
 
+/* How long a named pipe's reader waits for a writer to open it. */
+#define PIPE_WAIT_MS 5000
+
+/* Wait on fd, a pipe opened without blocking, until a writer holds it:
+ * a writer that opens it late is read (found by review: 'mkfifo p;
+ * trainsim ... p & cat plan.json > p' read it empty), one that never
+ * does is an error after PIPE_WAIT_MS rather than a wait forever. A
+ * pipe whose writer is there (bash's <(...)) returns at once, however
+ * slowly it writes. A byte read on the way is left in *first (*nfirst
+ * 1). Returns 0 (read on, blocking), 1 (no writer in time) or -1
+ * (errno). */
+static int pipe_wait(int fd, char *first, int *nfirst)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	int left = PIPE_WAIT_MS;
+	for (;;) {
+		ssize_t r = read(fd, first, 1);
+		if (r == 1) {
+			*nfirst = 1;
+			return 0;
+		}
+		/* no data but a writer (EAGAIN), or a writer that came and
+		 * went (end of file after a hang-up): read on */
+		if ((r < 0 && errno == EAGAIN) || (r == 0 && (pfd.revents & POLLHUP)))
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (left <= 0)
+			return 1;
+		/* no writer yet: poll in slices, so a writer that opens and
+		 * then writes slowly is seen by the read above */
+		int slice = left < 100 ? left : 100, pr = poll(&pfd, 1, slice);
+		if (pr < 0 && errno != EINTR)
+			return -1;
+		left -= slice;
+	}
+}
+
 int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 		    struct ts_error *err)
 {
 	FILE *f;
-	char *buf = NULL;
+	char *buf = NULL, first = 0;
 	size_t cap = 0, n = 0;
+	int nfirst = 0;
 	struct stat st;
 
 	*out = NULL;
@@ -117,16 +157,20 @@ int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 	memset(&st, 0, sizeof(st));
 	{
 		/* without blocking: opening a named pipe that no one writes
-		 * would wait forever (found by review); its reads then block
-		 * as usual, so a pipe being written (bash's <(...)) reads whole
-		 * and one with no writer reads empty */
-		int fd = open(path, O_RDONLY | O_NONBLOCK), fl;
+		 * would wait forever (found by review); a pipe waits for its
+		 * writer a while (pipe_wait), then its reads block as usual */
+		int fd = open(path, O_RDONLY | O_NONBLOCK), fl, w = 0;
 		if (fd < 0)
 			return ts_error_set(err, TS_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+		if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+			w = pipe_wait(fd, &first, &nfirst);
 		fl = fcntl(fd, F_GETFL);
-		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 || !(f = fdopen(fd, "rb"))) {
+		if (w || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 || !(f = fdopen(fd, "rb"))) {
 			int e = errno;
 			close(fd);
+			if (w > 0)
+				return ts_error_set(err, TS_EINPUT, "'%s' is a pipe that no one opened "
+						    "to write within %d s", path, PIPE_WAIT_MS / 1000);
 			return ts_error_set(err, TS_EINPUT, "cannot open '%s': %s", path, strerror(e));
 		}
 	}
@@ -145,6 +189,10 @@ int fileio_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 			}
 			buf = nb;
 			cap = ncap;
+		}
+		if (nfirst) { /* the byte pipe_wait read */
+			buf[n++] = first;
+			nfirst = 0;
 		}
 		size_t got = fread(buf + n, 1, cap - n - 1, f);
 		n += got;

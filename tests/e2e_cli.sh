@@ -106,15 +106,25 @@ if [ -w /dev/full ]; then
 fi
 # JSON inputs: a UTF-8 byte-order mark is refused at 1:1 (cJSON would skip
 # it and every later position would be off); a named pipe that no one
-# writes is refused at once (it blocked forever), while a pipe being
-# written (bash's process substitution) reads whole
+# opens to write is refused after 5 s (it blocked forever), one whose
+# writer opens it late is read (it read empty), one whose writer writes
+# nothing is refused, and a pipe being written (bash's process
+# substitution) reads whole
 d=$(mktemp -d)
 printf '\xef\xbb\xbf{\n"tp": 8,\n "pp": 8.5}' >"$d/bom.json"
 check "plan with a byte-order mark" 2 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan "$d/bom.json"
 grep -q "bom.json:1:1: .*byte-order mark" /tmp/e2e_cli_err.$$ || { echo "FAIL byte-order mark message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
 mkfifo "$d/pipe.json"
 check "named pipe with no writer" 2 timeout 20 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan "$d/pipe.json"
-grep -q "pipe.json' is a pipe with nothing written to it" /tmp/e2e_cli_err.$$ || { echo "FAIL named pipe message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
+grep -q "pipe.json' is a pipe that no one opened to write within 5 s" /tmp/e2e_cli_err.$$ || { echo "FAIL named pipe message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
+mkfifo "$d/late.json" "$d/empty.json"
+# (the writers give up after 10 s: a reader that has gone leaves them blocked)
+(sleep 1; timeout 10 sh -c 'echo "{\"tp\": 8}" >"$1"' sh "$d/late.json") &
+check "named pipe whose writer comes late" 0 timeout 20 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan "$d/late.json"
+(sleep 1; timeout 10 sh -c ': >"$1"' sh "$d/empty.json") &
+check "named pipe whose writer writes nothing" 2 timeout 20 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan "$d/empty.json"
+grep -q "empty.json' is a pipe with nothing written to it" /tmp/e2e_cli_err.$$ || { echo "FAIL empty pipe message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
+wait
 check "plan from a process substitution" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan <(sleep 0.2; echo '{"tp": 8}')
 rm -rf "$d"
 rm -f /tmp/e2e_cli_err.$$
