@@ -112,6 +112,9 @@ check "--layers-per-stage drops the plan file's layout" 0 "$TRAINSIM" predict --
 	--layers-per-stage 4,4
 expect_err "a malformed layout" "--layers-per-virtual-stage needs a list like 1,2,2,0" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 2 --pp 2 \
+	--schedule interleaved --virtual-stages 2 --global-batch 16 --layers-per-virtual-stage 4,x
+expect_err "a layout entry out of range" "--layers-per-virtual-stage: entry 2 must be a layer count from 0 to" \
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model "$TMP/tiny.json" --tp 2 --pp 2 \
 	--schedule interleaved --virtual-stages 2 --global-batch 16 --layers-per-virtual-stage 4,-1
 check "etp neither 1 nor tp" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --tp 4 --etp 2
