@@ -1300,14 +1300,19 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
 		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
 	/* the relaxed modes relax the reduction across replicas; the CP
-	 * ranks of one replica hold the same parameters and must still
-	 * reduce every step, which is not modelled apart (found by review:
-	 * their reduction was dropped with the replicas') */
-	if (p->sync != PLAN_SYNC_EVERY_STEP && p->cp > 1)
+	 * ranks of one replica hold the same parameters and still reduce
+	 * every step, over their CP group (workload's dp_flush). Not
+	 * modelled apart: the experts' reduction inside a replica (its group
+	 * follows ep and etp) and a sharded optimizer's (its shards span DP
+	 * x CP) */
+	if (p->sync != PLAN_SYNC_EVERY_STEP && p->cp > 1 &&
+	    (m->experts > 0 || p->zero >= 1 || p->distributed_optimizer))
 		REFUSE(PF_SYNC, "sync (default)",
-		       "mode '%s' with context parallelism (cp %d) is not modelled: the CP ranks "
-		       "of a replica would still reduce their gradients every step",
-		       sync_names[p->sync], p->cp);
+		       "mode '%s' with context parallelism (cp %d) is modelled for dense models "
+		       "without a sharded optimizer (the CP ranks' reduction inside a replica), "
+		       "not with %s",
+		       sync_names[p->sync], p->cp,
+		       m->experts > 0 ? "experts" : p->zero >= 1 ? "ZeRO" : "the distributed optimizer");
 	/* local SGD steps each replica's own optimizer between reductions:
 	 * every replica needs the whole optimizer state (and gradients and
 	 * weights), which a sharded optimizer does not hold (SSP and async

@@ -194,7 +194,9 @@ static int32_t coll_op2(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum w
 	 * run on a stream of their own, the rest beside them (found by
 	 * review: the shared experts' TP collectives queued behind the
 	 * routed ones) */
-	op.stream = (dim == WL_D_DP || dim == WL_D_EDP) ? WL_S_DP :
+	/* (the CP group's gradient reduction, dp_flush's cp_only, on the DP
+	 * stream as the reduction it stands in for) */
+	op.stream = (dim == WL_D_DP || dim == WL_D_EDP || (ph == WL_P_DP && dim == WL_D_CP)) ? WL_S_DP :
 		    ((dim == WL_D_EP && coll == WL_C_ALLTOALL) || b->moe_path) &&
 				    (b->p->overlap_ep || b->p->overlap_shared) ?
 			    WL_S_EP :
@@ -1226,16 +1228,25 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 {
 	const struct plan *p = b->p;
 	double *acc = expert ? &b->bucket_exp : &b->bucket_dense;
-	enum wl_dim dim = expert ? WL_D_EDP : WL_D_DP;
-	int D = p->dp * p->cp, Dg = expert ? plan_expert_dp(p) : D;
+	/* A step without the replicas' reduction (local SGD's local steps,
+	 * the SSP/async estimate's run) still reduces over the CP group: the
+	 * CP ranks of one replica hold the same parameters, each with the
+	 * gradients of its part of the sequence (Megatron reduces over DP x
+	 * CP; found by review: the relaxed modes dropped this reduction with
+	 * the replicas'). plan_check_model leaves only dense models without a
+	 * sharded optimizer here. */
+	bool cp_only = !b->o->dp_reduce && p->cp > 1;
+	enum wl_dim dim = cp_only ? WL_D_CP : expert ? WL_D_EDP : WL_D_DP;
+	int D = p->dp * p->cp, Dg = cp_only ? p->cp : expert ? plan_expert_dp(p) : D;
 	enum wl_coll c;
 	double size;
 	int32_t saved = b->pend;
 	if (*acc <= 0 || (!force && *acc * b->gb < p->bucket_bytes))
 		return;
-	/* (a local SGD step sends nothing: nothing to select, keep or add;
-	 * found by review: its local steps paid top-k's compute) */
-	if (Dg <= 1 || (!b->o->dp_reduce && p->sync == PLAN_SYNC_LOCAL_SGD)) {
+	/* (a local SGD step sends nothing across replicas: nothing to
+	 * select, keep or add; found by review: its local steps paid top-k's
+	 * compute) */
+	if (Dg <= 1 || (!b->o->dp_reduce && !cp_only && p->sync == PLAN_SYNC_LOCAL_SGD)) {
 		*acc = 0;
 		return;
 	}
@@ -1256,9 +1267,12 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 			cmp_op(b, WL_P_OPT, WL_ELEM, "error feedback", 0, 3 * 4 * *acc, 0, 0, 0, 0,
 			       WL_V_NONE);
 		/* overlapped: nothing on the compute stream waits until the optimizer */
-		if (b->o->dp_reduce)
+		if (b->o->dp_reduce || cp_only)
 			coll_op(b, WL_P_DP, dim, c, size,
-				expert ? "edp top-k allgather" : "dp top-k allgather", -1);
+				cp_only ? "cp grad top-k allgather" :
+				expert	? "edp top-k allgather" :
+					  "dp top-k allgather",
+				-1);
 		/* scatter-add of the D x k received pairs into the dense gradient:
 		 * it needs the all-gather's output, so it runs after backward
 		 * (run_deferred) */
@@ -1266,17 +1280,17 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		*acc = 0;
 		return;
 	}
-	if (!b->o->dp_reduce) {
+	if (!b->o->dp_reduce && !cp_only) {
 		*acc = 0;
 		return;
 	}
 	c = (p->zero >= 1 || p->distributed_optimizer) ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	size = *acc * b->gb;
+	const char *name = cp_only ? "cp grad reduce" : expert ? "edp grad reduce" : "dp grad reduce";
 	if (b->dp_block) {
 		/* on the compute stream: after what it waited for, and before
 		 * its next op */
-		int32_t id = coll_op(b, WL_P_DP, dim, c, size,
-				     expert ? "edp grad reduce" : "dp grad reduce", saved);
+		int32_t id = coll_op(b, WL_P_DP, dim, c, size, name, saved);
 		/* pend2 as well: a communication op emitted next (sequence
 		 * parallelism's all-gather, an EP combine) takes over pend */
 		if (id >= 0) {
@@ -1287,7 +1301,7 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		return;
 	}
 	/* overlapped: nothing on the compute stream waits until the optimizer */
-	coll_op(b, WL_P_DP, dim, c, size, expert ? "edp grad reduce" : "dp grad reduce", -1);
+	coll_op(b, WL_P_DP, dim, c, size, name, -1);
 	*acc = 0;
 }
 

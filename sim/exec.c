@@ -103,6 +103,11 @@ static enum sim_comm_kind kind_of_op(const struct wl_op *op)
 {
 	if (op->phase == WL_P_DP && (op->kind == WL_K_SEND || op->kind == WL_K_RECV))
 		return SIM_COMM_PP;
+	/* the CP group's gradient reduction of a step without the replicas'
+	 * (relaxed sync): gradient synchronisation, as the DP x CP reduction
+	 * it is part of */
+	if (op->phase == WL_P_DP && op->kind == WL_K_COLL && op->dim == WL_D_CP)
+		return SIM_COMM_DP;
 	return kind_of(op->dim);
 }
 
@@ -4505,8 +4510,8 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	out->units = x.nunits;
 	out->units_simulated = x.o->exact ? x.nunits : x.K;
 	out->expert_load_mean = sync_run.expert_load_max > 0 ? sync_run.expert_load_mean : 0;
-	/* (dp 1: no replicas to relax; found by review: the CP ranks'
-	 * reduction was dropped, models/plan.c now refuses cp > 1 here) */
+	/* (dp 1: no replicas to relax; with cp > 1 the run without the
+	 * replicas' reduction keeps the CP group's, workload's dp_flush) */
 	if (p->sync != PLAN_SYNC_EVERY_STEP && p->dp > 1) {
 		/* the same iteration without the gradient reduction */
 		struct sim_timeline *keep = x.tl;

@@ -1842,6 +1842,75 @@ START_TEST(local_sgd_divides_dp)
 }
 END_TEST
 
+/* The relaxed sync modes relax the replicas' reduction; the CP ranks of a
+ * replica hold the same parameters and still reduce their gradients every
+ * step, over the CP group (found by review: both were dropped, then cp > 1
+ * was refused). Local SGD's local steps carry that reduction: at cp 2 every
+ * step moves the gradients once (the CP group's all-reduce, or the DP x CP
+ * one every H-th step), where at cp 1 a step moves 1/H of them. */
+START_TEST(relaxed_sync_keeps_cp_reduction)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction every, local, async, exact;
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.global_batch = 16;
+	p.seq_len = 1024;
+	p.cp = 2;
+	p.flash_attention = true;
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 8);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &every);
+	p.sync = PLAN_SYNC_LOCAL_SGD;
+	p.sync_interval = 4;
+	run(&p, &o, &local);
+	ck_assert_double_gt(every.comm_bytes[SIM_COMM_DP], 0);
+	ck_assert_msg(fabs(local.comm_bytes[SIM_COMM_DP] / every.comm_bytes[SIM_COMM_DP] - 1) < 1e-9,
+		      "local SGD at cp 2 moves %.9g gradient bytes a step, every step %.9g",
+		      local.comm_bytes[SIM_COMM_DP], every.comm_bytes[SIM_COMM_DP]);
+	ck_assert_double_lt(local.iteration_time_s, every.iteration_time_s);
+	/* async: the CP group's reduction stays in the step, exposed after
+	 * backward as the replicas' was, only shorter (2 ranks on NVLink
+	 * against 16 across the nodes) */
+	p.sync = PLAN_SYNC_ASYNC;
+	p.sync_interval = 0;
+	run(&p, &o, &async);
+	ck_assert_double_gt(async.bd.exposed_comm_s[SIM_COMM_DP], 0);
+	ck_assert_double_lt(async.bd.exposed_comm_s[SIM_COMM_DP], every.bd.exposed_comm_s[SIM_COMM_DP]);
+	ck_assert_double_lt(async.iteration_time_s, every.iteration_time_s);
+	/* folded as every rank */
+	o.exact = true;
+	run(&p, &o, &exact);
+	ck_assert_msg(fabs(exact.iteration_time_s / async.iteration_time_s - 1) < 1e-9,
+		      "async cp 2: %.9g s exact, %.9g folded", exact.iteration_time_s,
+		      async.iteration_time_s);
+	/* with cp 1 a local step moves nothing */
+	p.cp = 1;
+	p.sync = PLAN_SYNC_LOCAL_SGD;
+	p.sync_interval = 4;
+	p.dp = 0;
+	resolve(&p);
+	o.exact = false;
+	sim_prediction_release(&every);
+	sim_prediction_release(&local);
+	p.sync = PLAN_SYNC_EVERY_STEP;
+	run(&p, &o, &every);
+	p.sync = PLAN_SYNC_LOCAL_SGD;
+	run(&p, &o, &local);
+	ck_assert_msg(fabs(local.comm_bytes[SIM_COMM_DP] / every.comm_bytes[SIM_COMM_DP] - 0.25) < 1e-9,
+		      "local SGD at cp 1 moves %.9g gradient bytes a step, every step %.9g",
+		      local.comm_bytes[SIM_COMM_DP], every.comm_bytes[SIM_COMM_DP]);
+	sim_prediction_release(&every);
+	sim_prediction_release(&local);
+	sim_prediction_release(&async);
+	sim_prediction_release(&exact);
+}
+END_TEST
+
 START_TEST(topk_and_async_move_time)
 {
 	struct plan p;
@@ -5672,6 +5741,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, unfused_grad_accumulation_adds_per_tensor);
 	tcase_add_test(tc, bf16_compression_halves_dp);
 	tcase_add_test(tc, local_sgd_divides_dp);
+	tcase_add_test(tc, relaxed_sync_keeps_cp_reduction);
 	tcase_add_test(tc, topk_and_async_move_time);
 	tcase_add_test(tc, no_bubble_without_pipeline);
 	tcase_add_test(tc, overlap_dp_breakdown_folded_as_exact);
