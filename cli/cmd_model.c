@@ -83,12 +83,19 @@ int cmd_model(int argc, char **argv)
 			/* (strtol, not sscanf's %d, which wraps past INT_MAX: found by
 			 * review, 4294967744x448 was read as 448x448) */
 			char *x, *end;
+			const char *v = optarg;
 			long hh = -1, ww = -1;
 			errno = 0;
-			if (isdigit((unsigned char)optarg[0])) {
-				hh = strtol(optarg, &x, 10);
+			/* white space may stand around it, as around a number
+			 * (found by review) */
+			while (isspace((unsigned char)*v))
+				v++;
+			if (isdigit((unsigned char)v[0])) {
+				hh = strtol(v, &x, 10);
 				if (*x == 'x' && isdigit((unsigned char)x[1])) {
 					ww = strtol(x + 1, &end, 10);
+					while (isspace((unsigned char)*end))
+						end++;
 					if (*end)
 						ww = -1;
 				}

@@ -166,20 +166,25 @@ static int set_layer_list(const struct cli_plan_args *a, const char *opt, const 
 	while (*s) {
 		char *end;
 		long x;
+		while (isspace((unsigned char)*s))
+			s++;
 		errno = 0;
 		x = strtol(s, &end, 10);
+		const char *num_end = end;
 		bool digits = end != s;
 		/* white space may stand around an entry, as around a number
 		 * (found by review: ' 4,4' was taken and '4,4 ' refused) */
 		while (isspace((unsigned char)*end))
 			end++;
-		if (!digits || errno || (*end && *end != ',') || (*end == ',' && !end[1]))
+		if (!digits || (*end && *end != ',') || (*end == ',' && !end[1]))
 			return cli_usage(a->cmd, "%s needs a list like %s, got '%s'", opt, example, v);
 		/* a well-formed entry out of range is told so, as in a plan
-		 * file (found by review: '0,12' had the generic message) */
-		if (x < min || x > MODEL_MAX_LAYERS)
+		 * file (found by review: '0,12' had the generic message); past
+		 * a long, strtol's clamp is out of range too */
+		if (errno || x < min || x > MODEL_MAX_LAYERS)
 			return cli_usage(a->cmd, "%s: entry %d must be a layer count from %d to %d "
-					 "(got %ld)", opt, *n + 1, min, MODEL_MAX_LAYERS, x);
+					 "(got '%.*s')", opt, *n + 1, min, MODEL_MAX_LAYERS,
+					 (int)(num_end - s), s);
 		if (*n >= maxn)
 			return cli_usage(a->cmd, "%s: more than %d entries", opt, maxn);
 		out[(*n)++] = (int)x;

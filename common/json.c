@@ -816,9 +816,12 @@ int jval_get_int(const struct jval *obj, const char *key, bool required, long lo
 	if (jval_expect_whole(&c, err))
 		return TS_EINPUT;
 	v = c.j->valuedouble;
-	if (v < (double)min || v > (double)max) /* (beyond 2^53 too: a whole number) */
+	/* (beyond 2^53 too: a whole number, printed whole up to 1e18 so a
+	 * value next to a bound shows as the number read; found by review:
+	 * a seed of 2^53 printed as 9.0072e+15) */
+	if (v < (double)min || v > (double)max)
 		return jval_error(&c, err, "must be between %lld and %lld (got %.*g)", min, max,
-				  fabs(v) < 1e15 ? 16 : 6, v);
+				  fabs(v) < 1e18 ? 19 : 6, v);
 	*out = (long long)v;
 	return 0;
 }

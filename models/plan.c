@@ -1299,13 +1299,15 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	if (p->zero >= 2 && p->distributed_optimizer)
 		REFUSE(PF_DISTOPT, "distributed_optimizer (default)",
 		       "Megatron's distributed optimizer contradicts ZeRO stage %d", p->zero);
-	/* the relaxed modes relax the reduction across replicas; the CP
+	/* the relaxed modes relax the reduction across replicas (none at
+	 * dp 1, where they change nothing; dp 0, not resolved yet, is
+	 * checked again once it is: found by review); the CP
 	 * ranks of one replica hold the same parameters and still reduce
 	 * every step, over their CP group (workload's dp_flush). Not
 	 * modelled apart: the experts' reduction inside a replica (its group
 	 * follows ep and etp) and a sharded optimizer's (its shards span DP
 	 * x CP) */
-	if (p->sync != PLAN_SYNC_EVERY_STEP && p->cp > 1 &&
+	if (p->sync != PLAN_SYNC_EVERY_STEP && p->cp > 1 && p->dp > 1 &&
 	    (m->experts > 0 || p->zero >= 1 || p->distributed_optimizer))
 		REFUSE(PF_SYNC, "sync (default)",
 		       "mode '%s' with context parallelism (cp %d) is modelled for dense models "

@@ -38,6 +38,11 @@ check "--layers-per-stage 0,32" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --n
 	--tp 8 --pp 2 --layers-per-stage 0,32 --fidelity analytic
 grep -q "entry 1 must be a layer count from 1 to" /tmp/e2e_cli_err.$$ ||
 	{ echo "FAIL --layers-per-stage 0,32 names the entry: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
+check "--layers-per-stage past a long" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model llama3-8b \
+	--tp 8 --pp 2 --layers-per-stage '16, 99999999999999999999' --fidelity analytic
+grep -q "entry 2 must be a layer count from 1 to 1024 (got '99999999999999999999')" /tmp/e2e_cli_err.$$ ||
+	{ echo "FAIL --layers-per-stage past a long names the entry: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
+check "model --image-size ' 448x448 '" 0 "$TRAINSIM" model --model qwen3-vl-2b --image-size ' 448x448 '
 # a long option without its value: one line naming it as typed
 check "long option without value" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --model qwen3-vl-8b --seed
 grep -q "'--seed'" /tmp/e2e_cli_err.$$ || { echo "FAIL missing value names '--seed'"; fail=1; }

@@ -115,7 +115,7 @@ for c in collective predict; do
 done
 # nor a cluster file's: 2^53 + 1 reads as 2^53 and was taken rounded
 printf '{"preset": "dgx-h100-ndr", "nodes": 2, "seed": 9007199254740993}\n' >"$tmp/sbig.json"
-expect_err "cluster seed past 2^53 - 1" "sbig\\.json:1:[0-9]+: seed: must be between 0 and 9007199254740991" \
+expect_err "cluster seed past 2^53 - 1" "sbig\\.json:1:[0-9]+: seed: must be between 0 and 9007199254740991 \\(got 9007199254740992\\)" \
 	"$TRAINSIM" collective --cluster "$tmp/sbig.json" --op allreduce -b 1M -e 1M
 
 # PCIe keeps its TLP framing: 2 GPUs on PCIe Gen4 x16 (32 GB/s after line

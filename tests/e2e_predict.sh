@@ -193,6 +193,11 @@ expect_err "empty --svg name" "--svg: the file name is empty" "$TRAINSIM" predic
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
+# the relaxed sync modes change nothing at dp 1, so nothing there is refused
+# (found by review: cp 2 with ZeRO 1 and async was refused on one node)
+printf '{"tp": 4, "cp": 2, "zero": 1, "micro_batch": 1, "global_batch": 8, "seq_len": 8192, "flash_attention": true, "sync": {"mode": "async"}}' >"$TMP/dp1sync.json"
+check "async with cp 2 and ZeRO at dp 1" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 --model llama3-8b \
+	--plan "$TMP/dp1sync.json" --fidelity analytic
 expect_err "expert imbalance for a dense model" \
 	"--expert-imbalance: expert_imbalance 0.5 given for a dense model" \
 	"$TRAINSIM" predict $SMALL --expert-imbalance 0.5

@@ -164,6 +164,31 @@ PY
 for f in switch_nolinkbw explicit_lat; do
 	"$TRAINSIM" topo --cluster "$tmp/$f.json" >"$tmp/out" 2>"$tmp/err" && ok "no preset: $f" || bad "no preset: $f: $(cat "$tmp/err")"
 done
+# (found by review of the above) a node without NICs still has a host link
+# (offload); an explicit fabric's cables need the NIC count first; a link
+# without bandwidth says where one could come from; a PCIe preset turned
+# NVSwitch needs the NVLink latency the preset does not have
+python3 - "$full" "$tmp" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = dict(d, nodes=1, fabric={"type": "none"})
+n["node"] = {k: v for k, v in d["node"].items() if k in ("gpus", "intra", "nvlink_latency")}
+json.dump(n, open(sys.argv[2] + "/none_nopcie.json", "w"))
+x = json.load(open(sys.argv[2] + "/explicit_lat.json"))
+del x["node"]["nics"]
+json.dump(x, open(sys.argv[2] + "/explicit_nonics.json", "w"))
+x = json.load(open(sys.argv[2] + "/explicit_lat.json"))
+del x["fabric"]["links"][2]["bandwidth"]
+json.dump(x, open(sys.argv[2] + "/explicit_nobw.json", "w"))
+PY
+expect_err "no preset, one node, no pcie_bandwidth" "none_nopcie\.json:[0-9]+:[0-9]+: node\.pcie_bandwidth: missing field \(no \"preset\"" \
+	"$TRAINSIM" topo --cluster "$tmp/none_nopcie.json"
+expect_err "explicit fabric without node.nics" "explicit_nonics\.json:[0-9]+:[0-9]+: node\.nics: missing field \(no \"preset\"" \
+	"$TRAINSIM" topo --cluster "$tmp/explicit_nonics.json"
+expect_err "explicit link without bandwidth" "explicit_nobw\.json:[0-9]+:[0-9]+: fabric\.links\[2\]\.bandwidth: missing field \(no fabric\.link_bandwidth or \"preset\"" \
+	"$TRAINSIM" topo --cluster "$tmp/explicit_nobw.json"
+bad_file pcie_preset_nvswitch "node\.nvlink_latency: missing field \(the preset has no NVSwitch to take it from\)" \
+	'{"preset": "pcie-2x2-tcp", "gpu": {"nvlink_bandwidth": "300GB/s"}, "node": {"intra": "nvswitch"}}'
 expect_err "explicit link without latency" "^trainsim: error: .*explicit_nolat\\.json:[0-9]+:[0-9]+: fabric\\.links\\[3\\]\\.latency: missing field \\(no fabric\\.link_latency" \
 	"$TRAINSIM" topo --cluster "$tmp/explicit_nolat.json"
 bad_file zero_bw "fabric.link_bandwidth: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": "0Gb/s" } }'

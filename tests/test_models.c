@@ -2117,13 +2117,14 @@ static const struct {
 	{ "gpt3-175b", "{\"seq_len\": 4096, \"tp\": 8}", 8, "exceeds the 2048 learned" },
 	/* the relaxed sync modes relax the replicas' reduction, not the CP
 	 * ranks' (found by review: both were dropped); the CP ranks' is
-	 * modelled for dense models without a sharded optimizer */
+	 * modelled for dense models without a sharded optimizer (at dp 2:
+	 * at dp 1 the modes change nothing and nothing is refused) */
 	{ "llama3-8b",
-	  "{\"cp\": 2, \"flash_attention\": true, \"zero\": 1, \"sync\": {\"mode\": \"async\"}}", 2,
+	  "{\"cp\": 2, \"flash_attention\": true, \"zero\": 1, \"sync\": {\"mode\": \"async\"}}", 4,
 	  "mode 'async' with context parallelism (cp 2) is modelled for dense models without a "
 	  "sharded optimizer (the CP ranks' reduction inside a replica), not with ZeRO" },
 	{ "qwen3-30b-a3b",
-	  "{\"cp\": 2, \"flash_attention\": true, \"sync\": {\"mode\": \"ssp\", \"staleness\": 1}}", 2,
+	  "{\"cp\": 2, \"flash_attention\": true, \"sync\": {\"mode\": \"ssp\", \"staleness\": 1}}", 4,
 	  "not with experts" },
 	/* a model given as config text: ring attention over a sliding window */
 	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"sliding_window\": 1024}",

@@ -979,8 +979,12 @@ static int load_explicit(const struct jval *f, struct topo_cluster *c, bool lat_
 			return jval_error(&b, err, "a cable cannot join a switch to itself");
 		l->bw_Bps = c->fabric.link_Bps;
 		l->lat_s = c->fabric.link_lat_s;
-		if (qty_in(&it, "bandwidth", TS_QTY_BANDWIDTH, l->bw_Bps <= 0, false, &l->bw_Bps,
-			   err) ||
+		if (l->bw_Bps <= 0 && !jval_quantity_node(&it, "bandwidth", TS_QTY_BANDWIDTH, &a)) {
+			jval_child(&it, "bandwidth", &a);
+			return jval_error(&a, err, "missing field (no fabric.link_bandwidth or "
+					  "\"preset\" to take it from)");
+		}
+		if (qty_in(&it, "bandwidth", TS_QTY_BANDWIDTH, false, false, &l->bw_Bps, err) ||
 		    get_time(&it, "latency", &l->lat_s, err))
 			return TS_EINPUT;
 		if (!lat_default && !jval_quantity_node(&it, "latency", TS_QTY_TIME, &a)) {
@@ -1170,8 +1174,8 @@ static int load_placement(const struct jval *root, struct topo_cluster *c, struc
  * review). Which are needed depends on what was read: the fabric's type
  * (a single switch has no switch-to-switch cable, an explicit fabric's
  * links may each give theirs), the node's interconnect and NICs. */
-static int need_fields(const struct jval *root, const struct topo_cluster *c,
-		       struct ts_error *err)
+static int need_fields(const struct jval *root, const struct topo_cluster *c, bool base,
+		       bool preset_nvs, struct ts_error *err)
 {
 	enum { ALWAYS, NET, NVS, PCIE, TRUNK, CABLE };
 	static const struct {
@@ -1184,7 +1188,9 @@ static int need_fields(const struct jval *root, const struct topo_cluster *c,
 		{ "node", "nvlink_latency", TS_QTY_TIME, NVS },
 		{ "node", "nics", -1, NET },
 		{ "node", "nic_bandwidth", TS_QTY_BANDWIDTH, NET },
-		{ "node", "pcie_bandwidth", TS_QTY_BANDWIDTH, PCIE },
+		/* (also the host link of offloaded optimizer states and
+		 * parameters on a node without NICs: found by review) */
+		{ "node", "pcie_bandwidth", TS_QTY_BANDWIDTH, ALWAYS },
 		{ "node", "pcie_latency", TS_QTY_TIME, PCIE },
 		{ "fabric", "link_bandwidth", TS_QTY_BANDWIDTH, TRUNK },
 		{ "fabric", "link_latency", TS_QTY_TIME, CABLE },
@@ -1205,6 +1211,11 @@ static int need_fields(const struct jval *root, const struct topo_cluster *c,
 	for (size_t i = 0; i < TS_ARRAY_LEN(need); i++) {
 		struct jval o, x;
 		bool have;
+		/* on a preset, what the file turns on that the preset lacks: an
+		 * NVSwitch on a PCIe preset (found by review: its NVLink
+		 * latency stayed the preset's 0) */
+		if (base && !(need[i].when == NVS && !preset_nvs))
+			continue;
 		if (!on[need[i].when] || !jval_child(root, need[i].part, &o))
 			continue;
 		have = need[i].qty < 0 ? jval_child(&o, need[i].key, &x)
@@ -1212,7 +1223,9 @@ static int need_fields(const struct jval *root, const struct topo_cluster *c,
 							    (enum ts_qty)need[i].qty, &x);
 		if (!have) {
 			jval_child(&o, need[i].key, &x);
-			return jval_error(&x, err, "missing field (no \"preset\" to take it from)");
+			return jval_error(&x, err, base ? "missing field (the preset has no NVSwitch to "
+							  "take it from)"
+							: "missing field (no \"preset\" to take it from)");
 		}
 	}
 	return 0;
@@ -1227,7 +1240,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	const char *s = NULL;
 	const char *field = "";
 	char msg[300];
-	bool base = false;
+	bool base = false, preset_nvs = false;
 	int rc = TS_EINPUT, own;
 
 	if (jdoc_load(&d, path, err))
@@ -1244,6 +1257,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 			goto fail;
 		}
 		base = true;
+		preset_nvs = c->node.intra == TOPO_INTRA_NVSWITCH;
 	}
 	s = NULL;
 	if (jval_get_string(&root, "name", false, &s, err))
@@ -1260,6 +1274,19 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	else if (!base)
 		snprintf(c->source, sizeof(c->source), "%s", path);
 
+	if (!base) {
+		/* an explicit fabric's cables name NICs: without a preset the
+		 * count comes first (found by review: its absence was told as
+		 * "NIC 0 does not exist (node.nics is 0)" at the first cable) */
+		struct jval fo, no, ty, x;
+		if (jval_child(&root, "fabric", &fo) && cJSON_IsObject(fo.j) &&
+		    jval_child(&fo, "type", &ty) && cJSON_IsString(ty.j) &&
+		    !strcmp(ty.j->valuestring, "explicit") && jval_child(&root, "node", &no) &&
+		    cJSON_IsObject(no.j) && !jval_child(&no, "nics", &x)) {
+			rc = jval_error(&x, err, "missing field (no \"preset\" to take it from)");
+			goto fail;
+		}
+	}
 	{
 		static const char *const part[] = { "gpu", "node", "fabric" };
 		for (int i = 0; i < 3; i++) {
@@ -1277,7 +1304,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 				goto fail;
 		}
 	}
-	if (!base && need_fields(&root, c, err))
+	if (need_fields(&root, c, base, preset_nvs, err))
 		goto fail;
 	if (!base)
 		c->nodes = 1;
