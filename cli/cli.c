@@ -77,7 +77,13 @@ static int run_command(int argc, char **argv)
 			opterr = 0;
 			return cli_commands[i].run(argc - 1, argv + 1);
 		}
-	fprintf(stderr, "trainsim: error: unknown command '%s' (see 'trainsim --help')\n", argv[1]);
+	{
+		char name[80];
+		snprintf(name, sizeof(name), "%s", argv[1]);
+		ts_one_line(name);
+		fprintf(stderr, "trainsim: error: unknown command '%s' (see 'trainsim --help')\n",
+			name);
+	}
 	return 2;
 }
 
@@ -157,6 +163,9 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* one line whatever the values quoted (found by review: a flag's
+	 * value with a line break split the message) */
+	ts_one_line(msg);
 	fprintf(stderr, "trainsim: error: %s %s (see 'trainsim %s --help')\n", cmd, msg, cmd);
 	return 2;
 }

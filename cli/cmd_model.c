@@ -90,6 +90,8 @@ int cmd_model(int argc, char **argv)
 			 * (found by review) */
 			while (isspace((unsigned char)*v))
 				v++;
+			if (*v == '+' && isdigit((unsigned char)v[1])) /* as strtol takes it */
+				v++;
 			if (isdigit((unsigned char)v[0])) {
 				hh = strtol(v, &x, 10);
 				if (*x == 'x' && isdigit((unsigned char)x[1])) {

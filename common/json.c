@@ -816,12 +816,12 @@ int jval_get_int(const struct jval *obj, const char *key, bool required, long lo
 	if (jval_expect_whole(&c, err))
 		return TS_EINPUT;
 	v = c.j->valuedouble;
-	/* (beyond 2^53 too: a whole number, printed whole up to 1e18 so a
-	 * value next to a bound shows as the number read; found by review:
-	 * a seed of 2^53 printed as 9.0072e+15) */
+	/* (beyond 2^53 too: a whole number, printed whole below 1e18, as
+	 * the double read, the nearest to the text past 2^53; found by
+	 * review: a seed of 2^53 printed as 9.0072e+15) */
 	if (v < (double)min || v > (double)max)
 		return jval_error(&c, err, "must be between %lld and %lld (got %.*g)", min, max,
-				  fabs(v) < 1e18 ? 19 : 6, v);
+				  fabs(v) < 1e18 ? 19 : 6, v + 0.0);
 	*out = (long long)v;
 	return 0;
 }

@@ -43,6 +43,13 @@ check "--layers-per-stage past a long" 2 "$TRAINSIM" predict --cluster dgx-h100-
 grep -q "entry 2 must be a layer count from 1 to 1024 (got '99999999999999999999')" /tmp/e2e_cli_err.$$ ||
 	{ echo "FAIL --layers-per-stage past a long names the entry: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
 check "model --image-size ' 448x448 '" 0 "$TRAINSIM" model --model qwen3-vl-2b --image-size ' 448x448 '
+check "model --image-size '+448x448'" 0 "$TRAINSIM" model --model qwen3-vl-2b --image-size '+448x448'
+# a value with a line break is quoted on one line (check counts the lines;
+# found by review: the message split)
+check "--nodes with a line break" 2 "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes $'4\nx'
+check "--layers-per-stage with a line break" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 \
+	--model llama3-8b --tp 8 --pp 2 --layers-per-stage $'16,x\ny' --fidelity analytic
+check "unknown command with a line break" 2 "$TRAINSIM" $'frob\nnicate'
 # a long option without its value: one line naming it as typed
 check "long option without value" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --model qwen3-vl-8b --seed
 grep -q "'--seed'" /tmp/e2e_cli_err.$$ || { echo "FAIL missing value names '--seed'"; fail=1; }

@@ -189,6 +189,25 @@ expect_err "explicit link without bandwidth" "explicit_nobw\.json:[0-9]+:[0-9]+:
 	"$TRAINSIM" topo --cluster "$tmp/explicit_nobw.json"
 bad_file pcie_preset_nvswitch "node\.nvlink_latency: missing field \(the preset has no NVSwitch to take it from\)" \
 	'{"preset": "pcie-2x2-tcp", "gpu": {"nvlink_bandwidth": "300GB/s"}, "node": {"intra": "nvswitch"}}'
+# (found by the second review) the NVSwitch fields a PCIe preset lacks are
+# missing also when the file has no gpu object; a typo in node is a typo
+# before an explicit fabric's NIC count is asked for; a preset's node count
+# that the fabric refuses says it is the preset's; a preset's rails do not
+# carry over to a fabric type without them; a count past the bound prints whole
+bad_file pcie_preset_nvswitch_nogpu "gpu\\.nvlink_bandwidth: missing field \\(the preset has no NVSwitch to take it from\\)" \
+	'{"preset": "pcie-2x2-tcp", "node": {"intra": "nvswitch", "nvlink_latency": "300ns"}}'
+bad_file explicit_nic_typo "node\\.nic: unknown field 'nic'" \
+	'{"gpu": {"bf16_tflops": 1, "memory": "80GB", "hbm_bandwidth": "1TB/s", "sm_arch": 80}, "node": {"gpus": 2, "nic": 2, "intra": "pcie"}, "fabric": {"type": "explicit"}}'
+bad_file preset_nodes_none "nodes: fabric \"none\" holds one node \\(got 4\\): the preset's node count \\(give \"nodes\"\\)" \
+	'{"preset": "dgx-h100-ndr", "fabric": {"type": "none"}}'
+bad_file mtu_huge "fabric\\.mtu_bytes: must be at most 1048576 \\(got 2000000000000000\\)" \
+	'{"preset": "dgx-h100-ndr", "fabric": {"mtu_bytes": 2e15}}'
+printf '{"preset": "dgx-h100-ndr", "nodes": 1, "fabric": {"type": "explicit", "switches": [{"name": "s0"}], "links": [%s]}}\n' \
+	"$(for i in 0 1 2 3 4 5 6 7; do printf '%s{"from": "host0/nic%d", "to": "s0"}' "$([ $i = 0 ] || echo ,)" $i; done)" >"$tmp/railed_explicit.json"
+if "$TRAINSIM" topo --cluster "$tmp/railed_explicit.json" >"$tmp/out" 2>"$tmp/err" &&
+	grep -q '^fabric  *explicit' "$tmp/out" && ! grep '^fabric' "$tmp/out" | grep -q 'rail-optimised'; then
+	ok "an explicit fabric on a railed preset has no rails"
+else bad "explicit fabric rails: $(sed -n 3p "$tmp/out") $(cat "$tmp/err")"; fi
 expect_err "explicit link without latency" "^trainsim: error: .*explicit_nolat\\.json:[0-9]+:[0-9]+: fabric\\.links\\[3\\]\\.latency: missing field \\(no fabric\\.link_latency" \
 	"$TRAINSIM" topo --cluster "$tmp/explicit_nolat.json"
 bad_file zero_bw "fabric.link_bandwidth: must be positive" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": "0Gb/s" } }'

@@ -730,10 +730,11 @@ static int get_count(const struct jval *o, const char *key, int max, int *out,
 	d = x.j->valuedouble;
 	/* (the bound itself, however large the value: found by review, 1e308
 	 * was said to be outside an internal +-9e15) */
+	/* (whole below 1e18, as jval_get_int prints: found by review) */
 	if (d > max)
-		return jval_error(&x, err, "must be at most %d (got %.*g)", max, fabs(d) < 1e15 ? 16 : 6, d);
+		return jval_error(&x, err, "must be at most %d (got %.*g)", max, fabs(d) < 1e18 ? 19 : 6, d);
 	if (d < -(double)max)
-		return jval_error(&x, err, "must not be negative (got %.*g)", fabs(d) < 1e15 ? 16 : 6, d);
+		return jval_error(&x, err, "must not be negative (got %.*g)", fabs(d) < 1e18 ? 19 : 6, d);
 	*out = (int)d;
 	return 0;
 }
@@ -1089,6 +1090,10 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 			if (jval_child(o, "rails", &x))
 				return jval_error(&x, err, "a fabric of type '%s' has no rails (fat-tree, "
 						  "leaf-spine and clos3 have)", fabric_names[f->kind]);
+			/* a preset's rails do not carry over to a type without
+			 * them (found by review: an explicit fabric on a railed
+			 * preset showed "(rail-optimised)") */
+			f->rails = false;
 		}
 	}
 	if (f->kind == TOPO_FABRIC_FAT_TREE) {
@@ -1216,7 +1221,11 @@ static int need_fields(const struct jval *root, const struct topo_cluster *c, bo
 		 * latency stayed the preset's 0) */
 		if (base && !(need[i].when == NVS && !preset_nvs))
 			continue;
-		if (!on[need[i].when] || !jval_child(root, need[i].part, &o))
+		if (!on[need[i].when])
+			continue;
+		/* (a part the file leaves out, on a preset: the field is still
+		 * missing, told at the root; found by review) */
+		if (!jval_child(root, need[i].part, &o) && !base)
 			continue;
 		have = need[i].qty < 0 ? jval_child(&o, need[i].key, &x)
 				       : jval_quantity_node(&o, need[i].key,
@@ -1274,19 +1283,6 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	else if (!base)
 		snprintf(c->source, sizeof(c->source), "%s", path);
 
-	if (!base) {
-		/* an explicit fabric's cables name NICs: without a preset the
-		 * count comes first (found by review: its absence was told as
-		 * "NIC 0 does not exist (node.nics is 0)" at the first cable) */
-		struct jval fo, no, ty, x;
-		if (jval_child(&root, "fabric", &fo) && cJSON_IsObject(fo.j) &&
-		    jval_child(&fo, "type", &ty) && cJSON_IsString(ty.j) &&
-		    !strcmp(ty.j->valuestring, "explicit") && jval_child(&root, "node", &no) &&
-		    cJSON_IsObject(no.j) && !jval_child(&no, "nics", &x)) {
-			rc = jval_error(&x, err, "missing field (no \"preset\" to take it from)");
-			goto fail;
-		}
-	}
 	{
 		static const char *const part[] = { "gpu", "node", "fabric" };
 		for (int i = 0; i < 3; i++) {
@@ -1298,6 +1294,21 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 			}
 			if (jval_expect_object(&o, err))
 				goto fail;
+			if (i == 2 && !base) {
+				/* an explicit fabric's cables name NICs: without a
+				 * preset the count comes first, once node's keys are
+				 * checked (found by review: its absence was told as
+				 * "NIC 0 does not exist (node.nics is 0)" at the first
+				 * cable) */
+				struct jval no, ty, x;
+				if (jval_child(&o, "type", &ty) && cJSON_IsString(ty.j) &&
+				    !strcmp(ty.j->valuestring, "explicit") &&
+				    jval_child(&root, "node", &no) && !jval_child(&no, "nics", &x)) {
+					rc = jval_error(&x, err,
+							"missing field (no \"preset\" to take it from)");
+					goto fail;
+				}
+			}
 			if ((i == 0 && load_gpu(&o, c, base, err)) ||
 			    (i == 1 && load_node(&o, c, base, err)) ||
 			    (i == 2 && load_fabric(&o, c, base, path, err)))
@@ -1337,6 +1348,11 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 		}
 		if (flag)
 			rc = jval_error(&v, err, "%s (--nodes %d; the file has %d)", msg, nodes, own);
+		else if (base && nodes <= 0 && !strcmp(field, "nodes") &&
+			 !jval_child(&root, "nodes", &(struct jval){ 0 }))
+			/* (found by review: the preset's count, which the file
+			 * does not show) */
+			rc = jval_error(&v, err, "%s: the preset's node count (give \"nodes\")", msg);
 		else
 			rc = jval_error(&v, err, "%s", msg);
 		goto fail;
