@@ -821,7 +821,7 @@ int jval_get_int(const struct jval *obj, const char *key, bool required, long lo
 	 * review: a seed of 2^53 printed as 9.0072e+15) */
 	if (v < (double)min || v > (double)max)
 		return jval_error(&c, err, "must be between %lld and %lld (got %.*g)", min, max,
-				  fabs(v) < 1e18 ? 19 : 6, v + 0.0);
+				  jval_whole_prec(v), v + 0.0);
 	*out = (long long)v;
 	return 0;
 }

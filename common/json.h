@@ -59,6 +59,12 @@ const char *json_num_text(double v, char *buf, size_t n);
 /* Refuse v unless it is a whole number (finite, no fraction), with
  * jval_get_int's message. */
 int jval_expect_whole(const struct jval *v, struct ts_error *err);
+/* The %.*g precision that prints whole number v whole: every digit below
+ * 1e18, else 6 (for messages about integers out of range). */
+static inline int jval_whole_prec(double v)
+{
+	return v > -1e18 && v < 1e18 ? 19 : 6;
+}
 
 /* Report an error about v: "file:line:col: path: <message>". Returns TS_EINPUT. */
 int jval_error(const struct jval *v, struct ts_error *err, const char *fmt, ...)

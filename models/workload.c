@@ -28,7 +28,8 @@ struct bld {
 	                            * tied-embedding receive the next compute op waits for, -1 none */
 	int32_t micro, chunk, layer; /* current context */
 	double T;                  /* tokens per micro-batch per rank (b s / cp) */
-	double wb, gb;             /* parameter and gradient-on-wire bytes per element */
+	double wb, gb;             /* parameter and activation (plan_act_bytes, one rule for
+	                            * both), gradient-on-wire bytes per element */
 	double ga;                 /* accumulated-gradient bytes per element */
 	double bucket_dense, bucket_exp; /* bytes pending in the current DP buckets */
 	bool dp_block;             /* a DP flush blocks the compute stream (per-micro-batch
@@ -1235,26 +1236,25 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 	 * CP; found by review: the relaxed modes dropped this reduction with
 	 * the replicas'). plan_check_model leaves only dense models without a
 	 * sharded optimizer here. */
-	bool cp_only = !b->o->dp_reduce && p->cp > 1;
+	bool cp_only = !b->o->dp_reduce && p->cp > 1, sends = b->o->dp_reduce || cp_only;
 	enum wl_dim dim = cp_only ? WL_D_CP : expert ? WL_D_EDP : WL_D_DP;
 	int D = p->dp * p->cp, Dg = cp_only ? p->cp : expert ? plan_expert_dp(p) : D;
 	enum wl_coll c;
-	double size;
+	double size, elems = *acc;
 	int32_t saved = b->pend;
-	if (*acc <= 0 || (!force && *acc * b->gb < p->bucket_bytes))
+	if (elems <= 0 || (!force && elems * b->gb < p->bucket_bytes))
 		return;
+	*acc = 0;
 	/* (a local SGD step sends nothing across replicas: nothing to
 	 * select, keep or add; found by review: its local steps paid top-k's
 	 * compute) */
-	if (Dg <= 1 || (!b->o->dp_reduce && !cp_only && p->sync == PLAN_SYNC_LOCAL_SGD)) {
-		*acc = 0;
+	if (Dg <= 1 || (!sends && p->sync == PLAN_SYNC_LOCAL_SGD))
 		return;
-	}
 	if (p->compression == PLAN_CMP_TOPK) {
 		/* Sparse all-gather: every rank's k values (in the reduction's
 		 * dtype, grad_reduce_dtype) and int32 indices (Aji & Heafield
 		 * 2017; Lin et al. 2018 DGC): output = D x k x (value + 4). */
-		double k = *acc * p->compression_ratio, pair = b->gb + 4;
+		double k = elems * p->compression_ratio, pair = b->gb + 4;
 		c = WL_C_ALLGATHER;
 		size = Dg * k * pair;
 		/* selection: two passes over fp32 gradients (assumption: radix
@@ -1262,12 +1262,12 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		 * run the step still selects, keeps its residual and applies
 		 * what arrives: the compute stays, only the all-gather goes
 		 * (found by review: all three were dropped) */
-		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k select", 0, 2 * 4 * *acc, 0, 0, 0, 0, WL_V_NONE);
+		cmp_op(b, WL_P_OPT, WL_ELEM, "top-k select", 0, 2 * 4 * elems, 0, 0, 0, 0, WL_V_NONE);
 		if (p->error_feedback)
-			cmp_op(b, WL_P_OPT, WL_ELEM, "error feedback", 0, 3 * 4 * *acc, 0, 0, 0, 0,
+			cmp_op(b, WL_P_OPT, WL_ELEM, "error feedback", 0, 3 * 4 * elems, 0, 0, 0, 0,
 			       WL_V_NONE);
 		/* overlapped: nothing on the compute stream waits until the optimizer */
-		if (b->o->dp_reduce || cp_only)
+		if (sends)
 			coll_op(b, WL_P_DP, dim, c, size,
 				cp_only ? "cp grad top-k allgather" :
 				expert	? "edp top-k allgather" :
@@ -1276,16 +1276,13 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		/* scatter-add of the D x k received pairs into the dense gradient:
 		 * it needs the all-gather's output, so it runs after backward
 		 * (run_deferred) */
-		defer_op(b, "top-k accumulate", WL_P_OPT, Dg * k * pair * 2 + 4 * *acc);
-		*acc = 0;
+		defer_op(b, "top-k accumulate", WL_P_OPT, Dg * k * pair * 2 + 4 * elems);
 		return;
 	}
-	if (!b->o->dp_reduce && !cp_only) {
-		*acc = 0;
+	if (!sends)
 		return;
-	}
 	c = (p->zero >= 1 || p->distributed_optimizer) ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
-	size = *acc * b->gb;
+	size = elems * b->gb;
 	const char *name = cp_only ? "cp grad reduce" : expert ? "edp grad reduce" : "dp grad reduce";
 	if (b->dp_block) {
 		/* on the compute stream: after what it waited for, and before
@@ -1297,12 +1294,10 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 			b->pend = id;
 			wait_dp(b, id);
 		}
-		*acc = 0;
 		return;
 	}
 	/* overlapped: nothing on the compute stream waits until the optimizer */
 	coll_op(b, WL_P_DP, dim, c, size, name, -1);
-	*acc = 0;
 }
 
 /* The deferred element-wise ops, once every DP-stream op so far is done. */

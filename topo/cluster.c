@@ -730,11 +730,11 @@ static int get_count(const struct jval *o, const char *key, int max, int *out,
 	d = x.j->valuedouble;
 	/* (the bound itself, however large the value: found by review, 1e308
 	 * was said to be outside an internal +-9e15) */
-	/* (whole below 1e18, as jval_get_int prints: found by review) */
+	/* (printed as jval_get_int prints: found by review) */
 	if (d > max)
-		return jval_error(&x, err, "must be at most %d (got %.*g)", max, fabs(d) < 1e18 ? 19 : 6, d);
+		return jval_error(&x, err, "must be at most %d (got %.*g)", max, jval_whole_prec(d), d);
 	if (d < -(double)max)
-		return jval_error(&x, err, "must not be negative (got %.*g)", fabs(d) < 1e18 ? 19 : 6, d);
+		return jval_error(&x, err, "must not be negative (got %.*g)", jval_whole_prec(d), d);
 	*out = (int)d;
 	return 0;
 }
