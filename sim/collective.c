@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "common/rng.h"
+#include "sim/compute.h"
 #include "sim/sim_int.h"
 
 /* ---- plan ----------------------------------------------------------------- */
@@ -66,6 +67,7 @@ struct xfer {
 	double bytes;              /* payload, bytes */
 	bool pay_alpha;            /* first chunk of its edge */
 	int32_t ndeps;             /* unfinished predecessors */
+	int32_t stage;             /* staged DAG: transfers with bytes on its longest chain before it */
 	uint64_t hash;             /* ECMP hash */
 };
 
@@ -75,6 +77,9 @@ struct dag {
 	int32_t ne, cape;          /* edges, allocated */
 	int32_t *efrom, *eto;      /* edges from -> to (builder) */
 	int32_t *soff, *succ;      /* CSR successors (after finalize) */
+	bool staged;               /* store and forward (no chunks): a transfer waits for whole
+	                            * earlier ones, so the analytic model prices stage by stage */
+	int32_t nstages;           /* staged: stages (after finalize) */
 	struct sim_coll *c;        /* owner */
 };
 
@@ -350,6 +355,7 @@ static int dag_add(struct dag *d, int32_t src, int32_t dst, int32_t link, double
 	d->x[d->n].bytes = bytes;
 	d->x[d->n].pay_alpha = pay_alpha;
 	d->x[d->n].ndeps = 0;
+	d->x[d->n].stage = 0;
 	d->x[d->n].hash = hash;
 	return d->n++;
 }
@@ -394,6 +400,18 @@ static int dag_finalize(struct dag *d)
 	for (i = 0; i < d->ne; i++)
 		d->succ[d->soff[d->efrom[i]] + fill[d->efrom[i]]++] = d->eto[i];
 	free(fill);
+	/* stages: a transfer follows the bytes-carrying transfers on its
+	 * longest chain of predecessors (a zero-byte join adds none);
+	 * predecessors come first */
+	d->nstages = d->n > 0 ? 1 : 0;
+	for (i = 0; i < d->n; i++) {
+		int32_t k, nx = d->x[i].stage + (d->x[i].bytes > 0);
+		if (d->x[i].stage + 1 > d->nstages)
+			d->nstages = d->x[i].stage + 1;
+		for (k = d->soff[i]; k < d->soff[i + 1]; k++)
+			if (nx > d->x[d->succ[k]].stage)
+				d->x[d->succ[k]].stage = nx;
+	}
 	free(d->efrom);
 	free(d->eto);
 	d->efrom = d->eto = NULL;
@@ -896,6 +914,7 @@ static int build_plan(struct sim_coll *c)
 		double chunk = S;
 		if (!last)
 			return TS_ENOMEM;
+		d->staged = true; /* each step sends what the previous step received */
 		while ((1 << lg) < n)
 			lg++;
 		for (i = 0; i < n; i++)
@@ -969,6 +988,7 @@ static int build_plan(struct sim_coll *c)
 			 * (its shard is reduced once every send into it arrived) */
 			int32_t *join = malloc((size_t)n * sizeof(int32_t)), *rs = malloc((size_t)n * (size_t)n * sizeof(int32_t));
 			rc = TS_ENOMEM;
+			d->staged = true;
 			if (!join || !rs)
 				goto direct_done;
 			for (i = 0; i < n; i++)
@@ -1066,6 +1086,7 @@ static int build_plan(struct sim_coll *c)
 		 * first ps_servers ranks of the group */
 		int32_t ns = s->ps_servers > 0 ? s->ps_servers : 1, base;
 		double shard = S / ns;
+		d->staged = true; /* a server sends once every push into it arrived */
 		for (j = 0; j < ns; j++)
 			for (i = 0; i < n; i++)
 				if (i != j && dag_add(d, c->gpus[i], c->gpus[j], -1, shard, true,
@@ -1630,12 +1651,40 @@ static double tree_over_ring_s(const struct sim_group_info *gi, const struct sim
 	       (ring_bw_s > 0 ? ring_bw_s : 0) * f * n / (n - 1);
 }
 
+static double path_lat_s(const struct topo *t, const int32_t *p, int h);
+
+/* The links' own latency a planned tree adds to NCCL's hop latencies,
+ * along nccl_tree_lat_us's chain: up and down, ppn - 1 hops inside a host
+ * and log2(nodes) across, each the path from the group's first rank to
+ * another on its host or on another host (found by review: trees over 64
+ * ranks, priced without it, came out 7 us faster at 9 nodes than planned
+ * at 8, and below the flow level's). */
+static double tree_path_lat_s(const struct topo *t, const struct sim_coll_spec *s,
+			      const struct sim_group_info *gi)
+{
+	int32_t p[TOPO_MAX_HOPS], g0 = t->rank_gpu[s->ranks[0]], in = -1, out = -1, i;
+	double li = 0, lo = 0;
+	int h;
+	for (i = 1; i < s->nranks && (in < 0 || out < 0); i++) {
+		int32_t g = t->rank_gpu[s->ranks[i]];
+		if (topo_gpu_host(t, g) != topo_gpu_host(t, g0))
+			out = out < 0 ? g : out;
+		else if (in < 0)
+			in = g;
+	}
+	if (in >= 0 && (h = topo_route(t, g0, in, s->hash, p)) > 0)
+		li = path_lat_s(t, p, h);
+	if (out >= 0 && (h = topo_route(t, g0, out, s->hash, p)) > 0)
+		lo = path_lat_s(t, p, h);
+	return 2 * ((gi->ppn - 1) * li + log2(gi->nnodes) * lo);
+}
+
 /* sim_tree_model's time for protocol p (gi: the group's facts): LL's at
  * least its bus bytes at llMaxBw. */
 static double tree_model_proto(const struct topo *t, const struct sim_group_info *gi,
 			       const struct sim_coll_spec *s, double ring_bw_s, enum sim_proto p)
 {
-	double tm = tree_over_ring_s(gi, s, ring_bw_s, p);
+	double tm = tree_over_ring_s(gi, s, ring_bw_s, p) + tree_path_lat_s(t, s, gi);
 	if (p == SIM_PROTO_LL) {
 		double cap = sim_ll_max_busbw_Bps(t->cl.gpu.sm_arch, gi->nnodes);
 		double fl = cap > 0 ? sim_busbw_factor(s->op, s->nranks) * s->size_bytes / cap +
@@ -1699,6 +1748,22 @@ static int coll_params(struct sim_coll *c)
 		free(off);
 	}
 	c->wire_factor = 1.0 / sim_proto_eff_for(c->s.algo, c->s.proto, nnodes);
+	if (c->s.nranks == 1) {
+		/* One rank: NCCL runs no algorithm or protocol; out of place it
+		 * copies the send buffer into the receive buffer on the GPU
+		 * (ncclLaunchOneRank; in place, nothing). Priced as the compute
+		 * model's element-wise kernel reading and writing S (the
+		 * nccl-tests out-of-place column; found by review: one rank took
+		 * LL's or Simple's base latency at any size, a broadcast with LL
+		 * its llMaxBw floor). */
+		struct sim_compute cm;
+		struct sim_op_desc op = { SIM_OP_ELEMENTWISE, 0, 2 * c->s.size_bytes, 0, 0, 0, 0, 2 };
+		sim_compute_init(&cm, &c->t->cl.gpu);
+		c->floor_ps = time_from_s(sim_compute_time_s(&cm, &op));
+		c->base_ps = 0;
+		memset(c->a_ps, 0, sizeof(c->a_ps));
+		return 0;
+	}
 	/* LL's bus bandwidth is capped (NCCL's llMaxBw: the flag polling of
 	 * the 8-byte protocol, not the wire, bounds it): the operation takes
 	 * at least its bus bytes at the cap */
@@ -1953,6 +2018,60 @@ static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t 
 	return lat;
 }
 
+/* The bandwidth term of phase p's store-and-forward DAGs (dag.staged):
+ * stage k's transfers start once the transfers before them arrived, so
+ * the stages' bottlenecks add up, the same stage of every group side by
+ * side (found by review: a parameter server's pushes and pulls, on
+ * opposite link directions, were priced as overlapping, at half the flow
+ * model's time; recursive halving's steps inside and across nodes as one).
+ * Raises *bw to that sum; ll is scratch. */
+static int staged_bw(struct sim_coll *const *cs, int ncs, int p, struct lload *ll, double *bw)
+{
+	int32_t nst = 0, k, i, j;
+	double sum = 0;
+	int ci;
+	for (ci = 0; ci < ncs; ci++)
+		if (p < cs[ci]->nph && cs[ci]->ph[p].dag.staged && cs[ci]->ph[p].dag.nstages > nst)
+			nst = cs[ci]->ph[p].dag.nstages;
+	if (nst < 2)
+		return 0; /* one stage: the phase's bottleneck already */
+	for (k = 0; k < nst; k++) {
+		double mx = 0;
+		lload_clear(ll);
+		for (ci = 0; ci < ncs; ci++) {
+			struct sim_coll *c = cs[ci];
+			const struct dag *d = &c->ph[p].dag;
+			if (p >= c->nph || !d->staged)
+				continue;
+			for (i = 0; i < d->n; i++) {
+				const struct xfer *x = &d->x[i];
+				double pl = 0;
+				if (x->stage != k || !(x->bytes > 0))
+					continue;
+				if (x->dst < 0)
+					bump(ll, x->link, x->bytes * c->wire_factor);
+				else
+					pl = add_load(c, ll, x->src, x->dst, x->hash,
+						      x->bytes * c->wire_factor);
+				if (pl < 0)
+					return (int)pl;
+			}
+		}
+		if (ll->oom)
+			return TS_ENOMEM;
+		for (j = 0; j < ll->n; j++) {
+			int32_t u = ll->used[j];
+			double tl = ll->bytes[u] / sim_link_cap_topo(cs[0]->t, ll->link[u]);
+			if (tl > mx)
+				mx = tl;
+		}
+		sum += mx;
+	}
+	if (sum > *bw)
+		*bw = sum;
+	return 0;
+}
+
 /* alpha-beta per phase: bandwidth term = the most loaded link's bytes over
  * its capacity (the bottleneck share of every flow of the phase, counting
  * how many of the group's transfers cross each NIC and link); latency term
@@ -1961,6 +2080,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 {
 	const struct topo *t = cs[0]->t;
 	struct lload ll = { NULL, NULL, NULL, 0, 0, false };
+	struct lload sl = { NULL, NULL, NULL, 0, 0, false }; /* one stage's */
 	double total = 0;
 	double *fin = NULL;
 	int p, ci, nph = 0, rc = 0;
@@ -2057,6 +2177,9 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 			if (tl > bw)
 				bw = tl;
 		}
+		rc = staged_bw(cs, ncs, p, &sl, &bw);
+		if (rc)
+			goto out;
 		total += lat + bw;
 	}
 	/* LL's bus bandwidth cap, NCCL's tree bandwidth (coll_params) */
@@ -2070,6 +2193,9 @@ out:
 	free(ll.link);
 	free(ll.bytes);
 	free(ll.used);
+	free(sl.link);
+	free(sl.bytes);
+	free(sl.used);
 	free(fin);
 	return rc;
 }
