@@ -663,11 +663,13 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		 * each at most the stage's gradients at the bucket's dtype (found by
 		 * review: a bucket larger than the gradients was counted whole);
 		 * Megatron reduces in place in its grad buffer. ZeRO-3 gathers the
-		 * largest tensor plus the prefetch bucket. */
+		 * largest tensor plus the prefetch bucket, when its weights are
+		 * sharded (found by review: counted at dp x cp 1, where nothing is
+		 * gathered). */
 		st->buffers_bytes = 0;
 		if (p->zero >= 1 && d_dense > 1)
 			st->buffers_bytes += 2 * fmin(p->bucket_bytes, (Pd + Pe) * plan_grad_wire_bytes(p));
-		if (p->zero == 3)
+		if (p->zero == 3 && (d_dense > 1 || d_exp > 1)) /* sharded: gathers run */
 			st->buffers_bytes += wb * (big_unit + MEM_ZERO3_PREFETCH_PARAMS);
 		/* the allgather token dispatcher (models/workload.c): the
 		 * expert-TP x EP group's gathered hidden states and the buffer

@@ -2239,6 +2239,32 @@ START_TEST(zero_buckets_capped_by_gradients)
 }
 END_TEST
 
+/* ZeRO-3's gather buffers exist only where its weights are sharded: at dp
+ * x cp 1 nothing is gathered (the workload runs no gather there; found by
+ * review: 1.07 GiB of buffers for llama3-8b on one GPU). */
+START_TEST(zero3_unsharded_has_no_gather_buffer)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	struct memory_env env = { .gpu_mem_bytes = 80e9, .ngpus = 1 };
+	struct memory_report r;
+	ck_assert_msg(load_text(&m, "{" SWA_BASE "\"model_type\": \"llama\"}", &err) == 0, "%s",
+		      err.msg);
+	plan_init(&p);
+	p.zero = 3;
+	ck_assert_int_eq(plan_resolve(&p, &m, 1, &err), 0);
+	memory_eval(&m, &p, &env, &r);
+	ck_assert_double_eq(r.stage[0].buffers_bytes, 0);
+	env.ngpus = 2; /* dp 2: the gathered tensor and the prefetch bucket */
+	plan_init(&p);
+	p.zero = 3;
+	ck_assert_int_eq(plan_resolve(&p, &m, 2, &err), 0);
+	memory_eval(&m, &p, &env, &r);
+	ck_assert_double_gt(r.stage[0].buffers_bytes, 0);
+}
+END_TEST
+
 /* Top-k compression with error feedback keeps an fp32 residual of every
  * gradient element the rank holds: twice the bf16 weight bytes. */
 START_TEST(error_feedback_memory)
@@ -2653,6 +2679,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, whole_experts_memory);
 	tcase_add_test(tc, dp_bucket_default);
 	tcase_add_test(tc, zero_buckets_capped_by_gradients);
+	tcase_add_test(tc, zero3_unsharded_has_no_gather_buffer);
 	tcase_add_test(tc, error_feedback_memory);
 	tcase_add_test(tc, activations_pipeline_in_flight);
 	tcase_add_test(tc, activations_last_stage_logits);
