@@ -1757,7 +1757,9 @@ static int coll_params(struct sim_coll *c)
 		 * LL's or Simple's base latency at any size, a broadcast with LL
 		 * its llMaxBw floor). */
 		struct sim_compute cm;
-		struct sim_op_desc op = { SIM_OP_ELEMENTWISE, 0, 2 * c->s.size_bytes, 0, 0, 0, 0, 2 };
+		struct sim_op_desc op = { .cls = SIM_OP_ELEMENTWISE,
+					  .bytes = 2 * c->s.size_bytes,
+					  .dtype_bytes = 2 };
 		sim_compute_init(&cm, &c->t->cl.gpu);
 		c->floor_ps = time_from_s(sim_compute_time_s(&cm, &op));
 		c->base_ps = 0;
