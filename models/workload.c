@@ -32,6 +32,9 @@ struct bld {
 	                            * both), gradient-on-wire bytes per element */
 	double ga;                 /* accumulated-gradient bytes per element */
 	double bucket_dense, bucket_exp; /* bytes pending in the current DP buckets */
+	bool dp_fine;              /* layer_bwd hands its MLP's (experts') gradients to the
+	                            * buckets as their weight gradients are done, flag */
+	double fine_dense, fine_exp; /* elements it handed so, this layer */
 	bool dp_block;             /* a DP flush blocks the compute stream (per-micro-batch
 	                            * reduction without overlap), flag */
 	int32_t pend_send;         /* blocking pipeline send the next compute or collective
@@ -1038,6 +1041,26 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 /* Backward of decoder layer l: each GEMM twice (data and weight gradient),
  * attention core twice its forward (Megatron SC'21 appendix: backward =
  * 2 x forward), communication mirrored. */
+static void dp_flush(struct bld *b, bool expert, bool force);
+
+/* With overlapped buckets (b->dp_fine) the MLP's or the routed experts'
+ * weight gradients, done before the attention's, go into the buckets at
+ * once, so a full bucket starts reducing mid-layer as Megatron's, which
+ * closes a bucket at the parameter that fills it (found by review: buckets
+ * closed only at layer ends, so bucket_mb below one layer changed
+ * nothing). The layer's other gradients follow at its end. */
+static void dp_ready(struct bld *b, double dense, double expert)
+{
+	if (!b->dp_fine)
+		return;
+	b->fine_dense += dense;
+	b->fine_exp += expert;
+	b->bucket_dense += dense;
+	b->bucket_exp += expert;
+	dp_flush(b, false, false);
+	dp_flush(b, true, false);
+}
+
 static void layer_bwd(struct bld *b, int l)
 {
 	const struct model *m = b->m;
@@ -1082,10 +1105,15 @@ static void layer_bwd(struct bld *b, int l)
 	}
 
 	residual(b, ph, true);
-	if (ls.moe)
+	if (ls.moe) {
+		double d, e;
 		moe_bwd(b, &ls, hide);
-	else
+		model_layer_rank_params(m, p, l, &d, &e);
+		dp_ready(b, 0, e);
+	} else {
 		mlp_bwd(b, ffn_t, scale, hide, &dense_names, MLP_ALL);
+		dp_ready(b, (mats(m) + 1) * h * ffn_t, 0); /* fc1 (gated: 2 mats) and fc2 */
+	}
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	residual(b, ph, true);
 	linear_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);
@@ -1943,12 +1971,18 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						g_emb = z3_gather_extra(&b, emb_params + vit_params,
 									"zero3 embedding allgather");
 					wait_dp(&b, g_cur);
+					/* (unfused accumulation adds the layer's
+					 * gradients after its backward: whole) */
+					b.dp_fine = reduce && flush &&
+						    (p->grad_accum_fusion || p->zero >= 2);
+					b.fine_dense = b.fine_exp = 0;
 					layer_bwd(&b, l);
+					b.dp_fine = false;
 					model_layer_rank_params(m, p, l, &d, &e);
 					grad_accum(&b, "grad accumulate", d + e, layer_tensors(m, l));
 					if (reduce) {
-						b.bucket_dense += d;
-						b.bucket_exp += e;
+						b.bucket_dense += d - b.fine_dense;
+						b.bucket_exp += e - b.fine_exp;
 						if (flush) {
 							dp_flush(&b, false, false);
 							dp_flush(&b, true, false);

@@ -459,6 +459,44 @@ START_TEST(overlap_slowdown_spares_host_work)
 }
 END_TEST
 
+/* Overlapped DP buckets take the MLP's weight gradients as soon as its
+ * backward is done, as Megatron closes a bucket at the parameter that fills
+ * it: with a bucket smaller than a layer's MLP gradients the last layer's
+ * first reduction starts before its attention's backward, and every layer
+ * reduces twice (found by review: buckets closed only at layer ends, so
+ * bucket_mb below one layer changed nothing). */
+START_TEST(dp_bucket_closes_mid_layer)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	double first_dp = INFINITY, proj7 = INFINITY;
+	int ndp = 0;
+	setup_small(&p, &o, 2, small_model);
+	p.overlap_dp = true;
+	p.bucket_bytes = 1e6; /* one layer's MLP: 2 x 1024 x 4096 fp32 gradients, 33.6 MB */
+	p.global_batch = 16;  /* dp 16, one micro-batch each */
+	resolve(&p);
+	run(&p, &o, &r);
+	for (int32_t i = 0; i < r.tl->n; i++) {
+		const struct sim_slice *sl = &r.tl->s[i];
+		if (sl->track / SIM_TL_PER != 0)
+			continue;
+		if (!strcmp(sl->name, "dp grad reduce")) {
+			ndp++;
+			first_dp = fmin(first_dp, sl->t0_s);
+		} else if (!strcmp(sl->name, "proj wgrad") && sl->layer == 7) {
+			proj7 = fmin(proj7, sl->t0_s);
+		}
+	}
+	ck_assert_msg(first_dp < proj7, "first DP reduction at %g s, layer 7's proj wgrad at %g s",
+		      first_dp, proj7);
+	ck_assert_msg(ndp >= 16, "%d DP reductions for 8 layers", ndp);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* --memo 1 keeps each pipeline send's own time: stage 1 of tp 4, pp 4 on
  * two DGX H100 nodes sends activations to stage 2 on the other node and
  * gradients to stage 0 on its own (found by review: they shared one memo
@@ -5724,6 +5762,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, overlap_slowdown_only_while_overlapped);
 	tcase_add_test(tc, overlap_slowdown_spares_host_work);
 	tcase_add_test(tc, memo_keeps_each_send_peer);
+	tcase_add_test(tc, dp_bucket_closes_mid_layer);
 	tcase_add_test(tc, image_variance_slows);
 	tcase_add_test(tc, images_fit_in_the_sequence);
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
