@@ -671,17 +671,15 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			st->buffers_bytes += 2 * fmin(p->bucket_bytes, (Pd + Pe) * plan_grad_wire_bytes(p));
 		if (p->zero == 3 && (d_dense > 1 || d_exp > 1)) /* sharded: gathers run */
 			st->buffers_bytes += wb * (big_unit + MEM_ZERO3_PREFETCH_PARAMS);
-		/* top-k's sparse all-gather lands every rank's k values and int32
-		 * indices: D x k x (value + 4) bytes for one bucket (a bucket's
-		 * k elements; without overlap.dp the stage's gradients go in one;
-		 * assumption: one output alive, freed by its scatter-add; found
-		 * by review: not counted, 4 GB of gpt2 at ratio 1 and dp 4) */
-		if (p->compression == PLAN_CMP_TOPK && d_dense > 1) {
-			double gw = plan_grad_wire_bytes(p), el = Pd + Pe;
-			if (p->overlap_dp && p->bucket_bytes / gw < el)
-				el = p->bucket_bytes / gw;
-			st->buffers_bytes += d_dense * el * p->compression_ratio * (gw + 4);
-		}
+		/* top-k's sparse all-gathers land every rank's k values and
+		 * int32 indices, D x k x (value + 4) bytes, and each stays until
+		 * its scatter-add, which the workload runs once every reduction
+		 * of the step is in (run_deferred): the stage's gradients
+		 * together, bucketed or not (found by review: not counted, 4 GB
+		 * of gpt2 at ratio 1 and dp 4) */
+		if (p->compression == PLAN_CMP_TOPK && d_dense > 1)
+			st->buffers_bytes += d_dense * (Pd + Pe) * p->compression_ratio *
+					     (plan_grad_wire_bytes(p) + 4);
 		/* the allgather token dispatcher (models/workload.c): the
 		 * expert-TP x EP group's gathered hidden states and the buffer
 		 * its results are scattered into before the reduce-scatter,

@@ -1043,10 +1043,11 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
  * 2 x forward), communication mirrored. */
 static void dp_flush(struct bld *b, bool expert, bool force);
 
-/* With overlapped buckets (b->dp_fine) the MLP's or the routed experts'
- * weight gradients, done before the attention's, go into the buckets at
- * once, so a full bucket starts reducing mid-layer as Megatron's, which
- * closes a bucket at the parameter that fills it (found by review: buckets
+/* With bucketed reductions (b->dp_fine: overlap.dp, or ZeRO 2/3 every
+ * micro-batch) the MLP's or the routed experts' weight gradients, done
+ * before the attention's, go into the buckets at once, so a full bucket
+ * starts reducing mid-layer as Megatron's, which closes a bucket at the
+ * parameter that fills it, and DeepSpeed's (found by review: buckets
  * closed only at layer ends, so bucket_mb below one layer changed
  * nothing). The layer's other gradients follow at its end. */
 static void dp_ready(struct bld *b, double dense, double expert)
@@ -1972,7 +1973,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 									"zero3 embedding allgather");
 					wait_dp(&b, g_cur);
 					/* (unfused accumulation adds the layer's
-					 * gradients after its backward: whole) */
+					 * gradients after its backward: whole;
+					 * ZeRO 2/3's hooks fill DeepSpeed's bucket
+					 * per parameter, overlapped or blocking) */
 					b.dp_fine = reduce && flush &&
 						    (p->grad_accum_fusion || p->zero >= 2);
 					b.fine_dense = b.fine_exp = 0;

@@ -1753,7 +1753,8 @@ static int coll_params(struct sim_coll *c)
 		 * copies the send buffer into the receive buffer on the GPU
 		 * (ncclLaunchOneRank; in place, nothing). Priced as the compute
 		 * model's element-wise kernel reading and writing S (the
-		 * nccl-tests out-of-place column; found by review: one rank took
+		 * nccl-tests out-of-place column; `collective`'s in-place column
+		 * repeats it, an upper bound; found by review: one rank took
 		 * LL's or Simple's base latency at any size, a broadcast with LL
 		 * its llMaxBw floor). */
 		struct sim_compute cm;
@@ -2047,16 +2048,20 @@ static int staged_bw(struct sim_coll *const *cs, int ncs, int p, struct lload *l
 				continue;
 			for (i = 0; i < d->n; i++) {
 				const struct xfer *x = &d->x[i];
-				double pl = 0;
+				double pl = 0, wb = x->bytes * c->wire_factor;
 				if (x->stage != k || !(x->bytes > 0))
 					continue;
 				if (x->dst < 0)
-					bump(ll, x->link, x->bytes * c->wire_factor);
+					bump(ll, x->link, wb);
 				else
-					pl = add_load(c, ll, x->src, x->dst, x->hash,
-						      x->bytes * c->wire_factor);
+					pl = add_load(c, ll, x->src, x->dst, x->hash, wb);
 				if (pl < 0)
 					return (int)pl;
+				/* TCP: no faster than the host copy, as analytic_time
+				 * (found by review: each stage pays it at flow level) */
+				if (x->dst >= 0 && sim_tcp_hop(c->t, x->src, x->dst) &&
+				    wb * c->t->cl.fabric.tcp_byte_s > mx)
+					mx = wb * c->t->cl.fabric.tcp_byte_s;
 			}
 		}
 		if (ll->oom)
