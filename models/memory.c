@@ -672,14 +672,19 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		if (p->zero == 3 && (d_dense > 1 || d_exp > 1)) /* sharded: gathers run */
 			st->buffers_bytes += wb * (big_unit + MEM_ZERO3_PREFETCH_PARAMS);
 		/* top-k's sparse all-gathers land every rank's k values and
-		 * int32 indices, D x k x (value + 4) bytes, and each stays until
-		 * its scatter-add, which the workload runs once every reduction
-		 * of the step is in (run_deferred): the stage's gradients
-		 * together, bucketed or not (found by review: not counted, 4 GB
-		 * of gpt2 at ratio 1 and dp 4) */
-		if (p->compression == PLAN_CMP_TOPK && d_dense > 1)
-			st->buffers_bytes += d_dense * (Pd + Pe) * p->compression_ratio *
-					     (plan_grad_wire_bytes(p) + 4);
+		 * int32 indices, D x k x (value + 4) bytes (experts' D their
+		 * expert-DP degree), and each stays until its scatter-add,
+		 * which the workload runs once every reduction of the step is
+		 * in (run_deferred): the stage's gradients together, bucketed
+		 * or not (found by review: not counted, 4 GB of gpt2 at ratio 1
+		 * and dp 4). They arrive as the backward ends (after it
+		 * without overlap.dp, beside the last micro-batch's with it)
+		 * and go before the step: in place of the activations
+		 * (assumption), not on top of them. */
+		double topk_out = 0;
+		if (p->compression == PLAN_CMP_TOPK)
+			topk_out = ((d_dense > 1 ? d_dense * Pd : 0) + (d_exp > 1 ? d_exp * Pe : 0)) *
+				   p->compression_ratio * (plan_grad_wire_bytes(p) + 4);
 		/* the allgather token dispatcher (models/workload.c): the
 		 * expert-TP x EP group's gathered hidden states and the buffer
 		 * its results are scattered into before the reduce-scatter,
@@ -689,8 +694,10 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			st->buffers_bytes += 2 * plan_tpep(p) * s_loc * b * h / p->tp *
 					     (p->precision == PLAN_DT_FP32 ? 4 : 2);
 		/* the step's main gradients take the place of the freed
-		 * activations and buckets */
-		double live = fmax(st->activations_bytes + st->buffers_bytes, st->step_bytes);
+		 * activations and buckets, and so do top-k's outputs */
+		double live = fmax(fmax(st->activations_bytes + st->buffers_bytes, topk_out),
+				   st->step_bytes);
+		st->buffers_bytes += topk_out;
 		st->overhead_bytes = MEM_CONTEXT_BYTES +
 				     MEM_FRAGMENTATION * (st->weights_bytes + st->grads_bytes +
 							  st->optimizer_bytes + live);

@@ -497,6 +497,66 @@ START_TEST(dp_bucket_closes_mid_layer)
 }
 END_TEST
 
+/* Memory's top-k all-gather outputs are what the step's all-gathers land
+ * on a rank: the sum of its `dp top-k allgather` and `edp top-k allgather`
+ * sizes (D x k x (value + 4)), the experts' over their own expert-DP
+ * degree (found by review: dp x cp for the experts too, and one bucket's
+ * before that). */
+START_TEST(topk_memory_is_the_gathered_bytes)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct memory_report *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct memory_env env = { .gpu_mem_bytes = 80e9, .ngpus = 8 };
+	double got = 0;
+	int nd = 0, ne = 0;
+	ck_assert(a && b);
+	setup_small(&p, &o, 1,
+		    "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 512, \"num_hidden_layers\": 4,"
+		    " \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": 64,"
+		    " \"intermediate_size\": 1024, \"moe_intermediate_size\": 256, \"num_experts\": 16,"
+		    " \"num_experts_per_tok\": 4, \"vocab_size\": 1000}");
+	p.tp = 2;
+	p.sp = true;
+	p.ep = 4; /* expert DP 2 where dp is 4 */
+	p.etp = 1;
+	p.global_batch = 8;
+	p.overlap_dp = true;
+	p.bucket_bytes = 1e6;
+	resolve(&p);
+	memory_eval(&model, &p, &env, a);
+	p.compression = PLAN_CMP_TOPK;
+	p.compression_ratio = 0.01;
+	memory_eval(&model, &p, &env, b);
+	run(&p, &o, &r);
+	for (int32_t i = 0; i < r.tl->n; i++) {
+		const struct sim_slice *sl = &r.tl->s[i];
+		if (sl->track / SIM_TL_PER != 0)
+			continue;
+		if (!strcmp(sl->name, "dp top-k allgather")) {
+			nd++;
+			got += sl->bytes;
+		} else if (!strcmp(sl->name, "edp top-k allgather")) {
+			ne++;
+			got += sl->bytes;
+		}
+	}
+	ck_assert_msg(nd > 0 && ne > 0, "%d dense and %d expert all-gathers", nd, ne);
+	double want = b->stage[0].buffers_bytes - a->stage[0].buffers_bytes;
+	ck_assert_msg(fabs(want / got - 1) < 1e-9, "memory %.0f bytes, all-gathers %.0f bytes", want,
+		      got);
+	/* they arrive as the backward ends and go before the step, in place
+	 * of the activations (here far more), not on top of them */
+	ck_assert_double_lt(want, a->stage[0].activations_bytes);
+	ck_assert_double_eq(b->stage[0].total_bytes, a->stage[0].total_bytes);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* --memo 1 keeps each pipeline send's own time: stage 1 of tp 4, pp 4 on
  * two DGX H100 nodes sends activations to stage 2 on the other node and
  * gradients to stage 0 on its own (found by review: they shared one memo
@@ -5763,6 +5823,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, overlap_slowdown_spares_host_work);
 	tcase_add_test(tc, memo_keeps_each_send_peer);
 	tcase_add_test(tc, dp_bucket_closes_mid_layer);
+	tcase_add_test(tc, topk_memory_is_the_gathered_bytes);
 	tcase_add_test(tc, image_variance_slows);
 	tcase_add_test(tc, images_fit_in_the_sequence);
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
