@@ -544,8 +544,9 @@ START_TEST(topk_memory_is_the_gathered_bytes)
 	}
 	ck_assert_msg(nd > 0 && ne > 0, "%d dense and %d expert all-gathers", nd, ne);
 	double want = b->stage[0].buffers_bytes - a->stage[0].buffers_bytes;
-	ck_assert_msg(fabs(want / got - 1) < 1e-9, "memory %.0f bytes, all-gathers %.0f bytes", want,
-		      got);
+	/* (the slices' sizes are whole bytes, k an expected value) */
+	ck_assert_msg(fabs(want - got) <= 0.5 * (nd + ne), "memory %.1f bytes, all-gathers %.0f bytes",
+		      want, got);
 	/* they arrive as the backward ends and go before the step, in place
 	 * of the activations (here far more), not on top of them */
 	ck_assert_double_lt(want, a->stage[0].activations_bytes);
@@ -745,6 +746,17 @@ START_TEST(vision_tp_traffic_follows_images)
 		      "vision tp all-reduce ratio %.3f does not follow the compute ratio %.3f",
 		      ratio_c, ratio_g);
 	sim_prediction_release(&r);
+	/* each slice's size is whole bytes, also where images of drawn sizes
+	 * scale the mean's (found by review: 7342293.45 bytes in the trace) */
+	p.image_tokens.kind = PLAN_DIST_UNIFORM;
+	p.image_tokens.min = 64;
+	p.image_tokens.max = 1024;
+	run(&p, &o, &r);
+	for (int32_t i = 0; i < r.tl->n; i++)
+		ck_assert_msg(r.tl->s[i].bytes == floor(r.tl->s[i].bytes), "%s: %.6f bytes",
+			      r.tl->s[i].name, r.tl->s[i].bytes);
+	sim_prediction_release(&r);
+	p.image_tokens.kind = PLAN_DIST_FIXED;
 	/* a micro-batch without images (half the samples have none) has no
 	 * vision slices (found by review: zero-length ones) */
 	p.images_per_sample.kind = PLAN_DIST_UNIFORM;
