@@ -988,29 +988,6 @@ START_TEST(big_tree_by_model)
 }
 END_TEST
 
-/* The analytic time of n ranks 0..n-1 (or the error code). */
-static double analytic_n(const struct topo *t, enum sim_op op, enum sim_algo algo,
-			 enum sim_proto proto, double size, int n)
-{
-	struct sim_coll_spec s;
-	struct ts_error err = TS_ERROR_INIT;
-	int32_t *ranks = malloc((size_t)n * sizeof(int32_t));
-	double tm = -1;
-	ck_assert_ptr_nonnull(ranks);
-	for (int i = 0; i < n; i++)
-		ranks[i] = i;
-	sim_coll_spec_init(&s);
-	s.op = op;
-	s.algo = algo;
-	s.proto = proto;
-	s.size_bytes = size;
-	s.nranks = n;
-	s.ranks = ranks;
-	ck_assert_msg(sim_coll_analytic(t, &s, &tm, &err) == 0, "%s", err.msg);
-	free(ranks);
-	return tm;
-}
-
 /* Store-and-forward plans (a parameter server's push then pull, recursive
  * halving's steps, direct reduce-scatter then all-gather): the analytic
  * model adds up their stages' bottlenecks as the flow level runs them
@@ -1028,7 +1005,7 @@ START_TEST(staged_plans_analytic_matches_flow)
 		struct world w;
 		double S = 64 * TS_MiB, ta, tf;
 		world_open(&w, "dgx-h100-ndr", cs[k].nodes, NULL, 1);
-		ta = analytic_n(&w.t, SIM_OP_ALLREDUCE, cs[k].a, SIM_PROTO_SIMPLE, S, cs[k].n);
+		ta = an_time(&w.t, SIM_OP_ALLREDUCE, cs[k].a, SIM_PROTO_SIMPLE, S, cs[k].n);
 		tf = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, cs[k].a, SIM_PROTO_SIMPLE, S, 1, cs[k].n,
 			 false, 1)
 			     .time_s;
@@ -1049,7 +1026,7 @@ START_TEST(staged_plans_analytic_matches_flow)
 				      "{\"preset\": \"pcie-2x2-tcp\", \"nodes\": 3,\n"
 				      " \"fabric\": {\"tcp_byte_cost\": \"10ns\"}}\n"),
 			   3, NULL, 1);
-		ta = analytic_n(&w.t, SIM_OP_ALLREDUCE, a, SIM_PROTO_SIMPLE, S, n);
+		ta = an_time(&w.t, SIM_OP_ALLREDUCE, a, SIM_PROTO_SIMPLE, S, n);
 		tf = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, a, SIM_PROTO_SIMPLE, S, 1, n, false, 1).time_s;
 		ck_assert_msg(fabs(ta / tf - 1) < 0.01, "%s over TCP: analytic %g s, flow %g s",
 			      sim_algo_name(a), ta, tf);
@@ -1069,9 +1046,9 @@ START_TEST(one_rank_is_a_copy)
 	world_open(&w, "dgx-h100-ndr", 1, NULL, 1);
 	for (size_t k = 0; k < TS_ARRAY_LEN(ops); k++) {
 		enum sim_algo a = ops[k] == SIM_OP_SENDRECV ? SIM_ALGO_DIRECT : SIM_ALGO_RING;
-		double big = analytic_n(&w.t, ops[k], a, SIM_PROTO_LL, TS_GiB, 1);
-		double big_s = analytic_n(&w.t, ops[k], a, SIM_PROTO_SIMPLE, TS_GiB, 1);
-		double tiny = analytic_n(&w.t, ops[k], a, SIM_PROTO_SIMPLE, 8, 1);
+		double big = an_time(&w.t, ops[k], a, SIM_PROTO_LL, TS_GiB, 1);
+		double big_s = an_time(&w.t, ops[k], a, SIM_PROTO_SIMPLE, TS_GiB, 1);
+		double tiny = an_time(&w.t, ops[k], a, SIM_PROTO_SIMPLE, 8, 1);
 		double fl = run(&w.t, SIM_FLOW, ops[k], a, SIM_PROTO_LL, TS_GiB, 1, 1, false, 1).time_s;
 		/* reads and writes the buffer through HBM, no faster */
 		ck_assert_msg(big >= 2 * TS_GiB / w.t.cl.gpu.hbm_Bps, "%s: %g s for 1 GiB",
@@ -1096,9 +1073,9 @@ START_TEST(big_tree_latency_continuous)
 	world_open(&w8, "dgx-h100-ndr", 8, NULL, 1);
 	world_open(&w9, "dgx-h100-ndr", 9, NULL, 1);
 	world_open(&w16, "dgx-h100-ndr", 16, NULL, 1);
-	t8 = analytic_n(&w8.t, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL, 8, 64);
-	t9 = analytic_n(&w9.t, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL, 8, 72);
-	t16 = analytic_n(&w16.t, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL, 8, 128);
+	t8 = an_time(&w8.t, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL, 8, 64);
+	t9 = an_time(&w9.t, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL, 8, 72);
+	t16 = an_time(&w16.t, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL, 8, 128);
 	f16 = run(&w16.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL, 8, 1, 128, false, 1)
 		      .time_s;
 	ck_assert_msg(t9 >= t8 && t16 > t9, "8 nodes %g, 9 nodes %g, 16 nodes %g s", t8, t9, t16);
