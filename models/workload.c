@@ -31,7 +31,7 @@ struct bld {
 	double wb, gb;             /* parameter and activation (plan_act_bytes, one rule for
 	                            * both), gradient-on-wire bytes per element */
 	double ga;                 /* accumulated-gradient bytes per element */
-	double bucket_dense, bucket_exp; /* bytes pending in the current DP buckets */
+	double bucket_dense, bucket_exp; /* gradient elements pending in the current DP buckets */
 	bool dp_fine;              /* layer_bwd hands its MLP's (experts') gradients to the
 	                            * buckets as their weight gradients are done, flag */
 	double fine_dense, fine_exp; /* elements it handed so, this layer */
@@ -1038,9 +1038,6 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	residual(b, ph, false);
 }
 
-/* Backward of decoder layer l: each GEMM twice (data and weight gradient),
- * attention core twice its forward (Megatron SC'21 appendix: backward =
- * 2 x forward), communication mirrored. */
 static void dp_flush(struct bld *b, bool expert, bool force);
 
 /* With bucketed reductions (b->dp_fine: overlap.dp, or ZeRO 2/3 every
@@ -1062,6 +1059,9 @@ static void dp_ready(struct bld *b, double dense, double expert)
 	dp_flush(b, true, false);
 }
 
+/* Backward of decoder layer l: each GEMM twice (data and weight gradient),
+ * attention core twice its forward (Megatron SC'21 appendix: backward =
+ * 2 x forward), communication mirrored. */
 static void layer_bwd(struct bld *b, int l)
 {
 	const struct model *m = b->m;

@@ -2043,9 +2043,10 @@ static int staged_bw(struct sim_coll *const *cs, int ncs, int p, struct lload *l
 		lload_clear(ll);
 		for (ci = 0; ci < ncs; ci++) {
 			struct sim_coll *c = cs[ci];
-			const struct dag *d = &c->ph[p].dag;
-			if (p >= c->nph || !d->staged)
+			const struct dag *d;
+			if (p >= c->nph || !c->ph[p].dag.staged)
 				continue;
+			d = &c->ph[p].dag;
 			for (i = 0; i < d->n; i++) {
 				const struct xfer *x = &d->x[i];
 				double pl = 0, wb = x->bytes * c->wire_factor;
