@@ -216,8 +216,8 @@ struct dp_slw {                    /* a group op waiting for a rank's early slic
 struct dp_slice {                  /* one rank's slice of an early pipeline send (owned by the
 	                            * DP group op it waits for) */
 	struct launch *to;         /* the send's launch it is a transfer of */
-	int32_t path[TOPO_MAX_HOPS];
-	int hops;
+	int32_t a, b;              /* sending and receiving GPU */
+	uint64_t hash;             /* its ECMP hash */
 	simtime_ps lat;
 	uint64_t arg;              /* slice_done_cb's */
 	struct dp_slice *next;
@@ -1127,19 +1127,66 @@ static void part_done(struct launch *l);
 static void slice_done_cb(void *ctx, uint64_t arg);
 #define SLICE_OWN (1ull << 32)      /* the representative's own slice */
 
-/* Start one transfer of pipeline send `to` (launch_go, dp_slices_go),
- * noting for the breakdown when a tracked slice (arg: the receiving rank +
- * 1) and the last slice of an early send (early) started. */
-static int slice_send(struct exec *x, struct launch *to, const int32_t *path, int hops,
+/* A pipeline slice sprayed over several paths: done when its parts are. */
+struct slice_join {
+	struct launch *to;         /* the send's launch */
+	uint64_t arg;              /* slice_done_cb's */
+	int64_t left;              /* parts in flight */
+};
+
+static void slice_part_cb(void *ctx, uint64_t arg)
+{
+	struct slice_join *j = ctx;
+	(void)arg;
+	if (--j->left > 0)
+		return;
+	slice_done_cb(j->to, j->arg);
+	free(j);
+}
+
+/* Start one transfer of pipeline send `to` (launch_go, dp_slices_go) from
+ * GPU a to GPU b: one path by hash, or (--routing spray) an even share on
+ * each of its equal-cost paths, as the analytic level (analytic_sends) and
+ * the collectives take them (found by review: one hashed path at flow
+ * level, so under spray a 4-node random placement's pipeline sends, EP 8
+ * beside them, came out 10x the analytic level's exposed time). Notes for
+ * the breakdown when a tracked slice (arg: the receiving rank + 1) and the
+ * last slice of an early send (early) started. */
+static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, uint64_t hash,
 		      simtime_ps lat, uint64_t arg, bool early)
 {
 	simtime_ps now = sim_now(&x->eng);
+	int32_t path[TOPO_MAX_HOPS];
+	int64_t np = sim_p2p_paths(x->t, a, b, x->o->spray);
+	struct slice_join *j;
+	int hops, rc = 0;
 	if ((uint32_t)arg)
 		x->sl_t0[(uint32_t)arg - 1] = now;
 	if (early && x->dp)
 		x->dp[to->role].op[to->op].send_t0 = now;
-	x->nflows++;
-	return sim_net_send(&x->net, path, hops, to->size, lat, slice_done_cb, to, arg);
+	if (np <= 1) {
+		hops = sim_p2p_route(x->t, a, b, hash, 1, 0, path);
+		if (hops < 0)
+			return hops;
+		x->nflows++;
+		return sim_net_send(&x->net, path, hops, to->size, lat, slice_done_cb, to, arg);
+	}
+	j = malloc(sizeof(*j));
+	if (!j)
+		return TS_ENOMEM;
+	j->to = to;
+	j->arg = arg;
+	j->left = np;
+	for (int64_t k = 0; k < np && !rc; k++) {
+		hops = sim_p2p_route(x->t, a, b, hash, np, k, path);
+		rc = hops < 0 ? hops :
+			       sim_net_send(&x->net, path, hops, to->size / (double)np, lat,
+					    slice_part_cb, j, 0);
+		if (rc && k == 0)
+			free(j); /* nothing in flight holds it */
+		x->nflows += !rc;
+	}
+	return rc;
 }
 
 /* DP group op b ended: the pipeline send slices waiting for it go. */
@@ -1156,7 +1203,7 @@ static void dp_slices_go(struct exec *x, struct launch *b)
 				x->in[l->waiters[i]].t0[l->op] = x->in[l->waiters[i]].xfer[l->op] =
 					l->t_start;
 		}
-		rc = slice_send(x, q->to, q->path, q->hops, q->lat, q->arg, true);
+		rc = slice_send(x, q->to, q->a, q->b, q->hash, q->lat, q->arg, true);
 		if (rc)
 			set_err(x, rc);
 		free(q);
@@ -2591,10 +2638,9 @@ static void launch_go(struct exec *x, struct launch *l)
 						rc = TS_ENOMEM;
 						break;
 					}
-					hops = sim_p2p_route(x->t, a, b,
-							     rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b),
-							     1, 0, path);
-					if (hops < 0) {
+					uint64_t hash = rng_hash2(x->o->seed, (uint64_t)a << 32 | (uint64_t)b);
+					hops = sim_p2p_route(x->t, a, b, hash, 1, 0, path);
+					if (hops < 0) { /* (a route exists: checked here) */
 						rc = hops;
 						break;
 					}
@@ -2618,8 +2664,9 @@ static void launch_go(struct exec *x, struct launch *l)
 								break;
 							}
 							q->to = to;
-							memcpy(q->path, path, (size_t)hops * sizeof(*path));
-							q->hops = hops;
+							q->a = a;
+							q->b = b;
+							q->hash = hash;
 							q->lat = time_from_us(lat_us);
 							q->arg = arg;
 							q->next = g->slices;
@@ -2627,7 +2674,7 @@ static void launch_go(struct exec *x, struct launch *l)
 							continue;
 						}
 					}
-					rc = slice_send(x, to, path, hops, time_from_us(lat_us), arg,
+					rc = slice_send(x, to, a, b, hash, time_from_us(lat_us), arg,
 							gate >= 0);
 					if (rc)
 						to->left--;

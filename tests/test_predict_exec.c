@@ -558,6 +558,39 @@ START_TEST(topk_memory_is_the_gathered_bytes)
 }
 END_TEST
 
+/* Under --routing spray a pipeline send spreads over its equal-cost paths
+ * at flow level as at the analytic level (found by review: one hashed
+ * path, so without PXN on a random placement its slices starved beside
+ * the sprayed TP traffic, 5.5x the analytic level's exposed time). */
+START_TEST(sprayed_pipeline_sends)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, f;
+	load_random_topo(4, 1);
+	topo.cl.fabric.no_pxn = true; /* (read per route: sim_pxn_via) */
+	load_model_json(small_model);
+	plan_init(&p);
+	p.seq_len = 512;
+	p.tp = 2;
+	p.pp = 4;
+	p.global_batch = 32;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.spray = true;
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &a);
+	o.fidelity = SIM_FLOW;
+	run(&p, &o, &f);
+	ck_assert_msg(f.bd.exposed_comm_s[SIM_COMM_PP] < 2.5 * a.bd.exposed_comm_s[SIM_COMM_PP],
+		      "exposed pp %.6f s at flow level, %.6f s analytic",
+		      f.bd.exposed_comm_s[SIM_COMM_PP], a.bd.exposed_comm_s[SIM_COMM_PP]);
+	sim_prediction_release(&a);
+	sim_prediction_release(&f);
+	topo_release(&topo);
+}
+END_TEST
+
 /* --memo 1 keeps each pipeline send's own time: stage 1 of tp 4, pp 4 on
  * two DGX H100 nodes sends activations to stage 2 on the other node and
  * gradients to stage 0 on its own (found by review: they shared one memo
@@ -5836,6 +5869,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, memo_keeps_each_send_peer);
 	tcase_add_test(tc, dp_bucket_closes_mid_layer);
 	tcase_add_test(tc, topk_memory_is_the_gathered_bytes);
+	tcase_add_test(tc, sprayed_pipeline_sends);
 	tcase_add_test(tc, image_variance_slows);
 	tcase_add_test(tc, images_fit_in_the_sequence);
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
