@@ -1129,7 +1129,8 @@ static void slice_done_cb(void *ctx, uint64_t arg);
 
 /* A pipeline slice sprayed over several paths: done when its parts are. */
 struct slice_join {
-	struct launch *to;         /* the send's launch */
+	struct launch *to;         /* the send's launch (NULL: its start failed, the parts
+	                            * in flight only end) */
 	uint64_t arg;              /* slice_done_cb's */
 	int64_t left;              /* parts in flight */
 };
@@ -1140,7 +1141,8 @@ static void slice_part_cb(void *ctx, uint64_t arg)
 	(void)arg;
 	if (--j->left > 0)
 		return;
-	slice_done_cb(j->to, j->arg);
+	if (j->to)
+		slice_done_cb(j->to, j->arg);
 	free(j);
 }
 
@@ -1148,8 +1150,10 @@ static void slice_part_cb(void *ctx, uint64_t arg)
  * GPU a to GPU b: one path by hash, or (--routing spray) an even share on
  * each of its equal-cost paths, as the analytic level (analytic_sends) and
  * the collectives take them (found by review: one hashed path at flow
- * level, so under spray a 4-node random placement's pipeline sends, EP 8
- * beside them, came out 10x the analytic level's exposed time). Notes for
+ * level, so under spray, without PXN, a 4-node random placement's sends
+ * starved beside the sprayed TP traffic, 5.5x the analytic level's exposed
+ * pipeline time). Sprayed parts share as flows of their own (README's
+ * known gap: a NIC shares by connection). Notes for
  * the breakdown when a tracked slice (arg: the receiving rank + 1) and the
  * last slice of an early send (early) started. */
 static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, uint64_t hash,
@@ -1182,9 +1186,16 @@ static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, u
 		rc = hops < 0 ? hops :
 			       sim_net_send(&x->net, path, hops, to->size / (double)np, lat,
 					    slice_part_cb, j, 0);
-		if (rc && k == 0)
+		if (!rc) {
+			x->nflows++;
+		} else if (k == 0) {
 			free(j); /* nothing in flight holds it */
-		x->nflows += !rc;
+		} else {
+			/* the caller takes the transfer back: the parts in
+			 * flight end without it */
+			j->left = k;
+			j->to = NULL;
+		}
 	}
 	return rc;
 }
