@@ -1246,8 +1246,10 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		int h = coll_route(c, a, b, hash, np, k, p), rc;
 		if (h < 0)
 			return h;
+		c->net->send_weight = 1.0 / (double)np; /* the parts share as one connection */
 		rc = sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
 				  (uint64_t)jid);
+		c->net->send_weight = 0;
 		if (rc)
 			return rc;
 	}
@@ -1474,7 +1476,9 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 			}
 			if (prop > r->cprop_ps)
 				r->cprop_ps = prop;
+			net->send_weight = 1.0 / K; /* one channel's connection */
 			rc = simf_send(net, path, w, bytes / K, 0, cb, cctx, carg, &r->cflow);
+			net->send_weight = 0;
 			if (rc)
 				goto fail;
 			net->st.bytes_sent += (double)(r->m - 1) * bytes / K; /* see ring_coupled_done */

@@ -1152,8 +1152,8 @@ static void slice_part_cb(void *ctx, uint64_t arg)
  * the collectives take them (found by review: one hashed path at flow
  * level, so under spray, without PXN, a 4-node random placement's sends
  * starved beside the sprayed TP traffic, 5.5x the analytic level's exposed
- * pipeline time). Sprayed parts share as flows of their own (README's
- * known gap: a NIC shares by connection). Notes for
+ * pipeline time). The parts share links as one connection
+ * (sim_net.send_weight). Notes for
  * the breakdown when a tracked slice (arg: the receiving rank + 1) and the
  * last slice of an early send (early) started. */
 static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, uint64_t hash,
@@ -1183,9 +1183,11 @@ static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, u
 	j->left = np;
 	for (int64_t k = 0; k < np && !rc; k++) {
 		hops = sim_p2p_route(x->t, a, b, hash, np, k, path);
+		x->net.send_weight = 1.0 / (double)np; /* the parts share as one connection */
 		rc = hops < 0 ? hops :
 			       sim_net_send(&x->net, path, hops, to->size / (double)np, lat,
 					    slice_part_cb, j, 0);
+		x->net.send_weight = 0;
 		if (!rc) {
 			x->nflows++;
 		} else if (k == 0) {

@@ -74,6 +74,8 @@ struct flow {
 	uint8_t state;                 /* F_* */
 	uint8_t coal;                  /* its end may be coalesced (sim_net.coalesce_sends), flag */
 	int32_t next;                  /* free list, or the next flow of its start batch */
+	double w;                      /* max-min weight: 1, or a sprayed part's share of its
+	                                * connection (sim_net.send_weight) */
 	struct fhop ip[TOPO_MAX_HOPS]; /* the path (up to TOPO_MAX_HOPS links) */
 	/* cold: at the start and the end only */
 	double bytes;                  /* payload, bytes */
@@ -125,13 +127,14 @@ struct qlk {
 	int32_t link;                  /* link id */
 	int32_t ncomp;                 /* component flows on it (per crossing), count */
 	int32_t nunf;                  /* of those, not yet fixed, count */
+	double wcomp, wunf;            /* their weights' sums (= the counts at weight 1) */
 	uint32_t touch;                /* filling level that last changed it */
 	int32_t hpos;                  /* its entry in the heap, -1 none */
 	bool full;                     /* joined with all its flows */
 };
 
 struct hent {
-	double share;                  /* remaining capacity / unfixed flows, bytes/s */
+	double share;                  /* remaining capacity / unfixed flows' weight, bytes/s */
 	int32_t link;                  /* link id (ties: the lower first) */
 	int32_t loc;                   /* its index in the solve's link array */
 };
@@ -525,6 +528,7 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	f->next = -1;
 	f->bytes = bytes;
 	f->coal = n->coalesce_sends;
+	f->w = n->send_weight > 0 && n->send_weight < 1 ? n->send_weight : 1;
 	f->prop_ps = 0;
 	f->done = done;
 	f->ctx = ctx;
@@ -535,7 +539,7 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		hp[h].pos = -1;
 	}
 	if (n->par.tcp_byte_s > 0 && simn_tcp_path(n, path, hops))
-		f->cap_Bps = 1.0 / n->par.tcp_byte_s; /* host copy cost per byte */
+		f->cap_Bps = f->w / n->par.tcp_byte_s; /* host copy cost per byte (its share) */
 	n->st.bytes_sent += bytes;
 	n->st.xfers_started++;
 	if (hops == 0) {
@@ -690,6 +694,7 @@ static int32_t take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool 
 		q->fsum_Bps = 0;
 		q->link = l;
 		q->ncomp = q->nunf = 0;
+		q->wcomp = q->wunf = 0;
 		q->touch = 0;
 		q->hpos = -1;
 		q->full = false;
@@ -720,9 +725,11 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 		double mx = 0;
 		int32_t i;
 		if (!all)
-			for (i = 0; i < ls->n; i++)
-				if (s->fl[ls->on[i].f].rate_Bps > mx)
-					mx = s->fl[ls->on[i].f].rate_Bps;
+			for (i = 0; i < ls->n; i++) {
+				const struct flow *g = &s->fl[ls->on[i].f];
+				if (g->rate_Bps / g->w > mx)
+					mx = g->rate_Bps / g->w;
+			}
 		for (i = 0; i < ls->n; i++) {
 			int32_t id = ls->on[i].f;
 			struct flow *f = &s->fl[id];
@@ -730,7 +737,7 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 			int h;
 			if (f->mark == ep)
 				continue;
-			if (!all && f->rate_Bps < mx * (1 - 1e-9))
+			if (!all && f->rate_Bps / f->w < mx * (1 - 1e-9))
 				continue; /* bottlenecked elsewhere */
 			f->mark = ep;
 			if (s->nqf == s->capqf && grow_i32(&s->qflows, &s->capqf, s->nqf + 1))
@@ -750,6 +757,7 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 				if (j < 0)
 					return TS_ENOMEM;
 				s->Q[j].ncomp++;
+				s->Q[j].wcomp += f->w;
 				s->Q[j].csum_Bps += f->old_Bps;
 			}
 		}
@@ -773,6 +781,7 @@ static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_
 			q->rem_Bps = 0;
 		q->fsum_Bps += r;
 		q->nunf--;
+		q->wunf = q->nunf > 0 ? q->wunf - f->w : 0;
 		if (!s->scan && q->touch != s->level) {
 			q->touch = s->level;
 			if (s->ntouched == s->captouched &&
@@ -791,7 +800,7 @@ static void flush_level(struct sim_flow_state *s)
 	for (i = 0; i < s->ntouched; i++) { /* none when scanning */
 		struct qlk *q = &s->Q[s->touched[i]];
 		if (q->nunf > 0)
-			hpush(s, q->rem_Bps / q->nunf, s->touched[i]);
+			hpush(s, q->rem_Bps / q->wunf, s->touched[i]);
 		else
 			hremove(s, s->touched[i]);
 	}
@@ -826,6 +835,7 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 		if (bg < 0)
 			bg = 0;
 		q->nunf = q->ncomp;
+		q->wunf = q->wcomp;
 		q->rem_Bps = q->cap_Bps - bg;
 		if (q->rem_Bps < 0)
 			q->rem_Bps = 0;
@@ -836,7 +846,7 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 		if (s->scan)
 			s->act[nact++] = j;
 		else
-			hpush(s, q->rem_Bps / q->nunf, j);
+			hpush(s, q->rem_Bps / q->wunf, j);
 	}
 	for (i = 0; i < nqf; i++)
 		if (s->fl[qf[i]].cap_Bps > 0)
@@ -848,8 +858,8 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 		if (ncapped > 0)
 			for (i = 0; i < nqf; i++) {
 				const struct flow *f = &s->fl[qf[i]];
-				if (f->fixed != fx && f->cap_Bps > 0 && f->cap_Bps < mincap)
-					mincap = f->cap_Bps;
+				if (f->fixed != fx && f->cap_Bps > 0 && f->cap_Bps / f->w < mincap)
+					mincap = f->cap_Bps / f->w; /* the share at which it caps */
 			}
 		if (s->scan) {
 			/* the smallest share, ties to the lower link id (the heap's
@@ -862,7 +872,7 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 					s->act[qi] = s->act[--nact];
 					continue;
 				}
-				sh = q->rem_Bps / q->nunf;
+				sh = q->rem_Bps / q->wunf;
 				if (!have || hless(sh, q->link, h.share, h.link)) {
 					h.share = sh;
 					h.link = q->link;
@@ -886,13 +896,13 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 					continue;
 				if (f->cap_Bps > 0)
 					ncapped--;
-				fix_flow(s, f, h.share, fx);
+				fix_flow(s, f, h.share * f->w, fx);
 			}
 			flush_level(s);
 		} else if (ncapped > 0 && mincap < INFINITY) {
 			for (i = 0; i < nqf; i++) {
 				struct flow *f = &s->fl[qf[i]];
-				if (f->fixed == fx || !(f->cap_Bps > 0) || f->cap_Bps > mincap)
+				if (f->fixed == fx || !(f->cap_Bps > 0) || f->cap_Bps / f->w > mincap)
 					continue;
 				ncapped--;
 				fix_flow(s, f, f->cap_Bps, fx);
@@ -1032,11 +1042,12 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 			ls = &s->L[s->Q[i].link];
 			for (j = 0; j < ls->n; j++) {
 				const struct flow *f = &s->fl[ls->on[j].f];
+				double nr = f->rate_Bps / f->w; /* its share per unit weight */
 				if (f->mark == ep) {
-					if (f->rate_Bps > mx)
-						mx = f->rate_Bps;
-				} else if (f->rate_Bps > outmax) {
-					outmax = f->rate_Bps;
+					if (nr > mx)
+						mx = nr;
+				} else if (nr > outmax) {
+					outmax = nr;
 				}
 			}
 			if (outmax > mx * (1 + 1e-9)) {
@@ -1137,10 +1148,12 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 			double mx = 0;
 			if (load[lk] < s->L[lk].cap_Bps * (1 - rel_tol))
 				continue;
-			for (j = 0; j < s->L[lk].n; j++)
-				if (s->fl[s->L[lk].on[j].f].rate_Bps > mx)
-					mx = s->fl[s->L[lk].on[j].f].rate_Bps;
-			if (f->rate_Bps >= mx * (1 - rel_tol))
+			for (j = 0; j < s->L[lk].n; j++) {
+				const struct flow *g = &s->fl[s->L[lk].on[j].f];
+				if (g->rate_Bps / g->w > mx)
+					mx = g->rate_Bps / g->w;
+			}
+			if (f->rate_Bps / f->w >= mx * (1 - rel_tol))
 				ok = 1;
 		}
 		if (!ok) {
