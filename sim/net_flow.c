@@ -1,9 +1,11 @@
 /* net_flow.c: the flow model: max-min fair sharing of link capacity.
  *
  * A transfer is a flow along a fixed path. While it moves data its rate is
- * its max-min fair share (progressive filling / water-filling, Bertsekas &
- * Gallager "Data Networks" §6.5.2; SimGrid's LMM solver without weights,
- * network_simulators.md §4.2). A link's capacity is its line rate times the
+ * its weighted max-min fair share (progressive filling / water-filling,
+ * Bertsekas & Gallager "Data Networks" §6.5.2; SimGrid's LMM solver,
+ * network_simulators.md §4.2): a flow's weight is 1, or 1/k for a part of
+ * a transfer sprayed over k paths (sim_net.send_weight), and rates, shares
+ * and comparisons below are per unit weight. A link's capacity is its line rate times the
  * payload fraction mtu/(mtu+overhead) (hardware.md "Packets and MTU").
  *
  * Timeline of one flow: start delay (software latency) -> data moves at its
@@ -15,10 +17,11 @@
  * links dirty and one solve event is queued at the current time, after the
  * events already queued for it. The part re-solved: the flows of the dirty
  * links, then onward through saturated links to the flows bottlenecked
- * there (an unsaturated link couples nobody; a slower flow on a saturated
- * link is bottlenecked elsewhere); other links on those flows' paths enter
- * as boundary links with the capacity the outside flows leave. If the new rates
- * saturate a boundary link on which an outside flow is faster than the
+ * there (an unsaturated link couples nobody; a slower flow, per unit
+ * weight, on a saturated link is bottlenecked elsewhere); other links on
+ * those flows' paths enter as boundary links with the capacity the outside
+ * flows leave. If the new rates saturate a boundary link on which an
+ * outside flow is faster (per unit weight) than the
  * component's flows there, that link joins fully and the part is solved
  * again, so every flow keeps a bottleneck (exact max-min).
  * Completion events are cancelled and reinserted (by handle) only for
@@ -661,8 +664,8 @@ static void hremove(struct sim_flow_state *s, int32_t j)
 
 /* Add link l to the solve; returns its index in Q, or -1 when memory ran
  * out. full (a dirty link, or one found to need it): all its flows join.
- * A saturated link: the flows bottlenecked on it (the fastest there) join;
- * slower ones are bottlenecked elsewhere and keep their rates unless the
+ * A saturated link: the flows bottlenecked on it (the fastest there per
+ * unit weight) join; slower ones are bottlenecked elsewhere and keep their rates unless the
  * check after filling says otherwise. Any other link is a boundary: its
  * flows keep their rates (an unsaturated link couples nobody). */
 static int32_t take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full)
