@@ -2025,6 +2025,38 @@ static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t 
 	return lat;
 }
 
+/* Add DAG transfer x's wire bytes to the per-link loads ll; returns its
+ * path latency in seconds or a negative error, and in *copy_s the time of
+ * its TCP host copy (0 off TCP): the transfer is no faster than that, as
+ * the flow model's per-flow cap. */
+static double xfer_load(struct sim_coll *c, struct lload *ll, const struct xfer *x,
+			double *copy_s)
+{
+	const struct topo *t = c->t;
+	double wb = x->bytes * c->wire_factor;
+	*copy_s = 0;
+	if (x->dst < 0) {
+		bump(ll, x->link, wb);
+		return path_lat_s(t, &x->link, 1);
+	}
+	if (sim_tcp_hop(t, x->src, x->dst))
+		*copy_s = wb * t->cl.fabric.tcp_byte_s;
+	return add_load(c, ll, x->src, x->dst, x->hash, wb);
+}
+
+/* The busiest link's time in the loads ll: its bytes over its capacity. */
+static double lload_max_s(const struct topo *t, const struct lload *ll)
+{
+	double mx = 0;
+	for (int32_t j = 0; j < ll->n; j++) {
+		int32_t u = ll->used[j];
+		double tl = ll->bytes[u] / sim_link_cap_topo(t, ll->link[u]);
+		if (tl > mx)
+			mx = tl;
+	}
+	return mx;
+}
+
 /* The bandwidth term of phase p's store-and-forward DAGs (dag.staged):
  * stage k's transfers start once the transfers before them arrived, so
  * the stages' bottlenecks add up, the same stage of every group side by
@@ -2034,7 +2066,7 @@ static double add_load(struct sim_coll *c, struct lload *ll, int32_t a, int32_t 
  * Raises *bw to that sum; ll is scratch. */
 static int staged_bw(struct sim_coll *const *cs, int ncs, int p, struct lload *ll, double *bw)
 {
-	int32_t nst = 0, k, i, j;
+	int32_t nst = 0, k, i;
 	double sum = 0;
 	int ci;
 	for (ci = 0; ci < ncs; ci++)
@@ -2052,32 +2084,21 @@ static int staged_bw(struct sim_coll *const *cs, int ncs, int p, struct lload *l
 				continue;
 			d = &c->ph[p].dag;
 			for (i = 0; i < d->n; i++) {
-				const struct xfer *x = &d->x[i];
-				double pl = 0, wb = x->bytes * c->wire_factor;
-				if (x->stage != k || !(x->bytes > 0))
+				double cp, pl;
+				if (d->x[i].stage != k || !(d->x[i].bytes > 0))
 					continue;
-				if (x->dst < 0)
-					bump(ll, x->link, wb);
-				else
-					pl = add_load(c, ll, x->src, x->dst, x->hash, wb);
+				pl = xfer_load(c, ll, &d->x[i], &cp);
 				if (pl < 0)
 					return (int)pl;
-				/* TCP: no faster than the host copy, as analytic_time
-				 * (found by review: each stage pays it at flow level) */
-				if (x->dst >= 0 && sim_tcp_hop(c->t, x->src, x->dst) &&
-				    wb * c->t->cl.fabric.tcp_byte_s > mx)
-					mx = wb * c->t->cl.fabric.tcp_byte_s;
+				/* TCP: each stage pays its host copy (found by
+				 * review: it does at flow level) */
+				if (cp > mx)
+					mx = cp;
 			}
 		}
 		if (ll->oom)
 			return TS_ENOMEM;
-		for (j = 0; j < ll->n; j++) {
-			int32_t u = ll->used[j];
-			double tl = ll->bytes[u] / sim_link_cap_topo(cs[0]->t, ll->link[u]);
-			if (tl > mx)
-				mx = tl;
-		}
-		sum += mx;
+		sum += fmax(mx, lload_max_s(cs[0]->t, ll));
 	}
 	if (sum > *bw)
 		*bw = sum;
@@ -2148,13 +2169,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 					fin[i] = 0;
 				for (i = 0; i < d->n; i++) {
 					const struct xfer *x = &d->x[i];
-					double a, pl;
-					if (x->dst < 0) {
-						bump(&ll, x->link, x->bytes * c->wire_factor);
-						pl = path_lat_s(t, &x->link, 1);
-					} else {
-						pl = add_load(c, &ll, x->src, x->dst, x->hash, x->bytes * c->wire_factor);
-					}
+					double a, cp, pl = xfer_load(c, &ll, x, &cp);
 					if (pl < 0) {
 						rc = (int)pl;
 						goto out;
@@ -2164,7 +2179,6 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 						/* host costs: per message, and the transfer no
 						 * faster than the host copy (the larger of that
 						 * and its wire time, as the flow model's cap) */
-						double cp = x->bytes * c->wire_factor * t->cl.fabric.tcp_byte_s;
 						a += t->cl.fabric.tcp_msg_s;
 						if (cp > bw)
 							bw = cp;
@@ -2183,12 +2197,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 			rc = TS_ENOMEM;
 			goto out;
 		}
-		for (int32_t j = 0; j < ll.n; j++) {
-			int32_t k = ll.used[j];
-			double tl = ll.bytes[k] / sim_link_cap_topo(t, ll.link[k]);
-			if (tl > bw)
-				bw = tl;
-		}
+		bw = fmax(bw, lload_max_s(t, &ll));
 		rc = staged_bw(cs, ncs, p, &sl, &bw);
 		if (rc)
 			goto out;
