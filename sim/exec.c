@@ -1704,7 +1704,10 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	}
 	if (n > FLUID_MIN_RANKS && sop != SIM_OP_ALLTOALL) {
 		note_pick(x, l, (struct coll_pick){ SIM_ALGO_RING, SIM_PROTO_SIMPLE }, ranks, n);
-		return fluid_ring(x, l, ranks, n, sop, l->size);
+		if ((rc = fluid_ring(x, l, ranks, n, sop, l->size)))
+			return rc;
+		x->colls_started++; /* its flows are on the network, as a sim_coll's */
+		return 0;
 	}
 	sim_coll_spec_init(&s);
 	s.op = sop;

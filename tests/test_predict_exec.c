@@ -1149,6 +1149,38 @@ START_TEST(flow_frees_finished_collectives)
 }
 END_TEST
 
+/* A data-parallel all-reduce over more than 64 ranks runs at flow level as
+ * a steady-state ring (fluid_ring), its flows on the network: it counts
+ * among the collectives, as the README says of `collectives`. Found on
+ * 2026-12-04: ZeRO-3 over 128 GPUs reported 0 collectives beside 64,512
+ * flows; here ZeRO-1 over 72 reported 0 beside 1,152. */
+START_TEST(fluid_ring_counts_as_collective)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	load_topo("dgx-h100-ndr", 9);
+	load_model_json("{\"n_embd\": 256, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": "
+			"1024, \"n_positions\": 512, \"model_type\": \"gpt2\"}");
+	plan_init(&p);
+	p.global_batch = 72;
+	p.seq_len = 512;
+	p.zero = 1; /* a reduce-scatter and an all-gather (an all-reduce this
+		     * small takes NCCL's tree, priced without flows) */
+	resolve(&p);
+	ck_assert_int_eq(p.dp, 72);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_FLOW;
+	run(&p, &o, &r);
+	/* the DP reduction is the run's only communication (no tp, pp) */
+	ck_assert(r.comm_bytes[SIM_COMM_DP] > 0 && r.flows > 0);
+	ck_assert_msg(r.collectives >= 2, "%llu collectives, %llu flows",
+		      (unsigned long long)r.collectives, (unsigned long long)r.flows);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 /* ZeRO-Offload: the optimizer leaves the GPU; its time is the shard's bytes
  * over PCIe (both ways) and over host memory, as the compute model says. */
 START_TEST(zero_offload_costs_host_time)
@@ -5869,6 +5901,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, fluid_ring_matches_analytic);
 	tcase_add_test(tc, big_allreduce_tree);
 	tcase_add_test(tc, flow_frees_finished_collectives);
+	tcase_add_test(tc, fluid_ring_counts_as_collective);
 	tcase_add_test(tc, overlap_slowdown_only_while_overlapped);
 	tcase_add_test(tc, overlap_slowdown_spares_host_work);
 	tcase_add_test(tc, memo_keeps_each_send_peer);
