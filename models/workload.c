@@ -1365,14 +1365,17 @@ static int32_t p2p(struct bld *b, enum wl_kind kind, enum wl_dim dim, enum wl_ph
  * (Megatron's _allreduce_embedding_grads, DeepSpeed's tied-module
  * reduction). An all-reduce of two ranks is, byte for byte, both sending
  * their whole gradient to the other (ring: S/2 twice each way), so it is
- * a send and a receive on the pipeline streams; the optimizer waits for
- * the receive. Reported with the pipeline's communication (sim/exec.c's
+ * a send and a receive on the pipeline streams, each end's after its own
+ * reduction; the data moves once both ends are there (sim/exec.c: the
+ * send waits for its receive to be posted); the optimizer waits for the
+ * receive. Reported with the pipeline's communication (sim/exec.c's
  * kind_of_op), which it exists for. */
 static void emb_exchange(struct bld *b, int peer, double bytes, int32_t *recv_id)
 {
 	p2p(b, WL_K_SEND, WL_D_DP, WL_P_DP, "embedding grad send", bytes, peer,
 	    b->last[WL_S_COMPUTE], b->last[WL_S_DP]);
-	*recv_id = p2p(b, WL_K_RECV, WL_D_DP, WL_P_DP, "embedding grad recv", 0, peer, -1, -1);
+	*recv_id = p2p(b, WL_K_RECV, WL_D_DP, WL_P_DP, "embedding grad recv", 0, peer,
+		       b->last[WL_S_COMPUTE], b->last[WL_S_DP]);
 	b->pend2 = *recv_id;
 }
 

@@ -132,7 +132,8 @@ struct inst {
 	int16_t *ndeps;            /* per op: unfinished dependencies */
 	simtime_ps *t0, *t1;       /* per op: start and end, ps (-1 before) */
 	simtime_ps *xfer;          /* per COLL/SEND op: when it launched (all members there), ps */
-	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2) */
+	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2), the
+	                            * tied-embedding send waits for it to be posted (3) */
 	int32_t comm_inflight;     /* communication ops running, count */
 	uint8_t *dpr;              /* per op: a DP collective's deps off its DP stream ended
 	                            * (dp_ready); a pipeline send started behind its DP op
@@ -220,6 +221,9 @@ struct dp_slice {                  /* one rank's slice of an early pipeline send
 	uint64_t hash;             /* its ECMP hash */
 	simtime_ps lat;
 	uint64_t arg;              /* slice_done_cb's */
+	int32_t rrole, rk, rr;     /* then its receiving rank rr's DP group op of op rk of role
+	                            * rrole (the tied embedding's receive waits for it), rk -1:
+	                            * none */
 	struct dp_slice *next;
 };
 
@@ -237,6 +241,8 @@ struct dp_op {                     /* folded flow, a DP op of a role (dp_emit) *
 	simtime_ps sl_t0, sl_t1;   /* its representatives' own group op's sl_t0, sl_t1 */
 	simtime_ps send_t0;        /* a pipeline send started early (dp_early_send): when its
 	                            * last slice started, behind its rank's DP group, ps */
+	bool send_rcv;             /* that slice waited last for its receiving rank's group
+	                            * (the tied embedding's), not its own */
 };
 
 struct dp_role {
@@ -303,6 +309,10 @@ struct exec {
 	struct memo_tab picks;     /* with a timeline: coll_pick by instance and op (inst_key),
 	                            * else by (stage, op, size) (op_key); note_pick */
 	bool use_memo;
+	int32_t *tie_from;         /* per role: the stage whose tied-embedding send feeds its
+	                            * receive, -1 none */
+	int32_t *tie_send;         /* per role: that send (op index in tie_from's role) */
+	int32_t *tie_rdp;          /* per role: the DP collective that receive waits for, -1 */
 	struct sim_coll **colls;   /* started collectives not yet reaped (coll_room) */
 	int64_t ncolls, capcolls;
 	uint64_t colls_started;    /* collectives started on the network, count */
@@ -797,7 +807,9 @@ static void op_end(struct exec *x, int32_t ii, int32_t oi)
 	if (x->dp_bgon && x->dp[in->role].erecv >= 0 && x->dp[in->role].op[oi].feeds)
 		dp_erecv_posted(x, ii);
 	for (int32_t k = so[oi]; k < so[oi + 1]; k++) {
-		if (r->ops[sc[k]].kind == WL_K_SEND && in->dpr[sc[k]])
+		if ((r->ops[sc[k]].kind == WL_K_SEND && in->dpr[sc[k]]) ||
+		    (r->ops[sc[k]].kind == WL_K_RECV && r->ops[sc[k]].phase == WL_P_DP &&
+		     in->t0[sc[k]] >= 0))
 			continue; /* started early (dp_early_send) */
 		if (--in->ndeps[sc[k]] == 0)
 			op_ready(x, ii, sc[k]);
@@ -1155,9 +1167,10 @@ static void slice_part_cb(void *ctx, uint64_t arg)
  * pipeline time). The parts share links as one connection
  * (sim_net.send_weight). Notes for
  * the breakdown when a tracked slice (arg: the receiving rank + 1) and the
- * last slice of an early send (early) started. */
+ * last slice of an early send (early: 1, 2 when its receiving rank's DP
+ * group held it last) started. */
 static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, uint64_t hash,
-		      simtime_ps lat, uint64_t arg, bool early)
+		      simtime_ps lat, uint64_t arg, int early)
 {
 	simtime_ps now = sim_now(&x->eng);
 	int32_t path[TOPO_MAX_HOPS];
@@ -1166,8 +1179,10 @@ static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, u
 	int hops, rc = 0;
 	if ((uint32_t)arg)
 		x->sl_t0[(uint32_t)arg - 1] = now;
-	if (early && x->dp)
+	if (early && x->dp) {
 		x->dp[to->role].op[to->op].send_t0 = now;
+		x->dp[to->role].op[to->op].send_rcv = early == 2;
+	}
 	if (np <= 1) {
 		hops = sim_p2p_route(x->t, a, b, hash, 1, 0, path);
 		if (hops < 0)
@@ -1202,12 +1217,23 @@ static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, u
 	return rc;
 }
 
-/* DP group op b ended: the pipeline send slices waiting for it go. */
+static struct launch *dp_slice_gate(struct exec *x, int32_t role, int32_t k, int32_t r);
+
+/* DP group op b ended: the pipeline send slices waiting for it go (or
+ * wait on for their receiving rank's group). */
 static void dp_slices_go(struct exec *x, struct launch *b)
 {
 	for (struct dp_slice *q = b->slices, *n; q; q = n) {
 		int rc;
+		struct launch *g;
 		n = q->next;
+		if (q->rk >= 0 && (g = dp_slice_gate(x, q->rrole, q->rk, q->rr))) {
+			/* its receiving rank still reduces: then */
+			q->rk = -1;
+			q->next = g->slices;
+			g->slices = q;
+			continue;
+		}
 		if (q->arg & SLICE_OWN) {
 			/* the send shows from when its own slice started */
 			struct launch *l = q->to;
@@ -1216,7 +1242,8 @@ static void dp_slices_go(struct exec *x, struct launch *b)
 				x->in[l->waiters[i]].t0[l->op] = x->in[l->waiters[i]].xfer[l->op] =
 					l->t_start;
 		}
-		rc = slice_send(x, q->to, q->a, q->b, q->hash, q->lat, q->arg, true);
+		rc = slice_send(x, q->to, q->a, q->b, q->hash, q->lat, q->arg,
+				b->role == q->to->role ? 1 : 2);
 		if (rc)
 			set_err(x, rc);
 		free(q);
@@ -1244,6 +1271,20 @@ static void dp_early_send(struct exec *x, int32_t ii, int32_t oi)
 	struct inst *in = &x->in[ii];
 	const struct wl_op *ops = x->w->roles[in->role].ops, *op = &ops[oi];
 	int32_t d = -1;
+	if (op->kind == WL_K_RECV && op->phase == WL_P_DP && in->ndeps[oi] == 1 && in->t0[oi] < 0) {
+		/* the tied embedding's receive likewise: posted now, the send
+		 * to it goes, and each of its slices waits for its receiving
+		 * rank's group too (launch_go: rgate), as --exact's ranks
+		 * post theirs after their own reduction (op_ready) */
+		for (int k = 0; k < op->ndeps; k++)
+			if (in->t1[op->deps[k]] < 0)
+				d = op->deps[k];
+		if (d >= 0 && dp_coll(&ops[d]) && x->dp[in->role].op[d].made) {
+			in->ndeps[oi] = 0;
+			op_ready(x, ii, oi);
+		}
+		return;
+	}
 	if (op->kind != WL_K_SEND || in->ndeps[oi] != 1 || in->dpr[oi])
 		return;
 	for (int k = 0; k < op->ndeps; k++)
@@ -2601,6 +2642,10 @@ static void launch_go(struct exec *x, struct launch *l)
 	int32_t gate = -1;
 	bool track = op->kind == WL_K_SEND && x->dp_bgon &&
 		     x->dp[op->peer_stage].erecv == op->peer_op;
+	/* the tied embedding's, folded: each slice after its receiving
+	 * rank's DP group too (dp_early_send posts the receive early) */
+	int32_t rgate = op->kind == WL_K_SEND && op->phase == WL_P_DP && x->dp_bgon && !x->o->exact
+				? x->tie_rdp[op->peer_stage] : -1;
 	if (op->kind == WL_K_SEND && !x->o->exact && in0->dpr[l->op])
 		for (int d = 0; d < op->ndeps; d++)
 			if (in0->t1[op->deps[d]] < 0) /* (the one dp_early_send found) */
@@ -2663,17 +2708,18 @@ static void launch_go(struct exec *x, struct launch *l)
 					lat_us = sim_nccl_hw_lat_us(same ? SIM_HW_NVLINK : SIM_HW_NET, SIM_ALGO_RING,
 								    SIM_PROTO_SIMPLE);
 					to->left++;
-					if (gate >= 0 || track) {
+					if (gate >= 0 || track || rgate >= 0) {
+						int32_t rr = rank_of(x, tpi, pos, op->peer_stage);
 						struct launch *g = gate < 0 ? NULL :
 							dp_slice_gate(x, l->role, gate, rank_of(x, tpi, pos, l->role));
-						int32_t rr = rank_of(x, tpi, pos, op->peer_stage);
+						struct launch *g2 = rgate < 0 ? NULL : dp_slice_gate(x, op->peer_stage, rgate, rr);
 						if (pos == in0->pos && tpi == 0)
 							arg |= SLICE_OWN;
 						if (track) {
 							x->sl_state[rr] = 1;
 							arg |= (uint64_t)(uint32_t)(rr + 1);
 						}
-						if (g) { /* after its rank's DP group (dp_slices_go) */
+						if (g || g2) { /* after its ranks' DP groups (dp_slices_go) */
 							struct dp_slice *q = malloc(sizeof(*q));
 							if (!q) {
 								rc = TS_ENOMEM;
@@ -2685,13 +2731,18 @@ static void launch_go(struct exec *x, struct launch *l)
 							q->hash = hash;
 							q->lat = time_from_us(lat_us);
 							q->arg = arg;
+							q->rrole = op->peer_stage;
+							q->rk = g && g2 ? rgate : -1;
+							q->rr = rr;
+							if (!g)
+								g = g2;
 							q->next = g->slices;
 							g->slices = q;
 							continue;
 						}
 					}
 					rc = slice_send(x, to, a, b, hash, time_from_us(lat_us), arg,
-							gate >= 0);
+							gate >= 0 || rgate >= 0);
 					if (rc)
 						to->left--;
 				}
@@ -2857,16 +2908,63 @@ static void op_ready(struct exec *x, int32_t ii, int32_t oi)
 	}
 	switch (op->kind) {
 	case WL_K_COMPUTE: compute_start(x, ii, oi); break;
-	case WL_K_RECV:
+	case WL_K_RECV: {
+		bool parked = in->arrived[oi] == 3;
 		if (x->dp_bgon && oi == x->dp[in->role].erecv)
 			dp_erecv_posted(x, ii);
 		if (in->arrived[oi] == 1)
 			op_end(x, ii, oi);
 		else
 			in->arrived[oi] = 2;
+		if (parked) /* the tied-embedding send that waited for it */
+			comm_arrive(x, peer_inst(x, ii, x->tie_from[in->role]), x->tie_send[in->role]);
+		break;
+	}
+	case WL_K_SEND:
+		if (op->phase == WL_P_DP) {
+			/* the tied embedding's gradients: an all-reduce of the two
+			 * ends (Megatron's _allreduce_embedding_grads after each
+			 * end's DP sync, DeepSpeed's tied-module reduction), whose
+			 * data moves once both have entered it: the send waits for
+			 * its receiver to post the receive (found by review,
+			 * 2026-12-04: it went as soon as the sender was done and
+			 * met the receiver's own DP reduction on its NICs) */
+			int32_t ri = peer_inst(x, ii, op->peer_stage);
+			if (x->in[ri].t0[op->peer_op] < 0) {
+				x->in[ri].arrived[op->peer_op] = 3;
+				break;
+			}
+		}
+		comm_arrive(x, ii, oi);
 		break;
 	default: comm_arrive(x, ii, oi); break;
 	}
+}
+
+/* Per role, the send that feeds its tied-embedding receive. */
+static int build_tie(struct exec *x)
+{
+	int P = x->w->nroles;
+	x->tie_from = malloc((size_t)P * sizeof(int32_t));
+	x->tie_send = malloc((size_t)P * sizeof(int32_t));
+	x->tie_rdp = malloc((size_t)P * sizeof(int32_t));
+	if (!x->tie_from || !x->tie_send || !x->tie_rdp)
+		return TS_ENOMEM;
+	for (int s = 0; s < P; s++)
+		x->tie_from[s] = x->tie_send[s] = x->tie_rdp[s] = -1;
+	for (int s = 0; s < P; s++)
+		for (int32_t i = 0; i < x->w->roles[s].nops; i++) {
+			const struct wl_op *op = &x->w->roles[s].ops[i];
+			if (op->kind != WL_K_SEND || op->phase != WL_P_DP)
+				continue;
+			const struct wl_role *pr = &x->w->roles[op->peer_stage];
+			x->tie_from[op->peer_stage] = s;
+			x->tie_send[op->peer_stage] = i;
+			for (int d = 0; d < pr->ops[op->peer_op].ndeps; d++)
+				if (dp_coll(&pr->ops[pr->ops[op->peer_op].deps[d]]))
+					x->tie_rdp[op->peer_stage] = pr->ops[op->peer_op].deps[d];
+		}
+	return 0;
 }
 
 /* ---- set-up ------------------------------------------------------------------------ */
@@ -3796,7 +3894,21 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 			simtime_ps launch = in->xfer[oi], go = launch < e ? launch : e;
 			simtime_ps late = !x->o->exact && x->dp_bgon && op->kind == WL_K_SEND
 						  ? x->dp[in->role].op[oi].send_t0 : 0;
-			if (late > go && late < e) {
+			if (late > 0 && late >= go && late < e && op->phase == WL_P_DP &&
+			    x->dp[in->role].op[oi].send_rcv) { /* (late > 0: folded dp_bgon) */
+				/* folded, the tied embedding's send whose last
+				 * slice waited for its receiving rank's reduction:
+				 * the transfer from then, and the path goes on
+				 * through that reduction (--exact: through the
+				 * receive, posted after it) */
+				rc = walk_comm(&wk, w, late, e, k);
+				ii = peer_inst(x, ii, op->peer_stage);
+				oi = x->tie_rdp[x->in[ii].role];
+				cur = late;
+				if (rc || oi < 0)
+					break;
+				continue;
+			} else if (late > go && late < e) {
 				/* folded, a send started early: its op shows from
 				 * the representative's own slice, but its end is
 				 * the last slice's, which waited for its rank's DP
@@ -3809,7 +3921,18 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 			} else {
 				rc = walk_comm(&wk, w, go, e, k);
 			}
-			if (!rc && go > in->t0[oi]) {
+			if (!rc && op->kind == WL_K_SEND && op->phase == WL_P_DP && go > in->t0[oi] &&
+			    !(late > go && late < e) &&
+			    x->in[peer_inst(x, ii, op->peer_stage)].t0[op->peer_op] == launch) {
+				/* the tied-embedding send waited for its receiver to
+				 * post the receive: the path goes on through what the
+				 * receive waited for (its end's reduction) */
+				ii = peer_inst(x, ii, op->peer_stage);
+				in = &x->in[ii];
+				oi = op->peer_op;
+				op = &x->w->roles[in->role].ops[oi];
+				t = go;
+			} else if (!rc && go > in->t0[oi]) {
 				/* the members: exact, the group's ranks (instance id =
 				 * rank); folded, the stage's instances (DP waits for all) */
 				int32_t last = ii, n = per, *mem = NULL;
@@ -4248,6 +4371,10 @@ static void exec_release(struct exec *x)
 	free(x->succ_off);
 	free(x->succ);
 	x->succ_off = x->succ = NULL;
+	free(x->tie_from);
+	free(x->tie_send);
+	free(x->tie_rdp);
+	x->tie_from = x->tie_send = x->tie_rdp = NULL;
 	for (struct launch *l = x->inflight, *n; l; l = n) {
 		n = l->fnext;
 		for (struct dp_slice *q = l->slices, *qn; q; q = qn) {
@@ -4296,7 +4423,7 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 	}
 	x->rcap = 4096;
 	x->rtab = calloc(x->rcap, sizeof(*x->rtab));
-	if (!x->rtab || (rc = build_succ(x))) {
+	if (!x->rtab || (rc = build_succ(x)) || (rc = build_tie(x))) {
 		rc = ts_error_set(x->errp, TS_ENOMEM, "out of memory");
 		goto out;
 	}
