@@ -1317,8 +1317,9 @@ static int load_text(struct model *m, const char *text, struct ts_error *err)
 	return model_load(m, tu_tmpfile(0, ".json", text), err);
 }
 
-/* A config without head_dim takes transformers' default of its type where
- * the config class fixes one (found by review: hidden / heads): Qwen3-0.6B's
+/* A config without head_dim (or num_key_value_heads) takes transformers'
+ * default of its type where the config class fixes one (found by review:
+ * hidden / heads, and the heads): Qwen3-0.6B's
  * shape without the key is its published 596,049,920 parameters (head_dim
  * 128, not 64), Gemma-7B's 8,537,680,896 (256, not 192); a Llama's stays
  * hidden / heads. */
@@ -1336,6 +1337,11 @@ START_TEST(head_dim_default_by_type)
 		  "\"num_attention_heads\": 16, \"num_key_value_heads\": 16, \"intermediate_size\": 24576, "
 		  "\"vocab_size\": 256000}",
 		  8537680896.0 },
+		/* Mistral-7B without num_key_value_heads: MistralConfig's 8, its
+		 * published 7,241,732,096 (was 8,053,329,920 with 32) */
+		{ "{\"model_type\": \"mistral\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+		  "\"num_attention_heads\": 32, \"intermediate_size\": 14336, \"vocab_size\": 32000}",
+		  7241732096.0 },
 		/* 2 x 64^2 x 4 x (1 + 1) ... : hidden / heads = 64 */
 		{ "{\"model_type\": \"llama\", \"hidden_size\": 1024, \"num_hidden_layers\": 2, "
 		  "\"num_attention_heads\": 16, \"intermediate_size\": 2048, \"vocab_size\": 1000}",
@@ -1368,7 +1374,7 @@ START_TEST(expert_width_default_by_type)
 		struct model m;
 		snprintf(text, sizeof(text),
 			 "{" SWA_BASE "\"num_experts\": 8, \"num_local_experts\": 8, "
-			 "\"num_experts_per_tok\": 2, \"model_type\": \"%s\"}",
+			 "\"num_experts_per_tok\": 2, \"num_key_value_heads\": 4, \"model_type\": \"%s\"}",
 			 cases[i].type);
 		ck_assert_msg(load_text(&m, text, &err) == 0, "%s: %s", cases[i].type, err.msg);
 		ck_assert_msg(m.moe_ffn == cases[i].want, "%s: expert width %d, want %d",
@@ -1475,7 +1481,19 @@ static const struct {
 	{ "{\"model_type\": \"llava\", \"text_config\": {\"model_type\": \"llama\"}, "
 	  "\"vision_config\": {\"model_type\": \"clip_vision_model\"}}",
 	  "model_type: 'llava': only Qwen3-VL's vision encoder is modelled; for the language model "
-	  "alone give its text_config" },
+	  "alone give its own config" },
+	/* other modalities' encoders under other keys (found by review:
+	 * dropped without a word) */
+	{ "{" SWA_BASE "\"model_type\": \"phi3_v\", \"img_processor\": {\"image_dim_out\": 1024, "
+	  "\"model_name\": \"openai/clip-vit-large-patch14-336\"}}",
+	  "img_processor: an image encoder (Phi-3-vision's) is not modelled" },
+	{ "{\"model_type\": \"voxtral\", \"audio_config\": {\"model_type\": \"voxtral_encoder\"}, "
+	  "\"text_config\": {" SWA_BASE "\"model_type\": \"llama\"}}",
+	  "audio_config: an audio encoder is not modelled" },
+	/* a type's default key/value heads that cannot fit its heads */
+	{ "{" SWA_BASE "\"model_type\": \"mistral\"}",
+	  "model_type: num_key_value_heads is absent, and the default of 'mistral', 8, does not "
+	  "divide num_attention_heads 4" },
 	{ "{" SWA_BASE "\"model_type\": \"qwen2_vl\", \"vision_config\": {\"depth\": 32, "
 	  "\"embed_dim\": 1280, \"hidden_size\": 3584}}",
 	  "'qwen2_vl': only Qwen3-VL's vision encoder is modelled; for the language model alone "
@@ -1959,8 +1977,10 @@ static const struct {
 	const char *json;
 	const char *layers; /* '1' windowed, '0' full, per layer */
 } swa_models[] = {
-	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"sliding_window\": 1024}", "111111" },
-	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"sliding_window\": null}", "000000" },
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, \"sliding_window\": 1024}",
+	  "111111" },
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, \"sliding_window\": null}",
+	  "000000" },
 	/* (head_dim given: Gemma's default is 256) */
 	{ "{" SWA_BASE "\"model_type\": \"gemma2\", \"head_dim\": 64, \"sliding_window\": 1024}",
 	  "101010" },
@@ -2165,7 +2185,7 @@ static const struct {
 	  "{\"cp\": 2, \"flash_attention\": true, \"sync\": {\"mode\": \"ssp\", \"staleness\": 1}}", 4,
 	  "not with experts" },
 	/* a model given as config text: ring attention over a sliding window */
-	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"sliding_window\": 1024}",
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, \"sliding_window\": 1024}",
 	  "{\"cp\": 2, \"flash_attention\": true, \"seq_len\": 4096}", 2,
 	  "context parallelism with sliding-window attention (a window of 1024 tokens" },
 };
