@@ -3922,11 +3922,12 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 				rc = walk_comm(&wk, w, go, e, k);
 			}
 			if (!rc && op->kind == WL_K_SEND && op->phase == WL_P_DP && go > in->t0[oi] &&
-			    !(late > go && late < e) &&
 			    x->in[peer_inst(x, ii, op->peer_stage)].t0[op->peer_op] == launch) {
 				/* the tied-embedding send waited for its receiver to
 				 * post the receive: the path goes on through what the
-				 * receive waited for (its end's reduction) */
+				 * receive waited for (its end's reduction), also
+				 * where a slice then waited for its own rank's (the
+				 * late branch above took [go, e]; found by review) */
 				ii = peer_inst(x, ii, op->peer_stage);
 				in = &x->in[ii];
 				oi = op->peer_op;

@@ -2137,6 +2137,7 @@ START_TEST(relaxed_sync_keeps_cp_reduction)
 	sim_prediction_release(&local);
 	sim_prediction_release(&async);
 	sim_prediction_release(&exact);
+	topo_release(&topo);
 }
 END_TEST
 
