@@ -746,10 +746,12 @@ int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		const struct sim_link *l = &n->links[path[h]];
 		f->path[h] = path[h];
 		f->prop_ps += l->lat_ps;
-		/* Packets are cut at the MTU of the links that carry headers (the
-		 * network); links without per-packet overhead (NVLink, PCIe as
-		 * sim_net_init_topo sets them) re-segment internally at no cost. */
-		if (l->mtu_bytes > 0 && l->overhead_bytes > 0 && l->mtu_bytes < mtu)
+		/* Packets are cut at the MTU of the network's links (or of links
+		 * that carry headers); NVLink and PCIe, whose overhead
+		 * sim_net_init_topo folds into their rate, re-segment internally
+		 * at no cost (found by review: a fabric of packet_overhead_bytes
+		 * 0 had its packets cut at PCIe's 256 B, slower than at 1 B) */
+		if (l->mtu_bytes > 0 && (l->net || l->overhead_bytes > 0) && l->mtu_bytes < mtu)
 			mtu = l->mtu_bytes;
 		if (l->mtu_bytes > 0 && l->mtu_bytes < mtu_any)
 			mtu_any = l->mtu_bytes;
