@@ -76,6 +76,18 @@ static void run(const struct plan *p, struct sim_predict_opts *o, struct sim_pre
 	ck_assert(r->iteration_time_s > 0 && isfinite(r->iteration_time_s));
 }
 
+/* The plan at the analytic level into a and at flow level into f, folded,
+ * from default options (o: the flow run's, for more runs). */
+static void run_levels(const struct plan *p, struct sim_predict_opts *o, struct sim_prediction *a,
+		       struct sim_prediction *f)
+{
+	sim_predict_opts_init(o);
+	o->fidelity = SIM_ANALYTIC;
+	run(p, o, a);
+	o->fidelity = SIM_FLOW;
+	run(p, o, f);
+}
+
 static double exposed_total(const struct sim_prediction *r)
 {
 	double s = 0;
@@ -316,11 +328,7 @@ START_TEST(fluid_ring_matches_analytic)
 	 * all-reduce this large may take NCCL's tree: big_allreduce_tree) */
 	p.distributed_optimizer = true;
 	resolve(&p);
-	sim_predict_opts_init(&o);
-	o.fidelity = SIM_ANALYTIC;
-	run(&p, &o, &a);
-	o.fidelity = SIM_FLOW;
-	run(&p, &o, &f);
+	run_levels(&p, &o, &a, &f);
 	ck_assert_double_gt(a.bd.exposed_comm_s[SIM_COMM_DP], 0);
 	ck_assert_msg(fabs(f.bd.exposed_comm_s[SIM_COMM_DP] / a.bd.exposed_comm_s[SIM_COMM_DP] - 1) <
 			      0.1,
@@ -1203,11 +1211,7 @@ START_TEST(tied_exchange_waits_for_both_ends)
 	p.global_batch = 32;
 	p.flash_attention = true;
 	resolve(&p);
-	sim_predict_opts_init(&o);
-	o.fidelity = SIM_ANALYTIC;
-	run(&p, &o, &a);
-	o.fidelity = SIM_FLOW;
-	run(&p, &o, &f);
+	run_levels(&p, &o, &a, &f);
 	o.exact = true;
 	run(&p, &o, &x);
 	ck_assert_msg(fabs(f.iteration_time_s / a.iteration_time_s - 1) < 0.01,
