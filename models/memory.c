@@ -129,6 +129,14 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 {
 	double R, S, A, U, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
 	act_terms(x, tp, &R, &S, &A, &U, flash);
+	if (rc == PLAN_RC_SELECTIVE && !flash && x->lat <= 0)
+		/* selective recompute checkpoints the core attention, whose
+		 * inputs are K and V as projected, at their groups' width: the
+		 * copies expanded to every query head exist only while one
+		 * layer's core is rebuilt, as its scores (found by review,
+		 * 2026-12-04: llama3-70b tp 8 pp 8 SP stage 0 at 11.81 instead
+		 * of 10.73 GiB of activations) */
+		S -= 4 * x->s * x->b * (x->q - x->kvd);
 	if (scale != 1) {
 		/* fp32 doubles the 16-bit tensors only: not the 1-byte dropout
 		 * masks, nor what is fp32 already (router probabilities, the

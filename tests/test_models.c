@@ -287,6 +287,33 @@ static void gpt_plan(struct plan *p, int tp, bool sp, enum plan_recompute rc)
 	p->global_batch = 1;
 }
 
+/* Selective recompute checkpoints the core attention: what a layer keeps
+ * does not depend on whether that core is fused (flash) or not, since its
+ * K and V are saved as projected, at their groups' width (found by review:
+ * without flash they were counted expanded to every query head, 4sb(q -
+ * kvd) more: llama3-8b, 4 of its 32 heads' width for K and V). */
+START_TEST(selective_keeps_grouped_kv)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	double plain, fused;
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	ck_assert_int_lt(m.kv_heads, m.heads);
+	gpt_plan(&p, 1, false, PLAN_RC_SELECTIVE);
+	plain = model_layer_act_bytes(&m, &p, 0);
+	p.flash_attention = true;
+	fused = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_msg(plain == fused, "selective: %.0f B without flash, %.0f B with", plain, fused);
+	/* without recompute the unfused core keeps them expanded */
+	p.recompute = PLAN_RC_NONE;
+	fused = model_layer_act_bytes(&m, &p, 0);
+	p.flash_attention = false;
+	plain = model_layer_act_bytes(&m, &p, 0);
+	ck_assert_double_gt(plain - fused, 4.0 * 2048 * (m.heads - m.kv_heads) * m.head_dim);
+}
+END_TEST
+
 START_TEST(activations_table2_rows)
 {
 	struct model m;
@@ -951,8 +978,10 @@ START_TEST(activations_selective_and_gqa)
 	sel = model_layer_act_bytes(&m, &p, 0);
 	p.recompute = PLAN_RC_NONE;
 	none = model_layer_act_bytes(&m, &p, 0);
-	/* what selective leaves out of a layer: the softmax output, 2 a s^2 b / t */
-	ck_assert_double_eq_tol(none - sel, 2 * a * s * s / t, 1);
+	/* what selective leaves out of a layer: the softmax output, 2 a s^2 b / t,
+	 * and K and V expanded to every query head, 4 s b (q - kvd) / t (the
+	 * checkpointed core keeps them as projected) */
+	ck_assert_double_eq_tol(none - sel, (2 * a * s * s + 4 * s * (q - kvd)) / t, 1);
 	fin = 4 * s * 4096 / t + 4 * s * 128256 / t;
 	want = 32 * sel + (none - sel) + fin;
 	ck_assert_msg(fabs(r->stage[0].activations_bytes / want - 1) < 1e-12, "%.6g B, want %.6g",
@@ -2752,6 +2781,7 @@ static Suite *models_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("memory");
 	tcase_add_test(tc, activations_table2_rows);
+	tcase_add_test(tc, selective_keeps_grouped_kv);
 	tcase_add_test(tc, activations_gated_dense_layer);
 	tcase_add_test(tc, activations_moe_gathered_tokens);
 	tcase_add_test(tc, whole_experts_memory);
