@@ -307,7 +307,9 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 			     struct ts_error *err)
 {
 #define PRICE "; trainsim cannot price this model"
-#define TOWER " is not modelled (only Qwen3-VL's vision encoder is); for the language model alone give its own config"
+#define TOWER                                                                  \
+	" is not modelled (only Qwen3-VL's vision encoder is); for the language " \
+	"model alone give its own config"
 	/* (towers: other modalities' encoders, at the top level too; found by
 	 * review, 2026-12-04: Phi-3.5-vision's CLIP encoder and an audio
 	 * model's Whisper encoder were left out without a word, 7.9 % and
@@ -316,11 +318,15 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 		const char *key, *why;
 		bool tower;
 	} keys[] = {
-		{ "interleave_moe_layer_step", "Llama 4's interleaved MoE with a shared expert is not modelled" PRICE, false },
-		{ "intermediate_size_mlp", "Llama 4's separate dense and expert MLP widths are not modelled" PRICE, false },
+		{ "interleave_moe_layer_step",
+		  "Llama 4's interleaved MoE with a shared expert is not modelled" PRICE, false },
+		{ "intermediate_size_mlp",
+		  "Llama 4's separate dense and expert MLP widths are not modelled" PRICE, false },
 		{ "attention_chunk_size", "chunked attention (Llama 4) is not modelled" PRICE, false },
-		{ "attn_layer_period", "hybrid attention/state-space layers (Jamba) are not modelled" PRICE, false },
-		{ "cross_attention_layers", "cross-attention layers (Llama 3.2 Vision) are not modelled" PRICE, false },
+		{ "attn_layer_period",
+		  "hybrid attention/state-space layers (Jamba) are not modelled" PRICE, false },
+		{ "cross_attention_layers",
+		  "cross-attention layers (Llama 3.2 Vision) are not modelled" PRICE, false },
 		{ "layers_block_type", "hybrid attention/state-space layers are not modelled" PRICE, false },
 		{ "img_processor", "an image encoder (Phi-3-vision's)" TOWER, true },
 		{ "mm_vision_tower", "a LLaVA vision tower" TOWER, true },

@@ -2644,8 +2644,8 @@ static void launch_go(struct exec *x, struct launch *l)
 		     x->dp[op->peer_stage].erecv == op->peer_op;
 	/* the tied embedding's, folded: each slice after its receiving
 	 * rank's DP group too (dp_early_send posts the receive early) */
-	int32_t rgate = op->kind == WL_K_SEND && op->phase == WL_P_DP && x->dp_bgon && !x->o->exact
-				? x->tie_rdp[op->peer_stage] : -1;
+	bool tied = op->kind == WL_K_SEND && op->phase == WL_P_DP;
+	int32_t rgate = tied && x->dp_bgon && !x->o->exact ? x->tie_rdp[op->peer_stage] : -1;
 	if (op->kind == WL_K_SEND && !x->o->exact && in0->dpr[l->op])
 		for (int d = 0; d < op->ndeps; d++)
 			if (in0->t1[op->deps[d]] < 0) /* (the one dp_early_send found) */
@@ -2712,7 +2712,8 @@ static void launch_go(struct exec *x, struct launch *l)
 						int32_t rr = rank_of(x, tpi, pos, op->peer_stage);
 						struct launch *g = gate < 0 ? NULL :
 							dp_slice_gate(x, l->role, gate, rank_of(x, tpi, pos, l->role));
-						struct launch *g2 = rgate < 0 ? NULL : dp_slice_gate(x, op->peer_stage, rgate, rr);
+						struct launch *g2 =
+							rgate < 0 ? NULL : dp_slice_gate(x, op->peer_stage, rgate, rr);
 						if (pos == in0->pos && tpi == 0)
 							arg |= SLICE_OWN;
 						if (track) {
@@ -3905,6 +3906,8 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 				ii = peer_inst(x, ii, op->peer_stage);
 				oi = x->tie_rdp[x->in[ii].role];
 				cur = late;
+				if (!rc && oi < 0) /* (none: as a path without a predecessor) */
+					ps->idle_s += time_to_s(cur);
 				if (rc || oi < 0)
 					break;
 				continue;

@@ -2006,9 +2006,11 @@ static const struct {
 	const char *json;
 	const char *layers; /* '1' windowed, '0' full, per layer */
 } swa_models[] = {
-	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, \"sliding_window\": 1024}",
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, "
+	  "\"sliding_window\": 1024}",
 	  "111111" },
-	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, \"sliding_window\": null}",
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, "
+	  "\"sliding_window\": null}",
 	  "000000" },
 	/* (head_dim given: Gemma's default is 256) */
 	{ "{" SWA_BASE "\"model_type\": \"gemma2\", \"head_dim\": 64, \"sliding_window\": 1024}",
@@ -2214,7 +2216,8 @@ static const struct {
 	  "{\"cp\": 2, \"flash_attention\": true, \"sync\": {\"mode\": \"ssp\", \"staleness\": 1}}", 4,
 	  "not with experts" },
 	/* a model given as config text: ring attention over a sliding window */
-	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, \"sliding_window\": 1024}",
+	{ "{" SWA_BASE "\"model_type\": \"mistral\", \"num_key_value_heads\": 4, "
+	  "\"sliding_window\": 1024}",
 	  "{\"cp\": 2, \"flash_attention\": true, \"seq_len\": 4096}", 2,
 	  "context parallelism with sliding-window attention (a window of 1024 tokens" },
 };
