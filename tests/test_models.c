@@ -291,7 +291,7 @@ static void gpt_plan(struct plan *p, int tp, bool sp, enum plan_recompute rc)
  * does not depend on whether that core is fused (flash) or not, since its
  * K and V are saved as projected, at their groups' width (found by review:
  * without flash they were counted expanded to every query head, 4sb(q -
- * kvd) more: llama3-8b, 4 of its 32 heads' width for K and V). */
+ * kvd) more; llama3-8b's K and V are 8 of its 32 heads wide). */
 START_TEST(selective_keeps_grouped_kv)
 {
 	struct model m;
@@ -1367,7 +1367,7 @@ START_TEST(head_dim_default_by_type)
 		  "\"vocab_size\": 256000}",
 		  8537680896.0 },
 		/* Mistral-7B without num_key_value_heads: MistralConfig's 8, its
-		 * published 7,241,732,096 (was 8,053,329,920 with 32) */
+		 * published 7,241,732,096 (was 8,047,038,464 with 32) */
 		{ "{\"model_type\": \"mistral\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
 		  "\"num_attention_heads\": 32, \"intermediate_size\": 14336, \"vocab_size\": 32000}",
 		  7241732096.0 },
