@@ -2222,6 +2222,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				goto fail;
 			}
 			w->roles[op->peer_stage].ops[op->peer_op].size_bytes = op->size_bytes;
+			w->roles[op->peer_stage].ops[op->peer_op].peer_op = i;
 		}
 	}
 	free(tasks);

@@ -75,7 +75,8 @@ struct wl_op {
 	double size_bytes;         /* communication: nccl-tests size (P2P: payload, a receive's
 	                            * that of its send), bytes */
 	int32_t peer_stage;        /* SEND/RECV: the other stage, index */
-	int32_t peer_op;           /* SEND: the matching RECV op in peer_stage, index */
+	int32_t peer_op;           /* SEND: the matching RECV op in peer_stage, RECV: the SEND
+	                            * that feeds it, index */
 	int32_t sync_after;        /* compute: the host synchronises the stream before it and
 	                            * so waits for this earlier op (the last issued before the
 	                            * sync point) to end, -1 none (Megatron's MoE dispatcher

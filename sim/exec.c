@@ -309,10 +309,6 @@ struct exec {
 	struct memo_tab picks;     /* with a timeline: coll_pick by instance and op (inst_key),
 	                            * else by (stage, op, size) (op_key); note_pick */
 	bool use_memo;
-	int32_t *tie_from;         /* per role: the stage whose tied-embedding send feeds its
-	                            * receive, -1 none */
-	int32_t *tie_send;         /* per role: that send (op index in tie_from's role) */
-	int32_t *tie_rdp;          /* per role: the DP collective that receive waits for, -1 */
 	struct sim_coll **colls;   /* started collectives not yet reaped (coll_room) */
 	int64_t ncolls, capcolls;
 	uint64_t colls_started;    /* collectives started on the network, count */
@@ -1254,6 +1250,17 @@ static void dp_slices_go(struct exec *x, struct launch *b)
 static bool dp_coll(const struct wl_op *op)
 {
 	return op->kind == WL_K_COLL && (op->dim == WL_D_DP || op->dim == WL_D_EDP);
+}
+
+/* The DP collective that receive op oi of role waits for (the tied
+ * embedding's: its end's last reduction), or -1. */
+static int32_t recv_dp(const struct exec *x, int role, int32_t oi)
+{
+	const struct wl_op *ops = x->w->roles[role].ops;
+	for (int d = 0; d < ops[oi].ndeps; d++)
+		if (dp_coll(&ops[ops[oi].deps[d]]))
+			return ops[oi].deps[d];
+	return -1;
 }
 
 /* Pipeline send oi of instance ii waits only for a DP op whose group ops
@@ -2645,7 +2652,8 @@ static void launch_go(struct exec *x, struct launch *l)
 	/* the tied embedding's, folded: each slice after its receiving
 	 * rank's DP group too (dp_early_send posts the receive early) */
 	bool tied = op->kind == WL_K_SEND && op->phase == WL_P_DP;
-	int32_t rgate = tied && x->dp_bgon && !x->o->exact ? x->tie_rdp[op->peer_stage] : -1;
+	int32_t rgate =
+		tied && x->dp_bgon && !x->o->exact ? recv_dp(x, op->peer_stage, op->peer_op) : -1;
 	if (op->kind == WL_K_SEND && !x->o->exact && in0->dpr[l->op])
 		for (int d = 0; d < op->ndeps; d++)
 			if (in0->t1[op->deps[d]] < 0) /* (the one dp_early_send found) */
@@ -2918,7 +2926,7 @@ static void op_ready(struct exec *x, int32_t ii, int32_t oi)
 		else
 			in->arrived[oi] = 2;
 		if (parked) /* the tied-embedding send that waited for it */
-			comm_arrive(x, peer_inst(x, ii, x->tie_from[in->role]), x->tie_send[in->role]);
+			comm_arrive(x, peer_inst(x, ii, op->peer_stage), op->peer_op);
 		break;
 	}
 	case WL_K_SEND:
@@ -2940,32 +2948,6 @@ static void op_ready(struct exec *x, int32_t ii, int32_t oi)
 		break;
 	default: comm_arrive(x, ii, oi); break;
 	}
-}
-
-/* Per role, the send that feeds its tied-embedding receive. */
-static int build_tie(struct exec *x)
-{
-	int P = x->w->nroles;
-	x->tie_from = malloc((size_t)P * sizeof(int32_t));
-	x->tie_send = malloc((size_t)P * sizeof(int32_t));
-	x->tie_rdp = malloc((size_t)P * sizeof(int32_t));
-	if (!x->tie_from || !x->tie_send || !x->tie_rdp)
-		return TS_ENOMEM;
-	for (int s = 0; s < P; s++)
-		x->tie_from[s] = x->tie_send[s] = x->tie_rdp[s] = -1;
-	for (int s = 0; s < P; s++)
-		for (int32_t i = 0; i < x->w->roles[s].nops; i++) {
-			const struct wl_op *op = &x->w->roles[s].ops[i];
-			if (op->kind != WL_K_SEND || op->phase != WL_P_DP)
-				continue;
-			const struct wl_role *pr = &x->w->roles[op->peer_stage];
-			x->tie_from[op->peer_stage] = s;
-			x->tie_send[op->peer_stage] = i;
-			for (int d = 0; d < pr->ops[op->peer_op].ndeps; d++)
-				if (dp_coll(&pr->ops[pr->ops[op->peer_op].deps[d]]))
-					x->tie_rdp[op->peer_stage] = pr->ops[op->peer_op].deps[d];
-		}
-	return 0;
 }
 
 /* ---- set-up ------------------------------------------------------------------------ */
@@ -3676,41 +3658,6 @@ struct path_sum {
 	double comm_s[SIM_COMM_COUNT];         /* communication by kind, s */
 };
 
-/* recv_src[s][i]: the SEND op of stage peer_stage that feeds RECV op i of
- * stage s (-1 none). */
-static int build_recv_src(const struct exec *x, int32_t ***out)
-{
-	int P = x->w->nroles;
-	int32_t **src = calloc((size_t)P, sizeof(*src));
-	if (!src)
-		return TS_ENOMEM;
-	*out = src;
-	for (int s = 0; s < P; s++) {
-		int32_t n = x->w->roles[s].nops;
-		src[s] = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
-		if (!src[s])
-			return TS_ENOMEM;
-		for (int32_t i = 0; i < n; i++)
-			src[s][i] = -1;
-	}
-	for (int s = 0; s < P; s++)
-		for (int32_t i = 0; i < x->w->roles[s].nops; i++) {
-			const struct wl_op *op = &x->w->roles[s].ops[i];
-			if (op->kind == WL_K_SEND)
-				src[op->peer_stage][op->peer_op] = i;
-		}
-	return 0;
-}
-
-static void free_recv_src(const struct exec *x, int32_t **src)
-{
-	if (!src)
-		return;
-	for (int s = 0; s < x->w->nroles; s++)
-		free(src[s]);
-	free(src);
-}
-
 /* When an instance's compute stream is busy: its compute ops (those of the
  * optimizer phase, or all others) as disjoint intervals sorted by start,
  * with prefix sums of their lengths. */
@@ -3842,9 +3789,9 @@ static int walk_comm(struct walk *wk, int32_t w, simtime_ps t0, simtime_ps t1, e
 static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 			 struct path_sum *ps)
 {
-	int32_t **src = NULL, per = x->ninst / x->w->nroles, waiter = -1;
+	int32_t per = x->ninst / x->w->nroles, waiter = -1;
 	struct walk wk = { x, calloc(2 * (size_t)x->ninst, sizeof(struct busy_iv)), ps, crit };
-	int rc = wk.bv ? build_recv_src(x, &src) : TS_ENOMEM;
+	int rc = wk.bv ? 0 : TS_ENOMEM;
 	int64_t steps = 0, max_steps = 1;
 	for (int32_t i = 0; i < x->ninst; i++)
 		max_steps += x->w->roles[x->in[i].role].nops;
@@ -3878,7 +3825,7 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 					ps->comp_crit_s += time_to_s(e - t);
 			}
 		} else if (op->kind == WL_K_RECV) {
-			int32_t so = src[in->role][oi];
+			int32_t so = op->peer_op; /* the send that feeds it */
 			if (in->t1[oi] > in->t0[oi] && so >= 0) {
 				/* waited for the data: the path goes through the sender,
 				 * and the receiver is the one waiting */
@@ -3904,7 +3851,7 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 				 * receive, posted after it) */
 				rc = walk_comm(&wk, w, late, e, k);
 				ii = peer_inst(x, ii, op->peer_stage);
-				oi = x->tie_rdp[x->in[ii].role];
+				oi = recv_dp(x, x->in[ii].role, op->peer_op);
 				cur = late;
 				if (!rc && oi < 0) /* (none: as a path without a predecessor) */
 					ps->idle_s += time_to_s(cur);
@@ -3994,7 +3941,6 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 			free(wk.bv[i].cum);
 		}
 	free(wk.bv);
-	free_recv_src(x, src);
 	return rc;
 }
 
@@ -4375,10 +4321,6 @@ static void exec_release(struct exec *x)
 	free(x->succ_off);
 	free(x->succ);
 	x->succ_off = x->succ = NULL;
-	free(x->tie_from);
-	free(x->tie_send);
-	free(x->tie_rdp);
-	x->tie_from = x->tie_send = x->tie_rdp = NULL;
 	for (struct launch *l = x->inflight, *n; l; l = n) {
 		n = l->fnext;
 		for (struct dp_slice *q = l->slices, *qn; q; q = qn) {
@@ -4427,7 +4369,7 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 	}
 	x->rcap = 4096;
 	x->rtab = calloc(x->rcap, sizeof(*x->rtab));
-	if (!x->rtab || (rc = build_succ(x)) || (rc = build_tie(x))) {
+	if (!x->rtab || (rc = build_succ(x))) {
 		rc = ts_error_set(x->errp, TS_ENOMEM, "out of memory");
 		goto out;
 	}
