@@ -77,9 +77,11 @@ struct act_shape {
  * never split: the routed tokens a MoE layer's TP group all-gathers for its
  * TP-split experts (Megatron-core's all-to-all dispatcher), which every TP
  * rank keeps as the first expert GEMM's input (with whole experts, etp 1,
- * each rank keeps what it received: act_combine_as divides U by tp). */
+ * each rank keeps what it received: act_combine_as divides U by tp).
+ * grouped_kv: K and V are kept at their groups' width (a fused core
+ * attention, or a checkpointed one), else expanded to every query head. */
 static void act_terms(const struct act_shape *x, int tp, double *R, double *S, double *A,
-		      double *U, bool flash)
+		      double *U, bool flash, bool grouped_kv)
 {
 	double sb = x->s * x->b, mlp_in = x->routed > 0 ? x->routed : 1;
 	/* Korthikanti §4.1: attention 11sbh + 5as^2b, MLP 19sbh, norms 4sbh. */
@@ -102,7 +104,7 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 		 * to every query head (Megatron-core's DotProductAttention
 		 * repeat_interleave before its bmm; found by review), a fused
 		 * kernel takes the groups as they are */
-		*S = 2 * sb * x->q + 4 * sb * (flash ? x->kvd : x->q)
+		*S = 2 * sb * x->q + 4 * sb * (grouped_kv ? x->kvd : x->q)
 		     + 2 * sb * x->q; /* output-projection input */
 	}
 	if (x->qk_norm)
@@ -128,15 +130,12 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 			     bool flash, enum plan_recompute rc)
 {
 	double R, S, A, U, scale = p->precision == PLAN_DT_FP32 ? 2 : 1;
-	act_terms(x, tp, &R, &S, &A, &U, flash);
-	if (rc == PLAN_RC_SELECTIVE && !flash && x->lat <= 0)
-		/* selective recompute checkpoints the core attention, whose
-		 * inputs are K and V as projected, at their groups' width: the
-		 * copies expanded to every query head exist only while one
-		 * layer's core is rebuilt, as its scores (found by review,
-		 * 2026-12-04: llama3-70b tp 8 pp 8 SP stage 0 at 11.81 instead
-		 * of 10.73 GiB of activations) */
-		S -= 4 * x->s * x->b * (x->q - x->kvd);
+	/* selective recompute checkpoints the core attention, whose inputs
+	 * are K and V as projected, at their groups' width: the copies
+	 * expanded to every query head exist only while one layer's core is
+	 * rebuilt, as its scores (found by review, 2026-12-04: llama3-70b tp 8
+	 * pp 8 SP stage 0 at 11.81 instead of 10.73 GiB of activations) */
+	act_terms(x, tp, &R, &S, &A, &U, flash, flash || rc == PLAN_RC_SELECTIVE);
 	if (scale != 1) {
 		/* fp32 doubles the 16-bit tensors only: not the 1-byte dropout
 		 * masks, nor what is fp32 already (router probabilities, the
