@@ -215,6 +215,8 @@ struct plan_dist {
 	double sigma;              /* LOGNORMAL: sigma of log, dimensionless */
 };
 double plan_dist_mean(const struct plan_dist *d);
+/* Its variance (the spread image sizes give attention's P^2 term). */
+double plan_dist_var(const struct plan_dist *d);
 
 /* Fields whose origin is remembered for error messages. */
 enum plan_field {

@@ -91,6 +91,20 @@ double plan_dist_mean(const struct plan_dist *d)
 	return 0;
 }
 
+double plan_dist_var(const struct plan_dist *d)
+{
+	double m;
+	switch (d->kind) {
+	case PLAN_DIST_FIXED: return 0;
+	case PLAN_DIST_POISSON: return d->mean;
+	case PLAN_DIST_UNIFORM: return (d->max - d->min) * (d->max - d->min) / 12;
+	case PLAN_DIST_LOGNORMAL:
+		m = plan_dist_mean(d);
+		return (exp(d->sigma * d->sigma) - 1) * m * m;
+	}
+	return 0;
+}
+
 /* A count: a number >= 0, or {"dist": "poisson", "mean": 2} / {"dist":
  * "uniform", "min": 1, "max": 4} / {"dist": "lognormal", "mu": 5, "sigma": 0.5}. */
 static int get_dist(const struct jval *obj, const char *key, struct plan_dist *d,

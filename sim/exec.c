@@ -22,6 +22,7 @@
  * an instance's op ends exactly once; every started collective is freed
  * after sim_run. Time is integer picoseconds; ties fire in insertion order,
  * so a run is deterministic for a given seed. */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -124,6 +125,17 @@ static enum sim_op sim_op_of(int coll)
 
 /* ---- state ------------------------------------------------------------------ */
 
+/* A micro-batch's drawn image load over the plan's mean (vision_pass
+ * builds the encoder at the mean): lin scales what grows with the patches
+ * (GEMMs, element-wise ops, the TP all-reduces, attention's bytes), att
+ * the attention's FLOPs, which grow with each image's patches squared
+ * (found by review: one FLOP ratio, its P^2 term included, scaled the
+ * all-reduces and GEMMs too, +20 % for a 1,024-token image against the
+ * mean's 544). */
+struct vload {
+	double lin, att; /* factors */
+};
+
 struct inst {
 	int32_t role;              /* stage */
 	int32_t unit;              /* folded: simulated unit index k; exact: -1 */
@@ -139,7 +151,7 @@ struct inst {
 	                            * (dp_ready); a pipeline send started behind its DP op
 	                            * (dp_early_send); the role's erecv posted with all else
 	                            * done (dp_erecv_posted); flag */
-	double *vis_f;             /* per micro-batch vision load factor, dimensionless */
+	struct vload *vis_f;       /* per micro-batch vision load */
 	float *exp_f;              /* per micro-batch x decoder layer: the rank's expert load
 	                            * (folded: the unit's largest), factor; NULL if not drawn */
 	simtime_ps cpu_ps;         /* host thread: when it finished dispatching the last op, ps */
@@ -170,7 +182,7 @@ struct inst {
 	simtime_ps comp_free;      /* with jit: when its last compute op ended, ps */
 	simtime_ps jstart;         /* with jit: when the collective ending now started, ps */
 	int32_t njpp;              /* jpp's ops, count */
-	double *jvis;              /* with jit and units it stands for: per unit of jrank (in
+	struct vload *jvis;        /* with jit and units it stands for: per unit of jrank (in
 	                            * its order) x micro-batch, the unit's vision load, as
 	                            * vis_f (NULL: none) */
 	float *jexp;               /* the same for expert loads, x layer, as exp_f */
@@ -336,6 +348,8 @@ struct exec {
 	sim_event_id last_ev;      /* the event after_s queued last */
 	double *wbuf;              /* scratch for an EP group's loads (ep) */
 	double *jit_mx;            /* folded --jitter: scratch, a representative's ranks (jn) */
+	double vw_att;             /* the share of the encoder's forward FLOPs at the mean
+	                            * image that is attention (vscore) */
 	double *vtok;              /* drawn image tokens of each replica's micro-batch over the
 	                            * plan's mean, [replica x micro + j] (NULL: no images) */
 	struct a2a_entry *a2a;     /* analytic: compiled all-to-alls by (coll, dim, stage, dir) */
@@ -722,20 +736,20 @@ static int jit_ranks(const struct exec *x, struct inst *in)
 	return 0;
 }
 
-static double unit_vis(const struct exec *x, const double *vis, int u, int mm, int j);
+static struct vload unit_vis(const struct exec *x, const struct vload *vis, int u, int mm, int j);
 static float unit_exp(const struct exec *x, const float *exp_, int u, int mm, int j, int l);
 
 /* in->jvis, jexp: the vision and expert loads of each unit in->jrank holds,
  * the largest of its positions' (as vis_f, exp_f of a unit's own), when it
  * holds more than its own and loads vary. */
-static int jit_loads(const struct exec *x, struct inst *in, const double *vis, const float *exp_,
+static int jit_loads(const struct exec *x, struct inst *in, const struct vload *vis, const float *exp_,
 		     int mm)
 {
 	int TU = x->p->tp * x->U, L = x->nle, c = 0;
 	if (in->jn <= TU)
 		return 0;
 	in->jmm = mm;
-	if (x->m->has_vision && !(in->jvis = calloc((size_t)(in->jn / TU) * mm, sizeof(double))))
+	if (x->m->has_vision && !(in->jvis = calloc((size_t)(in->jn / TU) * mm, sizeof(struct vload))))
 		return TS_ENOMEM;
 	if (L && !(in->jexp = calloc((size_t)(in->jn / TU) * mm * L, sizeof(float))))
 		return TS_ENOMEM;
@@ -837,14 +851,15 @@ static uint64_t ev_arg(int32_t ii, int32_t oi)
 }
 
 /* Compute op op's time at load factor f (drawn image or expert load), s. */
-static double op_compute_s(const struct exec *x, const struct wl_op *op, double f)
+/* Op op's time with its FLOPs scaled by ff and its bytes and rows by fb. */
+static double op_compute_s2(const struct exec *x, const struct wl_op *op, double ff, double fb)
 {
 	struct sim_op_desc d;
 	memset(&d, 0, sizeof(d));
 	d.cls = (enum sim_op_class)op->cls;
-	d.flops = op->flops * f;
-	d.bytes = op->bytes * f;
-	d.m = (int64_t)(op->m * f + 0.5);
+	d.flops = op->flops * ff;
+	d.bytes = op->bytes * fb;
+	d.m = (int64_t)(op->m * fb + 0.5);
 	d.n = op->n;
 	d.k = op->k;
 	d.batch = op->batch;
@@ -858,16 +873,27 @@ static double op_compute_s(const struct exec *x, const struct wl_op *op, double 
 	return (d.flops > 0 || d.bytes > 0) ? sim_compute_time_s(&x->comp, &d) : 0;
 }
 
+static double op_compute_s(const struct exec *x, const struct wl_op *op, double f)
+{
+	return op_compute_s2(x, op, f, f);
+}
+
+/* A vision op at image load v: the attention's FLOPs at v.att, the rest
+ * at v.lin. */
+static double op_vision_s(const struct exec *x, const struct wl_op *op, struct vload v)
+{
+	return op_compute_s2(x, op, op->cls == WL_ATTN ? v.att : v.lin, v.lin);
+}
+
 static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 {
 	struct inst *in = &x->in[ii];
 	const struct wl_op *op = &x->w->roles[in->role].ops[oi];
 	double f = 1, dur;
-	if (op->vary == WL_V_VISION && op->micro >= 0)
-		f = in->vis_f[op->micro];
-	else if (op->vary == WL_V_EXPERT && in->exp_f && op->micro >= 0 && op->layer >= 0)
+	if (op->vary == WL_V_EXPERT && in->exp_f && op->micro >= 0 && op->layer >= 0)
 		f = in->exp_f[(size_t)op->micro * x->nle + op->layer];
-	dur = op_compute_s(x, op, f);
+	dur = op->vary == WL_V_VISION && op->micro >= 0 ? op_vision_s(x, op, in->vis_f[op->micro])
+							: op_compute_s(x, op, f);
 	double base = dur;
 	/* Host dispatch (compute model's dispatch_s): the host thread issues
 	 * the stream's ops in order, dispatch_s each (framework and launch
@@ -923,7 +949,7 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 			 * host's wait, dur - base) */
 			size_t c = (size_t)(t / TU);
 			if (t % TU == 0 && op->micro >= 0 && op->vary == WL_V_VISION && in->jvis)
-				d = op_compute_s(x, op, in->jvis[c * in->jmm + op->micro]) + dur - base;
+				d = op_vision_s(x, op, in->jvis[c * in->jmm + op->micro]) + dur - base;
 			else if (t % TU == 0 && op->micro >= 0 && op->layer >= 0 &&
 				 op->vary == WL_V_EXPERT && in->jexp)
 				d = op_compute_s(x, op,
@@ -933,6 +959,8 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 			after = in->jit[t] > after ? in->jit[t] : after;
 		}
 		dur += after - before;
+		if (dur < 0)
+			dur = 0; /* rounding: the slowest rank's op took nothing (no images) */
 	} else if (x->o->jitter > 0) {
 		double j = 1 + jit_noise(x, rank_of(x, in->tpi, in->pos, in->role), oi);
 		dur = (dur - base) + base * (j < 0.5 ? 0.5 : j);
@@ -1614,12 +1642,19 @@ static size_t load_ix(int s, int mm, int j, int L, int l)
 
 /* Unit u's image load of micro-batch j (vis: per DP rank, the CP ranks of
  * a position share its sample): the largest of its positions'. */
-static double unit_vis(const struct exec *x, const double *vis, int u, int mm, int j)
+/* An image load's forward FLOPs over the mean's. */
+static double vscore(const struct exec *x, struct vload v)
 {
-	double v = 0;
+	return (1 - x->vw_att) * v.lin + x->vw_att * v.att;
+}
+
+static struct vload unit_vis(const struct exec *x, const struct vload *vis, int u, int mm, int j)
+{
+	struct vload v = { 0, 0 };
 	for (int pos = u * x->U; pos < (u + 1) * x->U; pos++) {
-		double a = vis[(size_t)(pos / x->p->cp) * mm + j];
-		v = a > v ? a : v;
+		struct vload a = vis[(size_t)(pos / x->p->cp) * mm + j];
+		if (vscore(x, a) > vscore(x, v))
+			v = a;
 	}
 	return v;
 }
@@ -2261,7 +2296,7 @@ static double launch_size(const struct exec *x, const struct wl_op *op, const st
 	/* traffic of the vision encoder follows the representative's drawn
 	 * image load, as its compute does (the group is inside it) */
 	if (op->vary == WL_V_VISION && op->micro >= 0)
-		return op->size_bytes * in->vis_f[op->micro];
+		return op->size_bytes * in->vis_f[op->micro].lin;
 	if (op->vary == WL_V_EXPERT && in->exp_f && op->micro >= 0 && op->layer >= 0 &&
 	    op->dim != WL_D_EP) {
 		/* routed tokens: the TP group's gather moves what its experts
@@ -3000,7 +3035,7 @@ static int inst_alloc(struct exec *x, struct inst *in, int role, int mm)
 	in->xfer = calloc((size_t)n, sizeof(simtime_ps));
 	in->arrived = calloc((size_t)n, 1);
 	in->dpr = calloc((size_t)n, 1);
-	in->vis_f = malloc((size_t)mm * sizeof(double));
+	in->vis_f = malloc((size_t)mm * sizeof(struct vload));
 	if (x->nle) {
 		in->exp_f = malloc((size_t)mm * x->nle * sizeof(float));
 		if (!in->exp_f)
@@ -3067,6 +3102,25 @@ static double draw(struct rng *g, const struct plan_dist *d)
 	case PLAN_DIST_LOGNORMAL: v = gsl_ran_lognormal(g->r, d->mean, d->sigma); return v;
 	default: return d->value;
 	}
+}
+
+/* A whole count drawn from d (images per sample) with d's mean: uniform
+ * with whole bounds draws the counts min..max evenly; otherwise a draw's
+ * fraction rounds up with that probability (a fixed 0.5 gives half the
+ * samples one image; found by review: rounding to the nearest made 0.5
+ * one image per sample and 0.4 none, while memory and MFU used the mean).
+ * Whole draws take no extra number from the stream. */
+static int draw_count(struct rng *g, const struct plan_dist *d)
+{
+	double v, k;
+	if (d->kind == PLAN_DIST_UNIFORM && d->min == floor(d->min) && d->max == floor(d->max))
+		return (int)d->min + (int)gsl_rng_uniform_int(g->r, (unsigned long)(d->max - d->min) + 1);
+	v = draw(g, d);
+	v = v > 0 ? v : 0;
+	k = floor(v);
+	if (v > k && gsl_rng_uniform(g->r) < v - k)
+		k += 1;
+	return k < INT_MAX ? (int)k : INT_MAX;
 }
 
 /* Multinomial counts of n trials over k categories of probabilities p
@@ -3142,41 +3196,50 @@ static double kept_mean(double n, double q, double c)
  * drops, so a large capacity converges on dropless. cv is the spread of the
  * router's probabilities; the token counts spread a little more
  * (multinomial noise). */
-static int draw_loads(struct exec *x, double *vis, float *exp_, int mm, double *load_max,
-		      double *load_mean)
+static int draw_loads(struct exec *x, struct vload *vis, float *exp_, int mm, double *vis_fwd,
+		      double *load_max, double *load_mean)
 {
 	const struct plan *p = x->p;
 	const struct model *m = x->m;
+	double mg2 = (double)m->vit.merge * m->vit.merge;
 	double mean_img = plan_dist_mean(&p->images_per_sample);
-	double mean_pat = plan_dist_mean(&p->image_tokens) * m->vit.merge * m->vit.merge;
-	double mean_f = m->has_vision ? mean_img * p->micro_batch * model_vision_flops_fwd(m, mean_pat) : 0;
+	double mean_pat = plan_dist_mean(&p->image_tokens) * mg2;
+	double fwd1 = m->has_vision ? model_vision_flops_fwd(m, mean_pat) : 0;
+	double mean_n = mean_img * p->micro_batch; /* images of a micro-batch at the mean */
 	int E = m->experts, ep = p->ep, L = m->layers;
 	size_t n = (size_t)x->D * x->es * mm * x->nle;
 
+	/* model_vision_flops_fwd's attention term, 4 P^2 hidden per block */
+	x->vw_att = fwd1 > 0 ? m->vit.depth * 4.0 * mean_pat * mean_pat * m->vit.hidden / fwd1 : 0;
+	*vis_fwd = 0;
 	for (int r = 0; r < p->dp; r++)
 		for (int j = 0; j < mm; j++) {
-			double f = 0, tokens = 0;
-			if (mean_f > 0) {
+			double f = 0, tokens = 0, sq = 0;
+			struct vload v = { 1, 1 };
+			if (mean_n * fwd1 > 0) {
 				for (int b = 0; b < p->micro_batch; b++) {
-					int ni = (int)floor(draw(&x->rng, &p->images_per_sample) + 0.5);
+					int ni = draw_count(&x->rng, &p->images_per_sample);
 					double room = p->seq_len; /* a sample's images fit in it */
-					for (int i = 0; i < ni; i++) {
+					/* once the sequence is full the rest are cut to
+					 * nothing (a count of millions ends here) */
+					for (int i = 0; i < ni && room > 0; i++) {
 						double tok = draw(&x->rng, &p->image_tokens);
 						tok = tok < room ? tok : room;
-						if (tok > 0)
-							f += model_vision_flops_fwd(m, tok * m->vit.merge * m->vit.merge);
+						if (tok > 0) {
+							f += model_vision_flops_fwd(m, tok * mg2);
+							tokens += tok;
+							sq += tok * mg2 * tok * mg2;
+						}
 						room -= tok > 0 ? tok : 0;
-						tokens += tok > 0 ? tok : 0;
 					}
 				}
-				f /= mean_f;
+				*vis_fwd += f;
+				v.lin = tokens * mg2 / (mean_n * mean_pat);
+				v.att = sq / (mean_n * mean_pat * mean_pat);
 				if (x->vtok) /* (memory: the images' activations) */
-					x->vtok[(size_t)r * mm + j] =
-						tokens / (p->micro_batch * mean_img *
-							  plan_dist_mean(&p->image_tokens));
-			} else
-				f = 1;
-			vis[(size_t)r * mm + j] = f;
+					x->vtok[(size_t)r * mm + j] = v.lin;
+			}
+			vis[(size_t)r * mm + j] = v;
 		}
 	for (size_t i = 0; i < n; i++)
 		exp_[i] = 1;
@@ -3970,7 +4033,8 @@ struct run_out {
 	double comm_bytes[SIM_COMM_COUNT]; /* nccl-tests bytes per GPU by kind */
 	double expert_load_max;    /* mean largest expert load of an EP group, factor (0 undrawn) */
 	double expert_load_mean;   /* mean expert load of all ranks, factor (1 undrawn) */
-	double vision_load_mean;   /* mean image load of all replicas' micro-batches, factor */
+	struct vload vision_load_mean; /* mean image load of all replicas' micro-batches */
+	double vision_fwd_flops;   /* the drawn images' encoder forward FLOPs, all replicas */
 	double hw_flops;           /* executed by all GPUs, FLOP */
 	bool units_differ;         /* folded: the units are placed differently (blocks_alike) */
 };
@@ -3982,7 +4046,8 @@ static int run_once(struct exec *x, struct run_out *ro)
 {
 	const struct plan *p = x->p;
 	int P = p->pp, mm = x->w->micro, rc = 0;
-	double *vis = NULL, *ef = NULL;
+	struct vload *vis = NULL;
+	double *ef = NULL;
 	float *exp_ = NULL;
 	struct scored *sc = NULL;
 	int L = x->m->layers;
@@ -3994,7 +4059,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 	x->D = p->dp * p->cp;
 	x->U = unit_positions(p);
 	x->nunits = x->D / x->U;
-	vis = malloc((size_t)p->dp * mm * sizeof(double));
+	vis = malloc((size_t)p->dp * mm * sizeof(*vis));
 	if (!x->vtok && x->m->has_vision) {
 		x->vtok = calloc((size_t)p->dp * mm, sizeof(double));
 		if (!x->vtok) {
@@ -4023,29 +4088,33 @@ static int run_once(struct exec *x, struct run_out *ro)
 		rc = TS_ENOMEM;
 		goto out;
 	}
-	if ((rc = draw_loads(x, vis, exp_, mm, &ro->expert_load_max, &ro->expert_load_mean)))
+	if ((rc = draw_loads(x, vis, exp_, mm, &ro->vision_fwd_flops, &ro->expert_load_max,
+			     &ro->expert_load_mean)))
 		goto out;
-	ro->vision_load_mean = 0;
-	for (size_t i = 0; i < (size_t)p->dp * mm; i++)
-		ro->vision_load_mean += vis[i] / ((double)p->dp * mm);
+	ro->vision_load_mean.lin = ro->vision_load_mean.att = 0;
+	for (size_t i = 0; i < (size_t)p->dp * mm; i++) {
+		ro->vision_load_mean.lin += vis[i].lin / ((double)p->dp * mm);
+		ro->vision_load_mean.att += vis[i].att / ((double)p->dp * mm);
+	}
 	x->loads = exp_;
 	/* score units by drawn load (vision FLOPs by the image load of each
 	 * micro-batch, each layer's expert FLOPs by its expert load); the
 	 * heaviest K are simulated */
 	{
-		double vf = 0;
+		double vf = 0, vfa = 0; /* the encoder's FLOPs at the mean: attention's apart */
 		for (int s = 0; s < P; s++)
 			for (int32_t i = 0; i < x->w->roles[s].nops; i++) {
 				const struct wl_op *op = &x->w->roles[s].ops[i];
 				if (op->vary == WL_V_VISION)
-					vf += op->flops;
+					*(op->cls == WL_ATTN ? &vfa : &vf) += op->flops;
 				else if (op->vary == WL_V_EXPERT && op->layer >= 0)
 					ef[op->layer] += op->flops / mm;
 			}
 		for (int u = 0; u < x->nunits; u++) {
 			double s = 0;
 			for (int j = 0; j < mm; j++) {
-				s += unit_vis(x, vis, u, mm, j) * vf / mm;
+				struct vload v = unit_vis(x, vis, u, mm, j);
+				s += (v.lin * vf + v.att * vfa) / mm;
 				for (int l = 0; l < x->nle; l++)
 					if (ef[l] > 0)
 						s += (double)unit_exp(x, exp_, u, mm, j, l) * ef[l];
@@ -4167,14 +4236,15 @@ static int run_once(struct exec *x, struct run_out *ro)
 						exp_[load_ix(slot_of(x, in->tpi, in->pos), mm, j, L, l)];
 				continue;
 			}
-			in->vis_f[j] = 0;
+			in->vis_f[j].lin = in->vis_f[j].att = 0;
 			for (int l = 0; l < x->nle; l++)
 				in->exp_f[(size_t)j * L + l] = 0;
 			for (int u = 0; u < x->nunits; u++) {
 				if (p->zero >= 2 ? x->unit_of[u] != in->unit : u != x->sim_unit[in->unit])
 					continue;
-				double a = unit_vis(x, vis, u, mm, j);
-				in->vis_f[j] = a > in->vis_f[j] ? a : in->vis_f[j];
+				struct vload a = unit_vis(x, vis, u, mm, j);
+				if (vscore(x, a) > vscore(x, in->vis_f[j]))
+					in->vis_f[j] = a;
 				/* every slot of the positions (whole experts: the
 				 * TP ranks the representative stands for, which meet
 				 * at the next TP collective; the all-to-alls take
@@ -4390,10 +4460,12 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 			for (int32_t i = 0; i < w.roles[s].nops; i++) {
 				const struct wl_op *op = &w.roles[s].ops[i];
 				if (op->kind == WL_K_COMPUTE)
-					ro->hw_flops += op->flops * ranks *
-							(op->vary == WL_V_EXPERT   ? ro->expert_load_mean
-							 : op->vary == WL_V_VISION ? ro->vision_load_mean
-										   : 1);
+					ro->hw_flops +=
+						op->flops * ranks *
+						(op->vary == WL_V_EXPERT ? ro->expert_load_mean
+						 : op->vary != WL_V_VISION ? 1
+						 : op->cls == WL_ATTN	   ? ro->vision_load_mean.att
+									   : ro->vision_load_mean.lin);
 				/* (what a rank moves for its experts: at the
 				 * mean drawn load) */
 				if (op->kind == WL_K_COLL || op->kind == WL_K_SEND)
@@ -4701,11 +4773,16 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	/* model FLOPs: Megatron's count without recompute (what `model`
 	 * reports, with the vocabulary padded as the plan trains it); hardware
 	 * FLOPs: what the ops executed (recompute, causal flash attention,
-	 * dropped or padded expert tokens, the drawn images) */
+	 * dropped or padded expert tokens, the drawn images). Both count the
+	 * images drawn, as far as they fit in the sequence (found by review:
+	 * model FLOPs took the plan's mean images at the mean size, crediting
+	 * images cut at seq_len and missing attention's P^2 spread) */
 	{
 		struct plan q = *p;
 		q.recompute = PLAN_RC_NONE;
-		model_f = model_flops_iteration(m, &q);
+		q.images_per_sample.kind = PLAN_DIST_FIXED;
+		q.images_per_sample.value = 0;
+		model_f = model_flops_iteration(m, &q) + 3 * sync_run.vision_fwd_flops;
 		hw_f = sync_run.hw_flops;
 	}
 	out->model_flops = model_f;

@@ -218,6 +218,34 @@ START_TEST(flops_megatron_eq3)
 }
 END_TEST
 
+/* Images of varying size: each image's expected FLOPs, the attention's
+ * 4 P^2 hidden per block at E[P^2] = mean^2 + variance (found by review:
+ * at the mean size, 6 % short on images of 64-1,024 tokens). */
+START_TEST(flops_vision_size_spread)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	double fixed, spread, mg2, want;
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-2b", &err), 0);
+	plan_init(&p);
+	p.seq_len = 4096;
+	p.global_batch = 64;
+	p.images_per_sample.value = 2;
+	p.image_tokens.value = 544;
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+	fixed = model_flops_iteration(&m, &p);
+	p.image_tokens.kind = PLAN_DIST_UNIFORM;
+	p.image_tokens.min = 64;
+	p.image_tokens.max = 1024;
+	spread = model_flops_iteration(&m, &p);
+	mg2 = (double)m.vit.merge * m.vit.merge;
+	want = 3.0 * 64 * 2 * m.vit.depth * 4 * m.vit.hidden * (960.0 * 960 / 12) * mg2 * mg2;
+	ck_assert_msg(fabs((spread - fixed) / want - 1) < 1e-9, "spread adds %.6g FLOPs, E[P^2] %.6g",
+		      spread - fixed, want);
+}
+END_TEST
+
 START_TEST(flops_per_token_6n)
 {
 	/* Dense model: forward per token = 2 x matmul params + 4 s a d per layer
@@ -2778,6 +2806,7 @@ static Suite *models_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flops");
 	tcase_add_test(tc, flops_megatron_eq3);
+	tcase_add_test(tc, flops_vision_size_spread);
 	tcase_add_test(tc, flops_per_token_6n);
 	tcase_add_test(tc, flops_latent_attention);
 	tcase_add_test(tc, layer_cost_consistent);

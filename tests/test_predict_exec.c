@@ -757,6 +757,144 @@ static void slice_sums(const struct sim_prediction *r, const char *name, double 
 	}
 }
 
+/* A fractional count of images per sample keeps its mean (found by review:
+ * rounding to the nearest gave 0.5 one image per sample and 0.4 none), and
+ * whole uniform bounds draw each count alike (rounding a continuous draw
+ * gave 0..2 the counts 1/4, 1/2, 1/4). Vision work: hardware FLOPs over
+ * those without images; counts: the micro-batches' encoder GEMM time. */
+START_TEST(image_counts_keep_their_mean)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b, c;
+	vl_plan(&p, 256);
+	p.images_per_sample.value = 1;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &a);
+	p.images_per_sample.value = 0;
+	run(&p, &o, &c);
+	double want[] = { 0.5, 0.4, 0.75 };
+	for (int i = 0; i < 3; i++) {
+		p.images_per_sample.value = want[i];
+		run(&p, &o, &b);
+		double r = (b.hw_flops - c.hw_flops) / (a.hw_flops - c.hw_flops);
+		ck_assert_msg(fabs(r - want[i]) < 0.12, "%.2f images per sample did the work of %.4f",
+			      want[i], r);
+		sim_prediction_release(&b);
+	}
+	sim_prediction_release(&a);
+	sim_prediction_release(&c);
+	/* 0..2 whole: a third of the micro-batches (of one sample) each */
+	p.images_per_sample.kind = PLAN_DIST_UNIFORM;
+	p.images_per_sample.min = 0;
+	p.images_per_sample.max = 2;
+	o.timeline = true;
+	run(&p, &o, &b);
+	{
+		int n = b.micro_batches, cnt[3] = { 0, 0, 0 };
+		double g[256], one = 0;
+		ck_assert_int_le(n, 256);
+		slice_sums(&b, "vit qkv gemm", g, n);
+		for (int i = 0; i < n; i++)
+			if (g[i] > 0 && (one == 0 || g[i] < one))
+				one = g[i];
+		ck_assert(one > 0);
+		for (int i = 0; i < n; i++) {
+			int k = (int)floor(g[i] / one + 0.5);
+			ck_assert_msg(k >= 0 && k <= 2, "micro-batch %d: %.3f images", i, g[i] / one);
+			cnt[k]++;
+		}
+		for (int k = 0; k < 3; k++)
+			ck_assert_msg(cnt[k] >= 0.22 * n && cnt[k] <= 0.45 * n,
+				      "%d of %d micro-batches with %d images", cnt[k], n, k);
+	}
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
+/* model FLOPs (and MFU) count the images drawn, as far as they fit in the
+ * sequence, each at its own size (found by review: the plan's mean images
+ * at the mean size credited images cut at seq_len, here +19 %). One image
+ * of uniform 1,024-3,072 tokens in 2,048: half are cut to 2,048; the
+ * expectation by quadrature, 256 samples drawn. */
+START_TEST(model_flops_count_the_drawn_images)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, c;
+	double mg2, want = 0;
+	vl_plan(&p, 256);
+	p.images_per_sample.value = 1;
+	p.image_tokens.kind = PLAN_DIST_UNIFORM;
+	p.image_tokens.min = 1024;
+	p.image_tokens.max = 3072;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &a);
+	p.images_per_sample.value = 0;
+	run(&p, &o, &c);
+	mg2 = (double)model.vit.merge * model.vit.merge;
+	for (int i = 0; i < 2048; i++) {
+		double tok = 1024 + 2048 * (i + 0.5) / 2048;
+		want += model_vision_flops_fwd(&model, (tok < 2048 ? tok : 2048) * mg2) / 2048;
+	}
+	want *= 3.0 * p.global_batch;
+	ck_assert_msg(fabs((a.model_flops - c.model_flops) / want - 1) < 0.04,
+		      "vision model FLOPs %.6g, the images that fit %.6g", a.model_flops - c.model_flops,
+		      want);
+	sim_prediction_release(&a);
+	sim_prediction_release(&c);
+	topo_release(&topo);
+}
+END_TEST
+
+/* What grows with an image's patches (the encoder's TP all-reduces, its
+ * GEMMs) follows the drawn tokens, and only attention's FLOPs their square
+ * (found by review: the micro-batch's FLOP ratio, P^2 term and all, scaled
+ * everything: a 1,024-token image's all-reduces at 2.26x the 544-token
+ * mean's instead of 1.88x). One image of 64-1,024 tokens per sample. */
+START_TEST(vision_linear_ops_follow_tokens)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	double base = 0, lo = 1e300, hi = 0;
+	vl_plan(&p, 64);
+	p.images_per_sample.value = 1;
+	p.image_tokens.value = 544;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	o.timeline = true;
+	run(&p, &o, &r);
+	for (int32_t i = 0; i < r.tl->n && base == 0; i++)
+		if (!strcmp(r.tl->s[i].name, "vit tp allreduce"))
+			base = r.tl->s[i].bytes;
+	ck_assert(base > 0);
+	sim_prediction_release(&r);
+	p.image_tokens.kind = PLAN_DIST_UNIFORM;
+	p.image_tokens.min = 64;
+	p.image_tokens.max = 1024;
+	run(&p, &o, &r);
+	for (int32_t i = 0; i < r.tl->n; i++)
+		if (!strcmp(r.tl->s[i].name, "vit tp allreduce")) {
+			double q = r.tl->s[i].bytes / base;
+			lo = q < lo ? q : lo;
+			hi = q > hi ? q : hi;
+		}
+	ck_assert_msg(lo > 64.0 / 544 * (1 - 1e-3) && hi < 1024.0 / 544 * (1 + 1e-3),
+		      "all-reduce sizes %.4f to %.4f of the mean image's, tokens allow %.4f to %.4f", lo,
+		      hi, 64.0 / 544, 1024.0 / 544);
+	ck_assert_msg(hi > 1.5 && lo < 0.5, "all-reduce sizes %.4f to %.4f: no spread drawn", lo, hi);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(vision_tp_traffic_follows_images)
 {
 	struct plan p;
@@ -5976,6 +6114,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, image_variance_slows);
 	tcase_add_test(tc, images_fit_in_the_sequence);
 	tcase_add_test(tc, vision_tp_traffic_follows_images);
+	tcase_add_test(tc, image_counts_keep_their_mean);
+	tcase_add_test(tc, model_flops_count_the_drawn_images);
+	tcase_add_test(tc, vision_linear_ops_follow_tokens);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
