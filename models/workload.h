@@ -72,6 +72,12 @@ struct wl_op {
 	double bytes;              /* compute: HBM bytes; collective: bytes first copied from host
 	                            * memory to the GPU (ZeRO-Infinity parameter fetch) */
 	int64_t m, n, k, batch;    /* GEMM shape, elements; batch: GEMMs of that shape, count */
+	double bytes_fixed;        /* compute with a drawn load (vary): the part of bytes that
+	                            * does not follow it (a GEMM's weights; a weight gradient's
+	                            * output), bytes */
+	uint8_t tok_k;             /* compute with a drawn load: the load scales the GEMM's k
+	                            * (a weight gradient, whose inner dimension is the tokens),
+	                            * else its m, flag */
 	double size_bytes;         /* communication: nccl-tests size (P2P: payload, a receive's
 	                            * that of its send), bytes */
 	int32_t peer_stage;        /* SEND/RECV: the other stage, index */

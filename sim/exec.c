@@ -850,18 +850,18 @@ static uint64_t ev_arg(int32_t ii, int32_t oi)
 	return (uint64_t)(uint32_t)ii << 32 | (uint32_t)oi;
 }
 
-/* Compute op op's time at load factor f (drawn image or expert load), s. */
-/* Op op's time with its FLOPs scaled by ff and its bytes and rows by fb. */
-static double op_compute_s2(const struct exec *x, const struct wl_op *op, double ff, double fb)
+/* Compute op op's time at these FLOPs, bytes, m and k, s. */
+static double op_time_desc(const struct exec *x, const struct wl_op *op, double flops, double bytes,
+			   int64_t m, int64_t k)
 {
 	struct sim_op_desc d;
 	memset(&d, 0, sizeof(d));
 	d.cls = (enum sim_op_class)op->cls;
-	d.flops = op->flops * ff;
-	d.bytes = op->bytes * fb;
-	d.m = (int64_t)(op->m * fb + 0.5);
+	d.flops = flops;
+	d.bytes = bytes;
+	d.m = m;
 	d.n = op->n;
-	d.k = op->k;
+	d.k = k;
 	d.batch = op->batch;
 	/* FP8 plans: only the decoder's linear layers run on FP8 operands
 	 * (models/workload.c, linear()); everything else stays 16-bit */
@@ -870,7 +870,24 @@ static double op_compute_s2(const struct exec *x, const struct wl_op *op, double
 								       2;
 	if (op->cls == WL_GEMM && d.m < 1)
 		d.m = 1;
+	if (op->cls == WL_GEMM && op->k > 0 && d.k < 1)
+		d.k = 1;
 	return (d.flops > 0 || d.bytes > 0) ? sim_compute_time_s(&x->comp, &d) : 0;
+}
+
+/* Op op's time with its FLOPs scaled by ff and its tokens by fb (a drawn
+ * image or expert load): its token dimension (m, or k for a weight
+ * gradient: tok_k) and the bytes that follow the tokens (all but
+ * bytes_fixed), s. No tokens: nothing runs. */
+static double op_compute_s2(const struct exec *x, const struct wl_op *op, double ff, double fb)
+{
+	if (ff == 1 && fb == 1)
+		return op_time_desc(x, op, op->flops, op->bytes, op->m, op->k);
+	if (!(ff > 0) && !(fb > 0))
+		return 0;
+	return op_time_desc(x, op, op->flops * ff, op->bytes_fixed + (op->bytes - op->bytes_fixed) * fb,
+			    op->tok_k ? op->m : (int64_t)((double)op->m * fb + 0.5),
+			    op->tok_k ? (int64_t)((double)op->k * fb + 0.5) : op->k);
 }
 
 static double op_compute_s(const struct exec *x, const struct wl_op *op, double f)

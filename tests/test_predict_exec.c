@@ -895,6 +895,72 @@ START_TEST(vision_linear_ops_follow_tokens)
 }
 END_TEST
 
+/* A drawn expert load scales a GEMM's tokens: m of the forward and the
+ * data gradient, k of the weight gradient (dW = X^T dY), and the bytes of
+ * the operands that hold tokens, not the weights (found by review: m was
+ * scaled in every one, pricing expert down wgrad at padded capacity 1.25
+ * 13 % slow as (960, 2048, 256) x 16 instead of (768, 2048, 320) x 16).
+ * Qwen3-30B-A3B, ep 8, 512 tokens: 256 per expert, 320 padded. */
+START_TEST(expert_load_scales_the_token_dimension)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct sim_compute comp;
+	struct ts_error err = TS_ERROR_INIT;
+	static const struct {
+		const char *name;
+		double m, n, k;
+	} g[] = {
+		{ "expert down gemm", 320, 2048, 768 },
+		{ "expert down wgrad", 768, 2048, 320 },
+		{ "expert up wgrad", 2048, 1536, 320 },
+		{ "expert up dgrad", 320, 2048, 1536 },
+	};
+	load_topo("dgx-h100-ndr", 1);
+	ck_assert_msg(model_load(&model, "qwen3-30b-a3b", &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(model.moe_ffn, 768);
+	ck_assert_int_eq(model.hidden, 2048);
+	plan_init(&p);
+	p.ep = 8;
+	p.global_batch = 8;
+	p.seq_len = 512;
+	p.capacity_factor = 1.25;
+	p.pad_to_capacity = true;
+	resolve(&p);
+	sim_compute_init(&comp, &topo.cl.gpu);
+	comp.dispatch_s = 0;
+	sim_predict_opts_init(&o);
+	o.compute = &comp;
+	o.fidelity = SIM_ANALYTIC;
+	o.overlap_slowdown = 1;
+	o.timeline = true;
+	run(&p, &o, &r);
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		struct sim_op_desc d;
+		double got = -1, ops[3] = { g[i].m * g[i].k, g[i].k * g[i].n, g[i].m * g[i].n };
+		memset(&d, 0, sizeof(d));
+		d.cls = SIM_OP_GEMM;
+		d.m = (int64_t)g[i].m;
+		d.n = (int64_t)g[i].n;
+		d.k = (int64_t)g[i].k;
+		d.batch = 16;
+		d.dtype_bytes = 2;
+		d.flops = 2 * g[i].m * g[i].n * g[i].k * 16;
+		/* the weights at their size, the tokens' operands at the load */
+		d.bytes = 2.0 * 16 * (ops[0] + ops[1] + ops[2]);
+		for (int32_t j = 0; j < r.tl->n && got < 0; j++)
+			if (!strcmp(r.tl->s[j].name, g[i].name) && r.tl->s[j].micro == 0)
+				got = r.tl->s[j].t1_s - r.tl->s[j].t0_s;
+		double want = sim_compute_time_s(&comp, &d);
+		ck_assert_msg(fabs(got / want - 1) < 1e-6, "%s: %.4f us, its shape at the load %.4f us",
+			      g[i].name, got * 1e6, want * 1e6);
+	}
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(vision_tp_traffic_follows_images)
 {
 	struct plan p;
@@ -6117,6 +6183,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, image_counts_keep_their_mean);
 	tcase_add_test(tc, model_flops_count_the_drawn_images);
 	tcase_add_test(tc, vision_linear_ops_follow_tokens);
+	tcase_add_test(tc, expert_load_scales_the_token_dimension);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
