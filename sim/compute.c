@@ -412,12 +412,15 @@ static double gemm_util(const struct sim_compute *c, int64_t m, int64_t n, int64
 		double tn = orient ? c->tile_m : c->tile_n;
 		/* A dimension smaller than the tile gets a kernel whose tile fits
 		 * it (cuBLAS's skinny/GEMV kernels: the next power of two, at
-		 * least 8, an assumption) instead of the full tile: such GEMMs are
-		 * memory-bound, and the HBM bound of the caller prices them. */
+		 * least 8, an assumption, and never above the full tile, which a
+		 * calibration may set to any size: found by review, a 192-row tile
+		 * made m = 150 take a 256-row one, slower than m = 192) instead
+		 * of the full tile: such GEMMs are memory-bound, and the HBM bound
+		 * of the caller prices them. */
 		if (dm < tm)
-			tm = pow2_at_least(dm);
+			tm = fmin(tm, pow2_at_least(dm));
 		if (dn < tn)
-			tn = pow2_at_least(dn);
+			tn = fmin(tn, pow2_at_least(dn));
 		for (double split = 1; split <= 16; split *= 2) {
 			double u = tile_util(dm, dn, db, tm, tn, sm, split);
 			if (split > 1 && dk < split * SPLITK_MIN_K)

@@ -223,6 +223,39 @@ START_TEST(gemm_time_monotone_in_shape)
 }
 END_TEST
 
+/* Nor with a calibrated tile that is not a power of two or is below 8:
+ * a dimension short of the tile takes a smaller kernel, never a larger one
+ * (found by review: a 192 x 96 tile gave m = 150 a 256-row tile, 90.3 us
+ * against 105.1 us at m = 192 for 28 % more work; a 4 x 4 tile made m = 3
+ * twice as slow as m = 4). */
+START_TEST(gemm_time_monotone_calibrated_tile)
+{
+	static const double tiles[][2] = { { 192, 96 }, { 4, 4 }, { 96, 48 } };
+	/* (fp32 GEMMs of 1-400 rows against 1-177 columns) */
+	for (size_t t = 0; t < sizeof(tiles) / sizeof(tiles[0]); t++) {
+		struct sim_compute c;
+		double prev = 0;
+		init_a100(&c);
+		c.tile_m = tiles[t][0];
+		c.tile_n = tiles[t][1];
+		static const int64_t ns[] = { 1, 3, 96, 177 }, ks[] = { 8192, 89059 };
+		for (size_t i = 0; i < 8; i++) {
+			prev = 0;
+			for (int64_t m = 1; m <= 400; m++) {
+				struct sim_op_desc op = { .cls = SIM_OP_GEMM, .m = m, .n = ns[i % 4],
+							  .k = ks[i / 4], .batch = 1, .dtype_bytes = 4 };
+				double tm = sim_compute_time_s(&c, &op);
+				ck_assert_msg(tm >= prev * (1 - 1e-12),
+					      "tile %g x %g, %lld x %lld x %lld: %.6g s < %.6g s at m - 1",
+					      tiles[t][0], tiles[t][1], (long long)m, (long long)op.n,
+					      (long long)op.k, tm, prev);
+				prev = tm;
+			}
+		}
+	}
+}
+END_TEST
+
 /* Nor as k grows: where k is short of split x 256, the split-K slices run
  * padded (found by review: the split was refused below that depth, so on
  * an H100 1024 x 1024 x 1023 took 9.35 us and x 1024 7.00 us). */
@@ -427,6 +460,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, time_is_max_of_bounds_plus_launch);
 	tcase_add_test(tc, time_monotone_in_work);
 	tcase_add_test(tc, gemm_time_monotone_in_shape);
+	tcase_add_test(tc, gemm_time_monotone_calibrated_tile);
 	tcase_add_test(tc, gemm_time_monotone_in_k);
 	tcase_add_test(tc, time_by_dtype);
 	suite_add_tcase(s, tc);
