@@ -75,6 +75,9 @@ struct wl_op {
 	double bytes_fixed;        /* compute with a drawn load (vary): the part of bytes that
 	                            * does not follow it (a GEMM's weights; a weight gradient's
 	                            * output), bytes */
+	int32_t reps;              /* compute: kernels of the shape m x n x k run one after
+	                            * another (overlap.tp's chunks; flops and bytes are all
+	                            * of theirs), count; 0 = 1 */
 	uint8_t tok_k;             /* compute with a drawn load: the load scales the GEMM's k
 	                            * (a weight gradient, whose inner dimension is the tokens),
 	                            * else its m, flag */

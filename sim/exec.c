@@ -855,10 +855,11 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 			   int64_t m, int64_t k)
 {
 	struct sim_op_desc d;
+	double reps = op->reps > 1 ? op->reps : 1; /* kernels one after another */
 	memset(&d, 0, sizeof(d));
 	d.cls = (enum sim_op_class)op->cls;
-	d.flops = flops;
-	d.bytes = bytes;
+	d.flops = flops / reps;
+	d.bytes = bytes / reps;
 	d.m = m;
 	d.n = op->n;
 	d.k = k;
@@ -872,7 +873,7 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 		d.m = 1;
 	if (op->cls == WL_GEMM && op->k > 0 && d.k < 1)
 		d.k = 1;
-	return (d.flops > 0 || d.bytes > 0) ? sim_compute_time_s(&x->comp, &d) : 0;
+	return (d.flops > 0 || d.bytes > 0) ? reps * sim_compute_time_s(&x->comp, &d) : 0;
 }
 
 /* Op op's time with its FLOPs scaled by ff and its tokens by fb (a drawn

@@ -961,6 +961,64 @@ START_TEST(expert_load_scales_the_token_dimension)
 }
 END_TEST
 
+/* overlap.tp: the GEMM chunks that run beside the collective cost a
+ * chunk's GEMM each (found by review: (n-1)/n of the rows as one GEMM ran
+ * at the whole GEMM's efficiency, 18 % under the pipeline's formula on the
+ * MLP up): the ring exchange's n-1 chunks (tp 8) take 7 times its last
+ * one, the pipelined reduce-scatter's 3 chunks 3 times its first.
+ * llama3-8b, tp 8, SP, one node; no dispatch wait or slowdown. */
+START_TEST(tp_overlap_chunks_cost_their_kernels)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct sim_compute comp;
+	struct ts_error err = TS_ERROR_INIT;
+	static const struct {
+		const char *name;
+		double ratio; /* first slice over second */
+	} c[] = { { "qkv gemm", 7 }, { "proj gemm", 1.0 / 3 } };
+	load_topo("dgx-h100-ndr", 1);
+	ck_assert_msg(model_load(&model, "llama3-8b", &err) == 0, "%s", err.msg);
+	plan_init(&p);
+	p.tp = 8;
+	p.sp = true;
+	p.overlap_tp = true;
+	p.flash_attention = true;
+	p.global_batch = 1;
+	p.seq_len = 4096;
+	resolve(&p);
+	sim_compute_init(&comp, &topo.cl.gpu);
+	comp.dispatch_s = 0;
+	sim_predict_opts_init(&o);
+	o.compute = &comp;
+	o.fidelity = SIM_ANALYTIC;
+	o.overlap_slowdown = 1;
+	o.timeline = true;
+	run(&p, &o, &r);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		double d[2] = { 0, 0 }, t0[2] = { 0, 0 };
+		int n = 0;
+		for (int32_t j = 0; j < r.tl->n; j++) {
+			const struct sim_slice *sl = &r.tl->s[j];
+			if (strcmp(sl->name, c[i].name) || sl->layer != 0 || sl->micro != 0 ||
+			    sl->track / SIM_TL_PER != 0)
+				continue;
+			ck_assert_int_lt(n, 2);
+			d[n] = sl->t1_s - sl->t0_s;
+			t0[n++] = sl->t0_s;
+		}
+		ck_assert_int_eq(n, 2);
+		double first = t0[0] <= t0[1] ? d[0] : d[1], second = t0[0] <= t0[1] ? d[1] : d[0];
+		ck_assert_msg(fabs(first / second / c[i].ratio - 1) < 1e-6, /* (ps) */
+			      "%s: %.6f us then %.6f us, not %.3g chunks' to one", c[i].name, first * 1e6,
+			      second * 1e6, c[i].ratio);
+	}
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(vision_tp_traffic_follows_images)
 {
 	struct plan p;
@@ -6184,6 +6242,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, model_flops_count_the_drawn_images);
 	tcase_add_test(tc, vision_linear_ops_follow_tokens);
 	tcase_add_test(tc, expert_load_scales_the_token_dimension);
+	tcase_add_test(tc, tp_overlap_chunks_cost_their_kernels);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
