@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/cli.h"
 #include "cli/plan_args.h"
@@ -442,7 +443,9 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	/* said once the prediction stands: a failure's stderr is its one
 	 * error line (found by review: warning and error made two) */
-	if (cal && comp.gpu[0] && strcmp(comp.gpu, cl.gpu.name)) {
+	/* (GPU names match whatever their case: found by review, a file's
+	 * "a100-sxm4-80gb" warned against A100-SXM4-80GB) */
+	if (cal && comp.gpu[0] && strcasecmp(comp.gpu, cl.gpu.name)) {
 		snprintf(warn, sizeof(warn) - 1,
 			 "trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'",
 			 cal, comp.gpu, cl.gpu.name);

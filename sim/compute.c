@@ -17,8 +17,10 @@
  * whole tile_m x tile_n tiles) times wave quantisation (tiles run in waves
  * of sm_count), NVIDIA "Matrix Multiplication Background User's Guide",
  * sections "Tile Quantization" and "Wave Quantization". The better of the
- * two orientations (C or C^T) and a split-K of 1..16 (when a GEMM has too
- * few tiles to fill one wave) are taken, as cuBLAS's heuristics would; a
+ * two orientations (C or C^T) and a split-K of 1..16 (whichever fills the
+ * waves best, its reduction of partial sums not priced: an assumption
+ * that cuBLAS's heuristics and stream-K kernels remove most wave
+ * quantisation) are taken, as cuBLAS's heuristics would; a
  * dimension smaller than the tile shrinks the tile (skinny kernels).
  *
  * Invariants: every time is >= launch_s > 0 and finite for finite input;

@@ -127,6 +127,11 @@ check "a calibration for another GPU" 0 "$TRAINSIM" predict $SMALL --fidelity an
 	--calibration "$EX/calibration/a100-vtrain.json"
 expect "warns of the GPU mismatch" "warning: calibration .*a100-vtrain.json is for GPU 'A100-SXM4-80GB', the cluster's is 'H100" "$TMP/err"
 expect "json names the calibration" '"calibration":[[:space:]]*".*a100-vtrain.json"' "$TMP/out"
+sed 's/"A100-SXM4-80GB"/"a100-sxm4-80gb"/' "$EX/calibration/a100-vtrain.json" >"$TMP/a100-lower.json"
+check "a calibration naming the cluster's GPU in lower case" 0 "$TRAINSIM" predict --cluster dgx-a100-hdr \
+	--nodes 1 --model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --fidelity analytic \
+	--calibration "$TMP/a100-lower.json"
+if [ -s "$TMP/err" ]; then bad "no GPU mismatch warning: $(cat "$TMP/err")"; else ok "no GPU mismatch warning"; fi
 # a plan that does not fit: its one error line, not the warning too (check
 # counts the stderr lines of a failure)
 check "mismatched calibration, plan does not fit" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr \
