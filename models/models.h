@@ -310,6 +310,9 @@ struct plan {
 	/* DeepSpeed batch numbers, checked once dp is known (plan_resolve). */
 	bool ds_used;                  /* a ds_config.json was applied, flag */
 	bool ds_bucket_auto;           /* its reduce_bucket_size is "auto" (hidden^2), flag */
+	double ds_bucket_el;           /* its reduce_bucket_size, elements (0: none given) */
+	bool ds_overlap_comm;          /* it set overlap_comm, flag */
+	char ds_overlap_src[128];      /* where (overlap_dp's source then) */
 	bool ds_tb_given, ds_mb_given; /* train_batch_size / micro given (not "auto"), flags */
 	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
 	char ds_gas_src[96];           /* where ds_gas was set */

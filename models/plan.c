@@ -680,6 +680,30 @@ static int ds_keys(const struct jval *o, const char *const *keys, bool whole, st
 	return 0;
 }
 
+/* ds_keys, and every key known: DeepSpeed's zero_optimization and offload
+ * sections are pydantic models that forbid other keys (found by review: a
+ * misspelt "cpu_offload_optimizer" ran without offload). */
+static int ds_keys_strict(const struct jval *o, const char *const *keys, const char *section,
+			  struct ts_error *err)
+{
+	const cJSON *it;
+	if (ds_keys(o, keys, false, err))
+		return TS_EINPUT;
+	cJSON_ArrayForEach(it, o->j)
+	{
+		bool known = false;
+		for (int k = 0; keys[k] && !known; k++)
+			known = !strcmp(it->string, keys[k]);
+		if (!known) {
+			struct jval x;
+			jval_child(o, it->string, &x);
+			return jval_error(&x, err, "not a key of DeepSpeed's %s (DeepSpeed refuses it)",
+					  section);
+		}
+	}
+	return 0;
+}
+
 static int ds_offload(const struct jval *zo, const char *key, bool *on, struct ts_error *err)
 {
 	static const char *const devs[] = { "none", "cpu", "nvme", NULL };
@@ -688,10 +712,10 @@ static int ds_offload(const struct jval *zo, const char *key, bool *on, struct t
 	*on = false;
 	if (!jval_child(zo, key, &c))
 		return 0;
-	if (jval_expect_object(&c, err) || ds_keys(&c, ds_offload_keys, false, err) ||
+	if (jval_expect_object(&c, err) || ds_keys_strict(&c, ds_offload_keys, key, err) ||
 	    jval_get_enum(&c, "device", true, devs, &dev, err))
 		return TS_EINPUT;
-	*on = dev != 0; /* nvme: off the GPU as well; host memory is then not charged */
+	*on = dev != 0; /* nvme: priced as cpu (an overestimate of host memory; README) */
 	return 0;
 }
 
@@ -706,7 +730,8 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	if (jval_child(&r, "zero_optimization", &zo)) {
 		struct jval st;
 		bool off_opt = false, off_par = false;
-		if (jval_expect_object(&zo, err) || ds_keys(&zo, ds_zero_keys, false, err))
+		if (jval_expect_object(&zo, err) ||
+		    ds_keys_strict(&zo, ds_zero_keys, "zero_optimization", err))
 			return TS_EINPUT;
 		if (jval_child(&zo, "stage", &st)) {
 			long long s;
@@ -775,21 +800,33 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			/* Hugging Face Trainer fills it with hidden_size^2
 			 * (plan_resolve, which knows the model) */
 			p->ds_bucket_auto = true;
+			p->ds_bucket_el = 0;
+			p->bucket_bytes = 0; /* (over the plan file's) */
 		} else if (st.j) {
 			double el;
 			if (jval_get_number(&zo, "reduce_bucket_size", true, &el, err))
 				return TS_EINPUT;
 			if (!(el >= 1) || el > 1e12 || el != floor(el))
 				return jval_error(&st, err, "must be a positive element count");
-			p->bucket_bytes = el * 2; /* 16-bit gradients */
+			/* elements: at the reduced gradients' bytes, once
+			 * plan_resolve knows their dtype (found by review: taken
+			 * at 2 bytes, an fp32 plan's 5e8 written out held half
+			 * the default's) */
+			p->ds_bucket_el = el;
+			p->ds_bucket_auto = false;
+			p->bucket_bytes = 0;
 			src_json(p, PF_BUCKET, &zo, "reduce_bucket_size");
 		}
 		/* overlap_comm: reductions on a side stream during backward;
-		 * DeepSpeed's default is on for stage 3 only */
+		 * DeepSpeed's default is on for stage 3 only; only ZeRO's
+		 * optimizers (stages 1-3) read it (plan_resolve) */
 		if (jval_child(&zo, "overlap_comm", &st)) {
 			if (jval_get_bool(&zo, "overlap_comm", true, &p->overlap_dp, err))
 				return TS_EINPUT;
 			src_json(p, PF_OVERLAP_DP, &zo, "overlap_comm");
+			p->ds_overlap_comm = true;
+			snprintf(p->ds_overlap_src, sizeof(p->ds_overlap_src), "%s",
+				 p->src[PF_OVERLAP_DP]);
 		}
 	}
 	/* DeepSpeed's engine accumulates micro-batch gradients through
@@ -845,15 +882,18 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		jval_child(&r, bfk, &c);
 		return jval_error(&c, err, "fp16 and %s are both enabled", bfk);
 	}
+	/* DeepSpeed keeps its gradients in the training precision (16-bit:
+	 * ZeRO's 2 + 2 + 12 bytes/param), whatever the plan file says: set
+	 * in plan_resolve from the precision that stands, after the flags
+	 * (found by review: set here, both sections "auto" kept fp32
+	 * gradients and a --precision flag did not reach them) */
+	p->src[PF_GRAD_DTYPE][0] = '\0';
+	p->grad_reduce_given = false;
 	if (fp16 == 1 || bf16 == 1) {
-		/* DeepSpeed keeps 16-bit gradients: ZeRO's 2 + 2 + 12 bytes/param. */
 		p->precision = fp16 == 1 ? PLAN_DT_FP16 : PLAN_DT_BF16;
-		p->grad_dtype = p->grad_reduce_dtype = p->precision;
-		p->grad_reduce_given = true;
 		src_json(p, PF_PRECISION, &r, fp16 == 1 ? "fp16" : bfk);
 	} else if (fp16 == 0 && bf16 == 0) {
-		p->precision = p->grad_dtype = p->grad_reduce_dtype = PLAN_DT_FP32;
-		p->grad_reduce_given = true;
+		p->precision = PLAN_DT_FP32;
 		if (jval_child(&r, "fp16", &(struct jval){ 0 })) {
 			src_json(p, PF_PRECISION, &r, "fp16");
 		} else if (jval_child(&r, bfk, &(struct jval){ 0 })) {
@@ -863,6 +903,19 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			jval_where(&r, w, sizeof(w));
 			snprintf(p->src[PF_PRECISION], sizeof(p->src[PF_PRECISION]),
 				 "%s: no fp16/bf16 section (DeepSpeed's default: fp32)", w);
+		}
+	}
+	{
+		/* the gradients' reduction dtype (DeepSpeed's default: theirs) */
+		static const char *const cdt[] = { "fp32", "fp16", "bf16", NULL };
+		static const enum plan_dtype cdv[] = { PLAN_DT_FP32, PLAN_DT_FP16, PLAN_DT_BF16 };
+		struct jval c;
+		int e = 0;
+		if (jval_child(&r, "communication_data_type", &c) && !cJSON_IsNull(c.j)) {
+			if (jval_get_enum(&r, "communication_data_type", true, cdt, &e, err))
+				return TS_EINPUT;
+			p->grad_reduce_dtype = cdv[e];
+			p->grad_reduce_given = true;
 		}
 	}
 	if (ds_int(&r, "train_batch_size", &tb, w_tb, sizeof(w_tb), err) ||
@@ -1119,6 +1172,16 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 						    "data-parallel size %lld = %lld samples per step is "
 						    "absurdly large",
 						    p->ds_gas_src, p->micro_batch, gas, dpw, g);
+			p->global_batch = (int)g;
+		} else if (mb_given && !tb_given) {
+			/* micro-batch alone: accumulation 1 (DeepSpeed's
+			 * _set_batch_related_parameters; found by review: the
+			 * plan's default of pp micro-batches ran instead) */
+			long long g = (long long)p->micro_batch * dpw;
+			if (g > (1LL << 30))
+				REFUSE(PF_MICRO, "train_micro_batch_size_per_gpu",
+				       "micro-batch %d x data-parallel size %lld is absurdly large",
+				       p->micro_batch, dpw);
 			p->global_batch = (int)g;
 		} else if (tb_given && !mb_given) {
 			if (p->global_batch % dpw)
@@ -1459,6 +1522,9 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * twice the DP bytes) */
 	if (p->precision == PLAN_DT_FP16 && !p->src[PF_GRAD_DTYPE][0])
 		p->grad_dtype = PLAN_DT_FP16;
+	/* DeepSpeed: gradients in the training precision (plan_apply_deepspeed) */
+	if (p->ds_used && !p->src[PF_GRAD_DTYPE][0])
+		p->grad_dtype = p->precision == PLAN_DT_FP8 ? PLAN_DT_BF16 : p->precision;
 	/* Megatron reduces its grad buffer: in grad_dtype unless the plan says
 	 * otherwise (found by review: --grad-dtype bf16 still reduced fp32) */
 	if (!p->grad_reduce_given)
@@ -1502,6 +1568,8 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * bucket_size = max(4e7, 1e6 x data-parallel size with CP) */
 	if (!(p->bucket_bytes > 0) && p->ds_bucket_auto)
 		p->bucket_bytes = (double)m->hidden * m->hidden * plan_grad_wire_bytes(p);
+	if (!(p->bucket_bytes > 0) && p->ds_bucket_el > 0)
+		p->bucket_bytes = p->ds_bucket_el * plan_grad_wire_bytes(p);
 	if (!(p->bucket_bytes > 0))
 		p->bucket_bytes = (p->ds_used || p->zero >= 1 ? 5e8 :
 							fmax(4e7, 1e6 * (double)p->dp * p->cp)) *
@@ -1543,6 +1611,12 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * DeepSpeed's default, on for the final stage 3 only */
 	if (p->ds_used && !p->src[PF_OVERLAP_DP][0])
 		p->overlap_dp = p->zero == 3;
+	/* a ds_config's overlap_comm at stage 0: DeepSpeed's engine
+	 * all-reduces after backward whatever it says (found by review: taken
+	 * as overlap.dp, 7 % faster) */
+	if (p->ds_used && p->ds_overlap_comm && p->zero == 0 &&
+	    !strncmp(p->src[PF_OVERLAP_DP], p->ds_overlap_src, sizeof(p->ds_overlap_src)))
+		p->overlap_dp = false;
 	/* Images. */
 	if (p->images_per_sample.value < 0 && p->images_per_sample.kind == PLAN_DIST_FIXED)
 		p->images_per_sample.value = m->has_vision ? 1 : 0;
