@@ -941,7 +941,8 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 				if (ops[dk->deps[j]].kind == WL_K_RECV && in->t1[dk->deps[j]] > disp)
 					disp = in->t1[dk->deps[j]];
 		}
-		disp += time_from_s(x->comp.dispatch_s);
+		/* (an op of several kernels, overlap.tp's chunks: each issued) */
+		disp += time_from_s(x->comp.dispatch_s * (op->reps > 1 ? op->reps : 1));
 		if (disp > now)
 			dur += time_to_s(disp - now);
 		in->cpu_ps = disp;
@@ -3236,7 +3237,11 @@ static int draw_loads(struct exec *x, struct vload *vis, float *exp_, int mm, do
 			struct vload v = { 1, 1 };
 			if (mean_n * fwd1 > 0) {
 				for (int b = 0; b < p->micro_batch; b++) {
+					/* (at most a token each: a draw of millions of
+					 * images of a fraction of a token each ran
+					 * billions of times, found by review) */
 					int ni = draw_count(&x->rng, &p->images_per_sample);
+					ni = ni < p->seq_len ? ni : p->seq_len;
 					double room = p->seq_len; /* a sample's images fit in it */
 					/* once the sequence is full the rest are cut to
 					 * nothing (a count of millions ends here) */
@@ -4484,12 +4489,16 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 						 : op->vary != WL_V_VISION ? 1
 						 : op->cls == WL_ATTN	   ? ro->vision_load_mean.att
 									   : ro->vision_load_mean.lin);
-				/* (what a rank moves for its experts: at the
-				 * mean drawn load) */
+				/* (what a rank moves for its experts, and the
+				 * encoder's all-reduces: at the mean drawn load;
+				 * found by review: the encoder's at the plan's
+				 * mean, which counted images cut at seq_len) */
 				if (op->kind == WL_K_COLL || op->kind == WL_K_SEND)
 					ro->comm_bytes[kind_of_op(op)] +=
 						op->size_bytes / w.nroles *
-						(op->vary == WL_V_EXPERT ? ro->expert_load_mean : 1);
+						(op->vary == WL_V_EXPERT   ? ro->expert_load_mean
+						 : op->vary == WL_V_VISION ? ro->vision_load_mean.lin
+									   : 1);
 			}
 	}
 out:

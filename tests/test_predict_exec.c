@@ -1015,6 +1015,60 @@ START_TEST(tp_overlap_chunks_cost_their_kernels)
 			      second * 1e6, c[i].ratio);
 	}
 	sim_prediction_release(&r);
+	/* host-bound (1 ms a kernel to issue): the 7 chunks take 7 issues */
+	comp.dispatch_s = 1e-3;
+	run(&p, &o, &r);
+	{
+		double mx = 0;
+		for (int32_t j = 0; j < r.tl->n; j++) {
+			const struct sim_slice *sl = &r.tl->s[j];
+			if (!strcmp(sl->name, "qkv gemm") && sl->layer == 1 && sl->micro == 0 &&
+			    sl->track / SIM_TL_PER == 0 && sl->t1_s - sl->t0_s > mx)
+				mx = sl->t1_s - sl->t0_s;
+		}
+		ck_assert_msg(mx > 6.9e-3, "the 7 chunks of qkv gemm issued in %.3f ms", mx * 1e3);
+	}
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
+/* comm_bytes_per_gpu counts the encoder's TP all-reduces at the images
+ * drawn, as they ran (found by review: at the plan's mean, counting images
+ * cut at seq_len). Two images of uniform 600-1,400 tokens in 2,048: what
+ * fits, E[min(T1 + T2, 2048)], against the mean's 2,000; 256 samples. */
+START_TEST(vision_comm_bytes_follow_the_draws)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, f, c;
+	double want = 0;
+	vl_plan(&p, 256);
+	p.images_per_sample.value = 2;
+	p.image_tokens.value = 1000;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &f);
+	p.image_tokens.kind = PLAN_DIST_UNIFORM;
+	p.image_tokens.min = 600;
+	p.image_tokens.max = 1400;
+	run(&p, &o, &a);
+	p.images_per_sample.value = 0;
+	run(&p, &o, &c);
+	for (int i = 0; i < 400; i++)
+		for (int j = 0; j < 400; j++) {
+			double t = 600 + 800 * (i + 0.5) / 400 + 600 + 800 * (j + 0.5) / 400;
+			want += (t < 2048 ? t : 2048) / 2000 / (400.0 * 400);
+		}
+	double got = (a.comm_bytes[SIM_COMM_TP] - c.comm_bytes[SIM_COMM_TP]) /
+		     (f.comm_bytes[SIM_COMM_TP] - c.comm_bytes[SIM_COMM_TP]);
+	ck_assert_msg(want < 0.95 && fabs(got / want - 1) < 0.03,
+		      "encoder all-reduce bytes %.4f of the mean image's, the tokens that fit %.4f", got,
+		      want);
+	sim_prediction_release(&a);
+	sim_prediction_release(&f);
+	sim_prediction_release(&c);
 	topo_release(&topo);
 }
 END_TEST
@@ -6243,6 +6297,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, vision_linear_ops_follow_tokens);
 	tcase_add_test(tc, expert_load_scales_the_token_dimension);
 	tcase_add_test(tc, tp_overlap_chunks_cost_their_kernels);
+	tcase_add_test(tc, vision_comm_bytes_follow_the_draws);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
