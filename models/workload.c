@@ -367,13 +367,21 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		      p->micro_batch / tp;
 	if (p->flash_attention || p->cp > 1) {
 		/* a sliding window skips the tiles outside it too (model_attn_keys) */
-		double ex = FLASH_CAUSAL_FRACTION * attn;
-		if (!bwd)
-			cmp_op(b, ph, WL_ATTN, ph == WL_P_RECOMPUTE ? "attention recompute" : "attention",
-			       ex, 2 * T * (q / tp + kvr) * b->wb, 0, 0, 0, 0, WL_V_NONE);
-		else
-			cmp_op(b, ph, WL_ATTN, "attention bwd", FLASH_BWD_RATIO * ex,
-			       4 * T * (q / tp + kvr) * b->wb, 0, 0, 0, 0, WL_V_NONE);
+		double ex = FLASH_CAUSAL_FRACTION * attn, n = p->cp;
+		const char *name = bwd			   ? "attention bwd" :
+				   ph == WL_P_RECOMPUTE ? "attention recompute" :
+							  "attention";
+		double f = bwd ? FLASH_BWD_RATIO * ex : ex, by = (bwd ? 4 : 2) * T * (q / tp + kvr) * b->wb;
+		/* context parallelism: ring attention as Transformer Engine's
+		 * p2p form runs it (Megatron's default cp_comm_type): a kernel
+		 * per step on the K/V chunk the rank holds while the next one
+		 * arrives (the caller's exchange, overlapped), the last step's
+		 * waiting for it: n - 1 steps, then one (found by review: one
+		 * kernel after the whole exchange left it all exposed) */
+		if (n > 1)
+			repeat_op(b, cmp_op(b, ph, WL_ATTN, name, f / n, by / n, 0, 0, 0, 0, WL_V_NONE),
+				  n - 1);
+		cmp_op(b, ph, WL_ATTN, name, f / n, by / n, 0, 0, 0, 0, WL_V_NONE);
 		return;
 	}
 	if (!bwd) {
@@ -1051,9 +1059,10 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		mla_fwd(b, ph, scale);
 	else
 		linear_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
-	if (p->cp > 1) /* ring attention K/V of the other chunks (allgather output) */
+	if (p->cp > 1) /* ring attention: K/V of the other chunks (an all-gather's output)
+			* beside the steps before the last (attn_core) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
-		     false);
+		     true);
 	attn_core(b, ph, false);
 	if (p->tp > 1 && ov) {
 		gemm_then_reduce(b, ph, "proj gemm", T, h, q / tp, scale, tpc, act,
@@ -1135,7 +1144,7 @@ static void layer_bwd(struct bld *b, int l)
 	if (p->recompute == PLAN_RC_SELECTIVE) {
 		if (p->cp > 1)
 			comm(b, WL_P_RECOMPUTE, WL_D_CP, WL_C_ALLGATHER,
-			     c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange", false);
+			     c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange", true);
 		attn_core(b, WL_P_RECOMPUTE, false);
 	}
 
@@ -1153,12 +1162,19 @@ static void layer_bwd(struct bld *b, int l)
 	residual(b, ph, true);
 	linear_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);
 	linear(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
-	if (p->cp > 1)
-		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1),
-		     "cp kv exchange", false);
+	if (p->cp > 1) {
+		/* the ring's K/V again, and the dK/dV travelling back with them
+		 * a hop behind, beside the steps before the last; the last
+		 * step's dK/dV hop after it (exposed) */
+		double sz = c.cp_bytes * p->cp / (p->cp - 1);
+		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, sz, "cp kv exchange", true);
+		if (p->cp > 2)
+			comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, sz * (p->cp - 2) / (p->cp - 1),
+			     "cp dkv exchange", true);
+	}
 	attn_core(b, ph, true);
-	if (p->cp > 1) /* the dK/dV it produced travel back around the ring */
-		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1),
+	if (p->cp > 1) /* the last step's dK/dV */
+		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1) / (p->cp - 1),
 		     "cp dkv exchange", false);
 	if (m->kv_lora > 0) {
 		mla_bwd(b, scale, hide);

@@ -5736,8 +5736,10 @@ END_TEST
  * rank's K/V chunk: the forward gathers the others' K/V, the backward
  * gathers them again and sends dK/dV back, and a recomputed attention
  * (selective or full) gathers once more. Each exchange moves the same
- * bytes, so the CP traffic is 3, 4 and 4 forward exchanges; the attention
- * backward waits for its K/V. */
+ * bytes, so the CP traffic is 3, 4 and 4 forward exchanges. The attention
+ * runs a kernel per ring step: the steps before the last beside the
+ * exchange, the last after it (found by review: one kernel after the whole
+ * exchange left it exposed, Megatron's default p2p ring hides it). */
 START_TEST(cp_exchanges_per_pass)
 {
 	static const enum plan_recompute rc[3] = { PLAN_RC_NONE, PLAN_RC_SELECTIVE, PLAN_RC_FULL };
@@ -5746,7 +5748,7 @@ START_TEST(cp_exchanges_per_pass)
 	struct sim_predict_opts o;
 	struct sim_prediction r;
 	double unit = 0;
-	int mm, waited = 0;
+	int mm, waited = 0, beside = 0;
 	for (int k = 0; k < 3; k++) {
 		setup_small(&p, &o, 1, small_model);
 		p.cp = 2;
@@ -5767,23 +5769,67 @@ START_TEST(cp_exchanges_per_pass)
 			const struct sim_slice *x = &r.tl->s[i];
 			if (x->track != WL_S_COMPUTE || strcmp(x->name, "attention bwd"))
 				continue;
-			/* the latest K/V gather of its layer before it */
+			/* the latest K/V gather of its layer before it, and
+			 * whether it is the layer's last step (none after it) */
 			double g = -1;
+			bool last = true;
 			for (int32_t j = 0; j < r.tl->n; j++) {
 				const struct sim_slice *y = &r.tl->s[j];
 				if (y->track == WL_S_COMM && !strcmp(y->name, "cp kv exchange") &&
 				    y->micro == x->micro && y->layer == x->layer && y->t0_s <= x->t0_s)
 					g = fmax(g, y->t1_s);
+				if (y->track == WL_S_COMPUTE && !strcmp(y->name, "attention bwd") &&
+				    y->micro == x->micro && y->layer == x->layer && y->t0_s > x->t0_s)
+					last = false;
 			}
-			ck_assert_msg(g >= 0 && x->t0_s >= g - 1e-12,
-				      "attention backward at %.9g s, its K/V gather ends at %.9g s",
-				      x->t0_s, g);
-			waited++;
+			ck_assert(g >= 0);
+			if (last) {
+				ck_assert_msg(x->t0_s >= g - 1e-12,
+					      "attention backward's last step at %.9g s, its K/V gather "
+					      "ends at %.9g s",
+					      x->t0_s, g);
+				waited++;
+			} else if (x->t0_s < g) {
+				beside++;
+			}
 		}
 		sim_prediction_release(&r);
 		topo_release(&topo);
 	}
 	ck_assert_int_gt(waited, 0);
+	ck_assert_int_gt(beside, 0);
+}
+END_TEST
+
+/* Ring attention hides the K/V exchange behind the steps' attention where
+ * a hop takes less than a step (Megatron's default p2p form): only the
+ * last step's dK/dV hop is exposed (found by review: llama3-8b at cp 8,
+ * seq 16,384 on one node exposed 0.197 s of CP in 1.867, 10.6 %; a hop is
+ * 27.5 us beside 70 us of forward attention a step). */
+START_TEST(cp_ring_hides_the_exchange)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 1);
+	ck_assert_msg(model_load(&model, "llama3-8b", &err) == 0, "%s", err.msg);
+	plan_init(&p);
+	p.cp = 8;
+	p.flash_attention = true;
+	p.zero = 1;
+	p.recompute = PLAN_RC_SELECTIVE;
+	p.seq_len = 16384;
+	p.global_batch = 8;
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &r);
+	double cp = r.bd.exposed_comm_s[SIM_COMM_CP];
+	ck_assert_msg(cp > 0 && cp < 0.02 * r.iteration_time_s, "exposed CP %.4f s of %.4f s", cp,
+		      r.iteration_time_s);
+	sim_prediction_release(&r);
+	topo_release(&topo);
 }
 END_TEST
 
@@ -6369,6 +6415,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, fp32_activations_move_twice_the_bytes);
 	tcase_add_test(tc, producers_precede_their_traffic);
 	tcase_add_test(tc, cp_exchanges_per_pass);
+	tcase_add_test(tc, cp_ring_hides_the_exchange);
 	tcase_add_test(tc, replicated_grads_count_qk_norms);
 	tcase_add_test(tc, traces_are_valid);
 	tcase_add_test(tc, trace_picks_large_groups);
