@@ -4,6 +4,7 @@
  * linear layers; schedules follow Megatron-LM's schedules.py (1F1B warm-up
  * p - s - 1, interleaved warm-up 2(p - s - 1) + (v - 1)p, Narayanan SC'21
  * §2.2). Element-wise HBM traffic is an assumption stated where it is set. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1168,14 +1169,17 @@ static void layer_bwd(struct bld *b, int l)
 		 * step's dK/dV hop after it (exposed) */
 		double sz = c.cp_bytes * p->cp / (p->cp - 1);
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, sz, "cp kv exchange", true);
-		if (p->cp > 2)
-			comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, sz * (p->cp - 2) / (p->cp - 1),
+		if (p->cp > 2) /* (whole bytes, as every op's size) */
+			comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, floor(sz * (p->cp - 2) / (p->cp - 1)),
 			     "cp dkv exchange", true);
 	}
 	attn_core(b, ph, true);
-	if (p->cp > 1) /* the last step's dK/dV */
-		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, c.cp_bytes * p->cp / (p->cp - 1) / (p->cp - 1),
-		     "cp dkv exchange", false);
+	if (p->cp > 1) { /* the last step's dK/dV */
+		double sz = c.cp_bytes * p->cp / (p->cp - 1);
+		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER,
+		     sz - (p->cp > 2 ? floor(sz * (p->cp - 2) / (p->cp - 1)) : 0), "cp dkv exchange",
+		     false);
+	}
 	if (m->kv_lora > 0) {
 		mla_bwd(b, scale, hide);
 	} else {

@@ -1761,6 +1761,30 @@ static int nccl_pick(struct exec *x, struct sim_coll_spec *s)
 	return 0;
 }
 
+/* Context parallelism's ring attention exchange (Transformer Engine's
+ * p2p form): each step one send and one receive per rank, so it runs as a
+ * one-channel ring, each hop on one path (one NIC across nodes), not as
+ * NCCL's all-gather over every channel (found by review: cp 16 over two
+ * nodes priced its exchange over 8 NICs, 374 us a layer where the hops
+ * take 2.9 ms). */
+static bool cp_ring_op(const struct wl_op *op)
+{
+	return op->dim == WL_D_CP && op->phase != WL_P_DP &&
+	       (op->coll == WL_C_ALLGATHER || op->coll == WL_C_REDUCESCATTER);
+}
+
+/* NCCL's choice for s, or the ring attention's one-channel ring. */
+static int coll_choose(struct exec *x, const struct wl_op *op, struct sim_coll_spec *s)
+{
+	if (cp_ring_op(op)) {
+		s->algo = SIM_ALGO_RING;
+		s->proto = SIM_PROTO_SIMPLE;
+		s->channels = 1;
+		return 0;
+	}
+	return nccl_pick(x, s);
+}
+
 static void ev_part_done(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	(void)e;
@@ -1822,7 +1846,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	if (sop == SIM_OP_ALLTOALL) {
 		s.algo = SIM_ALGO_DIRECT;
 		s.proto = SIM_PROTO_SIMPLE;
-	} else if ((rc = nccl_pick(x, &s)))
+	} else if ((rc = coll_choose(x, op, &s)))
 		return rc;
 	note_pick(x, l, (struct coll_pick){ s.algo, s.proto }, ranks, n);
 	if ((rc = coll_room(x)))
@@ -1909,7 +1933,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	s.hash = draw0_hash(x, ranks);
 	s.weights = w;
 	s.weight_by_sender = !op->inbound;
-	key = ranks_key((uint64_t)s.op << 32, n, size, ranks);
+	key = ranks_key((uint64_t)s.op << 32 | (uint64_t)cp_ring_op(op) << 40, n, size, ranks);
 	/* (an alltoallv's loads differ from op to op: not cached) */
 	if (!w && (mm = memo_find(&x->an_memo, key))) {
 		*sec = time_to_s(mm->dur);
@@ -1923,7 +1947,7 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 		/* as the flow model runs it: a steady-state ring (fluid_ring) */
 		s.algo = SIM_ALGO_RING;
 		s.proto = SIM_PROTO_SIMPLE;
-	} else if ((rc = nccl_pick(x, &s)))
+	} else if ((rc = coll_choose(x, op, &s)))
 		return rc;
 	if ((rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, sec, x->errp)))
 		return rc;
@@ -2143,12 +2167,13 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 		 * NCCL might pick its tree at middle sizes: not modelled) */
 		s[0].algo = SIM_ALGO_RING;
 		s[0].proto = SIM_PROTO_SIMPLE;
-	} else if ((rc = nccl_pick(x, &s[0]))) {
+	} else if ((rc = coll_choose(x, op, &s[0]))) {
 		goto out;
 	}
 	for (int g = 1; g < ng; g++) {
 		s[g].algo = s[0].algo;
 		s[g].proto = s[0].proto;
+		s[g].channels = s[0].channels;
 	}
 	pk->algo = s[0].algo;
 	pk->proto = s[0].proto;
