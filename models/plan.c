@@ -1173,8 +1173,8 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 						    "absurdly large",
 						    p->ds_gas_src, p->micro_batch, gas, dpw, g);
 			p->global_batch = (int)g;
-		} else if (mb_given && !tb_given) {
-			/* micro-batch alone: accumulation 1 (DeepSpeed's
+		} else if (mb_given && !tb_given && p->ds_mb_given) {
+			/* the config's micro-batch alone: accumulation 1 (DeepSpeed's
 			 * _set_batch_related_parameters; found by review: the
 			 * plan's default of pp micro-batches ran instead) */
 			long long g = (long long)p->micro_batch * dpw;

@@ -2410,6 +2410,23 @@ START_TEST(deepspeed_config_as_deepspeed_runs_it)
 		      err.msg);
 	ck_assert_int_eq(p.global_batch, 16);
 	ck_assert_int_eq(plan_microbatches(&p), 1);
+	{
+		/* a ds_config without batch numbers and a --micro-batch flag: the
+		 * plan's global batch stands (found by review of the rule above:
+		 * restating the default micro-batch turned 64 into 8) */
+		struct jdoc d;
+		const char *ds = "{\"zero_optimization\": {\"stage\": 1}}";
+		plan_init(&p);
+		p.global_batch = 64;
+		plan_set_src(&p, PF_GLOBAL, "plan.json:1:2: global_batch");
+		ck_assert_int_eq(jdoc_parse(&d, "ds.json", ds, strlen(ds), &err), 0);
+		ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+		jdoc_release(&d);
+		p.micro_batch = 1;
+		plan_set_src(&p, PF_MICRO, "--micro-batch");
+		ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(p.global_batch, 64);
+	}
 	ck_assert_int_eq(ds_resolve(&p, &m, "{\"zero_optimization\": {\"stage\": 2, \"cpu_offload_optimizer\": true}}",
 				    -1, 8, &err),
 			 TS_EINPUT);
