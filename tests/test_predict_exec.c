@@ -671,6 +671,28 @@ static void vl_plan(struct plan *p, int global_batch)
 	p->image_tokens.value = 512;
 }
 
+/* vl_plan with fixed images per sample and image tokens (0: vl_plan's),
+ * resolved, and analytic options into o. */
+static void vl_analytic(struct plan *p, struct sim_predict_opts *o, int global_batch,
+			double images, double tokens)
+{
+	vl_plan(p, global_batch);
+	p->images_per_sample.value = images;
+	if (tokens > 0)
+		p->image_tokens.value = tokens;
+	resolve(p);
+	sim_predict_opts_init(o);
+	o->fidelity = SIM_ANALYTIC;
+}
+
+/* d becomes uniform over [min, max]. */
+static void set_uniform(struct plan_dist *d, double min, double max)
+{
+	d->kind = PLAN_DIST_UNIFORM;
+	d->min = min;
+	d->max = max;
+}
+
 START_TEST(image_variance_slows)
 {
 	struct plan p;
@@ -720,16 +742,9 @@ START_TEST(images_fit_in_the_sequence)
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction a, b, c;
-	vl_plan(&p, 64);
-	p.image_tokens.value = 2000;
-	p.images_per_sample.value = 1;
-	resolve(&p);
-	sim_predict_opts_init(&o);
-	o.fidelity = SIM_ANALYTIC;
+	vl_analytic(&p, &o, 64, 1, 2000);
 	run(&p, &o, &a);
-	p.images_per_sample.kind = PLAN_DIST_UNIFORM;
-	p.images_per_sample.min = 0;
-	p.images_per_sample.max = 2;
+	set_uniform(&p.images_per_sample, 0, 2);
 	run(&p, &o, &b);
 	p.images_per_sample.kind = PLAN_DIST_FIXED;
 	p.images_per_sample.value = 0;
@@ -767,11 +782,7 @@ START_TEST(image_counts_keep_their_mean)
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction a, b, c;
-	vl_plan(&p, 256);
-	p.images_per_sample.value = 1;
-	resolve(&p);
-	sim_predict_opts_init(&o);
-	o.fidelity = SIM_ANALYTIC;
+	vl_analytic(&p, &o, 256, 1, 0);
 	run(&p, &o, &a);
 	p.images_per_sample.value = 0;
 	run(&p, &o, &c);
@@ -787,9 +798,7 @@ START_TEST(image_counts_keep_their_mean)
 	sim_prediction_release(&a);
 	sim_prediction_release(&c);
 	/* 0..2 whole: a third of the micro-batches (of one sample) each */
-	p.images_per_sample.kind = PLAN_DIST_UNIFORM;
-	p.images_per_sample.min = 0;
-	p.images_per_sample.max = 2;
+	set_uniform(&p.images_per_sample, 0, 2);
 	o.timeline = true;
 	run(&p, &o, &b);
 	{
@@ -826,14 +835,8 @@ START_TEST(model_flops_count_the_drawn_images)
 	struct sim_predict_opts o;
 	struct sim_prediction a, c;
 	double mg2, want = 0;
-	vl_plan(&p, 256);
-	p.images_per_sample.value = 1;
-	p.image_tokens.kind = PLAN_DIST_UNIFORM;
-	p.image_tokens.min = 1024;
-	p.image_tokens.max = 3072;
-	resolve(&p);
-	sim_predict_opts_init(&o);
-	o.fidelity = SIM_ANALYTIC;
+	vl_analytic(&p, &o, 256, 1, 2048);
+	set_uniform(&p.image_tokens, 1024, 3072);
 	run(&p, &o, &a);
 	p.images_per_sample.value = 0;
 	run(&p, &o, &c);
@@ -863,12 +866,7 @@ START_TEST(vision_linear_ops_follow_tokens)
 	struct sim_predict_opts o;
 	struct sim_prediction r;
 	double base = 0, lo = 1e300, hi = 0;
-	vl_plan(&p, 64);
-	p.images_per_sample.value = 1;
-	p.image_tokens.value = 544;
-	resolve(&p);
-	sim_predict_opts_init(&o);
-	o.fidelity = SIM_ANALYTIC;
+	vl_analytic(&p, &o, 64, 1, 544);
 	o.timeline = true;
 	run(&p, &o, &r);
 	for (int32_t i = 0; i < r.tl->n && base == 0; i++)
@@ -876,9 +874,7 @@ START_TEST(vision_linear_ops_follow_tokens)
 			base = r.tl->s[i].bytes;
 	ck_assert(base > 0);
 	sim_prediction_release(&r);
-	p.image_tokens.kind = PLAN_DIST_UNIFORM;
-	p.image_tokens.min = 64;
-	p.image_tokens.max = 1024;
+	set_uniform(&p.image_tokens, 64, 1024);
 	run(&p, &o, &r);
 	for (int32_t i = 0; i < r.tl->n; i++)
 		if (!strcmp(r.tl->s[i].name, "vit tp allreduce")) {
@@ -894,6 +890,21 @@ START_TEST(vision_linear_ops_follow_tokens)
 	topo_release(&topo);
 }
 END_TEST
+
+/* Plan p at analytic level with its compute ops' slices their own time
+ * (no host dispatch, no overlap slowdown), traced, into r. */
+static void pure_compute_run(const struct plan *p, struct sim_predict_opts *o,
+			     struct sim_compute *comp, struct sim_prediction *r)
+{
+	sim_compute_init(comp, &topo.cl.gpu);
+	comp->dispatch_s = 0;
+	sim_predict_opts_init(o);
+	o->compute = comp;
+	o->fidelity = SIM_ANALYTIC;
+	o->overlap_slowdown = 1;
+	o->timeline = true;
+	run(p, o, r);
+}
 
 /* A drawn expert load scales a GEMM's tokens: m of the forward and the
  * data gradient, k of the weight gradient (dW = X^T dY), and the bytes of
@@ -928,14 +939,7 @@ START_TEST(expert_load_scales_the_token_dimension)
 	p.capacity_factor = 1.25;
 	p.pad_to_capacity = true;
 	resolve(&p);
-	sim_compute_init(&comp, &topo.cl.gpu);
-	comp.dispatch_s = 0;
-	sim_predict_opts_init(&o);
-	o.compute = &comp;
-	o.fidelity = SIM_ANALYTIC;
-	o.overlap_slowdown = 1;
-	o.timeline = true;
-	run(&p, &o, &r);
+	pure_compute_run(&p, &o, &comp, &r);
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 		struct sim_op_desc d;
 		double got = -1, ops[3] = { g[i].m * g[i].k, g[i].k * g[i].n, g[i].m * g[i].n };
@@ -988,14 +992,7 @@ START_TEST(tp_overlap_chunks_cost_their_kernels)
 	p.global_batch = 1;
 	p.seq_len = 4096;
 	resolve(&p);
-	sim_compute_init(&comp, &topo.cl.gpu);
-	comp.dispatch_s = 0;
-	sim_predict_opts_init(&o);
-	o.compute = &comp;
-	o.fidelity = SIM_ANALYTIC;
-	o.overlap_slowdown = 1;
-	o.timeline = true;
-	run(&p, &o, &r);
+	pure_compute_run(&p, &o, &comp, &r);
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		double d[2] = { 0, 0 }, t0[2] = { 0, 0 };
 		int n = 0;
@@ -1043,16 +1040,9 @@ START_TEST(vision_comm_bytes_follow_the_draws)
 	struct sim_predict_opts o;
 	struct sim_prediction a, f, c;
 	double want = 0;
-	vl_plan(&p, 256);
-	p.images_per_sample.value = 2;
-	p.image_tokens.value = 1000;
-	resolve(&p);
-	sim_predict_opts_init(&o);
-	o.fidelity = SIM_ANALYTIC;
+	vl_analytic(&p, &o, 256, 2, 1000);
 	run(&p, &o, &f);
-	p.image_tokens.kind = PLAN_DIST_UNIFORM;
-	p.image_tokens.min = 600;
-	p.image_tokens.max = 1400;
+	set_uniform(&p.image_tokens, 600, 1400);
 	run(&p, &o, &a);
 	p.images_per_sample.value = 0;
 	run(&p, &o, &c);
@@ -1110,9 +1100,7 @@ START_TEST(vision_tp_traffic_follows_images)
 	sim_prediction_release(&r);
 	/* each slice's size is whole bytes, also where images of drawn sizes
 	 * scale the mean's (found by review: 7342293.45 bytes in the trace) */
-	p.image_tokens.kind = PLAN_DIST_UNIFORM;
-	p.image_tokens.min = 64;
-	p.image_tokens.max = 1024;
+	set_uniform(&p.image_tokens, 64, 1024);
 	run(&p, &o, &r);
 	for (int32_t i = 0; i < r.tl->n; i++)
 		ck_assert_msg(r.tl->s[i].bytes == floor(r.tl->s[i].bytes), "%s: %.6f bytes",
@@ -1121,9 +1109,7 @@ START_TEST(vision_tp_traffic_follows_images)
 	p.image_tokens.kind = PLAN_DIST_FIXED;
 	/* a micro-batch without images (half the samples have none) has no
 	 * vision slices (found by review: zero-length ones) */
-	p.images_per_sample.kind = PLAN_DIST_UNIFORM;
-	p.images_per_sample.min = 0;
-	p.images_per_sample.max = 1;
+	set_uniform(&p.images_per_sample, 0, 1);
 	run(&p, &o, &r);
 	slice_sums(&r, "vit qkv gemm", g, r.micro_batches);
 	{
@@ -2665,9 +2651,7 @@ START_TEST(async_reduction_excludes_waits)
 	p.flash_attention = true;
 	p.recompute = PLAN_RC_FULL;
 	p.sync = PLAN_SYNC_ASYNC;
-	p.images_per_sample.kind = PLAN_DIST_UNIFORM;
-	p.images_per_sample.min = 0;
-	p.images_per_sample.max = 16;
+	set_uniform(&p.images_per_sample, 0, 16);
 	resolve(&p);
 	ck_assert_int_eq(p.dp, 4);
 	sim_predict_opts_init(&o);
@@ -3316,9 +3300,7 @@ START_TEST(overlap_dp_breakdown_folded_as_exact)
 	p.seq_len = 1024;
 	p.images_per_sample.kind = PLAN_DIST_POISSON;
 	p.images_per_sample.mean = 1;
-	p.image_tokens.kind = PLAN_DIST_UNIFORM;
-	p.image_tokens.min = 64;
-	p.image_tokens.max = 512;
+	set_uniform(&p.image_tokens, 64, 512);
 	p.overlap_dp = true;
 	resolve(&p);
 	sim_predict_opts_init(&o);
@@ -3823,9 +3805,7 @@ START_TEST(ep_overlap_images_exact)
 	p.global_batch = 64;
 	p.images_per_sample.kind = PLAN_DIST_POISSON; /* the quick start's images */
 	p.images_per_sample.mean = 2;
-	p.image_tokens.kind = PLAN_DIST_UNIFORM;
-	p.image_tokens.min = 64;
-	p.image_tokens.max = 1024;
+	set_uniform(&p.image_tokens, 64, 1024);
 	p.tp = 2;
 	p.sp = true;
 	p.pp = 2;
@@ -4888,9 +4868,7 @@ START_TEST(jitter_stood_for_units_draw)
 	p.global_batch = 640;
 	p.images_per_sample.kind = PLAN_DIST_POISSON;
 	p.images_per_sample.mean = 2;
-	p.image_tokens.kind = PLAN_DIST_UNIFORM;
-	p.image_tokens.min = 64;
-	p.image_tokens.max = 512;
+	set_uniform(&p.image_tokens, 64, 512);
 	p.overlap_dp = true;
 	resolve(&p);
 	jitter_folds_exactly(&p, 160, 4);
