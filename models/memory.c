@@ -365,7 +365,7 @@ double model_flops_iteration(const struct model *m, const struct plan *p)
 		patches = plan_dist_mean(&p->image_tokens) * mg2;
 		f += passes * imgs *
 		     (model_vision_flops_fwd(m, patches) +
-		      m->vit.depth * 4.0 * m->vit.hidden * plan_dist_var(&p->image_tokens) * mg2 * mg2);
+		      model_vision_attn_coef(m) * plan_dist_var(&p->image_tokens) * mg2 * mg2);
 	}
 	return f;
 }

@@ -1186,6 +1186,11 @@ void model_image_tokens(const struct model *m, int h_px, int w_px, double *patch
 	*tokens = *patches / ((double)v->merge * v->merge);
 }
 
+double model_vision_attn_coef(const struct model *m)
+{
+	return m->has_vision ? m->vit.depth * 4.0 * m->vit.hidden : 0;
+}
+
 double model_vision_flops_fwd(const struct model *m, double patches)
 {
 	const struct model_vision *v = &m->vit;
@@ -1196,7 +1201,7 @@ double model_vision_flops_fwd(const struct model *m, double patches)
 	block = 3 * hd * hd + hd * hd + 2 * hd * v->ffn;
 	f = 2.0 * (double)v->in_channels * v->temporal_patch * v->patch * v->patch * hd * patches;
 	/* Full attention within the image: 4 * P^2 * hidden per block. */
-	f += v->depth * (2 * block * patches + 4 * patches * patches * hd);
+	f += v->depth * 2 * block * patches + model_vision_attn_coef(m) * patches * patches;
 	in = hd * v->merge * v->merge;
 	merged = patches / ((double)v->merge * v->merge);
 	f += (1 + v->deepstack) * 2 * (in * in + in * v->out_hidden) * merged;

@@ -191,6 +191,9 @@ bool model_window_binds(const struct model *m, int seq_len);
 /* Forward FLOPs of the vision encoder and mergers for one image of
  * `patches` patches (before merging). */
 double model_vision_flops_fwd(const struct model *m, double patches);
+/* Its attention term per patch squared: an image of P patches does
+ * this x P^2 FLOPs of attention in the encoder forward. */
+double model_vision_attn_coef(const struct model *m);
 /* Patches and LLM tokens of an image of h x w pixels (one frame). */
 void model_image_tokens(const struct model *m, int h_px, int w_px, double *patches,
 			double *tokens);
@@ -311,8 +314,8 @@ struct plan {
 	bool ds_used;                  /* a ds_config.json was applied, flag */
 	bool ds_bucket_auto;           /* its reduce_bucket_size is "auto" (hidden^2), flag */
 	double ds_bucket_el;           /* its reduce_bucket_size, elements (0: none given) */
-	bool ds_overlap_comm;          /* it set overlap_comm, flag */
-	char ds_overlap_src[128];      /* where (overlap_dp's source then) */
+	char ds_overlap_src[128];      /* where it set overlap_comm (overlap_dp's source
+	                                * then; "" none) */
 	bool ds_tb_given, ds_mb_given; /* train_batch_size / micro given (not "auto"), flags */
 	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
 	char ds_gas_src[96];           /* where ds_gas was set */

@@ -824,7 +824,6 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			if (jval_get_bool(&zo, "overlap_comm", true, &p->overlap_dp, err))
 				return TS_EINPUT;
 			src_json(p, PF_OVERLAP_DP, &zo, "overlap_comm");
-			p->ds_overlap_comm = true;
 			snprintf(p->ds_overlap_src, sizeof(p->ds_overlap_src), "%s",
 				 p->src[PF_OVERLAP_DP]);
 		}
@@ -1614,7 +1613,7 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	/* a ds_config's overlap_comm at stage 0: DeepSpeed's engine
 	 * all-reduces after backward whatever it says (found by review: taken
 	 * as overlap.dp, 7 % faster) */
-	if (p->ds_used && p->ds_overlap_comm && p->zero == 0 &&
+	if (p->ds_used && p->ds_overlap_src[0] && p->zero == 0 &&
 	    !strncmp(p->src[PF_OVERLAP_DP], p->ds_overlap_src, sizeof(p->ds_overlap_src)))
 		p->overlap_dp = false;
 	/* Images. */

@@ -1163,23 +1163,20 @@ static void layer_bwd(struct bld *b, int l)
 	residual(b, ph, true);
 	linear_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);
 	linear(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
+	/* the ring's K/V again, and the dK/dV travelling back with them a
+	 * hop behind (all steps' but the last: `early`, whole bytes as every
+	 * op's size), beside the steps before the last; the last step's dK/dV
+	 * hop after it (exposed) */
+	double cpsz = p->cp > 1 ? c.cp_bytes * p->cp / (p->cp - 1) : 0;
+	double early = p->cp > 2 ? floor(cpsz * (p->cp - 2) / (p->cp - 1)) : 0;
 	if (p->cp > 1) {
-		/* the ring's K/V again, and the dK/dV travelling back with them
-		 * a hop behind, beside the steps before the last; the last
-		 * step's dK/dV hop after it (exposed) */
-		double sz = c.cp_bytes * p->cp / (p->cp - 1);
-		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, sz, "cp kv exchange", true);
-		if (p->cp > 2) /* (whole bytes, as every op's size) */
-			comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, floor(sz * (p->cp - 2) / (p->cp - 1)),
-			     "cp dkv exchange", true);
+		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, cpsz, "cp kv exchange", true);
+		if (early > 0)
+			comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, early, "cp dkv exchange", true);
 	}
 	attn_core(b, ph, true);
-	if (p->cp > 1) { /* the last step's dK/dV */
-		double sz = c.cp_bytes * p->cp / (p->cp - 1);
-		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER,
-		     sz - (p->cp > 2 ? floor(sz * (p->cp - 2) / (p->cp - 1)) : 0), "cp dkv exchange",
-		     false);
-	}
+	if (p->cp > 1)
+		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, cpsz - early, "cp dkv exchange", false);
 	if (m->kv_lora > 0) {
 		mla_bwd(b, scale, hide);
 	} else {
@@ -1230,7 +1227,7 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 		return;
 	b->layer = -1;
 	total = imgs * model_vision_flops_fwd(m, pimg) / tp;
-	attn = v->depth * 4.0 * pimg * P * vh / tp;
+	attn = model_vision_attn_coef(m) * pimg * P / tp;
 	sumg = 2 * v->depth * P * (3 * vh * vh + vh * vh + 2 * vh * v->ffn) / tp;
 	scale = sumg > 0 ? (total - attn) / sumg : 1;
 	mult = bwd ? 2 : 1; /* backward: data + weight gradients */

@@ -896,11 +896,17 @@ static double op_compute_s(const struct exec *x, const struct wl_op *op, double 
 	return op_compute_s2(x, op, f, f);
 }
 
-/* A vision op at image load v: the attention's FLOPs at v.att, the rest
- * at v.lin. */
+/* A vision op's FLOPs factor at image load v: the attention's at v.att,
+ * the rest at v.lin. */
+static double vflops(const struct wl_op *op, struct vload v)
+{
+	return op->cls == WL_ATTN ? v.att : v.lin;
+}
+
+/* A vision op's time at image load v. */
 static double op_vision_s(const struct exec *x, const struct wl_op *op, struct vload v)
 {
-	return op_compute_s2(x, op, op->cls == WL_ATTN ? v.att : v.lin, v.lin);
+	return op_compute_s2(x, op, vflops(op, v), v.lin);
 }
 
 static void compute_start(struct exec *x, int32_t ii, int32_t oi)
@@ -3253,8 +3259,7 @@ static int draw_loads(struct exec *x, struct vload *vis, float *exp_, int mm, do
 	int E = m->experts, ep = p->ep, L = m->layers;
 	size_t n = (size_t)x->D * x->es * mm * x->nle;
 
-	/* model_vision_flops_fwd's attention term, 4 P^2 hidden per block */
-	x->vw_att = fwd1 > 0 ? m->vit.depth * 4.0 * mean_pat * mean_pat * m->vit.hidden / fwd1 : 0;
+	x->vw_att = fwd1 > 0 ? model_vision_attn_coef(m) * mean_pat * mean_pat / fwd1 : 0;
 	*vis_fwd = 0;
 	for (int r = 0; r < p->dp; r++)
 		for (int j = 0; j < mm; j++) {
@@ -4510,10 +4515,9 @@ static int predict_variant(struct exec *x, const struct wl_opts *wo, struct run_
 				if (op->kind == WL_K_COMPUTE)
 					ro->hw_flops +=
 						op->flops * ranks *
-						(op->vary == WL_V_EXPERT ? ro->expert_load_mean
-						 : op->vary != WL_V_VISION ? 1
-						 : op->cls == WL_ATTN	   ? ro->vision_load_mean.att
-									   : ro->vision_load_mean.lin);
+						(op->vary == WL_V_EXPERT   ? ro->expert_load_mean
+						 : op->vary == WL_V_VISION ? vflops(op, ro->vision_load_mean)
+									   : 1);
 				/* (what a rank moves for its experts, and the
 				 * encoder's all-reduces: at the mean drawn load;
 				 * found by review: the encoder's at the plan's

@@ -2348,6 +2348,13 @@ static int ds_resolve(struct plan *p, struct model *m, const char *ds, int prec,
 	return plan_resolve(p, m, ngpus, err);
 }
 
+/* ds_resolve on 8 GPUs, which must succeed. */
+static void ds_ok(struct plan *p, struct model *m, const char *ds, int prec)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_msg(ds_resolve(p, m, ds, prec, 8, &err) == 0, "%s", err.msg);
+}
+
 /* What a ds_config says reaches the plan as DeepSpeed runs it (found by
  * review): both precision sections "auto" (Hugging Face's config) and a
  * --precision flag after the file keep DeepSpeed's gradients in the
@@ -2364,50 +2371,40 @@ START_TEST(deepspeed_config_as_deepspeed_runs_it)
 	struct plan p;
 	struct ts_error err = TS_ERROR_INIT;
 	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
-	ck_assert_msg(ds_resolve(&p, &m,
-				 "{\"bf16\": {\"enabled\": \"auto\"}, \"fp16\": {\"enabled\": \"auto\"}, "
-				 "\"zero_optimization\": {\"stage\": 1}}",
-				 -1, 8, &err) == 0,
-		      "%s", err.msg);
+	ds_ok(&p, &m,
+	      "{\"bf16\": {\"enabled\": \"auto\"}, \"fp16\": {\"enabled\": \"auto\"}, "
+	      "\"zero_optimization\": {\"stage\": 1}}",
+	      -1);
 	ck_assert_int_eq(p.precision, PLAN_DT_BF16);
 	ck_assert_int_eq(p.grad_dtype, PLAN_DT_BF16);
 	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_BF16);
-	ck_assert_msg(ds_resolve(&p, &m, "{\"fp16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 2}}",
-				 PLAN_DT_FP16, 8, &err) == 0,
-		      "%s", err.msg);
+	ds_ok(&p, &m, "{\"fp16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 2}}",
+	      PLAN_DT_FP16);
 	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_FP16);
-	ck_assert_msg(ds_resolve(&p, &m, "{\"zero_optimization\": {\"stage\": 2}}", PLAN_DT_BF16, 8, &err) == 0,
-		      "%s", err.msg);
+	ds_ok(&p, &m, "{\"zero_optimization\": {\"stage\": 2}}", PLAN_DT_BF16);
 	ck_assert_int_eq(p.grad_dtype, PLAN_DT_BF16);
-	ck_assert_msg(ds_resolve(&p, &m, "{\"fp16\": {\"enabled\": true}}", PLAN_DT_FP32, 8, &err) == 0,
-		      "%s", err.msg);
+	ds_ok(&p, &m, "{\"fp16\": {\"enabled\": true}}", PLAN_DT_FP32);
 	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_FP32);
-	ck_assert_msg(ds_resolve(&p, &m,
-				 "{\"bf16\": {\"enabled\": true}, \"communication_data_type\": \"fp32\", "
-				 "\"zero_optimization\": {\"stage\": 2}}",
-				 -1, 8, &err) == 0,
-		      "%s", err.msg);
+	ds_ok(&p, &m,
+	      "{\"bf16\": {\"enabled\": true}, \"communication_data_type\": \"fp32\", "
+	      "\"zero_optimization\": {\"stage\": 2}}",
+	      -1);
 	ck_assert_int_eq(p.grad_dtype, PLAN_DT_BF16);
 	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_FP32);
 	/* DeepSpeed's default bucket written out: the default's bytes */
-	ck_assert_msg(ds_resolve(&p, &m, "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 5e8}}",
-				 -1, 8, &err) == 0,
-		      "%s", err.msg);
+	ds_ok(&p, &m, "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 5e8}}", -1);
 	ck_assert_double_eq(p.bucket_bytes, 5e8 * 4);
-	ck_assert_msg(ds_resolve(&p, &m,
-				 "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 0, "
-				 "\"overlap_comm\": true}}",
-				 -1, 8, &err) == 0,
-		      "%s", err.msg);
+	ds_ok(&p, &m,
+	      "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 0, "
+	      "\"overlap_comm\": true}}",
+	      -1);
 	ck_assert(!p.overlap_dp);
-	ck_assert_msg(ds_resolve(&p, &m,
-				 "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 1, "
-				 "\"overlap_comm\": true}}",
-				 -1, 8, &err) == 0,
-		      "%s", err.msg);
+	ds_ok(&p, &m,
+	      "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 1, "
+	      "\"overlap_comm\": true}}",
+	      -1);
 	ck_assert(p.overlap_dp);
-	ck_assert_msg(ds_resolve(&p, &m, "{\"train_micro_batch_size_per_gpu\": 2}", -1, 8, &err) == 0, "%s",
-		      err.msg);
+	ds_ok(&p, &m, "{\"train_micro_batch_size_per_gpu\": 2}", -1);
 	ck_assert_int_eq(p.global_batch, 16);
 	ck_assert_int_eq(plan_microbatches(&p), 1);
 	{
@@ -2427,7 +2424,9 @@ START_TEST(deepspeed_config_as_deepspeed_runs_it)
 		ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(p.global_batch, 64);
 	}
-	ck_assert_int_eq(ds_resolve(&p, &m, "{\"zero_optimization\": {\"stage\": 2, \"cpu_offload_optimizer\": true}}",
+	ck_assert_int_eq(ds_resolve(&p, &m,
+				    "{\"zero_optimization\": {\"stage\": 2, "
+				    "\"cpu_offload_optimizer\": true}}",
 				    -1, 8, &err),
 			 TS_EINPUT);
 	ck_assert_msg(strstr(err.msg, "cpu_offload_optimizer") != NULL, "%s", err.msg);
