@@ -586,9 +586,15 @@ static int32_t moe_comm(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum w
 	return id;
 }
 
+/* Permute and unpermute: the rank's T/tp x h and its routed copies; padded
+ * to the capacity (drop-and-pad), the routed buffer holds every expert's
+ * capacity slots, capacity factor x the balanced copies (found by review:
+ * priced at the balanced copies) */
 static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
 {
 	double routed = moe_routed_bytes(b), tp = b->p->tp;
+	if (b->p->pad_to_capacity)
+		routed *= b->p->capacity_factor;
 	cmp_op(b, ph, WL_ELEM, name, 0, routed / tp + b->wb * b->T / tp * b->m->hidden, 0, 0, 0, 0,
 	       WL_V_NONE);
 }

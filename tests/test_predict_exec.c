@@ -5113,6 +5113,21 @@ START_TEST(moe_dispatches_the_tp_shard)
 			      a.expert_load_max >= a.expert_load_mean && a.expert_load_max <= 1.25,
 		      "load %g, busiest %g", a.expert_load_mean, a.expert_load_max);
 	sim_prediction_release(&a);
+	/* padded to the capacity (drop-and-pad), the permute writes, and the
+	 * unpermute reads, every expert's capacity slots: 1.25 x the routed
+	 * copies */
+	p.pad_to_capacity = true;
+	run(&p, &o, &a);
+	d.bytes = 1.25 * routed / p.tp + 2 * T / p.tp * h;
+	want_perm = sim_compute_time_s(&cm, &d);
+	for (int k = 0; k < 4; k++) {
+		struct slice_stats x = slices(&a, perm[k]);
+		ck_assert_msg(x.n == 4 && fabs(x.max - want_perm) < 2e-12 &&
+				      fabs(x.min - want_perm) < 2e-12,
+			      "padded %s %d: %.12g..%.12g s, want %.12g", perm[k], x.n, x.min, x.max,
+			      want_perm);
+	}
+	sim_prediction_release(&a);
 	topo_release(&topo);
 }
 END_TEST
