@@ -445,18 +445,22 @@ static void defer_op(struct bld *b, const char *name, enum wl_phase ph, double b
  * writing the sum, 2 x accumulated + 1 x new-gradient bytes per element;
  * tensors of a layer priced at their mean size). Megatron's fused
  * accumulation happens inside the weight-gradient GEMM: nothing here. */
-static void grad_accum(struct bld *b, const char *name, double elems, int tensors)
+static void grad_accum(struct bld *b, const char *name, double elems, double exp, int tensors)
 {
-	if (b->p->grad_accum_fusion || b->micro <= 0 || !(elems > 0) || tensors < 1)
+	if (b->p->grad_accum_fusion || b->micro <= 0 || !(elems + exp > 0) || tensors < 1)
 		return;
 	if (b->p->zero >= 2) {
 		/* ZeRO-2/3 reduce every micro-batch and add the reduced result
-		 * into the rank's gradient shard: 1/D of the elements, one add,
-		 * once the reduction is in (the micro-batch's epilogue) */
-		elems /= b->p->dp * b->p->cp;
+		 * into the rank's gradient shard, one add, once the reduction
+		 * is in (the micro-batch's epilogue): the dense elements' 1/D
+		 * of dp x cp, the experts' 1/D of the expert data-parallel
+		 * group they are partitioned over (found by review: the
+		 * experts' at 1/(dp x cp) too) */
+		elems = elems / (b->p->dp * b->p->cp) + exp / plan_expert_dp(b->p);
 		defer_op(b, name, WL_P_BWD, elems * (2 * b->ga + b->wb));
 		return;
 	}
+	elems += exp;
 	double per = elems / tensors * (2 * b->ga + b->wb);
 	for (int i = 0; i < tensors; i++)
 		cmp_op(b, WL_P_BWD, WL_ELEM, name, 0, per, 0, 0, 0, 0, WL_V_NONE);
@@ -2013,8 +2017,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					       4 * b.wb * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
 					if (own)
 						grad_accum(&b, "lm head grad accumulate",
-							   vocab * h / p->tp, 1);
-					grad_accum(&b, "final norm grad accumulate", fnorm_params,
+							   vocab * h / p->tp, 0, 1);
+					grad_accum(&b, "final norm grad accumulate", fnorm_params, 0,
 						   m->norm == MODEL_NORM_LAYER ? 2 : 1);
 					if (reduce) {
 						b.bucket_dense += fnorm_params +
@@ -2042,7 +2046,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					layer_bwd(&b, l);
 					b.dp_fine = false;
 					model_layer_rank_params(m, p, l, &d, &e);
-					grad_accum(&b, "grad accumulate", d + e, layer_tensors(m, l));
+					grad_accum(&b, "grad accumulate", d, e, layer_tensors(m, l));
 					if (reduce) {
 						b.bucket_dense += d - b.fine_dense;
 						b.bucket_exp += e - b.fine_exp;
@@ -2064,14 +2068,14 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * b.wb * b.T * h, 0,
 					       0, 0, 0, WL_V_NONE);
 					grad_accum(&b, "embedding grad accumulate",
-						   vocab * h / p->tp + (double)m->max_pos * h,
+						   vocab * h / p->tp + (double)m->max_pos * h, 0,
 						   m->max_pos > 0 ? 2 : 1);
 					vision(&b, true);
 					/* encoder blocks: 12 tensors each (two LayerNorms,
 					 * qkv, proj, fc1, fc2 with biases); 6 more for the
 					 * patch embedding, positions and merger (assumption) */
 					grad_accum(&b, "vit grad accumulate",
-						   (double)model_vision_params(m) / p->tp,
+						   (double)model_vision_params(m) / p->tp, 0,
 						   m->has_vision ? 12 * m->vit.depth + 6 : 0);
 					if (reduce) {
 						b.bucket_dense += (vocab * h +

@@ -4964,6 +4964,46 @@ START_TEST(jitter_meets_by_group)
 }
 END_TEST
 
+/* ZeRO-2 with unfused accumulation adds each micro-batch's reduced
+ * gradients into the rank's shard, one op a layer: the dense parameters'
+ * 1/(dp x cp) and the experts' 1/(expert data-parallel size), the group
+ * they are partitioned over (here 8 / 4 = 2 against dp 8; found by
+ * review: the experts' at 1/(dp x cp) too, 4x short here). */
+START_TEST(zero2_shard_add_over_expert_dp)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction b;
+	struct sim_compute c;
+	struct sim_op_desc d;
+	struct slice_stats sb;
+	double dn, ex;
+	setup_small(&p, &o, 1, small_moe);
+	p.ep = 4;
+	p.zero = 2;
+	p.grad_accum_fusion = false;
+	p.global_batch = 32;
+	resolve(&p);
+	ck_assert_int_eq(plan_microbatches(&p), 4);
+	ck_assert_int_eq(plan_expert_dp(&p), 2);
+	run(&p, &o, &b);
+	model_layer_rank_params(&model, &p, 0, &dn, &ex);
+	ck_assert(ex > dn);
+	sim_compute_init(&c, &topo.cl.gpu);
+	memset(&d, 0, sizeof(d));
+	d.cls = SIM_OP_ELEMENTWISE;
+	d.dtype_bytes = 2;
+	d.bytes = (dn / (p.dp * p.cp) + ex / plan_expert_dp(&p)) * (2 * 4 + 2);
+	double one = sim_compute_time_s(&c, &d);
+	sb = slices(&b, "grad accumulate");
+	ck_assert_int_eq(sb.n, (plan_microbatches(&p) - 1) * model.layers);
+	ck_assert_msg(fabs(sb.min - one) < 1e-9 && fabs(sb.max - one) < 1e-9,
+		      "shard adds %.6g..%.6g s, want %.6g s", sb.min, sb.max, one);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(moe_dispatches_the_tp_shard)
 {
 	const char *moe = small_moe;
@@ -6411,6 +6451,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, zero2_images_fold);
 	tcase_add_test(tc, linear_placement_no_fallback);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
+	tcase_add_test(tc, zero2_shard_add_over_expert_dp);
 	tcase_add_test(tc, whole_experts_etp1);
 	tcase_add_test(tc, expert_imbalance_follows_dirichlet);
 	tcase_add_test(tc, expert_imbalance_exact_matches_folded);
