@@ -828,11 +828,6 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 				 p->src[PF_OVERLAP_DP]);
 		}
 	}
-	/* DeepSpeed's engine accumulates micro-batch gradients through
-	 * autograd (an add per parameter tensor), not Megatron's fused wgrad
-	 * GEMM, unless the plan says otherwise */
-	if (!p->src[PF_GA_FUSION][0])
-		p->grad_accum_fusion = false;
 	/* ("bfloat16": DeepSpeed's older name of "bf16"; both given must agree,
 	 * found by review) */
 	const char *bfk = jval_child(&r, "bf16", &(struct jval){ 0 }) ? "bf16" : "bfloat16";
@@ -1521,8 +1516,23 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * twice the DP bytes) */
 	if (p->precision == PLAN_DT_FP16 && !p->src[PF_GRAD_DTYPE][0])
 		p->grad_dtype = PLAN_DT_FP16;
-	/* DeepSpeed: gradients in the training precision (plan_apply_deepspeed) */
-	if (p->ds_used && !p->src[PF_GRAD_DTYPE][0])
+	/* DeepSpeed's engine (a ds_config, or ZeRO 1-3, which only DeepSpeed
+	 * runs: Megatron's own ZeRO-1 is distributed_optimizer): gradients in
+	 * the training precision, reduced in it (communication_data_type's
+	 * default), every stage bucketed, unfused accumulation, and
+	 * overlap_comm's default below
+	 * (found by review: a --zero plan took DeepSpeed's 5e8-element bucket
+	 * but Megatron's fp32 gradients, no overlap at stage 3 and buckets on
+	 * stage 0 only, 22 % slower than its ds_config at stage 3) */
+	bool ds_engine = p->ds_used || p->zero >= 1;
+	if (p->zero >= 1)
+		p->bucket_all_stages = true;
+	/* (it accumulates micro-batch gradients through autograd, an add per
+	 * parameter tensor, not Megatron's fused wgrad GEMM, unless the plan
+	 * says otherwise) */
+	if (ds_engine && !p->src[PF_GA_FUSION][0])
+		p->grad_accum_fusion = false;
+	if (ds_engine && !p->src[PF_GRAD_DTYPE][0])
 		p->grad_dtype = p->precision == PLAN_DT_FP8 ? PLAN_DT_BF16 : p->precision;
 	/* Megatron reduces its grad buffer: in grad_dtype unless the plan says
 	 * otherwise (found by review: --grad-dtype bf16 still reduced fp32) */
@@ -1570,7 +1580,7 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	if (!(p->bucket_bytes > 0) && p->ds_bucket_el > 0)
 		p->bucket_bytes = p->ds_bucket_el * plan_grad_wire_bytes(p);
 	if (!(p->bucket_bytes > 0))
-		p->bucket_bytes = (p->ds_used || p->zero >= 1 ? 5e8 :
+		p->bucket_bytes = (ds_engine ? 5e8 :
 							fmax(4e7, 1e6 * (double)p->dp * p->cp)) *
 				  plan_grad_wire_bytes(p);
 	if (resolve_batch(p, err))
@@ -1606,10 +1616,11 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 		       mbs, p->pp, mbs % p->pp);
 	}
 	/* Optimizer sharding and offload. */
-	/* ds_config without overlap_comm and a plan without overlap.dp:
-	 * DeepSpeed's default, on for the final stage 3 only */
-	if (p->ds_used && !p->src[PF_OVERLAP_DP][0])
-		p->overlap_dp = p->zero == 3;
+	/* DeepSpeed's engine without overlap_comm and a plan without
+	 * overlap.dp: DeepSpeed's default, on for the final stage 3 only (a
+	 * caller's overlap_dp set without a source stands) */
+	if (ds_engine && !p->src[PF_OVERLAP_DP][0] && p->zero == 3)
+		p->overlap_dp = true;
 	/* a ds_config's overlap_comm at stage 0: DeepSpeed's engine
 	 * all-reduces after backward whatever it says (found by review: taken
 	 * as overlap.dp, 7 % faster) */

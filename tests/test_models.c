@@ -2320,11 +2320,13 @@ START_TEST(dp_bucket_default)
 	ck_assert_double_eq(p.bucket_bytes, 4.0 * m.hidden * m.hidden); /* fp32 */
 	/* ZeRO 1-3 is DeepSpeed's engine: its 5e8 elements without a
 	 * ds_config too, whatever dp (found by review: Megatron's 1e6 x dp
-	 * gave 8.2e9 elements at dp 8192) */
+	 * gave 8.2e9 elements at dp 8192), of its gradients in the training
+	 * precision (bf16 here) */
 	plan_init(&p);
 	p.zero = 1;
 	ck_assert_int_eq(plan_resolve(&p, &m, 8192, &err), 0);
-	ck_assert_double_eq(p.bucket_bytes, 4 * 5e8);
+	ck_assert_int_eq(p.grad_reduce_dtype, PLAN_DT_BF16);
+	ck_assert_double_eq(p.bucket_bytes, 2 * 5e8);
 }
 END_TEST
 
@@ -2454,13 +2456,15 @@ START_TEST(zero_buckets_capped_by_gradients)
 	p.zero = 1;
 	ck_assert_int_eq(plan_resolve(&p, &m, 64, &err), 0);
 	memory_eval(&m, &p, &env, &r);
-	/* a small model's fp32 gradients are below one 5e8-element bucket */
+	/* a small model's gradients (bf16: ZeRO is DeepSpeed's engine) are
+	 * below one 5e8-element bucket */
 	struct model_params mp;
 	model_count_params(&m, &mp);
 	/* (the embedding and the untied head at the padded vocabulary) */
 	double grads = ((double)mp.sum_total + 2 * (plan_vocab(&p, &m) - m.vocab) * m.hidden) *
 		       plan_grad_wire_bytes(&p);
-	ck_assert_double_eq(plan_grad_wire_bytes(&p), 4);
+	ck_assert_double_eq(plan_grad_wire_bytes(&p), 2);
+	ck_assert_double_lt(grads, 5e8 * 2);
 	ck_assert_double_eq_tol(r.stage[0].buffers_bytes, 2 * grads, 1e-6 * grads);
 	p.bucket_bytes = 4 * 1e6; /* smaller than the gradients: as given */
 	memory_eval(&m, &p, &env, &r);
@@ -2839,17 +2843,62 @@ START_TEST(deepspeed_overlap_and_fusion)
 		  "{\"zero_optimization\": {\"stage\": 1}}", true, true },
 		{ "{}", "{}", false, false },
 	};
+	struct model m;
 	struct plan p;
 	struct ts_error err = TS_ERROR_INIT;
 	struct jdoc d = JDOC_INIT;
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
 	plan_init(&p);
+	ck_assert_int_eq(plan_resolve(&p, &m, 8, &err), 0);
 	ck_assert(p.grad_accum_fusion); /* Megatron's default without DeepSpeed */
+	plan_init(&p);
 	ck_assert_int_eq(plan_load(&p, tu_tmpfile(0, ".json", c[_i].plan), &err), 0);
 	ck_assert_int_eq(jdoc_parse(&d, "ds_config.json", c[_i].ds, strlen(c[_i].ds), &err), 0);
 	ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
 	jdoc_release(&d);
+	ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(p.overlap_dp, c[_i].overlap);
 	ck_assert_int_eq(p.grad_accum_fusion, c[_i].fusion);
+}
+END_TEST
+
+/* A plan with ZeRO 1-3 and no ds_config runs on DeepSpeed's engine, the
+ * only one with those stages (Megatron's ZeRO-1 is its distributed
+ * optimizer), with its defaults as a ds_config gets them: gradients in the
+ * training precision and reduced in it, unfused accumulation, every
+ * stage bucketed, overlap_comm on at stage 3 (found by review: Megatron's
+ * fp32 gradients and no overlap, 22 % slower at stage 3 than its
+ * ds_config); the plan's own values stand; stage 0 and the distributed
+ * optimizer keep Megatron's. */
+START_TEST(zero_plans_take_deepspeed_defaults)
+{
+	struct model m;
+	struct plan p;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	for (int z = 0; z <= 3; z++) {
+		plan_init(&p);
+		p.zero = z;
+		p.pp = z <= 1 ? 2 : 1; /* (DeepSpeed's pipeline: stages 0 and 1) */
+		ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(p.grad_dtype, z ? PLAN_DT_BF16 : PLAN_DT_FP32);
+		ck_assert_int_eq(p.grad_reduce_dtype, p.grad_dtype);
+		ck_assert_int_eq(p.grad_accum_fusion, z == 0);
+		ck_assert_int_eq(p.bucket_all_stages, z > 0);
+		ck_assert_int_eq(p.overlap_dp, z == 3);
+	}
+	plan_init(&p);
+	p.distributed_optimizer = true;
+	ck_assert_int_eq(plan_resolve(&p, &m, 16, &err), 0);
+	ck_assert(p.grad_dtype == PLAN_DT_FP32 && p.grad_accum_fusion && !p.bucket_all_stages);
+	static const char *const own =
+		"{\"zero\": 3, \"grad_dtype\": \"fp32\", \"grad_accum_fusion\": true, "
+		"\"overlap\": {\"dp\": false}}";
+	plan_init(&p);
+	ck_assert_int_eq(plan_load(&p, tu_tmpfile(0, ".json", own), &err), 0);
+	ck_assert_msg(plan_resolve(&p, &m, 16, &err) == 0, "%s", err.msg);
+	ck_assert(p.grad_dtype == PLAN_DT_FP32 && p.grad_reduce_dtype == PLAN_DT_FP32 &&
+		  p.grad_accum_fusion && !p.overlap_dp);
 }
 END_TEST
 
@@ -2968,6 +3017,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, fp16_grads_follow_megatron);
 	tcase_add_loop_test(tc, deepspeed_overlap_and_fusion, 0, 5);
 	tcase_add_test(tc, deepspeed_overlap_default_follows_stage);
+	tcase_add_test(tc, zero_plans_take_deepspeed_defaults);
 	suite_add_tcase(s, tc);
 	return s;
 }

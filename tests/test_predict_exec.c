@@ -1880,6 +1880,10 @@ START_TEST(zero2_reduces_every_micro_batch)
 	o.overlap_slowdown = 1;
 	p.global_batch = 64;
 	p.zero = 1;
+	/* (fused accumulation, not the DeepSpeed engine's adds: the
+	 * difference is the reductions alone) */
+	p.grad_accum_fusion = true;
+	plan_set_src(&p, PF_GA_FUSION, "grad_accum_fusion");
 	resolve(&p);
 	mm = plan_microbatches(&p);
 	ck_assert_int_eq(p.dp, 16);
@@ -4993,7 +4997,10 @@ START_TEST(zero2_shard_add_over_expert_dp)
 	memset(&d, 0, sizeof(d));
 	d.cls = SIM_OP_ELEMENTWISE;
 	d.dtype_bytes = 2;
-	d.bytes = (dn / (p.dp * p.cp) + ex / plan_expert_dp(&p)) * (2 * 4 + 2);
+	/* (read and write the accumulated shard, read the reduced gradients:
+	 * all in the training precision's 2 bytes on DeepSpeed's engine) */
+	ck_assert_int_eq(p.grad_dtype, PLAN_DT_BF16);
+	d.bytes = (dn / (p.dp * p.cp) + ex / plan_expert_dp(&p)) * (2 * 2 + 2);
 	double one = sim_compute_time_s(&c, &d);
 	sb = slices(&b, "grad accumulate");
 	ck_assert_int_eq(sb.n, (plan_microbatches(&p) - 1) * model.layers);
