@@ -33,6 +33,9 @@ struct sim_op_desc {
 	double bytes;           /* bytes moved to/from HBM */
 	int64_t m, n, k;        /* GEMM shape (SIM_OP_GEMM), elements; 0 if unknown */
 	int64_t batch;          /* independent GEMMs of that shape (e.g. experts), count */
+	double m_sd;            /* grouped GEMM whose groups' m differ (experts' token
+	                         * counts): their standard deviation about m, elements;
+	                         * 0: every group m */
 	int dtype_bytes;        /* 2 bf16/fp16, 1 fp8, 4 fp32 */
 };
 

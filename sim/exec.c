@@ -852,7 +852,7 @@ static uint64_t ev_arg(int32_t ii, int32_t oi)
 
 /* Compute op op's time at these FLOPs, bytes, m and k, s. */
 static double op_time_desc(const struct exec *x, const struct wl_op *op, double flops, double bytes,
-			   int64_t m, int64_t k)
+			   int64_t m, int64_t k, double m_sd)
 {
 	struct sim_op_desc d;
 	double reps = op->reps > 1 ? op->reps : 1; /* kernels one after another */
@@ -864,6 +864,7 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 	d.n = op->n;
 	d.k = k;
 	d.batch = op->batch;
+	d.m_sd = m_sd;
 	/* FP8 plans: only the decoder's linear layers run on FP8 operands
 	 * (models/workload.c, linear()); everything else stays 16-bit */
 	d.dtype_bytes = x->p->precision == PLAN_DT_FP32		  ? 4 :
@@ -880,15 +881,41 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
  * image or expert load): its token dimension (m, or k for a weight
  * gradient: tok_k) and the bytes that follow the tokens (all but
  * bytes_fixed), s. No tokens: nothing runs. */
+/* The spread of the token counts of a rank's experts about their mean mu
+ * (tokens an expert), which a grouped expert GEMM's row tiles see
+ * (compute.h, m_sd): the routed tokens of the rank, e x mu, fall on its e
+ * experts as a Dirichlet-multinomial whose probabilities are the router's
+ * (draw_loads: concentration a per expert, each share's coefficient of
+ * variation the plan's expert_imbalance), so an expert's count has variance
+ * mu (1 - 1/e) (e mu + e a) / (1 + e a), mu (1 - 1/e) for a uniform router
+ * (the multinomial's). Padded to the capacity, every expert has the same
+ * rows; under a capacity the drops cut the spread (not modelled: the
+ * dropless spread, an assumption). Only the GEMMs whose rows are tokens
+ * (forward and data gradient; the weight gradient's tokens are its k). */
+static double expert_rows_sd(const struct exec *x, const struct wl_op *op, double mu)
+{
+	const struct plan *p = x->p;
+	double e = (double)op->batch, cv = p->expert_imbalance, E = x->m->experts, a;
+	if (op->vary != WL_V_EXPERT || op->cls != WL_GEMM || op->tok_k || op->batch < 2 ||
+	    p->pad_to_capacity || !(mu > 0))
+		return 0;
+	if (!(cv > 0))
+		return sqrt(mu * (1 - 1 / e));
+	a = ((E - 1) / (cv * cv) - 1) / E;
+	return sqrt(mu * (1 - 1 / e) * (e * mu + e * a) / (1 + e * a));
+}
+
 static double op_compute_s2(const struct exec *x, const struct wl_op *op, double ff, double fb)
 {
 	if (ff == 1 && fb == 1)
-		return op_time_desc(x, op, op->flops, op->bytes, op->m, op->k);
+		return op_time_desc(x, op, op->flops, op->bytes, op->m, op->k,
+				    expert_rows_sd(x, op, (double)op->m));
 	if (!(ff > 0) && !(fb > 0))
 		return 0;
+	int64_t m = op->tok_k ? op->m : (int64_t)((double)op->m * fb + 0.5);
 	return op_time_desc(x, op, op->flops * ff, op->bytes_fixed + (op->bytes - op->bytes_fixed) * fb,
-			    op->tok_k ? op->m : (int64_t)((double)op->m * fb + 0.5),
-			    op->tok_k ? (int64_t)((double)op->k * fb + 0.5) : op->k);
+			    m, op->tok_k ? (int64_t)((double)op->k * fb + 0.5) : op->k,
+			    expert_rows_sd(x, op, (double)m));
 }
 
 static double op_compute_s(const struct exec *x, const struct wl_op *op, double f)

@@ -965,6 +965,85 @@ START_TEST(expert_load_scales_the_token_dimension)
 }
 END_TEST
 
+/* A rank's experts each get their own token count, so a grouped expert
+ * GEMM rounds each expert's rows up to its tiles on its own: its row tiles
+ * are priced at the counts' spread about the mean (compute.h, m_sd). With
+ * ep 1 the rank holds every expert and all the tokens (its load exactly
+ * 1): 8 x 4,096 x 8 / 128 = 2,048 rows an expert, spread as a multinomial's
+ * (variance mu (1 - 1/e)), or a Dirichlet-multinomial's under an
+ * imbalance (concentration a per expert: mu (1 - 1/e) (e mu + e a) /
+ * (1 + e a)); the weight gradients, whose tokens are k, and a padded
+ * plan's equal rows are not spread (found by review: every expert took
+ * the mean, 2,048 rows filling eight 256-row tiles exactly). */
+START_TEST(expert_gemm_rows_spread)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct sim_compute comp;
+	struct ts_error err = TS_ERROR_INIT;
+	static const struct {
+		const char *name;
+		double m, n, k;
+		bool rows;
+	} g[] = {
+		{ "expert up gemm", 2048, 1536, 2048, true },
+		{ "expert down dgrad", 2048, 768, 2048, true },
+		{ "expert up wgrad", 2048, 1536, 2048, false },
+	};
+	load_topo("dgx-h100-ndr", 1);
+	ck_assert_msg(model_load(&model, "qwen3-30b-a3b", &err) == 0, "%s", err.msg);
+	ck_assert(model.experts == 128 && model.top_k == 8 && model.moe_ffn == 768);
+	for (int c = 0; c < 3; c++) {
+		double cv = c == 1 ? 0.5 : 0, e = 128, mu = 2048, sd;
+		double a = ((e - 1) / (cv * cv) - 1) / e;
+		plan_init(&p);
+		p.global_batch = 64;
+		p.micro_batch = 8;
+		p.seq_len = 4096;
+		p.expert_imbalance = cv;
+		if (c == 2) {
+			p.capacity_factor = 1;
+			p.pad_to_capacity = true;
+		}
+		resolve(&p);
+		pure_compute_run(&p, &o, &comp, &r);
+		sd = c == 2 ? 0 : cv > 0 ? sqrt(mu * (1 - 1 / e) * (e * mu + e * a) / (1 + e * a)) :
+					   sqrt(mu * (1 - 1 / e));
+		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+			struct sim_op_desc d;
+			double got = -1;
+			memset(&d, 0, sizeof(d));
+			d.cls = SIM_OP_GEMM;
+			d.m = (int64_t)g[i].m;
+			d.n = (int64_t)g[i].n;
+			d.k = (int64_t)g[i].k;
+			d.batch = 128;
+			d.dtype_bytes = 2;
+			d.flops = 2 * g[i].m * g[i].n * g[i].k * 128;
+			d.bytes = 2.0 * 128 * (g[i].m * g[i].k + g[i].k * g[i].n + g[i].m * g[i].n);
+			for (int32_t j = 0; j < r.tl->n && got < 0; j++)
+				if (!strcmp(r.tl->s[j].name, g[i].name) && r.tl->s[j].micro == 0)
+					got = r.tl->s[j].t1_s - r.tl->s[j].t0_s;
+			double equal = sim_compute_time_s(&comp, &d);
+			d.m_sd = g[i].rows ? sd : 0;
+			double want = sim_compute_time_s(&comp, &d);
+			ck_assert_msg(fabs(got / want - 1) < 1e-6,
+				      "case %d %s: %.4f us, want %.4f us (equal rows %.4f us)", c,
+				      g[i].name, got * 1e6, want * 1e6, equal * 1e6);
+			/* (whole tiles when equal; about half a tile more an
+			 * expert on average when spread, a few per cent of
+			 * these compute-bound GEMMs) */
+			if (g[i].rows && c < 2)
+				ck_assert_msg(want > 1.01 * equal, "case %d %s: %.4f us, equal %.4f us",
+					      c, g[i].name, want * 1e6, equal * 1e6);
+		}
+		sim_prediction_release(&r);
+	}
+	topo_release(&topo);
+}
+END_TEST
+
 /* overlap.tp: the GEMM chunks that run beside the collective cost a
  * chunk's GEMM each (found by review: (n-1)/n of the rows as one GEMM ran
  * at the whole GEMM's efficiency, 18 % under the pipeline's formula on the
@@ -6399,6 +6478,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, model_flops_count_the_drawn_images);
 	tcase_add_test(tc, vision_linear_ops_follow_tokens);
 	tcase_add_test(tc, expert_load_scales_the_token_dimension);
+	tcase_add_test(tc, expert_gemm_rows_spread);
 	tcase_add_test(tc, tp_overlap_chunks_cost_their_kernels);
 	tcase_add_test(tc, vision_comm_bytes_follow_the_draws);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
 #include "sim/compute.h"
 #include "testutil.h"
 
@@ -220,6 +223,65 @@ START_TEST(gemm_time_monotone_in_shape)
 	double want = (108 * 2.0 * 8 * 8 * 128 + c.gemm_half_flops) / (c.peak_flops * c.gemm_eff_max);
 	double mem = (2.0 * (128 + 128 + 1) * 32 + c.hbm_half_bytes) / (c.hbm_Bps * c.hbm_eff);
 	ck_assert_double_eq_tol(t1 - c.launch_s, fmax(want, mem), 1e-15);
+}
+END_TEST
+
+/* A grouped GEMM whose groups' rows spread (m_sd: experts' token counts)
+ * covers each group with whole row tiles on its own: on one SM (no wave
+ * quantisation) and a compute-bound shape whose columns fill the tiles,
+ * its time is that of 128 x E[ceil(X / 128)] rows a group (the 128-row
+ * orientation wastes least), X ~ N(m, m_sd), against a million draws;
+ * without spread, or for one GEMM, m_sd changes nothing. */
+START_TEST(grouped_gemm_rows_spread)
+{
+	struct sim_compute c;
+	const double m = 1000, sd = 40, n = 1024, k = 4096, b = 16;
+	init_a100(&c);
+	c.sm_count = 1;
+	struct sim_op_desc op = { .cls = SIM_OP_GEMM, .m = (int64_t)m, .n = (int64_t)n,
+				  .k = (int64_t)k, .batch = (int64_t)b, .dtype_bytes = 2,
+				  .flops = 2 * m * n * k * b, .bytes = 1 };
+	double even = sim_compute_time_s(&c, &op);
+	op.m_sd = sd;
+	double spread = sim_compute_time_s(&c, &op);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double tiles = 0;
+	const int draws = 1000000;
+	gsl_rng_set(r, 7);
+	for (int i = 0; i < draws; i++) {
+		double x = m + gsl_ran_gaussian_ziggurat(r, sd);
+		tiles += x > 0 ? ceil(x / 128) : 0;
+	}
+	gsl_rng_free(r);
+	tiles /= draws;
+	double rows = 128 * tiles, E = op.flops * rows / m;
+	double want = (E + c.gemm_half_flops) / (c.peak_flops * c.gemm_eff_max) + c.launch_s;
+	ck_assert_msg(fabs(spread / want - 1) < 2e-4, "spread %.6g s, want %.6g s (%.4f tiles)", spread,
+		      want, tiles);
+	/* (equal rows: 8 tiles, 1,024 rows a group) */
+	want = (op.flops * 1024 / m + c.gemm_half_flops) / (c.peak_flops * c.gemm_eff_max) + c.launch_s;
+	ck_assert_double_eq_tol(even, want, 1e-12 * want);
+	op.batch = 1;
+	op.flops = 2 * m * n * k;
+	even = sim_compute_time_s(&c, &op);
+	op.m_sd = 0;
+	ck_assert_double_eq(sim_compute_time_s(&c, &op), even);
+	/* at the default 108 SMs, rows filling their tiles exactly get
+	 * slower spread, rows just past a tile boundary faster */
+	init_a100(&c);
+	op.batch = 16;
+	op.m = 1024;
+	op.flops = 2 * 1024 * n * k * b;
+	op.m_sd = 0;
+	even = sim_compute_time_s(&c, &op);
+	op.m_sd = sd;
+	ck_assert_double_gt(sim_compute_time_s(&c, &op), even);
+	op.m = 1030;
+	op.flops = 2 * 1030 * n * k * b;
+	op.m_sd = 0;
+	even = sim_compute_time_s(&c, &op);
+	op.m_sd = sd;
+	ck_assert_double_lt(sim_compute_time_s(&c, &op), even);
 }
 END_TEST
 
@@ -460,6 +522,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, time_is_max_of_bounds_plus_launch);
 	tcase_add_test(tc, time_monotone_in_work);
 	tcase_add_test(tc, gemm_time_monotone_in_shape);
+	tcase_add_test(tc, grouped_gemm_rows_spread);
 	tcase_add_test(tc, gemm_time_monotone_calibrated_tile);
 	tcase_add_test(tc, gemm_time_monotone_in_k);
 	tcase_add_test(tc, time_by_dtype);
