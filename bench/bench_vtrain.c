@@ -302,7 +302,7 @@ static int row_model(const struct row *r, struct model *m, struct ts_error *err)
 		rc = model_from_json(m, &d, err);
 	if (!rc) {
 		snprintf(m->name, sizeof(m->name), "%s", name);
-		m->dropout = true; /* Megatron GPT stores dropout masks */
+		m->dropout = m->attn_dropout = true; /* Megatron GPT: hidden and attention dropout */
 	}
 	jdoc_release(&d);
 	return rc;

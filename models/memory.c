@@ -67,7 +67,7 @@ struct act_shape {
 	double a;          /* heads */
 	double f;          /* MLP inner width (per expert for MoE), elements */
 	double fs;         /* shared experts' MLP inner width (MoE), elements */
-	bool gated, drop, qk_norm;
+	bool gated, drop, adrop, qk_norm; /* (drop: hidden dropout; adrop: attention's) */
 	double routed;     /* expert token copies per token: capacity x top_k (0 dense) */
 	double experts;    /* router width (0 dense) */
 };
@@ -120,7 +120,7 @@ static void act_terms(const struct act_shape *x, int tp, double *R, double *S, d
 	if (flash)
 		*A = 4 * sb * x->a; /* fp32 log-sum-exp per row (Dao et al. 2022) */
 	else
-		*A = (x->drop ? 5 : 2) * x->a * x->s * x->s * x->b; /* softmax (+ mask, dropout) */
+		*A = (x->adrop ? 5 : 2) * x->a * x->s * x->s * x->b; /* softmax (+ mask, dropout) */
 	(void)tp;
 }
 
@@ -142,7 +142,7 @@ static double act_combine_as(const struct act_shape *x, const struct plan *p, in
 		 * log-sum-exp) (found by review) */
 		double sb = x->s * x->b;
 		double rf = (x->drop ? 2 * sb * x->h : 0) + (x->routed > 0 ? 4 * sb * x->experts : 0);
-		double af = flash ? A : x->drop ? x->a * x->s * x->s * x->b : 0;
+		double af = flash ? A : x->adrop ? x->a * x->s * x->s * x->b : 0;
 		R = scale * (R - rf) + rf;
 		A = scale * (A - af) + af;
 		S *= scale;
@@ -190,6 +190,7 @@ static void layer_shape(const struct model *m, const struct plan *p, int l,
 	x->a = m->heads;
 	x->gated = m->mlp == MODEL_MLP_GATED;
 	x->drop = m->dropout;
+	x->adrop = m->attn_dropout;
 	x->qk_norm = m->qk_norm;
 	if (m->experts > 0 && m->moe_layer[l]) {
 		x->f = m->moe_ffn;

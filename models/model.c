@@ -107,7 +107,7 @@ static void from_builtin(struct model *m, const struct builtin *b)
 		m->norm = MODEL_NORM_LAYER;
 		m->bias = true;
 		m->max_pos = 2048;
-		m->dropout = true;
+		m->dropout = m->attn_dropout = true;
 	}
 	for (int l = 0; l < m->layers; l++)
 		m->moe_layer[l] = m->experts > 0; /* decoder_sparse_step 1, mlp_only_layers [] */
@@ -485,7 +485,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	const char *act = NULL, *mtype = NULL;
 	bool gpt2 = false, tie_root = true, tie_text = true, has_tie_root, has_tie_text;
 	struct arch arch;
-	double drop = 0;
+	double drop = 0, adrop = 0; /* hidden and attention dropout probabilities */
 
 	model_zero(m);
 	snprintf(m->name, sizeof(m->name), "%s", d->name);
@@ -699,12 +699,18 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			m->mlp = str_starts(act, "gelu") ? MODEL_MLP_GELU : MODEL_MLP_GATED;
 	}
 	if (gpt2) { /* GPT-2: biases, LayerNorm, learned positions */
+		/* GPT2Config's and GPTBigCodeConfig's resid_pdrop and attn_pdrop
+		 * default to 0.1 (found by review: absent keys meant no dropout,
+		 * and attn_pdrop was not read) */
+		if (type_is(mtype, "gpt2") || type_is(mtype, "gpt_bigcode"))
+			drop = adrop = 0.1;
 		m->bias = true;
 		m->norm = MODEL_NORM_LAYER;
 		m->max_pos = 1024;
 		if (get_int2(&t, "n_positions", "max_position_embeddings", false, 1, 1 << 24,
 			     &m->max_pos, err) ||
-		    opt_number(&t, "resid_pdrop", &drop, err))
+		    opt_number(&t, "resid_pdrop", &drop, err) ||
+		    opt_number(&t, "attn_pdrop", &adrop, err))
 			return TS_EINPUT;
 		/* GPT-J: rotary positions; attention without biases, the MLP
 		 * with them, one LayerNorm before its parallel attention and
@@ -741,7 +747,8 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		    (sc2 && opt_bool(&t, "use_bias", &m->bias, err)) ||
 		    opt_bool(&t, "mlp_bias", &m->mlp_bias, err) ||
 		    opt_bool(&t, "use_qkv_bias", &m->qkv_bias, err) ||
-		    opt_number(&t, "attention_dropout", &drop, err))
+		    opt_number(&t, "attention_dropout", &adrop, err) ||
+		    opt_number(&t, "hidden_dropout", &drop, err))
 			return TS_EINPUT;
 		/* q_norm/k_norm: per head (Qwen3, Gemma 3) or over all heads
 		 * (OLMo 2, OLMoE; found by review: not counted) */
@@ -761,11 +768,17 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	}
 common:
 	if (!(drop >= 0 && drop < 1)) {
-		if (!jval_child(&t, "attention_dropout", &c))
+		if (!jval_child(&t, "hidden_dropout", &c))
 			jval_child(&t, "resid_pdrop", &c);
 		return jval_error(&c, err, "a dropout probability must be in [0, 1) (got %g)", drop);
 	}
+	if (!(adrop >= 0 && adrop < 1)) {
+		if (!jval_child(&t, "attention_dropout", &c))
+			jval_child(&t, "attn_pdrop", &c);
+		return jval_error(&c, err, "a dropout probability must be in [0, 1) (got %g)", adrop);
+	}
 	m->dropout = drop > 0;
+	m->attn_dropout = adrop > 0;
 	/* tie_word_embeddings: the config class's default when absent
 	 * (arch_of); both places must agree. */
 	has_tie_root = present(&root, "tie_word_embeddings", &c);

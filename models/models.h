@@ -99,7 +99,9 @@ struct model {
 	bool qk_norm_full;         /* with qk_norm: over all heads, heads x head_dim and kv_heads x
 	                            * head_dim wide (OLMo 2, OLMoE), flag */
 	bool tie_embeddings;       /* LM head shares the embedding matrix */
-	bool dropout;              /* dropout masks stored (Korthikanti counts them) */
+	bool dropout;              /* hidden dropout (after attention and MLP, and the
+	                            * embedding's): masks stored (Korthikanti counts them) */
+	bool attn_dropout;         /* attention dropout on the scores, flag */
 	bool has_vision;           /* a vision encoder is present */
 	struct model_vision vit;   /* valid when has_vision */
 	int window;                /* sliding-window attention span, tokens (0 none) */

@@ -349,7 +349,14 @@ static void gemm_then_reduce(struct bld *b, enum wl_phase ph, const char *name, 
  * writes the dropped copy and a 1-byte mask (5 B/E). Backward: the four
  * GEMMs dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q; dropout backward
  * reads the gradient and mask and writes (5 B/E); softmax backward reads
- * the gradient and the probabilities and writes (6 B/E). FLOPs total the
+ * the gradient and the probabilities and writes (6 B/E). A decoder's
+ * causal softmax is Megatron's scaled_upper_triang_masked_softmax (sq =
+ * sk, no window), whose rows read only up to the diagonal and write whole
+ * (zeros above it): 1 + 2 B/E forward, 1 + 1 + 2 B/E backward (found by
+ * review: charged as full reads; recalled from Megatron's fused kernel,
+ * an assumption). The context leaves the batched GEMM as [b x heads, sq,
+ * d] and is permuted to [sq, b, heads x d] by a copy (read and write) for
+ * the output projection (Megatron's CoreAttention; found by review). FLOPs total the
  * same 4 b sq sk heads d / tp (twice backward) as the flash path; a
  * sliding window masks the scores but computes them all, where the flash
  * kernel skips the tiles outside it (model_attn_keys). */
@@ -385,21 +392,26 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		cmp_op(b, ph, WL_ATTN, name, f / n, by / n, 0, 0, 0, 0, WL_V_NONE);
 		return;
 	}
+	/* the fraction of a row the softmax reads: up to the diagonal (causal,
+	 * no window binding; a window takes the general masked softmax) */
+	double rd = model_attn_keys(m, b->layer, p->seq_len) < sk ? 1 : 0.5;
 	if (!bwd) {
 		gemm(b, ph, "attn scores bmm", sq, sk, d, bh, 1, WL_V_NONE);
-		cmp_op(b, ph, WL_ELEM, "softmax", 0, 2 * b->wb * E, 0, 0, 0, 0, WL_V_NONE);
-		if (m->dropout)
+		cmp_op(b, ph, WL_ELEM, "softmax", 0, (rd + 1) * b->wb * E, 0, 0, 0, 0, WL_V_NONE);
+		if (m->attn_dropout)
 			cmp_op(b, ph, WL_ELEM, "attn dropout", 0, (2 * b->wb + 1) * E, 0, 0, 0, 0,
 			       WL_V_NONE);
 		gemm(b, ph, "attn context bmm", sq, dv, sk, bh, 1, WL_V_NONE);
+		cmp_op(b, ph, WL_ELEM, "attn context copy", 0, 2 * b->wb * T * m->heads * dv / tp, 0,
+		       0, 0, 0, WL_V_NONE);
 		return;
 	}
 	gemm(b, ph, "attn context dgrad", sq, sk, dv, bh, 1, WL_V_NONE);
 	gemm(b, ph, "attn context wgrad", sk, dv, sq, bh, 1, WL_V_NONE);
-	if (m->dropout)
+	if (m->attn_dropout)
 		cmp_op(b, ph, WL_ELEM, "attn dropout bwd", 0, (2 * b->wb + 1) * E, 0, 0, 0, 0,
 		       WL_V_NONE);
-	cmp_op(b, ph, WL_ELEM, "softmax bwd", 0, 3 * b->wb * E, 0, 0, 0, 0, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "softmax bwd", 0, (2 * rd + 1) * b->wb * E, 0, 0, 0, 0, WL_V_NONE);
 	gemm(b, ph, "attn scores dgrad", sq, d, sk, bh, 1, WL_V_NONE);
 	gemm(b, ph, "attn scores wgrad", sk, d, sq, bh, 1, WL_V_NONE);
 }
@@ -409,7 +421,7 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
  * forward reads the block output and the residual and writes the sum
  * (3 x 16-bit per element of b s h) plus a 1-byte dropout mask; backward
  * reads the gradient (and the mask) and writes the masked gradient. */
-static void residual(struct bld *b, enum wl_phase ph, bool bwd)
+static void residual(struct bld *b, enum wl_phase ph, bool bwd, bool bias)
 {
 	/* sequence parallelism: on the rank's 1/tp of the sequence */
 	double e = b->T * b->m->hidden / (b->p->sp ? b->p->tp : 1), mask = b->m->dropout ? 1 : 0;
@@ -419,6 +431,21 @@ static void residual(struct bld *b, enum wl_phase ph, bool bwd)
 	else if (b->m->dropout)
 		cmp_op(b, ph, WL_ELEM, "residual add bwd", 0, (2 * b->wb + mask) * e, 0, 0, 0, 0,
 		       WL_V_NONE);
+	/* the block's output bias, broadcast over the tokens into the add
+	 * (bias.expand_as(residual)), gets its gradient from autograd's sum
+	 * over them: a reduction reading the gradient (found by review) */
+	if (bwd && bias)
+		cmp_op(b, ph, WL_ELEM, "bias grad", 0, b->wb * e, 0, 0, 0, 0, WL_V_NONE);
+}
+
+/* In backward a block's input gets its gradient from two uses, the norm
+ * and the residual: autograd adds the two, a kernel reading both and
+ * writing the sum (found by review: not priced), on the rank's 1/tp of
+ * the sequence with sequence parallelism. */
+static void residual_grad_add(struct bld *b)
+{
+	double e = b->T * b->m->hidden / (b->p->sp && b->p->tp > 1 ? b->p->tp : 1);
+	cmp_op(b, WL_P_BWD, WL_ELEM, "residual grad add", 0, 3 * b->wb * e, 0, 0, 0, 0, WL_V_NONE);
 }
 
 /* An element-wise op that reads a DP-stream result: emitted by
@@ -485,6 +512,13 @@ static int layer_tensors(const struct model *m, int l)
 	if (m->experts > 0 && m->moe_layer[l])
 		return n + 3 + (m->shared_ffn > 0 ? 2 + mb + m->shared_gate : 0);
 	return n + 2 + mb;
+}
+
+/* Q, K and V have biases (GPT's every linear, attention_bias, Qwen2's
+ * q/k/v). */
+static bool qkv_has_bias(const struct model *m)
+{
+	return m->bias || m->attn_bias || m->qkv_bias;
 }
 
 /* What a decoder layer's forward and backward both need: its costs, the
@@ -679,8 +713,16 @@ static void mlp_bwd(struct bld *b, double ffn_t, double scale, bool hide,
 	}
 	if (!(part & MLP_FC1))
 		return;
-	cmp_op(b, ph, WL_ELEM, nm->act_bwd, 0, 2 * (mats(b->m) + 1) * T * ffn_t * b->wb, 0, 0, 0, 0,
+	/* the activation's backward reads the gradient and its inputs and
+	 * writes their gradients (1 + 2 x mats; found by review: 2 x mats + 2
+	 * counted one pass more); the up projection's bias, fused into the
+	 * activation (bias_gelu), gets its gradient from autograd's sum over
+	 * the tokens, a kernel of its own (dense MLPs; found by review) */
+	cmp_op(b, ph, WL_ELEM, nm->act_bwd, 0, (1 + 2 * mats(b->m)) * T * ffn_t * b->wb, 0, 0, 0, 0,
 	       WL_V_NONE);
+	if (nm == &dense_names && (b->m->bias || b->m->mlp_bias))
+		cmp_op(b, ph, WL_ELEM, "mlp up bias grad", 0, mats(b->m) * T * ffn_t * b->wb, 0, 0, 0,
+		       0, WL_V_NONE);
 	if (sp && !(part & MLP_KEPT_INPUT)) /* the saved input shard, gathered again for the wgrad */
 		comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
 	linear(b, ph, nm->up_dgrad, T, h, mats(b->m) * ffn_t, 1, scale, WL_V_NONE);
@@ -780,7 +822,7 @@ static void experts_bwd(struct bld *b, const struct lshape *ls)
 	double h = m->hidden, me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
 	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
 	wgrad_of(b, linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT));
-	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, 2 * (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0,
+	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, (1 + 2 * mats(m)) * e_loc * me * ffn_t * b->wb, 0,
 	       0, 0, 0, WL_V_EXPERT);
 	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
 	wgrad_of(b, linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT));
@@ -1066,10 +1108,16 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	 * consumes it, a reduce-scatter or all-reduce with the GEMM that
 	 * produces it; the op after that GEMM waits for it. */
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
-	if (m->kv_lora > 0)
+	if (m->kv_lora > 0) {
 		mla_fwd(b, ph, scale);
-	else
+	} else {
 		linear_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
+		/* its bias: Megatron's column-parallel linear adds it after the
+		 * GEMM (output + bias, read and write; found by review) */
+		if (qkv_has_bias(m))
+			cmp_op(b, ph, WL_ELEM, "qkv bias add", 0, 2 * b->wb * T * qkv_n, 0, 0, 0, 0,
+			       WL_V_NONE);
+	}
 	if (p->cp > 1) /* ring attention: K/V of the other chunks (an all-gather's output)
 			* beside the steps before the last (attn_core) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
@@ -1083,13 +1131,13 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		if (p->tp > 1)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	}
-	residual(b, ph, false);
+	residual(b, ph, false, false);
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	if (ls.moe)
 		moe_fwd(b, ph, &ls);
 	else
 		mlp_fwd(b, ph, ffn_t, scale, &dense_names, MLP_ALL);
-	residual(b, ph, false);
+	residual(b, ph, false, false);
 }
 
 static void dp_flush(struct bld *b, bool expert, bool force);
@@ -1159,7 +1207,7 @@ static void layer_bwd(struct bld *b, int l)
 		attn_core(b, WL_P_RECOMPUTE, false);
 	}
 
-	residual(b, ph, true);
+	residual(b, ph, true, !ls.moe && (m->bias || m->mlp_bias));
 	if (ls.moe) {
 		double d, e;
 		moe_bwd(b, &ls, hide);
@@ -1170,7 +1218,8 @@ static void layer_bwd(struct bld *b, int l)
 		dp_ready(b, (mats(m) + 1) * h * ffn_t, 0); /* fc1 (gated: 2 mats) and fc2 */
 	}
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
-	residual(b, ph, true);
+	residual_grad_add(b);
+	residual(b, ph, true, m->bias || m->attn_bias);
 	linear_after_ag(b, ph, "proj dgrad", T, q / tp, h, scale);
 	linear(b, ph, "proj wgrad", q / tp, h, T, 1, scale, WL_V_NONE);
 	/* the ring's K/V again, and the dK/dV travelling back with them a
@@ -1190,16 +1239,26 @@ static void layer_bwd(struct bld *b, int l)
 	if (m->kv_lora > 0) {
 		mla_bwd(b, scale, hide);
 	} else {
+		/* Q, K and V are split from the QKV output: autograd's split
+		 * backward concatenates their gradients, a copy (found by
+		 * review) */
+		cmp_op(b, ph, WL_ELEM, "qkv split bwd", 0, 2 * b->wb * T * qkv_n, 0, 0, 0, 0,
+		       WL_V_NONE);
 		if (sp)
 			comm(b, ph, WL_D_TP, WL_C_ALLGATHER, act, "tp allgather", true);
 		linear(b, ph, "qkv dgrad", T, h, qkv_n, 1, scale, WL_V_NONE);
 		if (hide)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", true);
 		linear(b, ph, "qkv wgrad", h, qkv_n, T, 1, scale, WL_V_NONE);
+		/* (grad_output.sum over the tokens, after the wgrad) */
+		if (qkv_has_bias(m))
+			cmp_op(b, ph, WL_ELEM, "qkv bias grad", 0, b->wb * T * qkv_n, 0, 0, 0, 0,
+			       WL_V_NONE);
 		if (p->tp > 1 && !hide)
 			comm(b, ph, WL_D_TP, tpc, act, sp ? "tp reducescatter" : "tp allreduce", false);
 	}
 	cmp_op(b, ph, WL_ELEM, "norm bwd", 0, 4 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
+	residual_grad_add(b);
 }
 
 /* A TP all-reduce of the vision encoder: its size follows the drawn image

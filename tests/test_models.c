@@ -983,6 +983,54 @@ START_TEST(activations_fp32_masks)
 }
 END_TEST
 
+/* Dropout as the config classes have it: GPT-2's resid_pdrop (hidden) and
+ * attn_pdrop (attention), each 0.1 when absent (GPT2Config's defaults;
+ * found by review: absent keys meant none and attn_pdrop was not read);
+ * GPT-J's 0 when absent; Llama-style attention_dropout and hidden_dropout,
+ * 0 when absent. */
+START_TEST(dropout_from_config)
+{
+	static const struct {
+		const char *extra;
+		bool hidden, attn;
+	} c[] = {
+		{ "\"model_type\": \"gpt2\"", true, true },
+		{ "\"model_type\": \"gpt2\", \"resid_pdrop\": 0", false, true },
+		{ "\"model_type\": \"gpt2\", \"attn_pdrop\": 0", true, false },
+		{ "\"model_type\": \"gptj\"", false, false },
+		{ "\"model_type\": \"gptj\", \"attn_pdrop\": 0.1", false, true },
+	};
+	static const struct {
+		const char *extra;
+		bool hidden, attn;
+	} l[] = {
+		{ "", false, false },
+		{ ", \"attention_dropout\": 0.1", false, true },
+		{ ", \"hidden_dropout\": 0.1", true, false },
+	};
+	struct model m;
+	struct ts_error err = TS_ERROR_INIT;
+	char buf[512];
+	for (size_t i = 0; i < TS_ARRAY_LEN(c); i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 100, %s}",
+			 c[i].extra);
+		ck_assert_msg(load_text(&m, buf, &err) == 0, "%s", err.msg);
+		ck_assert_msg(m.dropout == c[i].hidden && m.attn_dropout == c[i].attn, "%s: %d %d", buf,
+			      m.dropout, m.attn_dropout);
+	}
+	for (size_t i = 0; i < TS_ARRAY_LEN(l); i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+			 "\"intermediate_size\": 128, \"vocab_size\": 100, \"model_type\": \"llama\"%s}",
+			 l[i].extra);
+		ck_assert_msg(load_text(&m, buf, &err) == 0, "%s", err.msg);
+		ck_assert_msg(m.dropout == l[i].hidden && m.attn_dropout == l[i].attn, "%s: %d %d", buf,
+			      m.dropout, m.attn_dropout);
+	}
+}
+END_TEST
+
 /* Selective recompute rebuilds one layer's attention core at a time in
  * backward: its scores and softmax are there at the peak on top of what
  * the layers keep (found by review). Without flash attention the unfused
@@ -1460,6 +1508,9 @@ static const struct {
 	{ "{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 100, "
 	  "\"model_type\": \"gpt2\", \"resid_pdrop\": -0.1}",
 	  "dropout probability must be in [0, 1)" },
+	{ "{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 100, "
+	  "\"model_type\": \"gpt2\", \"attn_pdrop\": 1}",
+	  "dropout probability must be in [0, 1) (got 1)" },
 	/* GPT-2 configs have no head_dim: n_head must divide n_embd */
 	{ "{\"n_embd\": 1000, \"n_layer\": 2, \"n_head\": 16, \"vocab_size\": 100, "
 	  "\"model_type\": \"gpt2\"}",
@@ -2995,6 +3046,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, vocab_padded_as_megatron);
 	tcase_add_test(tc, positions_whole_on_every_tp_rank);
 	tcase_add_test(tc, activations_selective_and_gqa);
+	tcase_add_test(tc, dropout_from_config);
 	tcase_add_test(tc, activations_fp32_masks);
 	tcase_add_test(tc, interleaved_chunks_strided);
 	tcase_add_test(tc, activations_interleaved_vision);

@@ -1628,6 +1628,9 @@ START_TEST(zero_offload_costs_host_time)
 	setup_small(&p, &o, 1, small_model);
 	p.zero = 3;
 	p.global_batch = 8;
+	/* (blocking gathers, so that each host fetch adds its time) */
+	p.overlap_dp = false;
+	plan_set_src(&p, PF_OVERLAP_DP, "overlap.dp");
 	resolve(&p);
 	ck_assert_int_eq(p.dp, 8);
 	run(&p, &o, &a);
@@ -1683,7 +1686,12 @@ START_TEST(zero_offload_costs_host_time)
 				      fabs(sc.max - sb.min - fetch) < 0.01 * fetch,
 			      "gathers %.6g..%.6g s, want %.6g + %.6g s fetch", sc.min, sc.max, sb.min,
 			      fetch);
-		ck_assert_double_gt(c3.iteration_time_s, b.iteration_time_s);
+		/* the fetches lengthen the gathers the iteration waits for
+		 * (those the layer ahead's compute does not hide; the iteration
+		 * itself may come out shorter: the weights no longer go back to
+		 * the GPU after CPU Adam) */
+		ck_assert_double_gt(c3.bd.exposed_comm_s[SIM_COMM_DP],
+				    b.bd.exposed_comm_s[SIM_COMM_DP] + fetch);
 		/* the updated weights stay in host memory (found by review: they
 		 * were copied back after CPU Adam as well) */
 		ck_assert_double_eq(slice_time(&c3, "offload params h2d"), 0);
@@ -2892,6 +2900,107 @@ START_TEST(shared_experts_in_workload)
 			      c.fwd_flops);
 	}
 	workload_release(&w);
+	topo_release(&topo);
+}
+END_TEST
+
+/* Bytes of the op of this name in layer 0, micro-batch 0, forward (bwd
+ * false) or backward, and how many there are (n). */
+static double layer_op_bytes(const struct workload *w, const char *name, bool bwd, int *n)
+{
+	double by = -1;
+	*n = 0;
+	for (int32_t i = 0; i < w->roles[0].nops; i++) {
+		const struct wl_op *op = &w->roles[0].ops[i];
+		if (op->micro != 0 || op->layer != 0 || strcmp(op->name, name) ||
+		    (op->phase == WL_P_BWD) != bwd)
+			continue;
+		ck_assert_msg(by < 0 || op->bytes == by, "%s: %.0f and %.0f bytes", name, by, op->bytes);
+		by = op->bytes;
+		(*n)++;
+	}
+	return by;
+}
+
+/* A dense layer's element-wise ops as Megatron's local layer launches them
+ * (found by review, each not priced before): in backward autograd adds the
+ * two gradients of each block's input (norm and residual: read two, write
+ * one); the row-parallel biases (projection, MLP down), broadcast into
+ * the bias-dropout-add, get their gradients from a sum over the tokens
+ * (reads the whole h); the column-parallel QKV bias is added after its
+ * GEMM (read and write) and reduced in backward, the MLP up bias (fused
+ * into the gelu) reduced by a kernel of its own; the gelu's backward reads
+ * the gradient and its input and writes one (3 units, not 4); the split of
+ * Q, K and V costs a concatenation in backward; the context's permute a
+ * copy; the causal softmax reads up to the diagonal (1 + 2 B/E forward, 1
+ * + 1 + 2 backward, E the score elements). GPT-2's config defaults give
+ * both dropouts; Llama has no biases and no dropout, flash attention no
+ * score ops and no context copy. */
+START_TEST(dense_layer_element_ops)
+{
+	static const char *gpt = "{\"n_embd\": 1024, \"n_layer\": 2, \"n_head\": 16, "
+				 "\"vocab_size\": 1000, \"n_positions\": 2048, \"model_type\": \"gpt2\"}";
+	static const char *llama = "{\"hidden_size\": 1024, \"num_hidden_layers\": 2, "
+				   "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, "
+				   "\"intermediate_size\": 2816, \"vocab_size\": 1000, "
+				   "\"max_position_embeddings\": 2048, \"model_type\": \"llama\"}";
+	struct plan p;
+	struct workload w;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	int n;
+	const double T = 2 * 1024.0, h = 1024, tp = 2, E = 2 * 16 / tp * 1024.0 * 1024.0;
+	load_topo("dgx-h100-ndr", 1);
+	for (int c = 0; c < 3; c++) {
+		bool gp = c != 1, flash = c == 2;
+		load_model_json(gp ? gpt : llama);
+		ck_assert(model.dropout == gp && model.attn_dropout == gp);
+		plan_init(&p);
+		p.tp = 2;
+		p.micro_batch = 2;
+		p.seq_len = 1024;
+		p.global_batch = 8;
+		p.flash_attention = flash;
+		resolve(&p);
+		wl_opts_init(&wo);
+		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+		double qkv = gp ? 3 * h / tp : (h + 2 * 256) / tp, ffn = (gp ? 4096 : 2 * 2816) / tp;
+		ck_assert_double_eq(layer_op_bytes(&w, "residual grad add", true, &n), 3 * 2 * T * h);
+		ck_assert_int_eq(n, 2);
+		ck_assert_double_eq(layer_op_bytes(&w, "qkv split bwd", true, &n), 2 * 2 * T * qkv);
+		ck_assert_int_eq(n, 1);
+		ck_assert_double_eq(layer_op_bytes(&w, "activation bwd", true, &n),
+				    (gp ? 3 : 5) * T * (gp ? ffn : ffn / 2) * 2);
+		layer_op_bytes(&w, "bias grad", true, &n);
+		ck_assert_int_eq(n, gp ? 2 : 0);
+		if (gp) {
+			ck_assert_double_eq(layer_op_bytes(&w, "bias grad", true, &n), 2 * T * h);
+			ck_assert_double_eq(layer_op_bytes(&w, "qkv bias add", false, &n),
+					    2 * 2 * T * qkv);
+			ck_assert_double_eq(layer_op_bytes(&w, "qkv bias grad", true, &n), 2 * T * qkv);
+			ck_assert_double_eq(layer_op_bytes(&w, "mlp up bias grad", true, &n),
+					    2 * T * ffn);
+		} else {
+			layer_op_bytes(&w, "qkv bias add", false, &n);
+			ck_assert_int_eq(n, 0);
+			layer_op_bytes(&w, "mlp up bias grad", true, &n);
+			ck_assert_int_eq(n, 0);
+		}
+		if (flash) {
+			layer_op_bytes(&w, "attn context copy", false, &n);
+			ck_assert_int_eq(n, 0);
+			layer_op_bytes(&w, "softmax", false, &n);
+			ck_assert_int_eq(n, 0);
+		} else {
+			ck_assert_double_eq(layer_op_bytes(&w, "attn context copy", false, &n),
+					    2 * 2 * T * h / tp);
+			ck_assert_double_eq(layer_op_bytes(&w, "softmax", false, &n), 3 * E);
+			ck_assert_double_eq(layer_op_bytes(&w, "softmax bwd", true, &n), 4 * E);
+			layer_op_bytes(&w, "attn dropout", false, &n);
+			ck_assert_int_eq(n, gp);
+		}
+		workload_release(&w);
+	}
 	topo_release(&topo);
 }
 END_TEST
@@ -4890,6 +4999,11 @@ END_TEST
  * --exact's iteration, and so do all of them. */
 static void jitter_folds_exactly(const struct plan *p, int units, int simulated)
 {
+	/* every unit simulated by --replicas: exact, but for a unit of several
+	 * ranks (TP), whose fold runs one of them and carries the others'
+	 * noise in their shared exchanges approximately (the default falls
+	 * back to --exact there; sim/exec.c) */
+	double tol = p->tp * p->cp * p->ep > 1 ? 1e-4 : 1e-9;
 	struct sim_predict_opts o;
 	struct sim_prediction a, b, c;
 	sim_predict_opts_init(&o);
@@ -4907,7 +5021,7 @@ static void jitter_folds_exactly(const struct plan *p, int units, int simulated)
 	ck_assert_int_eq(c.units_simulated, units);
 	ck_assert_msg(fabs(a.iteration_time_s / b.iteration_time_s - 1) < 1e-9,
 		      "folded %.12f s vs exact %.12f s", a.iteration_time_s, b.iteration_time_s);
-	ck_assert_msg(fabs(c.iteration_time_s / b.iteration_time_s - 1) < 1e-9,
+	ck_assert_msg(fabs(c.iteration_time_s / b.iteration_time_s - 1) < tol,
 		      "every unit %.12f s vs exact %.12f s", c.iteration_time_s, b.iteration_time_s);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
@@ -6479,6 +6593,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, vision_linear_ops_follow_tokens);
 	tcase_add_test(tc, expert_load_scales_the_token_dimension);
 	tcase_add_test(tc, expert_gemm_rows_spread);
+	tcase_add_test(tc, dense_layer_element_ops);
 	tcase_add_test(tc, tp_overlap_chunks_cost_their_kernels);
 	tcase_add_test(tc, vision_comm_bytes_follow_the_draws);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);
