@@ -1618,7 +1618,8 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	/* Optimizer sharding and offload. */
 	/* DeepSpeed's engine without overlap_comm and a plan without
 	 * overlap.dp: DeepSpeed's default, on for the final stage 3 only (a
-	 * caller's overlap_dp set without a source stands) */
+	 * caller's overlap_dp set true without a source stands; one set false
+	 * needs its source, plan_set_src, to stand at stage 3) */
 	if (ds_engine && !p->src[PF_OVERLAP_DP][0] && p->zero == 3)
 		p->overlap_dp = true;
 	/* a ds_config's overlap_comm at stage 0: DeepSpeed's engine

@@ -392,9 +392,14 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		cmp_op(b, ph, WL_ATTN, name, f / n, by / n, 0, 0, 0, 0, WL_V_NONE);
 		return;
 	}
-	/* the fraction of a row the softmax reads: up to the diagonal (causal,
-	 * no window binding; a window takes the general masked softmax) */
-	double rd = model_attn_keys(m, b->layer, p->seq_len) < sk ? 1 : 0.5;
+	/* the fraction of a row the softmax reads: up to the diagonal where
+	 * Megatron takes its causal kernel (16-bit scores, 16 < sk <= 16384,
+	 * no window binding; otherwise the general masked softmax, whole rows;
+	 * found by review: fp32 and longer rows took the causal kernel too) */
+	double rd = model_attn_keys(m, b->layer, p->seq_len) < sk || b->wb != 2 || sk <= 16 ||
+				    sk > 16384 ?
+			    1 :
+			    0.5;
 	if (!bwd) {
 		gemm(b, ph, "attn scores bmm", sq, sk, d, bh, 1, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "softmax", 0, (rd + 1) * b->wb * E, 0, 0, 0, 0, WL_V_NONE);
@@ -1313,6 +1318,8 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 		for (int d = 0; d < v->depth; d++) {
 			gemm(b, ph, "vit mlp down dgrad", P, v->ffn / tp, vh, 1, scale, WL_V_VISION);
 			wgrad_of(b, gemm(b, ph, "vit mlp down wgrad", v->ffn / tp, vh, P, 1, scale, WL_V_VISION));
+			/* (gelu's backward, 3 passes, and its bias gradient's sum over
+			 * the patches, 1, as one op) */
 			cmp_op(b, ph, WL_ELEM, "vit activation bwd", 0, 4 * b->wb * P * v->ffn / tp, 0, 0,
 			       0, 0, WL_V_VISION);
 			gemm(b, ph, "vit mlp up dgrad", P, vh, v->ffn / tp, 1, scale, WL_V_VISION);

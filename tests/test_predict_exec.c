@@ -3001,6 +3001,21 @@ START_TEST(dense_layer_element_ops)
 		}
 		workload_release(&w);
 	}
+	/* fp32 scores take the general masked softmax: whole rows read (found
+	 * by review) */
+	load_model_json(gpt);
+	plan_init(&p);
+	p.tp = 2;
+	p.micro_batch = 2;
+	p.seq_len = 1024;
+	p.global_batch = 8;
+	p.precision = PLAN_DT_FP32;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	ck_assert_double_eq(layer_op_bytes(&w, "softmax", false, &n), 2 * 4 * E);
+	ck_assert_double_eq(layer_op_bytes(&w, "softmax bwd", true, &n), 3 * 4 * E);
+	workload_release(&w);
 	topo_release(&topo);
 }
 END_TEST
