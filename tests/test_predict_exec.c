@@ -906,6 +906,34 @@ static void pure_compute_run(const struct plan *p, struct sim_predict_opts *o,
 	run(p, o, r);
 }
 
+/* A grouped GEMM of batch m x n x k bf16 GEMMs (all operands read or
+ * written once), its rows spread by m_sd, as the compute model prices it. */
+static double grouped_gemm_s(const struct sim_compute *comp, double m, double n, double k,
+			     int batch, double m_sd)
+{
+	struct sim_op_desc d;
+	memset(&d, 0, sizeof(d));
+	d.cls = SIM_OP_GEMM;
+	d.m = (int64_t)m;
+	d.n = (int64_t)n;
+	d.k = (int64_t)k;
+	d.batch = batch;
+	d.dtype_bytes = 2;
+	d.flops = 2 * m * n * k * batch;
+	d.bytes = 2.0 * batch * (m * k + k * n + m * n);
+	d.m_sd = m_sd;
+	return sim_compute_time_s(comp, &d);
+}
+
+/* Duration of micro-batch 0's first slice of this name, s (-1: none). */
+static double first_slice_s(const struct sim_prediction *r, const char *name)
+{
+	for (int32_t j = 0; j < r->tl->n; j++)
+		if (!strcmp(r->tl->s[j].name, name) && r->tl->s[j].micro == 0)
+			return r->tl->s[j].t1_s - r->tl->s[j].t0_s;
+	return -1;
+}
+
 /* A drawn expert load scales a GEMM's tokens: m of the forward and the
  * data gradient, k of the weight gradient (dW = X^T dY), and the bytes of
  * the operands that hold tokens, not the weights (found by review: m was
@@ -941,22 +969,9 @@ START_TEST(expert_load_scales_the_token_dimension)
 	resolve(&p);
 	pure_compute_run(&p, &o, &comp, &r);
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
-		struct sim_op_desc d;
-		double got = -1, ops[3] = { g[i].m * g[i].k, g[i].k * g[i].n, g[i].m * g[i].n };
-		memset(&d, 0, sizeof(d));
-		d.cls = SIM_OP_GEMM;
-		d.m = (int64_t)g[i].m;
-		d.n = (int64_t)g[i].n;
-		d.k = (int64_t)g[i].k;
-		d.batch = 16;
-		d.dtype_bytes = 2;
-		d.flops = 2 * g[i].m * g[i].n * g[i].k * 16;
 		/* the weights at their size, the tokens' operands at the load */
-		d.bytes = 2.0 * 16 * (ops[0] + ops[1] + ops[2]);
-		for (int32_t j = 0; j < r.tl->n && got < 0; j++)
-			if (!strcmp(r.tl->s[j].name, g[i].name) && r.tl->s[j].micro == 0)
-				got = r.tl->s[j].t1_s - r.tl->s[j].t0_s;
-		double want = sim_compute_time_s(&comp, &d);
+		double got = first_slice_s(&r, g[i].name);
+		double want = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 16, 0);
 		ck_assert_msg(fabs(got / want - 1) < 1e-6, "%s: %.4f us, its shape at the load %.4f us",
 			      g[i].name, got * 1e6, want * 1e6);
 	}
@@ -1011,23 +1026,10 @@ START_TEST(expert_gemm_rows_spread)
 		sd = c == 2 ? 0 : cv > 0 ? sqrt(mu * (1 - 1 / e) * (e * mu + e * a) / (1 + e * a)) :
 					   sqrt(mu * (1 - 1 / e));
 		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
-			struct sim_op_desc d;
-			double got = -1;
-			memset(&d, 0, sizeof(d));
-			d.cls = SIM_OP_GEMM;
-			d.m = (int64_t)g[i].m;
-			d.n = (int64_t)g[i].n;
-			d.k = (int64_t)g[i].k;
-			d.batch = 128;
-			d.dtype_bytes = 2;
-			d.flops = 2 * g[i].m * g[i].n * g[i].k * 128;
-			d.bytes = 2.0 * 128 * (g[i].m * g[i].k + g[i].k * g[i].n + g[i].m * g[i].n);
-			for (int32_t j = 0; j < r.tl->n && got < 0; j++)
-				if (!strcmp(r.tl->s[j].name, g[i].name) && r.tl->s[j].micro == 0)
-					got = r.tl->s[j].t1_s - r.tl->s[j].t0_s;
-			double equal = sim_compute_time_s(&comp, &d);
-			d.m_sd = g[i].rows ? sd : 0;
-			double want = sim_compute_time_s(&comp, &d);
+			double got = first_slice_s(&r, g[i].name);
+			double equal = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 128, 0);
+			double want = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 128,
+						     g[i].rows ? sd : 0);
 			ck_assert_msg(fabs(got / want - 1) < 1e-6,
 				      "case %d %s: %.4f us, want %.4f us (equal rows %.4f us)", c,
 				      g[i].name, got * 1e6, want * 1e6, equal * 1e6);

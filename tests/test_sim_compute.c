@@ -283,18 +283,16 @@ START_TEST(grouped_gemm_rows_spread)
 	 * slower spread, rows just past a tile boundary faster */
 	init_a100(&c);
 	op.batch = 16;
-	op.m = 1024;
-	op.flops = 2 * 1024 * n * k * b;
-	op.m_sd = 0;
-	even = sim_compute_time_s(&c, &op);
-	op.m_sd = sd;
-	ck_assert_double_gt(sim_compute_time_s(&c, &op), even);
-	op.m = 1030;
-	op.flops = 2 * 1030 * n * k * b;
-	op.m_sd = 0;
-	even = sim_compute_time_s(&c, &op);
-	op.m_sd = sd;
-	ck_assert_double_lt(sim_compute_time_s(&c, &op), even);
+	for (int64_t rows = 1024; rows <= 1030; rows += 6) {
+		op.m = rows;
+		op.flops = 2.0 * (double)rows * n * k * b;
+		op.m_sd = 0;
+		even = sim_compute_time_s(&c, &op);
+		op.m_sd = sd;
+		double t = sim_compute_time_s(&c, &op);
+		ck_assert_msg(rows == 1024 ? t > even : t < even, "%lld rows: %.6g s spread, %.6g s equal",
+			      (long long)rows, t, even);
+	}
 }
 END_TEST
 
