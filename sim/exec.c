@@ -877,10 +877,6 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 	return (d.flops > 0 || d.bytes > 0) ? reps * sim_compute_time_s(&x->comp, &d) : 0;
 }
 
-/* Op op's time with its FLOPs scaled by ff and its tokens by fb (a drawn
- * image or expert load): its token dimension (m, or k for a weight
- * gradient: tok_k) and the bytes that follow the tokens (all but
- * bytes_fixed), s. No tokens: nothing runs. */
 /* The spread of the token counts of a rank's experts about their mean mu
  * (tokens an expert), which a grouped expert GEMM's row tiles see
  * (compute.h, m_sd): the routed tokens of the rank, e x mu, fall on its e
@@ -905,6 +901,10 @@ static double expert_rows_sd(const struct exec *x, const struct wl_op *op, doubl
 	return sqrt(mu * (1 - 1 / e) * (e * mu + e * a) / (1 + e * a));
 }
 
+/* Op op's time with its FLOPs scaled by ff and its tokens by fb (a drawn
+ * image or expert load): its token dimension (m, or k for a weight
+ * gradient: tok_k) and the bytes that follow the tokens (all but
+ * bytes_fixed), s. No tokens: nothing runs. */
 static double op_compute_s2(const struct exec *x, const struct wl_op *op, double ff, double fb)
 {
 	if (ff == 1 && fb == 1)
