@@ -930,7 +930,6 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	p->ds_tb_given = tb != 0;
 	p->ds_mb_given = mb != 0;
 	p->ds_used = true;
-	p->bucket_all_stages = true; /* DeepSpeed's engine buckets every stage */
 	return 0;
 }
 
@@ -1525,8 +1524,8 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * but Megatron's fp32 gradients, no overlap at stage 3 and buckets on
 	 * stage 0 only, 22 % slower than its ds_config at stage 3) */
 	bool ds_engine = p->ds_used || p->zero >= 1;
-	if (p->zero >= 1)
-		p->bucket_all_stages = true;
+	if (ds_engine)
+		p->bucket_all_stages = true; /* DeepSpeed's engine buckets every stage */
 	/* (it accumulates micro-batch gradients through autograd, an add per
 	 * parameter tensor, not Megatron's fused wgrad GEMM, unless the plan
 	 * says otherwise) */

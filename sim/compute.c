@@ -413,12 +413,12 @@ static double row_tiles(double m, double sd, double tm)
 
 /* Fraction of tile slots doing useful work for tiles tm x tn over sm SMs,
  * with split-K s: tile quantisation x wave quantisation (NVIDIA "Matrix
- * Multiplication Background User's Guide", Tile/Wave Quantization); the
- * batch's m spread by m_sd (row_tiles). */
+ * Multiplication Background User's Guide", Tile/Wave Quantization); rt row
+ * tiles a GEMM of the batch (row_tiles). */
 static double tile_util(double m, double n, double batch, double tm, double tn, double sm,
-			double split, double m_sd)
+			double split, double rt)
 {
-	double tiles = row_tiles(m, m_sd, tm) * ceil_div(n, tn) * batch * split;
+	double tiles = rt * ceil_div(n, tn) * batch * split;
 	double waves = ceil_div(tiles, sm);
 	return (m * n * batch * split) / (waves * sm * tm * tn);
 }
@@ -458,8 +458,9 @@ static double gemm_util(const struct sim_compute *c, int64_t m, int64_t n, int64
 			tm = fmin(tm, pow2_at_least(dm));
 		if (dn < tn)
 			tn = fmin(tn, pow2_at_least(dn));
+		double rt = row_tiles(dm, m_sd, tm); /* (the same for every split) */
 		for (double split = 1; split <= 16; split *= 2) {
-			double u = tile_util(dm, dn, db, tm, tn, sm, split, m_sd);
+			double u = tile_util(dm, dn, db, tm, tn, sm, split, rt);
 			if (split > 1 && dk < split * SPLITK_MIN_K)
 				u *= dk / (split * SPLITK_MIN_K);
 			if (u > best)

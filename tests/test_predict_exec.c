@@ -2924,6 +2924,25 @@ static double layer_op_bytes(const struct workload *w, const char *name, bool bw
 	return by;
 }
 
+/* The workload of model cfg at tp 2, micro-batch 2, seq 1024, 8 GPUs. */
+static void dense_ops_build(struct workload *w, const char *cfg, bool flash, enum plan_dtype prec)
+{
+	struct plan p;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	load_model_json(cfg);
+	plan_init(&p);
+	p.tp = 2;
+	p.micro_batch = 2;
+	p.seq_len = 1024;
+	p.global_batch = 8;
+	p.flash_attention = flash;
+	p.precision = prec;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+}
+
 /* A dense layer's element-wise ops as Megatron's local layer launches them
  * (found by review, each not priced before): in backward autograd adds the
  * two gradients of each block's input (norm and residual: read two, write
@@ -2946,26 +2965,14 @@ START_TEST(dense_layer_element_ops)
 				   "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, "
 				   "\"intermediate_size\": 2816, \"vocab_size\": 1000, "
 				   "\"max_position_embeddings\": 2048, \"model_type\": \"llama\"}";
-	struct plan p;
 	struct workload w;
-	struct wl_opts wo;
-	struct ts_error err = TS_ERROR_INIT;
 	int n;
 	const double T = 2 * 1024.0, h = 1024, tp = 2, E = 2 * 16 / tp * 1024.0 * 1024.0;
 	load_topo("dgx-h100-ndr", 1);
 	for (int c = 0; c < 3; c++) {
 		bool gp = c != 1, flash = c == 2;
-		load_model_json(gp ? gpt : llama);
+		dense_ops_build(&w, gp ? gpt : llama, flash, PLAN_DT_BF16);
 		ck_assert(model.dropout == gp && model.attn_dropout == gp);
-		plan_init(&p);
-		p.tp = 2;
-		p.micro_batch = 2;
-		p.seq_len = 1024;
-		p.global_batch = 8;
-		p.flash_attention = flash;
-		resolve(&p);
-		wl_opts_init(&wo);
-		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
 		double qkv = gp ? 3 * h / tp : (h + 2 * 256) / tp, ffn = (gp ? 4096 : 2 * 2816) / tp;
 		ck_assert_double_eq(layer_op_bytes(&w, "residual grad add", true, &n), 3 * 2 * T * h);
 		ck_assert_int_eq(n, 2);
@@ -3005,16 +3012,7 @@ START_TEST(dense_layer_element_ops)
 	}
 	/* fp32 scores take the general masked softmax: whole rows read (found
 	 * by review) */
-	load_model_json(gpt);
-	plan_init(&p);
-	p.tp = 2;
-	p.micro_batch = 2;
-	p.seq_len = 1024;
-	p.global_batch = 8;
-	p.precision = PLAN_DT_FP32;
-	resolve(&p);
-	wl_opts_init(&wo);
-	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	dense_ops_build(&w, gpt, false, PLAN_DT_FP32);
 	ck_assert_double_eq(layer_op_bytes(&w, "softmax", false, &n), 2 * 4 * E);
 	ck_assert_double_eq(layer_op_bytes(&w, "softmax bwd", true, &n), 3 * 4 * E);
 	workload_release(&w);
