@@ -1,0 +1,557 @@
+/* bench_kernels.c: the compute model (sim/compute.c) against kernels timed
+ * on a real GPU.
+ *
+ * Reads the CSV that validate/kernels/measure_kernels.py writes on a GPU
+ * machine (one row per kernel: GEMMs of transformer shapes in the three
+ * orientations of training, batched and grouped expert GEMMs, element-wise
+ * kernels from 16 KB to 1 GB, fused attention of three backends, the fused
+ * AdamW step, the per-kernel cost in a CUDA graph), predicts each kernel
+ * with sim_compute_time_s for the GPU of a cluster preset, and prints the
+ * error by kind. --fit fits the compute model's efficiency parameters to
+ * the rows (GSL gsl_multifit_nlinear, Huber loss on log time ratios) and
+ * --write saves them as a calibration file (`--calibration FILE`).
+ *
+ *   bench_kernels [--gpu PRESET] [--calibration FILE|none] [--fit]
+ *                 [--write FILE] [--rows] [CSV...]
+ *
+ * Defaults: the h200-ndr preset's GPU and the two H200 runs in
+ * validate/data/ (2026-12-04). */
+#include <getopt.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "sim/compute.h"
+#include "topo/topo.h"
+
+#define MAX_ROWS 8192
+#define NPAR 6
+#define HUBER 0.05 /* on ln(pred / meas): about 5 % */
+
+enum kind {
+	K_GEMM,      /* bf16 GEMMs and batched GEMMs (cuBLAS) */
+	K_TF32,      /* fp32 GEMMs on TF32 tensor cores */
+	K_GROUPED,   /* grouped expert GEMMs (torch._grouped_mm), equal or ragged rows */
+	K_BW,        /* copy and add: the bandwidth-bound reference kernels */
+	K_ELEM,      /* other element-wise kernels (reported, not fitted: kernel-specific passes) */
+	K_OPT,       /* fused AdamW step */
+	K_LAUNCH,    /* a tiny kernel in a CUDA graph: the per-kernel cost */
+	K_ATTN_FWD,  /* fused attention forward, the backend that Transformer Engine uses on Hopper (cuDNN) */
+	K_ATTN_BWD,  /* its backward (forward+backward less forward) */
+	K_ATTN_OTHER,/* the other backends (reported, not fitted) */
+	K_DISPATCH,  /* eager host dispatch per op (reported against dispatch_us) */
+	K_COUNT
+};
+
+static const char *const kind_name[K_COUNT] = {
+	"gemm bf16", "gemm tf32", "grouped gemm", "copy/add", "other element-wise", "adamw step",
+	"launch (graph)",
+	"attention fwd (cudnn)", "attention bwd (cudnn)", "attention (other)", "host dispatch",
+};
+
+struct krow {
+	enum kind kind;
+	char section[24], op[48], extra[48];
+	struct sim_op_desc d;
+	double meas_s, pred_s;
+	int file, line;
+};
+
+struct set {
+	int n;
+	struct krow r[MAX_ROWS];
+};
+
+static const char *src_rel(const char *rel, char *buf, size_t n)
+{
+	char tmp[1024];
+	snprintf(tmp, sizeof(tmp), "%s", __FILE__);
+	snprintf(buf, n, "%s/%s", dirname(tmp), rel);
+	return buf;
+}
+
+static int fail(const char *path, int line, const char *what)
+{
+	fprintf(stderr, "bench_kernels: %s:%d: %s\n", path, line, what);
+	return 2;
+}
+
+/* Split a CSV line into at most max fields; the last takes the rest. */
+static int split(char *s, char **f, int max)
+{
+	int n = 0;
+	f[n++] = s;
+	for (char *p = s; *p && n < max; p++)
+		if (*p == ',') {
+			*p = 0;
+			f[n++] = p + 1;
+		}
+	char *nl = strpbrk(f[n - 1], "\r\n");
+	if (nl)
+		*nl = 0;
+	return n;
+}
+
+static bool num(const char *s, double *v)
+{
+	char *end;
+	*v = strtod(s, &end);
+	return end != s && *end == 0 && isfinite(*v);
+}
+
+static const char *const columns =
+	"section,op,dtype,m,n,k,batch,m_sd,flops,bytes,reps,sets,t_med_us,t_min_us,t_max_us,extra";
+
+/* Pending attention forward rows, to pair with their forward+backward. */
+static int load(struct set *s, const char *path, int file)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	int ln = 0, first = s->n;
+	if (!f) {
+		fprintf(stderr, "bench_kernels: %s: cannot open\n", path);
+		return 2;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *fl[16] = { NULL };
+		double v[16];
+		ln++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			fclose(f);
+			return fail(path, ln, "line longer than 1023 characters");
+		}
+		if (ln == 1) {
+			if (strncmp(line, columns, strlen(columns))) {
+				fclose(f);
+				return fail(path, 1, "not a measure_kernels.py CSV (header differs)");
+			}
+			continue;
+		}
+		if (split(line, fl, 16) < 15) {
+			fclose(f);
+			return fail(path, ln, "fewer than 15 columns");
+		}
+		for (int i = 3; i < 15; i++)
+			if (!num(fl[i], &v[i]) || v[i] < 0) {
+				fclose(f);
+				return fail(path, ln, "a numeric column is not a number >= 0");
+			}
+		if (s->n >= MAX_ROWS) {
+			fclose(f);
+			return fail(path, ln, "more rows than the bench holds");
+		}
+		struct krow *r = &s->r[s->n];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->section, sizeof(r->section), "%s", fl[0]);
+		snprintf(r->op, sizeof(r->op), "%s", fl[1]);
+		snprintf(r->extra, sizeof(r->extra), "%s", fl[15] ? fl[15] : "");
+		r->file = file;
+		r->line = ln;
+		r->meas_s = v[12] * 1e-6;
+		if (!(r->meas_s > 0)) {
+			fclose(f);
+			return fail(path, ln, "t_med_us must be > 0");
+		}
+		struct sim_op_desc *d = &r->d;
+		d->dtype_bytes = strcmp(fl[2], "tf32") && strcmp(fl[2], "fp32") ? 2 : 4;
+		d->m = (int64_t)v[3];
+		d->n = (int64_t)v[4];
+		d->k = (int64_t)v[5];
+		d->batch = v[6] >= 1 ? (int64_t)v[6] : 1;
+		const char *sec = r->section;
+		if (!strncmp(sec, "gemm", 4) || !strcmp(sec, "bmm") || !strcmp(sec, "grouped")) {
+			d->cls = SIM_OP_GEMM;
+			r->kind = !strcmp(sec, "gemm_tf32") ? K_TF32 :
+				  !strcmp(sec, "grouped") ? K_GROUPED :
+								    K_GEMM;
+			if (r->kind == K_GROUPED) {
+				/* the CSV's m is total / groups rounded down: the
+				 * mean from the FLOPs instead */
+				double mean = v[8] / (2.0 * (double)d->n * (double)d->k * (double)d->batch);
+				d->m = (int64_t)llround(mean);
+				d->m_sd = v[7];
+			}
+			if (d->m < 1 || d->n < 1 || d->k < 1) {
+				fclose(f);
+				return fail(path, ln, "a GEMM needs m, n, k >= 1");
+			}
+		} else if (!strcmp(sec, "elementwise")) {
+			d->cls = SIM_OP_ELEMENTWISE;
+			d->bytes = v[9];
+			r->kind = !strcmp(r->op, "copy") || !strcmp(r->op, "add") ? K_BW : K_ELEM;
+		} else if (!strcmp(sec, "optimizer")) {
+			d->cls = SIM_OP_OPTIMIZER;
+			d->bytes = v[9];
+			d->flops = 10.0 * v[3]; /* as the workload's Adam op: 10 FLOP a parameter */
+			r->kind = K_OPT;
+		} else if (!strcmp(sec, "launch")) {
+			d->cls = SIM_OP_ELEMENTWISE;
+			d->bytes = v[9];
+			r->kind = strstr(r->op, "graph") ? K_LAUNCH : K_DISPATCH;
+		} else if (!strcmp(sec, "attention")) {
+			bool cudnn = !strncmp(r->op, "cudnn.", 6);
+			d->cls = SIM_OP_ATTN;
+			d->flops = v[8];
+			d->bytes = v[9];
+			if (strstr(r->op, ".fwdbwd")) {
+				/* backward = forward+backward less the forward of the
+				 * same case, the row before it in the file */
+				if (s->n == first || strcmp(s->r[s->n - 1].section, "attention") ||
+				    s->r[s->n - 1].d.m != d->m || s->r[s->n - 1].d.batch != d->batch ||
+				    s->r[s->n - 1].d.k != d->k || !strstr(s->r[s->n - 1].op, ".fwd")) {
+					fclose(f);
+					return fail(path, ln, "forward+backward row without its forward row before it");
+				}
+				const struct krow *fw = &s->r[s->n - 1];
+				r->meas_s -= fw->meas_s;
+				d->flops -= fw->d.flops;
+				d->bytes -= fw->d.bytes;
+				if (!(r->meas_s > 0)) {
+					fclose(f);
+					return fail(path, ln, "forward+backward faster than its forward");
+				}
+				r->kind = cudnn ? K_ATTN_BWD : K_ATTN_OTHER;
+			} else {
+				r->kind = cudnn ? K_ATTN_FWD : K_ATTN_OTHER;
+			}
+		} else {
+			fclose(f);
+			return fail(path, ln, "unknown section");
+		}
+		s->n++;
+	}
+	fclose(f);
+	if (s->n == first)
+		return fail(path, ln, "no rows");
+	return 0;
+}
+
+/* ---- prediction and statistics --------------------------------------------------- */
+
+static void predict(struct set *s, const struct sim_compute *c)
+{
+	for (int i = 0; i < s->n; i++) {
+		struct krow *r = &s->r[i];
+		r->pred_s = r->kind == K_DISPATCH ? c->dispatch_s : sim_compute_time_s(c, &r->d);
+	}
+}
+
+/* The kernels each parameter is fitted to: GEMMs (gemm_eff_max,
+ * gemm_half_flops), TF32 GEMMs (fp32_gemm_ratio), copy and add (hbm_eff,
+ * hbm_half_bytes), cuDNN's fused attention (attn_eff). launch_us is the
+ * graph's tiny kernel, measured directly. The rest are predicted with
+ * those numbers: grouped GEMMs, other element-wise kernels, the AdamW
+ * step, the other attention backends. */
+static bool fitted_kind(enum kind k)
+{
+	return k == K_GEMM || k == K_TF32 || k == K_BW || k == K_ATTN_FWD || k == K_ATTN_BWD;
+}
+
+static void report(const struct set *s, const char *title)
+{
+	printf("# %s\n", title);
+	printf("%-24s %5s %10s %10s %10s %10s\n", "kind", "rows", "mean|err|", "signed", "median|e|",
+	       "max|err|");
+	double all = 0;
+	int nall = 0;
+	for (int k = 0; k < K_COUNT; k++) {
+		double sum = 0, sgn = 0, mx = 0, e[MAX_ROWS];
+		int n = 0;
+		for (int i = 0; i < s->n; i++) {
+			const struct krow *r = &s->r[i];
+			if ((int)r->kind != k)
+				continue;
+			double x = r->pred_s / r->meas_s - 1;
+			e[n++] = fabs(x);
+			sum += fabs(x);
+			sgn += x;
+			mx = fmax(mx, fabs(x));
+		}
+		if (!n)
+			continue;
+		/* median by insertion sort: at most a few thousand rows */
+		for (int i = 1; i < n; i++)
+			for (int j = i; j > 0 && e[j - 1] > e[j]; j--) {
+				double t = e[j];
+				e[j] = e[j - 1];
+				e[j - 1] = t;
+			}
+		printf("%-24s %5d %9.2f%% %+9.2f%% %9.2f%% %9.2f%%\n", kind_name[k], n, 100 * sum / n,
+		       100 * sgn / n, 100 * (n % 2 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2])),
+		       100 * mx);
+		if (fitted_kind((enum kind)k)) {
+			all += sum;
+			nall += n;
+		}
+	}
+	printf("%-24s %5d %9.2f%%\n", "all fitted kinds", nall, 100 * all / (nall ? nall : 1));
+}
+
+static void print_rows(const struct set *s)
+{
+	printf("%-12s %-28s %8s %7s %7s %5s %9s %11s %11s %8s\n", "section", "op", "m", "n", "k", "batch",
+	       "m_sd", "meas_us", "pred_us", "err_%");
+	for (int i = 0; i < s->n; i++) {
+		const struct krow *r = &s->r[i];
+		printf("%-12s %-28s %8lld %7lld %7lld %5lld %9.1f %11.2f %11.2f %+8.2f %s\n", r->section,
+		       r->op, (long long)r->d.m, (long long)r->d.n, (long long)r->d.k,
+		       (long long)r->d.batch, r->d.m_sd, r->meas_s * 1e6, r->pred_s * 1e6,
+		       100 * (r->pred_s / r->meas_s - 1), r->extra);
+	}
+}
+
+/* ---- fit ----------------------------------------------------------------------------- */
+
+/* Fitted parameters, in logs (all positive): gemm_eff_max, hbm_eff,
+ * attn_eff and fp32_gemm_ratio capped at 1. launch_s is not fitted: it is
+ * the measured time of a tiny kernel in a CUDA graph (set_launch). */
+static const char *const par_names[NPAR] = {
+	"gemm_eff_max", "gemm_half_flops", "hbm_eff", "hbm_half_bytes", "attn_eff", "fp32_gemm_ratio",
+};
+
+struct fctx {
+	struct set *s;
+	struct sim_compute base;
+	int nuse;
+};
+
+static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)
+{
+	*c = *base;
+	c->gemm_eff_max = fmin(1, exp(x[0]));
+	c->gemm_half_flops = exp(x[1]);
+	c->hbm_eff = fmin(1, exp(x[2]));
+	c->hbm_half_bytes = exp(x[3]);
+	c->attn_eff = fmin(1, exp(x[4]));
+	c->fp32_gemm_ratio = fmin(1, exp(x[5]));
+}
+
+static void compute_to_x(const struct sim_compute *c, double *x)
+{
+	x[0] = log(c->gemm_eff_max);
+	x[1] = log(c->gemm_half_flops);
+	x[2] = log(c->hbm_eff);
+	x[3] = log(c->hbm_half_bytes);
+	x[4] = log(c->attn_eff);
+	x[5] = log(c->fp32_gemm_ratio);
+}
+
+/* launch_s: the mean graph time of the tiny kernel (its bytes' HBM time,
+ * tens of nanoseconds, left in). */
+static bool set_launch(const struct set *s, struct sim_compute *c)
+{
+	double sum = 0;
+	int n = 0;
+	for (int i = 0; i < s->n; i++)
+		if (s->r[i].kind == K_LAUNCH) {
+			sum += s->r[i].meas_s;
+			n++;
+		}
+	if (n)
+		c->launch_s = sum / n;
+	return n > 0;
+}
+
+static int residuals(const gsl_vector *xv, void *data, gsl_vector *f)
+{
+	struct fctx *cx = data;
+	struct sim_compute c;
+	double x[NPAR];
+	for (int j = 0; j < NPAR; j++)
+		x[j] = gsl_vector_get(xv, (size_t)j);
+	x_to_compute(x, &cx->base, &c);
+	predict(cx->s, &c);
+	size_t k = 0;
+	for (int i = 0; i < cx->s->n; i++) {
+		const struct krow *r = &cx->s->r[i];
+		if (!fitted_kind(r->kind))
+			continue;
+		double e = log(r->pred_s / r->meas_s);
+		/* Huber on the log ratio: a few odd kernels (the 1 GB copy runs at
+		 * 2.8 TB/s where 512 MB runs at 4.2) do not pull the fit as
+		 * squares would */
+		if (fabs(e) > HUBER)
+			e = copysign(sqrt(2 * HUBER * fabs(e) - HUBER * HUBER), e);
+		gsl_vector_set(f, k++, e);
+	}
+	return GSL_SUCCESS;
+}
+
+static int fit(struct set *s, struct sim_compute *c)
+{
+	if (!set_launch(s, c))
+		fprintf(stderr, "bench_kernels: no launch row: launch_us stays %.3f\n", c->launch_s * 1e6);
+	struct fctx cx = { s, *c, 0 };
+	for (int i = 0; i < s->n; i++)
+		cx.nuse += fitted_kind(s->r[i].kind);
+	double x[NPAR];
+	compute_to_x(c, x);
+	gsl_vector_view xv = gsl_vector_view_array(x, NPAR);
+	gsl_multifit_nlinear_fdf fdf;
+	memset(&fdf, 0, sizeof(fdf));
+	fdf.f = residuals;
+	fdf.df = NULL; /* GSL's finite differences: the model is smooth in these but for tile choices */
+	fdf.n = (size_t)cx.nuse;
+	fdf.p = NPAR;
+	fdf.params = &cx;
+	gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+	fp.trs = gsl_multifit_nlinear_trs_lm;
+	fp.h_df = 1e-4;
+	gsl_multifit_nlinear_workspace *w =
+		gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, fdf.n, fdf.p);
+	if (!w) {
+		fprintf(stderr, "bench_kernels: out of memory\n");
+		return 1;
+	}
+	int info = 0;
+	gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
+	int rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &info, w);
+	fprintf(stderr, "bench_kernels: fit of %s", par_names[0]);
+	for (int j = 1; j < NPAR; j++)
+		fprintf(stderr, ", %s", par_names[j]);
+	fprintf(stderr, ": %s after %zu iterations (info %d), %d rows\n", gsl_strerror(rc),
+		gsl_multifit_nlinear_niter(w), info, cx.nuse);
+	for (int j = 0; j < NPAR; j++)
+		x[j] = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)j);
+	x_to_compute(x, &cx.base, c);
+	gsl_multifit_nlinear_free(w);
+	predict(s, c);
+	return 0;
+}
+
+static int write_calibration(const char *path, const struct sim_compute *c, int nfiles,
+			     char **files, struct ts_error *err)
+{
+	struct afile a = AFILE_INIT;
+	if (afile_open(&a, path, err))
+		return 2;
+	FILE *f = a.f;
+	fprintf(f, "{\n\t\"gpu\": \"%s\",\n", c->gpu);
+	fprintf(f, "\t\"source\": \"fitted by bench/bench_kernels --fit (GSL gsl_multifit_nlinear, "
+		   "Huber loss on log time ratios, delta %g) to kernels timed by "
+		   "validate/kernels/measure_kernels.py:", HUBER);
+	for (int i = 0; i < nfiles; i++)
+		fprintf(f, " %s", files[i]);
+	fprintf(f, "\",\n");
+	fprintf(f, "\t\"gemm_eff_max\": %.6g,\n\t\"gemm_half_flops\": %.6g,\n\t\"launch_us\": %.6g,\n",
+		c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6);
+	fprintf(f, "\t\"hbm_eff\": %.6g,\n\t\"hbm_half_bytes\": %.6g,\n\t\"attn_eff\": %.6g,\n",
+		c->hbm_eff, c->hbm_half_bytes, c->attn_eff);
+	fprintf(f, "\t\"fp32_gemm_ratio\": %.6g\n}\n", c->fp32_gemm_ratio);
+	if (ferror(f)) {
+		afile_abort(&a);
+		return ts_error_set(err, TS_EIO, "%s: write failed", path), 2;
+	}
+	return afile_commit(&a, err) ? 2 : 0;
+}
+
+static void print_params(const struct sim_compute *c, const char *title)
+{
+	printf("# %s: gemm_eff_max %.4f, gemm_half_flops %.4g, launch %.3f us, hbm_eff %.4f, "
+	       "hbm_half %.4g B, attn_eff %.4f, fp32_gemm_ratio %.4f, dispatch %.2f us\n",
+	       title, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6, c->hbm_eff,
+	       c->hbm_half_bytes, c->attn_eff, c->fp32_gemm_ratio, c->dispatch_s * 1e6);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench_kernels [--gpu PRESET] [--calibration FILE|none] [--fit] [--write FILE]\n"
+		"                     [--rows] [CSV...]\n"
+		"Predicts kernels timed on a GPU (validate/kernels/measure_kernels.py) with the\n"
+		"compute model and prints the error by kind.\n"
+		"  CSV              default: validate/data/h200-kernels-1.csv and -2.csv\n"
+		"  --gpu PRESET     cluster preset whose GPU is modelled (default h200-ndr)\n"
+		"  --calibration F  compute calibration applied first ('none': the defaults)\n"
+		"  --fit            launch_us from the tiny kernel in a CUDA graph; gemm_eff_max,\n"
+		"                   gemm_half_flops, hbm_eff, hbm_half_bytes, attn_eff and\n"
+		"                   fp32_gemm_ratio fitted to GEMMs, copy/add and cuDNN attention\n"
+		"  --write F        write the (fitted) parameters as a calibration file\n"
+		"  --rows           print every row\n");
+}
+
+int main(int argc, char **argv)
+{
+	static struct set s;
+	const char *gpu = "h200-ndr", *calib = NULL, *out = NULL;
+	bool do_fit = false, rows = false;
+	static const struct option opts[] = {
+		{ "gpu", required_argument, NULL, 'g' },   { "calibration", required_argument, NULL, 'c' },
+		{ "fit", no_argument, NULL, 'f' },         { "write", required_argument, NULL, 'w' },
+		{ "rows", no_argument, NULL, 'r' },        { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int o;
+	opterr = 0; /* one line of our own instead of getopt's and the usage */
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'g': gpu = optarg; break;
+		case 'c': calib = optarg; break;
+		case 'f': do_fit = true; break;
+		case 'w': out = optarg; break;
+		case 'r': rows = true; break;
+		case 'h': usage(stdout); return 0;
+		default:
+			fprintf(stderr, "bench_kernels: unknown option or missing value '%s' (see --help)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	char d1[1024], d2[1024];
+	char *deflt[2] = { (char *)src_rel("../validate/data/h200-kernels-1.csv", d1, sizeof(d1)),
+			   (char *)src_rel("../validate/data/h200-kernels-2.csv", d2, sizeof(d2)) };
+	char **files = optind < argc ? argv + optind : deflt;
+	int nfiles = optind < argc ? argc - optind : 2;
+	for (int i = 0; i < nfiles; i++) {
+		int rc = load(&s, files[i], i);
+		if (rc)
+			return rc;
+	}
+
+	struct topo_cluster cl;
+	struct ts_error err = TS_ERROR_INIT;
+	memset(&cl, 0, sizeof(cl));
+	if (topo_cluster_load(&cl, gpu, 1, &err)) {
+		fprintf(stderr, "bench_kernels: %s\n", err.msg);
+		return 2;
+	}
+	struct sim_compute c;
+	sim_compute_init(&c, &cl.gpu);
+	topo_cluster_release(&cl);
+	if (calib && strcmp(calib, "none") && sim_compute_load(&c, calib, &err)) {
+		fprintf(stderr, "bench_kernels: %s\n", err.msg);
+		return 2;
+	}
+	printf("# %d kernels from %d file(s), GPU %s (%s)\n", s.n, nfiles, c.gpu,
+	       calib ? calib : "compute-model defaults");
+	print_params(&c, "parameters");
+	predict(&s, &c);
+	if (rows && !do_fit)
+		print_rows(&s);
+	report(&s, "predicted / measured - 1, by kind");
+	if (do_fit) {
+		if (fit(&s, &c))
+			return 1;
+		print_params(&c, "fitted");
+		if (rows)
+			print_rows(&s);
+		report(&s, "after the fit");
+	}
+	if (out) {
+		if (write_calibration(out, &c, nfiles, files, &err)) {
+			fprintf(stderr, "bench_kernels: %s\n", err.msg);
+			return 2;
+		}
+		printf("# wrote %s\n", out);
+	}
+	return 0;
+}
