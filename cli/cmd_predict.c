@@ -222,7 +222,11 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		printf("\ncompute model: %s%s%s\n", comp->source, cal ? "; file " : "", cal ? cal : "");
 		if (m->note[0])
 			printf("model: %s\n", m->note);
-		if (!cal) /* README, Accuracy: --calibration none on the vTrain set */
+		if (!cal && comp->measured_defaults) /* README, Accuracy: bench_kernels */
+			printf("(kernel efficiencies measured on an H200 with PyTorch's cuBLAS and "
+			       "cuDNN; a --calibration file fitted to your own stack's iterations "
+			       "replaces them)\n");
+		else if (!cal) /* README, Accuracy: --calibration none on the vTrain set */
 			printf("(uncalibrated: these defaults predict 14-60 %% short of the measured "
 			       "A100 runs in the README's accuracy set; a --calibration file fitted "
 			       "to the GPU and software stack removes that)\n");

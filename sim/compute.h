@@ -11,6 +11,7 @@
 #ifndef TS_SIM_COMPUTE_H
 #define TS_SIM_COMPUTE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/error.h"
@@ -60,6 +61,8 @@ struct sim_compute {
 	double host_link_Bps;   /* achieved GPU<->host copy rate per direction, bytes/s (0: from the node's PCIe) */
 	double host_mem_Bps;    /* host memory bandwidth one GPU's CPU optimizer gets, bytes/s */
 	double dispatch_s;      /* host time to issue one op (framework + launch), s; overlaps the GPU */
+	bool measured_defaults; /* sim_compute_init's efficiencies were fitted to kernels timed on
+	                         * this GPU's architecture (Hopper), not assumed */
 };
 
 /* Defaults for a GPU from the cluster's GPU spec (peak, HBM, SMs by
