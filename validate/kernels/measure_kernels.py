@@ -64,6 +64,20 @@ def row(section, op, dtype, m, n, k, batch, m_sd, flops, nbytes, reps, sets, ts,
         med * 1e6, ts[0] * 1e6, ts[-1] * 1e6, extra))
 
 
+def timed(fn, per):
+    """TIMED calls of fn between CUDA events: seconds per call / per."""
+    ts = []
+    for _ in range(TIMED):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) * 1e-3 / per)
+    return ts
+
+
 def time_graph(step, nsets, est_s):
     """step(i) launches the op on operand set i. Returns per-op times (s)."""
     reps = max(nsets, int(math.ceil(TARGET_REPLAY_S / max(est_s, 1e-7))))
@@ -82,15 +96,7 @@ def time_graph(step, nsets, est_s):
             step(r % nsets)
     g.replay()
     torch.cuda.synchronize()
-    ts = []
-    for _ in range(TIMED):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3 / reps)
+    ts = timed(g.replay, reps)
     del g
     return ts, reps
 
@@ -99,16 +105,7 @@ def time_eager(fn, warm=2):
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
-    ts = []
-    for _ in range(TIMED):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3)
-    return ts
+    return timed(fn, 1)
 
 
 def nsets_for(set_bytes, cap=16):
