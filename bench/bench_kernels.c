@@ -205,9 +205,13 @@ static int load(struct set *s, const char *path, int file)
 			if (strstr(r->op, ".fwdbwd")) {
 				/* backward = forward+backward less the forward of the
 				 * same case, the row before it in the file */
+				char fwd_op[sizeof(r->op)];
+				snprintf(fwd_op, sizeof(fwd_op), "%.*s.fwd",
+					 (int)(strstr(r->op, ".fwdbwd") - r->op), r->op);
 				if (s->n == first || strcmp(s->r[s->n - 1].section, "attention") ||
 				    s->r[s->n - 1].d.m != d->m || s->r[s->n - 1].d.batch != d->batch ||
-				    s->r[s->n - 1].d.k != d->k || !strstr(s->r[s->n - 1].op, ".fwd")) {
+				    s->r[s->n - 1].d.k != d->k || s->r[s->n - 1].d.n != d->n ||
+				    strcmp(s->r[s->n - 1].op, fwd_op) || strcmp(s->r[s->n - 1].extra, r->extra)) {
 					fclose(f);
 					return fail(path, ln, "forward+backward row without its forward row before it");
 				}

@@ -41,6 +41,11 @@ expect_err "a word for a number" "nan.csv:2: a numeric column" "$B" "$TMP/nan.cs
 expect_err "a short row" "short.csv:2: fewer than 15 columns" "$B" "$TMP/short.csv"
 { cat "$TMP/hdr.csv"; echo "attention,cudnn.fwdbwd,bf16,1024,128,16,16,0,2.4e11,8e8,1,1,940,810,1040,causal"; } >"$TMP/bwd.csv"
 expect_err "backward without forward" "bwd.csv:2: forward\+backward row without its forward" "$B" "$TMP/bwd.csv"
+# two forward+backward rows: the second's row before it is not its forward
+{ cat "$TMP/hdr.csv"; echo "attention,cudnn.fwd,bf16,1024,128,16,16,0,6.9e10,2.7e8,1,1,210,204,243,causal"
+  echo "attention,cudnn.fwdbwd,bf16,1024,128,16,16,0,2.4e11,8e8,1,1,940,810,1040,causal"
+  echo "attention,cudnn.fwdbwd,bf16,1024,128,16,16,0,2.4e11,8e8,1,1,940,810,1040,causal"; } >"$TMP/bwd2.csv"
+expect_err "backward after a backward" "bwd2.csv:4: forward\+backward row without its forward" "$B" "$TMP/bwd2.csv"
 { cat "$TMP/hdr.csv"; echo "gemm_sweep,square,bf16,0,1024,1024,1,0,0,6e6,1,1,6.2,6.1,6.3,nt"; } >"$TMP/zero.csv"
 expect_err "a GEMM without rows" "zero.csv:2: a GEMM needs m, n, k >= 1" "$B" "$TMP/zero.csv"
 expect_err "bad CSV with --write" "nan.csv:2:" "$B" --write "$TMP/w.json" "$TMP/nan.csv"
