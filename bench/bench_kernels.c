@@ -34,7 +34,7 @@
 #include "topo/topo.h"
 
 #define MAX_ROWS 8192
-#define NPAR 6
+#define NPAR 7
 #define HUBER 0.05 /* on ln(pred / meas): about 5 % */
 
 enum kind {
@@ -199,9 +199,18 @@ static int load(struct set *s, const char *path, int file)
 			r->kind = strstr(r->op, "graph") ? K_LAUNCH : K_DISPATCH;
 		} else if (!strcmp(sec, "attention")) {
 			bool cudnn = !strncmp(r->op, "cudnn.", 6);
+			/* the CSV's m, n, k, batch: sequence, head dim, heads,
+			 * sequences; the model's: queries, keys a query attends
+			 * (the FLOPs' average: half a causal span), head dim,
+			 * heads x sequences */
 			d->cls = SIM_OP_ATTN;
 			d->flops = v[8];
 			d->bytes = v[9];
+			d->masked = !strcmp(r->extra, "causal");
+			d->m = (int64_t)v[3];
+			d->n = d->masked ? (int64_t)v[3] / 2 : (int64_t)v[3];
+			d->k = (int64_t)v[4];
+			d->batch = (int64_t)(v[5] * v[6]);
 			if (strstr(r->op, ".fwdbwd")) {
 				/* backward = forward+backward less the forward of the
 				 * same case, the row before it in the file */
@@ -316,10 +325,11 @@ static void print_rows(const struct set *s)
 /* ---- fit ----------------------------------------------------------------------------- */
 
 /* Fitted parameters, in logs (all positive): gemm_eff_max, hbm_eff,
- * attn_eff and fp32_gemm_ratio capped at 1. launch_s is not fitted: it is
+ * attn_eff and fp32_gemm_ratio capped at 1; attn_tile_overhead. launch_s is not fitted: it is
  * the measured time of a tiny kernel in a CUDA graph (set_launch). */
 static const char *const par_names[NPAR] = {
 	"gemm_eff_max", "gemm_half_flops", "hbm_eff", "hbm_half_bytes", "attn_eff", "fp32_gemm_ratio",
+	"attn_tile_overhead",
 };
 
 struct fctx {
@@ -337,6 +347,7 @@ static void x_to_compute(const double *x, const struct sim_compute *base, struct
 	c->hbm_half_bytes = exp(x[3]);
 	c->attn_eff = fmin(1, exp(x[4]));
 	c->fp32_gemm_ratio = fmin(1, exp(x[5]));
+	c->attn_tile_overhead = exp(x[6]);
 }
 
 static void compute_to_x(const struct sim_compute *c, double *x)
@@ -347,6 +358,7 @@ static void compute_to_x(const struct sim_compute *c, double *x)
 	x[3] = log(c->hbm_half_bytes);
 	x[4] = log(c->attn_eff);
 	x[5] = log(c->fp32_gemm_ratio);
+	x[6] = log(fmax(c->attn_tile_overhead, 0.5)); /* (from 0.5 where it starts at 0) */
 }
 
 /* launch_s: the mean graph time of the tiny kernel (its bytes' HBM time,
@@ -450,7 +462,8 @@ static int write_calibration(const char *path, const struct sim_compute *c, int 
 		c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6);
 	fprintf(f, "\t\"hbm_eff\": %.6g,\n\t\"hbm_half_bytes\": %.6g,\n\t\"attn_eff\": %.6g,\n",
 		c->hbm_eff, c->hbm_half_bytes, c->attn_eff);
-	fprintf(f, "\t\"fp32_gemm_ratio\": %.6g\n}\n", c->fp32_gemm_ratio);
+	fprintf(f, "\t\"fp32_gemm_ratio\": %.6g,\n\t\"attn_tile_overhead\": %.6g\n}\n",
+		c->fp32_gemm_ratio, c->attn_tile_overhead);
 	if (ferror(f)) {
 		afile_abort(&a);
 		return ts_error_set(err, TS_EIO, "%s: write failed", path), 2;
@@ -461,9 +474,11 @@ static int write_calibration(const char *path, const struct sim_compute *c, int 
 static void print_params(const struct sim_compute *c, const char *title)
 {
 	printf("# %s: gemm_eff_max %.4f, gemm_half_flops %.4g, launch %.3f us, hbm_eff %.4f, "
-	       "hbm_half %.4g B, attn_eff %.4f, fp32_gemm_ratio %.4f, dispatch %.2f us\n",
+	       "hbm_half %.4g B, attn_eff %.4f, attn_tile_overhead %.3f, fp32_gemm_ratio %.4f, "
+	       "dispatch %.2f us\n",
 	       title, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6, c->hbm_eff,
-	       c->hbm_half_bytes, c->attn_eff, c->fp32_gemm_ratio, c->dispatch_s * 1e6);
+	       c->hbm_half_bytes, c->attn_eff, c->attn_tile_overhead, c->fp32_gemm_ratio,
+	       c->dispatch_s * 1e6);
 }
 
 static void usage(FILE *f)
@@ -477,8 +492,9 @@ static void usage(FILE *f)
 		"  --gpu PRESET     cluster preset whose GPU is modelled (default h200-ndr)\n"
 		"  --calibration F  compute calibration applied first ('none': the defaults)\n"
 		"  --fit            launch_us from the tiny kernel in a CUDA graph; gemm_eff_max,\n"
-		"                   gemm_half_flops, hbm_eff, hbm_half_bytes, attn_eff and\n"
-		"                   fp32_gemm_ratio fitted to GEMMs, copy/add and cuDNN attention\n"
+		"                   gemm_half_flops, hbm_eff, hbm_half_bytes, attn_eff,\n"
+		"                   attn_tile_overhead and fp32_gemm_ratio fitted to GEMMs,\n"
+		"                   copy/add and cuDNN attention\n"
 		"  --write F        write the (fitted) parameters as a calibration file\n"
 		"  --rows           print every row\n");
 }

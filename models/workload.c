@@ -155,6 +155,20 @@ static int32_t cmp_op(struct bld *b, enum wl_phase ph, enum wl_class cls, const 
 	return id;
 }
 
+/* A fused attention kernel (flash; the vision blocks'): cmp_op with its
+ * shape, m queries attending n keys each (their FLOPs' average), head dim
+ * k, batch heads x sequences, masked for a causal or window mask; the
+ * compute model prices its tiling from them (compute.h). */
+static int32_t attn_op(struct bld *b, enum wl_phase ph, const char *name, double flops,
+		       double bytes, double m, double n, double k, double batch, bool masked,
+		       enum wl_vary vary)
+{
+	int32_t id = cmp_op(b, ph, WL_ATTN, name, flops, bytes, m, n, k, batch, vary);
+	if (id >= 0)
+		b->r->ops[id].masked = masked;
+	return id;
+}
+
 /* A GEMM of shape m x n x k (batch of them), FLOPs 2mnk x batch x scale;
  * bytes: the three operands once. A decoder linear layer's GEMM (linear())
  * takes FP8 inputs under an FP8 plan (Transformer Engine's default recipe:
@@ -386,10 +400,16 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		 * arrives (the caller's exchange, overlapped), the last step's
 		 * waiting for it: n - 1 steps, then one (found by review: one
 		 * kernel after the whole exchange left it all exposed) */
+		/* the kernel's shape, for its tiling (compute.c): sq queries of
+		 * each head and micro-batch, attending the FLOPs' keys each
+		 * (half the causal span; a step of the ring sees 1 / n of it),
+		 * masked on the diagonal */
+		double kq = FLASH_CAUSAL_FRACTION * model_attn_keys(m, b->layer, p->seq_len) / n;
+		double heads = (double)p->micro_batch * m->heads / tp;
 		if (n > 1)
-			repeat_op(b, cmp_op(b, ph, WL_ATTN, name, f / n, by / n, 0, 0, 0, 0, WL_V_NONE),
+			repeat_op(b, attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, true, WL_V_NONE),
 				  n - 1);
-		cmp_op(b, ph, WL_ATTN, name, f / n, by / n, 0, 0, 0, 0, WL_V_NONE);
+		attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, true, WL_V_NONE);
 		return;
 	}
 	/* the fraction of a row the softmax reads: up to the diagonal where
@@ -1332,8 +1352,9 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 			       WL_V_VISION);
 			gemm(b, ph, "vit proj dgrad", P, vh / tp, vh, 1, scale, WL_V_VISION);
 			wgrad_of(b, gemm(b, ph, "vit proj wgrad", vh / tp, vh, P, 1, scale, WL_V_VISION));
-			cmp_op(b, ph, WL_ATTN, "vit attention bwd", amult * 4 * pimg * P * vh / tp,
-			       mult * 4 * b->wb * P * vh / tp, 0, 0, 0, 0, WL_V_VISION);
+			attn_op(b, ph, "vit attention bwd", amult * 4 * pimg * P * vh / tp,
+				mult * 4 * b->wb * P * vh / tp, P, pimg, vh / v->heads, v->heads / tp,
+				false, WL_V_VISION);
 			gemm(b, ph, "vit qkv dgrad", P, vh, 3 * vh / tp, 1, scale, WL_V_VISION);
 			if (p->tp > 1 && hide)
 				vision_comm(b, ph, b->wb * P * vh, true);
@@ -1351,8 +1372,8 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 	for (int d = 0; d < v->depth; d++) {
 		cmp_op(b, ph, WL_ELEM, "vit norm", 0, 2 * b->wb * P * vh, 0, 0, 0, 0, WL_V_VISION);
 		gemm(b, ph, "vit qkv gemm", P, 3 * vh / tp, vh, 1, scale, WL_V_VISION);
-		cmp_op(b, ph, WL_ATTN, "vit attention", 4 * pimg * P * vh / tp, 4 * b->wb * P * vh / tp,
-		       0, 0, 0, 0, WL_V_VISION);
+		attn_op(b, ph, "vit attention", 4 * pimg * P * vh / tp, 4 * b->wb * P * vh / tp, P,
+			pimg, vh / v->heads, v->heads / tp, false, WL_V_VISION);
 		gemm(b, ph, "vit proj gemm", P, vh, vh / tp, 1, scale, WL_V_VISION);
 		if (p->tp > 1)
 			vision_comm(b, ph, b->wb * P * vh, false);

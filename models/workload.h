@@ -63,6 +63,9 @@ struct wl_op {
 	                            * MLP, experts): FP8 operands under an FP8 plan, flag */
 	uint8_t inbound;           /* EP all-to-all: carries tokens to the experts (what each
 	                            * rank receives follows its load; else what it sends), flag */
+	uint8_t masked;            /* compute, fused attention: a causal or window mask (m
+	                            * queries, n keys each on average, k head dim, batch
+	                            * heads x sequences; compute.h), flag */
 
 	int16_t layer;             /* decoder layer, -1 vision/embedding/head/optimizer */
 	int16_t chunk;             /* virtual pipeline chunk on this device, index */

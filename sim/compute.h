@@ -38,6 +38,10 @@ struct sim_op_desc {
 	                         * counts): their standard deviation about m, elements;
 	                         * 0: every group m */
 	int dtype_bytes;        /* 2 bf16/fp16, 1 fp8, 4 fp32 */
+	bool masked;            /* fused attention (SIM_OP_ATTN) whose m queries attend n keys
+	                         * each on average under a causal or window mask: the tiles on
+	                         * its edge run partly masked (with m, n, k = head dim, batch =
+	                         * heads x sequences; 0 shape: no tiling cost) */
 };
 
 struct sim_compute {
@@ -51,6 +55,9 @@ struct sim_compute {
 	double gemm_eff_max;    /* GEMM efficiency of large, well-shaped GEMMs, dimensionless */
 	double gemm_half_flops; /* GEMM size at which efficiency is half of max, FLOP */
 	double attn_eff;        /* attention core efficiency vs peak, dimensionless */
+	double attn_tile_overhead; /* fused attention: cost of each query tile beyond its key
+	                            * tiles (loading Q, the softmax rescale, writing O), in key
+	                            * tiles of ATTN_TILE keys */
 	int sm_count;           /* SMs, for wave quantisation, count */
 	double overlap_slowdown;/* compute slowdown while communication overlaps it, factor >= 1 */
 	/* Added by the compute model (compute.c); sim_compute_init sets them. */

@@ -1395,7 +1395,9 @@ static int slice_count(const struct sim_prediction *r, const char *name)
 
 /* Flash attention executes FlashAttention's own FLOP count: 4 b s^2 heads d
  * halved for a decoder's causal mask, backward 2.5x the forward; each slice
- * takes what the compute model gives for that many FLOPs and its bytes. */
+ * takes what the compute model gives for that many FLOPs and its bytes, at
+ * the kernel's shape (16 heads of 64, s queries attending s / 2 keys on
+ * average, masked: its tiling). */
 START_TEST(flash_attention_executes_causal_flops)
 {
 	struct plan p;
@@ -1414,6 +1416,11 @@ START_TEST(flash_attention_executes_causal_flops)
 	memset(&d, 0, sizeof(d));
 	d.cls = SIM_OP_ATTN;
 	d.dtype_bytes = 2;
+	d.m = 2048;
+	d.n = 1024;
+	d.k = 64;
+	d.batch = 16;
+	d.masked = true;
 	d.flops = 0.5 * full;
 	d.bytes = 2 * T * (3 * q) * 2;
 	double want_f = sim_compute_time_s(&c, &d);
@@ -3015,6 +3022,42 @@ START_TEST(dense_layer_element_ops)
 	dense_ops_build(&w, gpt, false, PLAN_DT_FP32);
 	ck_assert_double_eq(layer_op_bytes(&w, "softmax", false, &n), 2 * 4 * E);
 	ck_assert_double_eq(layer_op_bytes(&w, "softmax bwd", true, &n), 3 * 4 * E);
+	workload_release(&w);
+	topo_release(&topo);
+}
+END_TEST
+
+/* Flash attention carries its kernel's shape for the compute model's
+ * tiling (compute.c): sq queries of each of mb x heads / tp heads,
+ * attending half the causal span each (the FLOPs' average), the head dim,
+ * masked; the FLOPs unchanged, 2 b s^2 h d / tp forward, 2.5x backward. */
+START_TEST(flash_attention_shape)
+{
+	static const char *llama = "{\"hidden_size\": 1024, \"num_hidden_layers\": 2, "
+				   "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, "
+				   "\"intermediate_size\": 2816, \"vocab_size\": 1000, "
+				   "\"max_position_embeddings\": 2048, \"model_type\": \"llama\"}";
+	struct workload w;
+	int nf = 0, nb = 0;
+	load_topo("dgx-h100-ndr", 1);
+	dense_ops_build(&w, llama, true, PLAN_DT_BF16);
+	for (int32_t i = 0; i < w.roles[0].nops; i++) {
+		const struct wl_op *op = &w.roles[0].ops[i];
+		if (op->micro != 0 || op->layer != 0 || op->cls != WL_ATTN)
+			continue;
+		bool bwd = op->phase == WL_P_BWD;
+		ck_assert_int_eq(op->m, 1024);
+		ck_assert_int_eq(op->n, 512);
+		ck_assert_int_eq(op->k, 64);
+		ck_assert_int_eq(op->batch, 2 * 16 / 2);
+		ck_assert(op->masked);
+		double f = 2.0 * 2 * 1024 * 1024 * 16 * 64 / 2;
+		ck_assert_double_eq_tol(op->flops, bwd ? 2.5 * f : f, f * 1e-12);
+		nf += !bwd;
+		nb += bwd;
+	}
+	ck_assert_int_eq(nf, 1);
+	ck_assert_int_eq(nb, 1);
 	workload_release(&w);
 	topo_release(&topo);
 }
@@ -6614,6 +6657,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, expert_load_scales_the_token_dimension);
 	tcase_add_test(tc, expert_gemm_rows_spread);
 	tcase_add_test(tc, dense_layer_element_ops);
+	tcase_add_test(tc, flash_attention_shape);
 	tcase_add_test(tc, tp_overlap_chunks_cost_their_kernels);
 	tcase_add_test(tc, vision_comm_bytes_follow_the_draws);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);

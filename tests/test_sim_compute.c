@@ -180,6 +180,56 @@ START_TEST(time_is_max_of_bounds_plus_launch)
 }
 END_TEST
 
+/* Fused attention's tiling (compute.c, attn_tiling): a query tile of 128
+ * walks its key tiles plus attn_tile_overhead, the masked edge tile half
+ * more, the head dim padded to 32. Closed form against the model, and the
+ * measured shape of it: a longer causal sequence runs nearer the peak. */
+START_TEST(attention_tiling)
+{
+	struct sim_compute c;
+	struct topo_gpu_spec g;
+	h100(&g);
+	sim_compute_init(&c, &g);
+	ck_assert(c.attn_tile_overhead > 0); /* measured on Hopper */
+	/* causal 4,096 tokens, head 128: 2,048 keys a query on average */
+	double f = 4.0 * 32 * 4096 * 4096 * 128 * 0.5;
+	struct sim_op_desc at = { .cls = SIM_OP_ATTN, .flops = f, .bytes = 1e6, .m = 4096,
+				  .n = 2048, .k = 128, .batch = 32, .masked = true };
+	double kt = 2048 / 128.0;
+	double want = f * (kt + 0.5 + c.attn_tile_overhead) / kt / (c.peak_flops * c.attn_eff) +
+		      c.launch_s;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at), want, want * 1e-12);
+	/* unmasked: no edge tile */
+	at.masked = false;
+	want = f * (kt + c.attn_tile_overhead) / kt / (c.peak_flops * c.attn_eff) + c.launch_s;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at), want, want * 1e-12);
+	/* a head of 72 runs as 96 */
+	at.k = 72;
+	double t72 = sim_compute_time_s(&c, &at) - c.launch_s;
+	ck_assert_double_eq_tol(t72, (want - c.launch_s) * 96 / 72, t72 * 1e-12);
+	/* the FLOP rate rises with the sequence at the same FLOPs per key */
+	at.k = 128;
+	at.masked = true;
+	double prev = 0;
+	for (int64_t s = 1024; s <= 16384; s *= 2) {
+		at.m = s;
+		at.n = s / 2;
+		at.flops = 4.0 * 32 * (double)s * (double)s * 128 * 0.5;
+		double rate = at.flops / (sim_compute_time_s(&c, &at) - c.launch_s);
+		ck_assert_msg(rate > prev, "s %lld: %.4g FLOP/s after %.4g", (long long)s, rate, prev);
+		ck_assert(rate < c.peak_flops * c.attn_eff);
+		prev = rate;
+	}
+	/* no shape: the FLOPs at attn_eff alone */
+	struct sim_op_desc bare = { .cls = SIM_OP_ATTN, .flops = f, .bytes = 1e6 };
+	want = f / (c.peak_flops * c.attn_eff) + c.launch_s;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &bare), want, want * 1e-12);
+	/* the A100's defaults keep one efficiency (not measured there) */
+	init_a100(&c);
+	ck_assert_double_eq(c.attn_tile_overhead, 0);
+}
+END_TEST
+
 START_TEST(time_monotone_in_work)
 {
 	struct sim_compute c;
@@ -400,6 +450,7 @@ START_TEST(load_good_file)
 				   "  \"hbm_bandwidth_GBps\": 1555,\n"
 				   "  \"hbm_half\": \"1MiB\",\n"
 				   "  \"attn_eff\": 0.4,\n"
+				   "  \"attn_tile_overhead\": 2.5,\n"
 				   "  \"sm_count\": 100,\n"
 				   "  \"fit\": { \"method\": \"test\" }\n"
 				   "}\n");
@@ -411,6 +462,7 @@ START_TEST(load_good_file)
 	ck_assert_double_eq_tol(c.hbm_Bps, 1555e9, 1);
 	ck_assert_double_eq(c.hbm_half_bytes, 1048576.0);
 	ck_assert_double_eq(c.attn_eff, 0.4);
+	ck_assert_double_eq(c.attn_tile_overhead, 2.5);
 	ck_assert_int_eq(c.sm_count, 100);
 	ck_assert_double_eq(c.peak_flops, 312e12); /* untouched */
 	ck_assert_ptr_nonnull(strstr(c.source, "calibration file"));
@@ -441,6 +493,8 @@ static const struct {
 	{ "{\n  \"gemm_eff_max\": 1.5\n}\n", ":2:" },
 	{ "{\n  \"gemm_eff_max\": 0\n}\n", "must be in [0.001, 1]" },
 	{ "{\n  \"attn_eff\": 1e-12\n}\n", ":2:" },
+	{ "{\n  \"attn_tile_overhead\": -1\n}\n", "attn_tile_overhead" },
+	{ "{\n  \"attn_tile_overhead\": -1\n}\n", ":2:" },
 	{ "{\n  \"peak_flops\": 1\n}\n", "peak_flops" },
 	{ "{\n  \"hbm_bandwidth\": \"1B/s\"\n}\n", ":2:" },
 	{ "{\n  \"attn_eff\": \"high\"\n}\n", "expected a number" },
@@ -531,6 +585,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("time");
 	tcase_add_test(tc, time_is_max_of_bounds_plus_launch);
+	tcase_add_test(tc, attention_tiling);
 	tcase_add_test(tc, time_monotone_in_work);
 	tcase_add_test(tc, gemm_time_monotone_in_shape);
 	tcase_add_test(tc, grouped_gemm_rows_spread);
