@@ -34,7 +34,7 @@
 #include "topo/topo.h"
 
 #define MAX_ROWS 8192
-#define NPAR 7
+#define NPAR 8
 #define HUBER 0.05 /* on ln(pred / meas): about 5 % */
 
 enum kind {
@@ -111,7 +111,16 @@ static bool num(const char *s, double *v)
 static const char *const columns =
 	"section,op,dtype,m,n,k,batch,m_sd,flops,bytes,reps,sets,t_med_us,t_min_us,t_max_us,extra";
 
-/* Pending attention forward rows, to pair with their forward+backward. */
+/* Bounds on the CSV's numbers (found by review: shapes past int64 were
+ * cast undefined, 1e18-element GEMMs accepted): no kernel timed on one GPU
+ * comes near them. */
+#define MAX_DIM 1e9     /* m, n, k, elements */
+#define MAX_BATCH 1e7   /* batch, count */
+#define MAX_WORK 1e16   /* flops, bytes */
+#define MIN_TIME_US 1e-3
+#define MAX_TIME_US 1e9
+
+/* Read one measure_kernels.py CSV into s (file: its index for messages). */
 static int load(struct set *s, const char *path, int file)
 {
 	FILE *f = fopen(path, "r");
@@ -145,6 +154,15 @@ static int load(struct set *s, const char *path, int file)
 				fclose(f);
 				return fail(path, ln, "a numeric column is not a number >= 0");
 			}
+		if (v[3] > MAX_DIM || v[4] > MAX_DIM || v[5] > MAX_DIM || v[6] > MAX_BATCH ||
+		    v[7] > MAX_DIM || v[8] > MAX_WORK || v[9] > MAX_WORK) {
+			fclose(f);
+			return fail(path, ln, "a shape above 1e9, a batch above 1e7 or work above 1e16");
+		}
+		if (v[12] < MIN_TIME_US || v[12] > MAX_TIME_US) {
+			fclose(f);
+			return fail(path, ln, "t_med_us must be in [0.001, 1e9]");
+		}
 		if (s->n >= MAX_ROWS) {
 			fclose(f);
 			return fail(path, ln, "more rows than the bench holds");
@@ -157,10 +175,6 @@ static int load(struct set *s, const char *path, int file)
 		r->file = file;
 		r->line = ln;
 		r->meas_s = v[12] * 1e-6;
-		if (!(r->meas_s > 0)) {
-			fclose(f);
-			return fail(path, ln, "t_med_us must be > 0");
-		}
 		struct sim_op_desc *d = &r->d;
 		d->dtype_bytes = strcmp(fl[2], "tf32") && strcmp(fl[2], "fp32") ? 2 : 4;
 		d->m = (int64_t)v[3];
@@ -228,10 +242,12 @@ static int load(struct set *s, const char *path, int file)
 				r->meas_s -= fw->meas_s;
 				d->flops -= fw->d.flops;
 				d->bytes -= fw->d.bytes;
-				if (!(r->meas_s > 0)) {
+				if (!(r->meas_s > 0) || !(d->flops > 0) || !(d->bytes >= 0)) {
 					fclose(f);
-					return fail(path, ln, "forward+backward faster than its forward");
+					return fail(path, ln, "forward+backward not above its forward (time, "
+							      "FLOPs or bytes)");
 				}
+				d->backward = true;
 				r->kind = cudnn ? K_ATTN_BWD : K_ATTN_OTHER;
 			} else {
 				r->kind = cudnn ? K_ATTN_FWD : K_ATTN_OTHER;
@@ -242,7 +258,12 @@ static int load(struct set *s, const char *path, int file)
 		}
 		s->n++;
 	}
+	bool rerr = ferror(f);
 	fclose(f);
+	if (rerr)
+		return fail(path, ln, "cannot read (a directory?)");
+	if (ln == 0)
+		return fail(path, 1, "empty file");
 	if (s->n == first)
 		return fail(path, ln, "no rows");
 	return 0;
@@ -324,45 +345,75 @@ static void print_rows(const struct set *s)
 
 /* ---- fit ----------------------------------------------------------------------------- */
 
-/* Fitted parameters, in logs (all positive): gemm_eff_max, hbm_eff,
- * attn_eff and fp32_gemm_ratio capped at 1; attn_tile_overhead. launch_s is not fitted: it is
- * the measured time of a tiny kernel in a CUDA graph (set_launch). */
+/* Fitted parameters. Efficiencies (gemm_eff_max, hbm_eff, attn_eff,
+ * fp32_gemm_ratio) as logits, 1 / (1 + exp(-x)), smooth up to 1 (found by
+ * review: fmin(1, exp(x)) left a parameter past 1 with no gradient, and the
+ * fit stuck there reporting success); the rest as logs. Each is fitted
+ * only where its kernels are among the rows (held otherwise). launch_s is
+ * not fitted: the tiny graph kernel's time less its HBM time (set_launch). */
 static const char *const par_names[NPAR] = {
-	"gemm_eff_max", "gemm_half_flops", "hbm_eff", "hbm_half_bytes", "attn_eff", "fp32_gemm_ratio",
-	"attn_tile_overhead",
+	"gemm_eff_max", "gemm_half_flops", "hbm_eff", "hbm_half_bytes", "attn_eff",
+	"fp32_gemm_ratio", "attn_tile_overhead", "attn_bwd_ratio",
 };
+static const bool par_logit[NPAR] = { true, false, true, false, true, true, false, false };
 
 struct fctx {
 	struct set *s;
 	struct sim_compute base;
+	double x0[NPAR];  /* every parameter's value (the held ones stay) */
+	int free_par[NPAR], nfree;
 	int nuse;
 };
+
+static double *par_ref(struct sim_compute *c, int j)
+{
+	double *p[NPAR] = { &c->gemm_eff_max, &c->gemm_half_flops, &c->hbm_eff, &c->hbm_half_bytes,
+			    &c->attn_eff, &c->fp32_gemm_ratio, &c->attn_tile_overhead,
+			    &c->attn_bwd_ratio };
+	return p[j];
+}
 
 static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)
 {
 	*c = *base;
-	c->gemm_eff_max = fmin(1, exp(x[0]));
-	c->gemm_half_flops = exp(x[1]);
-	c->hbm_eff = fmin(1, exp(x[2]));
-	c->hbm_half_bytes = exp(x[3]);
-	c->attn_eff = fmin(1, exp(x[4]));
-	c->fp32_gemm_ratio = fmin(1, exp(x[5]));
-	c->attn_tile_overhead = exp(x[6]);
+	for (int j = 0; j < NPAR; j++)
+		*par_ref(c, j) = par_logit[j] ? 1 / (1 + exp(-x[j])) : exp(x[j]);
 }
 
 static void compute_to_x(const struct sim_compute *c, double *x)
 {
-	x[0] = log(c->gemm_eff_max);
-	x[1] = log(c->gemm_half_flops);
-	x[2] = log(c->hbm_eff);
-	x[3] = log(c->hbm_half_bytes);
-	x[4] = log(c->attn_eff);
-	x[5] = log(c->fp32_gemm_ratio);
-	x[6] = log(fmax(c->attn_tile_overhead, 0.5)); /* (from 0.5 where it starts at 0) */
+	struct sim_compute t = *c;
+	for (int j = 0; j < NPAR; j++) {
+		double v = *par_ref(&t, j);
+		if (j == 6) /* (from 0.5 where it starts at 0) */
+			v = fmax(v, 0.5);
+		x[j] = par_logit[j] ? log(fmin(v, 1 - 1e-9) / (1 - fmin(v, 1 - 1e-9))) : log(v);
+	}
 }
 
-/* launch_s: the mean graph time of the tiny kernel (its bytes' HBM time,
- * tens of nanoseconds, left in). */
+/* Whether the rows hold kernels that determine parameter j. */
+static bool par_has_rows(const struct set *s, int j)
+{
+	int n[K_COUNT] = { 0 };
+	for (int i = 0; i < s->n; i++)
+		n[s->r[i].kind]++;
+	switch (j) {
+	case 0:
+	case 1: return n[K_GEMM] >= 2;
+	case 2:
+	case 3: return n[K_BW] >= 2;
+	case 4:
+	case 6: return n[K_ATTN_FWD] >= 2;
+	case 5: return n[K_TF32] >= 1;
+	default: return n[K_ATTN_BWD] >= 1 && n[K_ATTN_FWD] >= 2;
+	}
+}
+
+/* launch_s: the tiny graph kernel's time. Its 1.5 KB stay in L2, so it
+ * times the launch alone; the model charges every op hbm_half's fixed HBM
+ * cost besides, which this kernel's residual shows (its data never leaves
+ * L2; taking that off, as a review suggested, left launch at 0 once
+ * hbm_half was fitted to cold small copies). */
 static bool set_launch(const struct set *s, struct sim_compute *c)
 {
 	double sum = 0;
@@ -382,8 +433,9 @@ static int residuals(const gsl_vector *xv, void *data, gsl_vector *f)
 	struct fctx *cx = data;
 	struct sim_compute c;
 	double x[NPAR];
-	for (int j = 0; j < NPAR; j++)
-		x[j] = gsl_vector_get(xv, (size_t)j);
+	memcpy(x, cx->x0, sizeof(x));
+	for (int k = 0; k < cx->nfree; k++)
+		x[cx->free_par[k]] = gsl_vector_get(xv, (size_t)k);
 	x_to_compute(x, &cx->base, &c);
 	predict(cx->s, &c);
 	size_t k = 0;
@@ -392,9 +444,9 @@ static int residuals(const gsl_vector *xv, void *data, gsl_vector *f)
 		if (!fitted_kind(r->kind))
 			continue;
 		double e = log(r->pred_s / r->meas_s);
-		/* Huber on the log ratio: a few odd kernels (the 1 GB copy runs at
-		 * 2.8 TB/s where 512 MB runs at 4.2) do not pull the fit as
-		 * squares would */
+		/* Huber on the log ratio: a few odd kernels (a 1 GB copy at 2.8
+		 * TB/s where 512 MB runs at 4.2) do not pull the fit as squares
+		 * would */
 		if (fabs(e) > HUBER)
 			e = copysign(sqrt(2 * HUBER * fabs(e) - HUBER * HUBER), e);
 		gsl_vector_set(f, k++, e);
@@ -402,23 +454,22 @@ static int residuals(const gsl_vector *xv, void *data, gsl_vector *f)
 	return GSL_SUCCESS;
 }
 
-static int fit(struct set *s, struct sim_compute *c)
+/* One GSL solve from c over the free parameters; c gets the result. */
+static int fit_once(struct fctx *cx, struct sim_compute *c, bool verbose)
 {
-	if (!set_launch(s, c))
-		fprintf(stderr, "bench_kernels: no launch row: launch_us stays %.3f\n", c->launch_s * 1e6);
-	struct fctx cx = { s, *c, 0 };
-	for (int i = 0; i < s->n; i++)
-		cx.nuse += fitted_kind(s->r[i].kind);
-	double x[NPAR];
-	compute_to_x(c, x);
-	gsl_vector_view xv = gsl_vector_view_array(x, NPAR);
+	double xf[NPAR];
+	cx->base = *c;
+	compute_to_x(c, cx->x0);
+	for (int k = 0; k < cx->nfree; k++)
+		xf[k] = cx->x0[cx->free_par[k]];
+	gsl_vector_view xv = gsl_vector_view_array(xf, (size_t)cx->nfree);
 	gsl_multifit_nlinear_fdf fdf;
 	memset(&fdf, 0, sizeof(fdf));
 	fdf.f = residuals;
 	fdf.df = NULL; /* GSL's finite differences: the model is smooth in these but for tile choices */
-	fdf.n = (size_t)cx.nuse;
-	fdf.p = NPAR;
-	fdf.params = &cx;
+	fdf.n = (size_t)cx->nuse;
+	fdf.p = (size_t)cx->nfree;
+	fdf.params = cx;
 	gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
 	fp.trs = gsl_multifit_nlinear_trs_lm;
 	fp.h_df = 1e-4;
@@ -429,42 +480,111 @@ static int fit(struct set *s, struct sim_compute *c)
 		return 1;
 	}
 	int info = 0;
-	gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
-	int rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &info, w);
-	fprintf(stderr, "bench_kernels: fit of %s", par_names[0]);
-	for (int j = 1; j < NPAR; j++)
-		fprintf(stderr, ", %s", par_names[j]);
-	fprintf(stderr, ": %s after %zu iterations (info %d), %d rows\n", gsl_strerror(rc),
-		gsl_multifit_nlinear_niter(w), info, cx.nuse);
-	for (int j = 0; j < NPAR; j++)
-		x[j] = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)j);
-	x_to_compute(x, &cx.base, c);
+	int rc = gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
+	if (rc == GSL_SUCCESS)
+		rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &info, w);
+	if (verbose)
+		fprintf(stderr, "bench_kernels: fit: %s after %zu iterations (info %d), %d rows\n",
+			gsl_strerror(rc), gsl_multifit_nlinear_niter(w), info, cx->nuse);
+	double x[NPAR];
+	memcpy(x, cx->x0, sizeof(x));
+	for (int k = 0; k < cx->nfree; k++)
+		x[cx->free_par[k]] = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)k);
+	x_to_compute(x, &cx->base, c);
 	gsl_multifit_nlinear_free(w);
+	/* GSL_EMAXITER / GSL_ENOPROG still leave the best position found */
+	return rc == GSL_SUCCESS || rc == GSL_EMAXITER || rc == GSL_ENOPROG ? 0 : 2;
+}
+
+/* Which parameters the rows can fit; 2 (said in one line) when too few. */
+static int fit_plan(struct set *s, struct fctx *cx)
+{
+	memset(cx, 0, sizeof(*cx));
+	cx->s = s;
+	for (int j = 0; j < NPAR; j++)
+		if (par_has_rows(s, j))
+			cx->free_par[cx->nfree++] = j;
+	for (int i = 0; i < s->n; i++)
+		cx->nuse += fitted_kind(s->r[i].kind);
+	if (cx->nfree == 0 || cx->nuse < cx->nfree) {
+		fprintf(stderr, "bench_kernels: too few rows to fit: %d of the kinds each parameter "
+				"is fitted to, for %d parameters\n", cx->nuse, cx->nfree);
+		return 2;
+	}
+	return 0;
+}
+
+/* The fit (after fit_plan): launch from the tiny kernel, then the free
+ * parameters from c. */
+static int fit(struct set *s, struct sim_compute *c, struct fctx *cx)
+{
+	fprintf(stderr, "bench_kernels: fitting");
+	for (int k = 0; k < cx->nfree; k++)
+		fprintf(stderr, "%s %s", k ? "," : "", par_names[cx->free_par[k]]);
+	fprintf(stderr, "\n");
+	if (!set_launch(s, c))
+		fprintf(stderr, "bench_kernels: no launch row: launch_us stays %.3f\n", c->launch_s * 1e6);
+	if (fit_once(cx, c, true)) {
+		fprintf(stderr, "bench_kernels: the fit failed\n");
+		return 2;
+	}
 	predict(s, c);
 	return 0;
 }
 
-static int write_calibration(const char *path, const struct sim_compute *c, int nfiles,
-			     char **files, struct ts_error *err)
+static int write_calibration(const char *path, const struct sim_compute *c, const struct fctx *cx,
+			     int nfiles, char **files, struct ts_error *err)
 {
+	char text[4096];
+	size_t at = 0;
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
+	cJSON_AddStringToObject(root, "gpu", c->gpu);
+	at += (size_t)snprintf(text, sizeof(text),
+			       "%s by bench/bench_kernels (GSL gsl_multifit_nlinear, Huber loss on log "
+			       "time ratios, delta %g) to kernels timed by "
+			       "validate/kernels/measure_kernels.py:",
+			       cx ? "fitted" : "evaluated", HUBER);
+	for (int i = 0; i < nfiles && at < sizeof(text); i++)
+		at += (size_t)snprintf(text + at, sizeof(text) - at, " %s", files[i]);
+	cJSON_AddStringToObject(root, "source", text);
+	cJSON_AddNumberToObject(root, "launch_us", c->launch_s * 1e6);
+	struct sim_compute t = *c;
+	for (int j = 0; j < NPAR; j++)
+		cJSON_AddNumberToObject(root, par_names[j], *par_ref(&t, j));
+	if (cx) {
+		const char *fitted[NPAR], *held[NPAR];
+		int nf = 0, nh = 0;
+		for (int j = 0; j < NPAR; j++) {
+			bool f = false;
+			for (int k = 0; k < cx->nfree; k++)
+				f = f || cx->free_par[k] == j;
+			if (f)
+				fitted[nf++] = par_names[j];
+			else
+				held[nh++] = par_names[j];
+		}
+		cJSON *fit = cJSON_AddObjectToObject(root, "fit");
+		if (fit) {
+			cJSON_AddItemToObject(fit, "parameters", cJSON_CreateStringArray(fitted, nf));
+			cJSON_AddItemToObject(fit, "held (no rows of their kernels)",
+					      cJSON_CreateStringArray(held, nh));
+			cJSON_AddNumberToObject(fit, "rows", cx->nuse);
+		}
+	}
+	char *out = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!out)
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	struct afile a = AFILE_INIT;
-	if (afile_open(&a, path, err))
+	if (afile_open(&a, path, err)) {
+		cJSON_free(out);
 		return 2;
-	FILE *f = a.f;
-	fprintf(f, "{\n\t\"gpu\": \"%s\",\n", c->gpu);
-	fprintf(f, "\t\"source\": \"fitted by bench/bench_kernels --fit (GSL gsl_multifit_nlinear, "
-		   "Huber loss on log time ratios, delta %g) to kernels timed by "
-		   "validate/kernels/measure_kernels.py:", HUBER);
-	for (int i = 0; i < nfiles; i++)
-		fprintf(f, " %s", files[i]);
-	fprintf(f, "\",\n");
-	fprintf(f, "\t\"gemm_eff_max\": %.6g,\n\t\"gemm_half_flops\": %.6g,\n\t\"launch_us\": %.6g,\n",
-		c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6);
-	fprintf(f, "\t\"hbm_eff\": %.6g,\n\t\"hbm_half_bytes\": %.6g,\n\t\"attn_eff\": %.6g,\n",
-		c->hbm_eff, c->hbm_half_bytes, c->attn_eff);
-	fprintf(f, "\t\"fp32_gemm_ratio\": %.6g,\n\t\"attn_tile_overhead\": %.6g\n}\n",
-		c->fp32_gemm_ratio, c->attn_tile_overhead);
-	if (ferror(f)) {
+	}
+	fprintf(a.f, "%s\n", out);
+	cJSON_free(out);
+	if (ferror(a.f)) {
 		afile_abort(&a);
 		return ts_error_set(err, TS_EIO, "%s: write failed", path), 2;
 	}
@@ -551,6 +671,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_kernels: %s\n", err.msg);
 		return 2;
 	}
+	static struct fctx cx;
+	if (do_fit && fit_plan(&s, &cx))
+		return 2;
 	printf("# %d kernels from %d file(s), GPU %s (%s)\n", s.n, nfiles, c.gpu,
 	       calib ? calib : "compute-model defaults");
 	print_params(&c, "parameters");
@@ -559,15 +682,17 @@ int main(int argc, char **argv)
 		print_rows(&s);
 	report(&s, "predicted / measured - 1, by kind");
 	if (do_fit) {
-		if (fit(&s, &c))
-			return 1;
+		gsl_set_error_handler_off(); /* GSL's errors come back as codes, said in one line */
+		int rc = fit(&s, &c, &cx);
+		if (rc)
+			return rc;
 		print_params(&c, "fitted");
 		if (rows)
 			print_rows(&s);
 		report(&s, "after the fit");
 	}
 	if (out) {
-		if (write_calibration(out, &c, nfiles, files, &err)) {
+		if (write_calibration(out, &c, do_fit ? &cx : NULL, nfiles, files, &err)) {
 			fprintf(stderr, "bench_kernels: %s\n", err.msg);
 			return 2;
 		}

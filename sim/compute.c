@@ -82,6 +82,8 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	/* Its cost per query tile beyond the key tiles: 0 (the single
 	 * efficiency above) until measured; Hopper's below. */
 	c->attn_tile_overhead = 0;
+	/* The backward kernel at the forward's efficiency until measured. */
+	c->attn_bwd_ratio = 1;
 	/* TF32 tensor-core rate is half the BF16 rate on A100 (156 vs 312) and
 	 * H100 (495 vs 989): assumption from NVIDIA datasheets, not in reference/. */
 	c->fp32_gemm_ratio = 0.5;
@@ -92,30 +94,33 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		/* Hopper (H100 SXM5, H200 SXM: the same 132 SMs, clocks and 700 W):
 		 * measured, not assumed. 1,594 kernels timed on one H200 SXM on
 		 * 2026-12-04 by validate/kernels/measure_kernels.py (PyTorch 2.11,
-		 * CUDA 13.0, cuDNN 9.19; two runs, validate/data/h200-kernels-*.csv)
-		 * and fitted by `bench_kernels --fit`: bf16 cuBLAS GEMMs of
-		 * transformer shapes in the three orientations of training (573
-		 * shapes; 8192^3 runs at 732 TFLOP/s, the clock falling to 1560 MHz
-		 * under sustained GEMMs), copy and add from 16 KB to 1 GB, cuDNN's
-		 * fused attention (the backend Transformer Engine takes on Hopper),
-		 * TF32 GEMMs. The per-kernel cost is a tiny kernel's time in a CUDA
-		 * graph (1.05 us): launches queued ahead of the GPU, as a training
-		 * step's are. HBM efficiency is a fraction of the datasheet's
-		 * bandwidth, taken for the H100's 3.35 TB/s too (an assumption).
-		 * Attention's efficiency rises with the sequence (0.37 of peak at
-		 * 1,024 causal keys, 0.61 at 8,192): a cost per query tile of 3.0
-		 * key tiles follows it (attn_tiling). After the fit: GEMMs 5.1 %
-		 * mean error (run-to-run noise 2.3-2.7 %), copy/add 10.4 %,
-		 * attention 8.7 % forward and 9.7 % backward (21-24 % with one
-		 * efficiency and no tiling cost). */
-		c->gemm_eff_max = 0.7102;
-		c->gemm_half_flops = 5.838e8;
-		c->launch_s = 1.05e-6;
-		c->hbm_eff = 0.8081;
-		c->hbm_half_bytes = 3.715e5;
-		c->attn_eff = 0.6012;
-		c->attn_tile_overhead = 2.995;
-		c->fp32_gemm_ratio = 0.5595;
+		 * CUDA 13.0, cuDNN 9.19; two runs, validate/data/h200-kernels-1.csv
+		 * and -2.csv, a third held out) and fitted by `bench_kernels
+		 * --fit`: bf16 cuBLAS GEMMs of transformer shapes in the three
+		 * orientations of training (573 shapes; 8192^3 runs at 733-772
+		 * TFLOP/s, the clock falling to 1650-1830 MHz under sustained
+		 * GEMMs), copy and add from 16 KB to 1 GB with their operands out
+		 * of L2, cuDNN's fused attention (the backend Transformer Engine
+		 * takes on Hopper), TF32 GEMMs. The per-kernel cost is a tiny
+		 * kernel's time in a CUDA graph (1.06 us): launches queued ahead of
+		 * the GPU, as a training step's are. HBM efficiency is a fraction
+		 * of the datasheet's bandwidth, taken for the H100's 3.35 TB/s too
+		 * (an assumption). Attention's efficiency rises with the sequence
+		 * (0.44 of peak at 1,024 causal keys, 0.61 at 8,192, forward): a
+		 * cost per query tile of 1.44 key tiles follows it (attn_tiling),
+		 * and the backward kernel runs at 0.78 of the forward's
+		 * efficiency. After the fit: GEMMs 5.0 % mean error (run-to-run
+		 * noise 2.6-2.9 %), copy/add 4.6 %, attention 5.9 % forward and
+		 * 7.5 % backward. */
+		c->gemm_eff_max = 0.7242;
+		c->gemm_half_flops = 7.824e8;
+		c->launch_s = 1.063e-6;
+		c->hbm_eff = 0.8457;
+		c->hbm_half_bytes = 2.850e6;
+		c->attn_eff = 0.6432;
+		c->attn_tile_overhead = 1.439;
+		c->attn_bwd_ratio = 0.7833;
+		c->fp32_gemm_ratio = 0.5294;
 		c->measured_defaults = true;
 	}
 	/* Non-tensor-core math: Calculon's A100 vector.float16 is 78 TFLOP/s,
@@ -201,6 +206,8 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 		return bad(err, "attn_eff", "must be in [0.001, 1]", c->attn_eff);
 	if (!(c->attn_tile_overhead >= 0 && c->attn_tile_overhead <= 1000))
 		return bad(err, "attn_tile_overhead", "must be in [0, 1000]", c->attn_tile_overhead);
+	if (!(c->attn_bwd_ratio >= 0.01 && c->attn_bwd_ratio <= 10))
+		return bad(err, "attn_bwd_ratio", "must be in [0.01, 10]", c->attn_bwd_ratio);
 	if (c->sm_count < 1 || c->sm_count > 100000)
 		return bad(err, "sm_count", "must be in [1, 100000]", c->sm_count);
 	if (!(c->overlap_slowdown >= 1 && c->overlap_slowdown <= 100))
@@ -228,7 +235,7 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 
 static const char *const calib_keys[] = {
 	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*B", "hbm_eff", "hbm_half*S",
-	"launch*T", "gemm_eff_max", "gemm_half_flops", "attn_eff", "attn_tile_overhead", "sm_count",
+	"launch*T", "gemm_eff_max", "gemm_half_flops", "attn_eff", "attn_tile_overhead", "attn_bwd_ratio", "sm_count",
 	"overlap_slowdown", "tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
 	"host_link_bandwidth*B", "host_memory_bandwidth*B", "dispatch*T", "fit", "comment", NULL
 };
@@ -338,6 +345,7 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 		      err) ||
 	    get_range(o, "attn_eff", 1e-3, 1, false, &t.attn_eff, err) ||
 	    get_range(o, "attn_tile_overhead", 0, 1000, false, &t.attn_tile_overhead, err) ||
+	    get_range(o, "attn_bwd_ratio", 0.01, 10, false, &t.attn_bwd_ratio, err) ||
 	    get_int_field(o, "sm_count", 1, 100000, &t.sm_count, err) ||
 	    get_range(o, "overlap_slowdown", 1, 100, false, &t.overlap_slowdown, err) ||
 	    get_int_field(o, "tile_m", 1, 4096, &t.tile_m, err) ||
@@ -573,8 +581,7 @@ static double hbm_time_s(const struct sim_compute *c, double bytes)
  * multiple of 32 (FlashAttention-2 has kernels for 32, 64, 96, 128... : a
  * head of 72 runs as 96). Factor on the op's FLOPs, 1 when the op carries
  * no shape. Measured (validate/data/h200-kernels-*.csv, cuDNN): the
- * forward's efficiency at 0.37 of peak at 1,024 causal keys and 0.61 at
- * 8,192, which one efficiency missed by 21 %. */
+ * forward at 0.44 of peak at 1,024 causal keys and 0.61 at 8,192. */
 #define ATTN_TILE 128.0
 #define ATTN_HEAD_PAD 32.0
 
@@ -612,7 +619,9 @@ double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc 
 	}
 	case SIM_OP_ATTN:
 		if (flops > 0)
-			t_flop = flops * attn_tiling(c, op) / (peak_for(c, dt) * c->attn_eff);
+			t_flop = flops * attn_tiling(c, op) /
+				 (peak_for(c, dt) *
+				  fmin(1, c->attn_eff * (op->backward ? c->attn_bwd_ratio : 1)));
 		break;
 	case SIM_OP_ELEMENTWISE:
 	case SIM_OP_OPTIMIZER:

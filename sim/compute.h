@@ -42,6 +42,7 @@ struct sim_op_desc {
 	                         * each on average under a causal or window mask: the tiles on
 	                         * its edge run partly masked (with m, n, k = head dim, batch =
 	                         * heads x sequences; 0 shape: no tiling cost) */
+	bool backward;          /* fused attention: the backward kernel (attn_bwd_ratio) */
 };
 
 struct sim_compute {
@@ -58,6 +59,8 @@ struct sim_compute {
 	double attn_tile_overhead; /* fused attention: cost of each query tile beyond its key
 	                            * tiles (loading Q, the softmax rescale, writing O), in key
 	                            * tiles of ATTN_TILE keys */
+	double attn_bwd_ratio;  /* fused attention: the backward kernel's efficiency over the
+	                         * forward's (its FLOPs 2.5x the forward's), dimensionless */
 	int sm_count;           /* SMs, for wave quantisation, count */
 	double overlap_slowdown;/* compute slowdown while communication overlaps it, factor >= 1 */
 	/* Added by the compute model (compute.c); sim_compute_init sets them. */

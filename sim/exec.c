@@ -866,6 +866,7 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 	d.batch = op->batch;
 	d.m_sd = m_sd;
 	d.masked = op->masked;
+	d.backward = op->cls == WL_ATTN && op->phase == WL_P_BWD;
 	/* FP8 plans: only the decoder's linear layers run on FP8 operands
 	 * (models/workload.c, linear()); everything else stays 16-bit */
 	d.dtype_bytes = x->p->precision == PLAN_DT_FP32		  ? 4 :

@@ -1397,7 +1397,8 @@ static int slice_count(const struct sim_prediction *r, const char *name)
  * halved for a decoder's causal mask, backward 2.5x the forward; each slice
  * takes what the compute model gives for that many FLOPs and its bytes, at
  * the kernel's shape (16 heads of 64, s queries attending s / 2 keys on
- * average, masked: its tiling). */
+ * average, masked: its tiling; the backward kernel at its own
+ * efficiency). */
 START_TEST(flash_attention_executes_causal_flops)
 {
 	struct plan p;
@@ -1426,6 +1427,7 @@ START_TEST(flash_attention_executes_causal_flops)
 	double want_f = sim_compute_time_s(&c, &d);
 	d.flops = 2.5 * 0.5 * full;
 	d.bytes = 4 * T * (3 * q) * 2;
+	d.backward = true;
 	double want_b = sim_compute_time_s(&c, &d);
 	struct slice_stats f = slices(&r, "attention"), b = slices(&r, "attention bwd");
 	ck_assert_int_eq(f.n, 8); /* one per layer */
@@ -4291,10 +4293,12 @@ START_TEST(folded_dp_groups_in_turn)
 			run(&p, &o, &a);
 			ck_assert(!a.exact_fallback);
 			ck_assert_int_eq(a.units_simulated, k == 1 ? a.units : 4);
-			/* (the distributed optimizer's case at the H200-measured
-			 * Hopper compute defaults: 0.53 % at seed 4, the others
-			 * within 0.1 %; 1e-3 held at the older assumed defaults:
-			 * held to the 1 % the fold promises, the gap not explained) */
+			/* (the distributed optimizer's case, k 2, held to the 1 %
+			 * the fold promises: within 1e-3 at the older assumed
+			 * compute defaults, but 0.01-0.18 % at the H200-measured
+			 * ones, either sign, and 0.53 % at seed 4 with an earlier
+			 * fit of them; a timing-sensitive gap in how the fold
+			 * orders the other groups' gathers, not explained) */
 			ck_assert_msg(fabs(a.iteration_time_s / b.iteration_time_s - 1) <
 					      (k == 2 ? 1e-2 : 1e-3),
 				      "tp %d pp %d seed %d: folded %.6f s vs exact %.6f s", p.tp, p.pp,

@@ -220,6 +220,16 @@ START_TEST(attention_tiling)
 		ck_assert(rate < c.peak_flops * c.attn_eff);
 		prev = rate;
 	}
+	/* the backward kernel at attn_bwd_ratio of the forward's efficiency */
+	ck_assert(c.attn_bwd_ratio > 0 && c.attn_bwd_ratio < 1); /* measured on Hopper */
+	at.masked = false;
+	at.m = 4096;
+	at.n = 2048;
+	at.flops = f;
+	double tf = sim_compute_time_s(&c, &at) - c.launch_s;
+	at.backward = true;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at) - c.launch_s, tf / c.attn_bwd_ratio,
+				tf * 1e-9);
 	/* no shape: the FLOPs at attn_eff alone */
 	struct sim_op_desc bare = { .cls = SIM_OP_ATTN, .flops = f, .bytes = 1e6 };
 	want = f / (c.peak_flops * c.attn_eff) + c.launch_s;
@@ -227,6 +237,7 @@ START_TEST(attention_tiling)
 	/* the A100's defaults keep one efficiency (not measured there) */
 	init_a100(&c);
 	ck_assert_double_eq(c.attn_tile_overhead, 0);
+	ck_assert_double_eq(c.attn_bwd_ratio, 1);
 }
 END_TEST
 
@@ -451,6 +462,7 @@ START_TEST(load_good_file)
 				   "  \"hbm_half\": \"1MiB\",\n"
 				   "  \"attn_eff\": 0.4,\n"
 				   "  \"attn_tile_overhead\": 2.5,\n"
+				   "  \"attn_bwd_ratio\": 0.75,\n"
 				   "  \"sm_count\": 100,\n"
 				   "  \"fit\": { \"method\": \"test\" }\n"
 				   "}\n");
@@ -463,6 +475,7 @@ START_TEST(load_good_file)
 	ck_assert_double_eq(c.hbm_half_bytes, 1048576.0);
 	ck_assert_double_eq(c.attn_eff, 0.4);
 	ck_assert_double_eq(c.attn_tile_overhead, 2.5);
+	ck_assert_double_eq(c.attn_bwd_ratio, 0.75);
 	ck_assert_int_eq(c.sm_count, 100);
 	ck_assert_double_eq(c.peak_flops, 312e12); /* untouched */
 	ck_assert_ptr_nonnull(strstr(c.source, "calibration file"));
@@ -495,6 +508,7 @@ static const struct {
 	{ "{\n  \"attn_eff\": 1e-12\n}\n", ":2:" },
 	{ "{\n  \"attn_tile_overhead\": -1\n}\n", "attn_tile_overhead" },
 	{ "{\n  \"attn_tile_overhead\": -1\n}\n", ":2:" },
+	{ "{\n  \"attn_bwd_ratio\": 0\n}\n", "attn_bwd_ratio" },
 	{ "{\n  \"peak_flops\": 1\n}\n", "peak_flops" },
 	{ "{\n  \"hbm_bandwidth\": \"1B/s\"\n}\n", ":2:" },
 	{ "{\n  \"attn_eff\": \"high\"\n}\n", "expected a number" },

@@ -12,13 +12,19 @@ predicts each row with sim/compute.c and fits the compute model to it.
 How each time is taken:
 - GEMMs, batched GEMMs and element-wise ops: R launches of the op captured
   in one CUDA graph (so the host's dispatch cost is not in the time), cycling
-  over `sets` distinct operand sets whose bytes together exceed the L2 cache
-  where memory allows (operands in training come from HBM, not L2). One
-  warm-up replay, then 7 timed replays (CUDA events); t = replay time / R.
-  R is chosen so that one replay takes about 2 ms.
-- Attention (scaled_dot_product_attention, each backend) and grouped GEMMs:
-  eager launches between CUDA events (each launch is long enough that the
-  host stays ahead), 7 timed repetitions after 2 warm-ups.
+  over `sets` distinct operand sets whose bytes together exceed the 60 MB L2
+  (operands in training come from HBM, not L2): 384 MB of sets, at most
+  1,024 of them for a GEMM (128^3: 96 MB) and 8,192 for an element-wise op
+  (16 KB: 128 MB). One warm-up replay, then 7 timed replays (CUDA events);
+  t = replay time / R. R is chosen so that one replay takes about 2 ms, and
+  is at least the sets.
+- Attention (scaled_dot_product_attention, each backend), grouped GEMMs and
+  the AdamW step: n eager calls issued back to back between CUDA events, so
+  that the host runs ahead of the GPU (one call between two events, as a
+  first version did, put 20-27 us of host dispatch into each time: found
+  by review), n about 2 ms of calls, at least 3; 7 timed batches after 2
+  warm-up calls. The AdamW step's host time exceeds its GPU time below
+  about 64 M parameters: those rows measure the host.
 - launch: a graph of 2000 tiny adds (GPU time per kernel) and an eager loop
   of 2000 (host dispatch per op, wall clock).
 
@@ -102,13 +108,27 @@ def time_graph(step, nsets, est_s):
 
 
 def time_eager(fn, warm=2):
+    """n calls of fn back to back between CUDA events. Returns per-call
+    times (s) and n."""
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
-    return timed(fn, 1)
+    t = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    est = time.perf_counter() - t  # an upper bound: the host's time is in it
+    n = int(min(64, max(3, math.ceil(TARGET_REPLAY_S / max(est, 1e-6)))))
+
+    def batch():
+        for _ in range(n):
+            fn()
+
+    batch()
+    torch.cuda.synchronize()
+    return timed(batch, n), n
 
 
-def nsets_for(set_bytes, cap=16):
+def nsets_for(set_bytes, cap=1024):
     return int(max(1, min(cap, math.ceil(L2_FLUSH_BYTES / max(set_bytes, 1)))))
 
 
@@ -170,7 +190,10 @@ def gemm(section, op, m, n, k, batch=1, dtype=BF16, form="nt"):
     for _ in range(nsets):
         if batch > 1:
             A = torch.randn(batch, m, k, device=DEV, dtype=dtype)
-            B = torch.randn(batch, k, n, device=DEV, dtype=dtype)
+            if form == "nt":  # Q K^T, x W^T: B stored [batch, n, k]
+                B = torch.randn(batch, n, k, device=DEV, dtype=dtype).transpose(1, 2)
+            else:
+                B = torch.randn(batch, k, n, device=DEV, dtype=dtype)
             C = torch.empty(batch, m, n, device=DEV, dtype=dtype)
         elif form == "nt":
             A = torch.randn(m, k, device=DEV, dtype=dtype)
@@ -246,13 +269,13 @@ def gemms():
         gemm("gemm_sweep", "lm_head", m, n, k)
     # Batched (non-flash attention scores and context): batch = micro x heads / tp.
     for b, s, d in ((8, 2048, 128), (32, 2048, 128), (96, 2048, 128), (48, 2048, 64)):
-        gemm("bmm", "scores", s, s, d, batch=b)
-        gemm("bmm", "context", s, d, s, batch=b)
+        gemm("bmm", "scores", s, s, d, batch=b, form="nt")
+        gemm("bmm", "context", s, d, s, batch=b, form="nn")
     # Equal-row expert GEMMs as one batched kernel (Qwen3 30B-A3B / 235B-A22B experts).
     for e, h, f in ((128, 2048, 768), (16, 4096, 1536)):
         for rows in (128, 512, 2048):
-            gemm("bmm", "experts_up", rows, 2 * f, h, batch=e)
-            gemm("bmm", "experts_down", rows, h, f, batch=e)
+            gemm("bmm", "experts_up", rows, 2 * f, h, batch=e, form="nt")
+            gemm("bmm", "experts_down", rows, h, f, batch=e, form="nt")
     # TF32.
     torch.backends.cuda.matmul.allow_tf32 = True
     for s in (1024, 4096, 8192):
@@ -302,7 +325,7 @@ def elementwise():
                 nbytes = 10 * N
                 mk = lambda: (torch.randn(N, device=DEV, dtype=BF16), torch.zeros(N, device=DEV, dtype=torch.float32))
                 fn = lambda t: t[1].add_(t[0])
-            nsets = nsets_for(nbytes, cap=64)
+            nsets = nsets_for(nbytes, cap=8192)
             sets = [mk() for _ in range(nsets)]
             ts, reps = time_graph(lambda i: fn(sets[i]), nsets, nbytes / 4.0e12 + 2e-6)
             row("elementwise", op, "bf16", N, 0, 0, 1, 0, 0, nbytes, reps, nsets, ts)
@@ -341,15 +364,16 @@ def attention():
                         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                         o.backward(do)
 
-                    tf = time_eager(fwd)
-                    tfb = time_eager(fwdbwd)
+                    tf, nf = time_eager(fwd)
+                    tfb, nfb = time_eager(fwdbwd)
                 # FLOPs executed by a causal-aware kernel: QK^T and PV, 4 b h s^2 d,
                 # half under a causal mask; backward 2.5x forward.
                 ff = 4.0 * b * hds * s * s * d * (0.5 if causal else 1.0)
                 nb = 4 * b * hds * s * d * 2
                 extra = "causal" if causal else "full"
-                row("attention", bname + ".fwd", "bf16", s, d, hds, b, 0, ff, nb, 1, 1, tf, extra)
-                row("attention", bname + ".fwdbwd", "bf16", s, d, hds, b, 0, 3.5 * ff, 3 * nb, 1, 1, tfb, extra)
+                row("attention", bname + ".fwd", "bf16", s, d, hds, b, 0, ff, nb, nf, 1, tf, extra)
+                row("attention", bname + ".fwdbwd", "bf16", s, d, hds, b, 0, 3.5 * ff, 3 * nb, nfb, 1, tfb,
+                    extra)
                 del q, k, v, do
             except Exception as e:  # noqa: BLE001
                 log("attention %s b%d h%d s%d d%d: %s" % (bname, b, hds, s, d, str(e).splitlines()[0][:200]))
@@ -388,14 +412,14 @@ def grouped():
                         try:
                             a = torch.randn(M, k, device=DEV, dtype=BF16)
                             w = torch.randn(e, n, k, device=DEV, dtype=BF16).transpose(-2, -1)
-                            ts = time_eager(lambda: torch._grouped_mm(a, w, offs=offs, out_dtype=BF16))
+                            ts, ng = time_eager(lambda: torch._grouped_mm(a, w, offs=offs, out_dtype=BF16))
                         except Exception as ex:  # noqa: BLE001
                             log("grouped %s align %d: %s" % (spread, align, str(ex).splitlines()[0][:200]))
                             if align == 1:
                                 break
                             return
                         row("grouped", op, "bf16", M // e, n, k, e, sd, 2.0 * M * n * k,
-                            (M * k + e * k * n + M * n) * 2, 1, 1, ts, "%s.align%d" % (spread, align))
+                            (M * k + e * k * n + M * n) * 2, ng, 1, ts, "%s.align%d" % (spread, align))
                         del a, w
                     else:
                         break  # align 1 worked: no need for the aligned variant
@@ -414,8 +438,8 @@ def optimizer():
         for p in ps:
             p.grad = torch.randn_like(p)
         opt = torch.optim.AdamW(ps, lr=1e-4, fused=True)
-        ts = time_eager(opt.step, warm=3)
-        row("optimizer", "adamw_fused", "fp32", total, 0, 0, ntens, 0, 0, 28.0 * total, 1, 1, ts,
+        ts, no = time_eager(opt.step, warm=3)
+        row("optimizer", "adamw_fused", "fp32", total, 0, 0, ntens, 0, 0, 28.0 * total, no, 1, ts,
             "28 B a parameter")
         del opt, ps
 
