@@ -594,11 +594,11 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 static void print_params(const struct sim_compute *c, const char *title)
 {
 	printf("# %s: gemm_eff_max %.4f, gemm_half_flops %.4g, launch %.3f us, hbm_eff %.4f, "
-	       "hbm_half %.4g B, attn_eff %.4f, attn_tile_overhead %.3f, fp32_gemm_ratio %.4f, "
-	       "dispatch %.2f us\n",
+	       "hbm_half %.4g B, attn_eff %.4f, attn_tile_overhead %.3f, attn_bwd_ratio %.4f, "
+	       "fp32_gemm_ratio %.4f, dispatch %.2f us\n",
 	       title, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6, c->hbm_eff,
-	       c->hbm_half_bytes, c->attn_eff, c->attn_tile_overhead, c->fp32_gemm_ratio,
-	       c->dispatch_s * 1e6);
+	       c->hbm_half_bytes, c->attn_eff, c->attn_tile_overhead, c->attn_bwd_ratio,
+	       c->fp32_gemm_ratio, c->dispatch_s * 1e6);
 }
 
 static void usage(FILE *f)

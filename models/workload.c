@@ -157,15 +157,19 @@ static int32_t cmp_op(struct bld *b, enum wl_phase ph, enum wl_class cls, const 
 
 /* A fused attention kernel (flash; the vision blocks'): cmp_op with its
  * shape, m queries attending n keys each (their FLOPs' average), head dim
- * k, batch heads x sequences, masked for a causal or window mask; the
- * compute model prices its tiling from them (compute.h). */
+ * k, batch heads x sequences, masked for a causal or window mask, bwd for
+ * the backward kernel (its own efficiency: the phase does not tell, the
+ * vision pass runs in one both ways; found by review); the compute model
+ * prices its tiling from them (compute.h). */
 static int32_t attn_op(struct bld *b, enum wl_phase ph, const char *name, double flops,
 		       double bytes, double m, double n, double k, double batch, bool masked,
-		       enum wl_vary vary)
+		       bool bwd, enum wl_vary vary)
 {
 	int32_t id = cmp_op(b, ph, WL_ATTN, name, flops, bytes, m, n, k, batch, vary);
-	if (id >= 0)
+	if (id >= 0) {
 		b->r->ops[id].masked = masked;
+		b->r->ops[id].attn_bwd = bwd;
+	}
 	return id;
 }
 
@@ -406,10 +410,16 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		 * masked on the diagonal */
 		double kq = FLASH_CAUSAL_FRACTION * model_attn_keys(m, b->layer, p->seq_len) / n;
 		double heads = (double)p->micro_batch * m->heads / tp;
+		/* (with context parallelism only the step on the rank's own
+		 * chunk runs masked, the diagonal; the load-balanced ring's other
+		 * steps see whole chunks, unmasked: found by review. Transformer
+		 * Engine runs the diagonal first; priced here as the last, which
+		 * changes no sum) */
 		if (n > 1)
-			repeat_op(b, attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, true, WL_V_NONE),
+			repeat_op(b, attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, false, bwd,
+					     WL_V_NONE),
 				  n - 1);
-		attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, true, WL_V_NONE);
+		attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, true, bwd, WL_V_NONE);
 		return;
 	}
 	/* the fraction of a row the softmax reads: up to the diagonal where
@@ -1354,7 +1364,7 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 			wgrad_of(b, gemm(b, ph, "vit proj wgrad", vh / tp, vh, P, 1, scale, WL_V_VISION));
 			attn_op(b, ph, "vit attention bwd", amult * 4 * pimg * P * vh / tp,
 				mult * 4 * b->wb * P * vh / tp, P, pimg, vh / v->heads, v->heads / tp,
-				false, WL_V_VISION);
+				false, true, WL_V_VISION);
 			gemm(b, ph, "vit qkv dgrad", P, vh, 3 * vh / tp, 1, scale, WL_V_VISION);
 			if (p->tp > 1 && hide)
 				vision_comm(b, ph, b->wb * P * vh, true);
@@ -1373,7 +1383,7 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 		cmp_op(b, ph, WL_ELEM, "vit norm", 0, 2 * b->wb * P * vh, 0, 0, 0, 0, WL_V_VISION);
 		gemm(b, ph, "vit qkv gemm", P, 3 * vh / tp, vh, 1, scale, WL_V_VISION);
 		attn_op(b, ph, "vit attention", 4 * pimg * P * vh / tp, 4 * b->wb * P * vh / tp, P,
-			pimg, vh / v->heads, v->heads / tp, false, WL_V_VISION);
+			pimg, vh / v->heads, v->heads / tp, false, false, WL_V_VISION);
 		gemm(b, ph, "vit proj gemm", P, vh, vh / tp, 1, scale, WL_V_VISION);
 		if (p->tp > 1)
 			vision_comm(b, ph, b->wb * P * vh, false);

@@ -66,6 +66,8 @@ struct wl_op {
 	uint8_t masked;            /* compute, fused attention: a causal or window mask (m
 	                            * queries, n keys each on average, k head dim, batch
 	                            * heads x sequences; compute.h), flag */
+	uint8_t attn_bwd;          /* compute, fused attention: the backward kernel (the
+	                            * vision pass runs in one phase both ways), flag */
 
 	int16_t layer;             /* decoder layer, -1 vision/embedding/head/optimizer */
 	int16_t chunk;             /* virtual pipeline chunk on this device, index */

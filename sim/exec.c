@@ -850,9 +850,9 @@ static uint64_t ev_arg(int32_t ii, int32_t oi)
 	return (uint64_t)(uint32_t)ii << 32 | (uint32_t)oi;
 }
 
-/* Compute op op's time at these FLOPs, bytes, m and k, s. */
+/* Compute op op's time at these FLOPs, bytes, m, n and k, s. */
 static double op_time_desc(const struct exec *x, const struct wl_op *op, double flops, double bytes,
-			   int64_t m, int64_t k, double m_sd)
+			   int64_t m, int64_t n, int64_t k, double m_sd)
 {
 	struct sim_op_desc d;
 	double reps = op->reps > 1 ? op->reps : 1; /* kernels one after another */
@@ -861,12 +861,12 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 	d.flops = flops / reps;
 	d.bytes = bytes / reps;
 	d.m = m;
-	d.n = op->n;
+	d.n = n;
 	d.k = k;
 	d.batch = op->batch;
 	d.m_sd = m_sd;
 	d.masked = op->masked;
-	d.backward = op->cls == WL_ATTN && op->phase == WL_P_BWD;
+	d.backward = op->attn_bwd;
 	/* FP8 plans: only the decoder's linear layers run on FP8 operands
 	 * (models/workload.c, linear()); everything else stays 16-bit */
 	d.dtype_bytes = x->p->precision == PLAN_DT_FP32		  ? 4 :
@@ -910,13 +910,17 @@ static double expert_rows_sd(const struct exec *x, const struct wl_op *op, doubl
 static double op_compute_s2(const struct exec *x, const struct wl_op *op, double ff, double fb)
 {
 	if (ff == 1 && fb == 1)
-		return op_time_desc(x, op, op->flops, op->bytes, op->m, op->k,
+		return op_time_desc(x, op, op->flops, op->bytes, op->m, op->n, op->k,
 				    expert_rows_sd(x, op, (double)op->m));
 	if (!(ff > 0) && !(fb > 0))
 		return 0;
 	int64_t m = op->tok_k ? op->m : (int64_t)((double)op->m * fb + 0.5);
+	/* an attention's keys a query attends follow its FLOPs per token
+	 * (the vision's: patches of larger images attend more; found by
+	 * review, the tiling took the mean image's) */
+	int64_t n = op->cls == WL_ATTN && fb > 0 ? (int64_t)((double)op->n * ff / fb + 0.5) : op->n;
 	return op_time_desc(x, op, op->flops * ff, op->bytes_fixed + (op->bytes - op->bytes_fixed) * fb,
-			    m, op->tok_k ? (int64_t)((double)op->k * fb + 0.5) : op->k,
+			    m, n, op->tok_k ? (int64_t)((double)op->k * fb + 0.5) : op->k,
 			    expert_rows_sd(x, op, (double)m));
 }
 

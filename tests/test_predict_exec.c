@@ -3061,6 +3061,80 @@ START_TEST(flash_attention_shape)
 	ck_assert_int_eq(nf, 1);
 	ck_assert_int_eq(nb, 1);
 	workload_release(&w);
+	/* context parallelism 2: each direction runs a step on the rank's own
+	 * chunk, masked (the diagonal), and one on the other's, unmasked
+	 * (found by review: every step was masked), each with 1/cp of the keys */
+	{
+		struct plan p;
+		struct wl_opts wo;
+		struct ts_error err = TS_ERROR_INIT;
+		int masked[2] = { 0, 0 }, open[2] = { 0, 0 };
+		plan_init(&p);
+		p.cp = 2;
+		p.micro_batch = 2;
+		p.seq_len = 1024;
+		p.global_batch = 8;
+		p.flash_attention = true;
+		resolve(&p);
+		wl_opts_init(&wo);
+		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+		for (int32_t i = 0; i < w.roles[0].nops; i++) {
+			const struct wl_op *op = &w.roles[0].ops[i];
+			if (op->micro != 0 || op->layer != 0 || op->cls != WL_ATTN)
+				continue;
+			bool bwd = op->phase == WL_P_BWD;
+			int reps = op->reps > 1 ? op->reps : 1;
+			ck_assert_int_eq(op->attn_bwd, bwd);
+			ck_assert_int_eq(op->m, 512);
+			ck_assert_int_eq(op->n, 1024 / 2 / 2);
+			*(op->masked ? &masked[bwd] : &open[bwd]) += reps;
+		}
+		for (int d = 0; d < 2; d++) {
+			ck_assert_int_eq(masked[d], 1);
+			ck_assert_int_eq(open[d], 1);
+		}
+		workload_release(&w);
+	}
+	topo_release(&topo);
+}
+END_TEST
+
+/* The vision blocks' attention is full (unmasked) within each image, its
+ * kernel's shape the patches of the micro-batch attending an image's each,
+ * the vision head; the backward op is the backward kernel though the vision
+ * pass runs in one phase both ways (found by review: it was priced at the
+ * forward's efficiency). */
+START_TEST(vision_attention_shape)
+{
+	struct plan p;
+	struct wl_opts wo;
+	struct workload w;
+	struct ts_error err = TS_ERROR_INIT;
+	int nf = 0, nb = 0;
+	load_topo("dgx-h100-ndr", 1);
+	ck_assert_msg(model_load(&model, "qwen3-vl-2b", &err) == 0, "%s", err.msg);
+	plan_init(&p);
+	p.global_batch = 8;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	double pimg = plan_dist_mean(&p.image_tokens) * model.vit.merge * model.vit.merge;
+	for (int32_t i = 0; i < w.roles[0].nops; i++) {
+		const struct wl_op *op = &w.roles[0].ops[i];
+		if (op->micro != 0 || op->cls != WL_ATTN || strncmp(op->name, "vit ", 4))
+			continue;
+		bool bwd = !strcmp(op->name, "vit attention bwd");
+		ck_assert_int_eq(op->attn_bwd, bwd);
+		ck_assert(!op->masked);
+		ck_assert_int_eq(op->n, (int64_t)(pimg + 0.5));
+		ck_assert_int_eq(op->k, model.vit.hidden / model.vit.heads);
+		ck_assert_int_eq(op->batch, model.vit.heads);
+		nf += !bwd;
+		nb += bwd;
+	}
+	ck_assert_int_eq(nf, model.vit.depth);
+	ck_assert_int_eq(nb, model.vit.depth);
+	workload_release(&w);
 	topo_release(&topo);
 }
 END_TEST
@@ -6662,6 +6736,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, expert_gemm_rows_spread);
 	tcase_add_test(tc, dense_layer_element_ops);
 	tcase_add_test(tc, flash_attention_shape);
+	tcase_add_test(tc, vision_attention_shape);
 	tcase_add_test(tc, tp_overlap_chunks_cost_their_kernels);
 	tcase_add_test(tc, vision_comm_bytes_follow_the_draws);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);
