@@ -34,7 +34,7 @@
 #include "topo/topo.h"
 
 #define MAX_ROWS 8192
-#define NPAR 8
+#define NPAR 9
 #define HUBER 0.05 /* on ln(pred / meas): about 5 % */
 
 enum kind {
@@ -346,16 +346,17 @@ static void print_rows(const struct set *s)
 /* ---- fit ----------------------------------------------------------------------------- */
 
 /* Fitted parameters. Efficiencies (gemm_eff_max, hbm_eff, attn_eff,
- * fp32_gemm_ratio) as logits, 1 / (1 + exp(-x)), smooth up to 1 (found by
- * review: fmin(1, exp(x)) left a parameter past 1 with no gradient, and the
- * fit stuck there reporting success); the rest as logs. Each is fitted
+ * fp32_gemm_ratio) and gemm_bound_mix as logits, 1 / (1 + exp(-x)),
+ * smooth up to 1 (found by review: fmin(1, exp(x)) left a parameter past 1
+ * with no gradient, and the fit stuck there reporting success); the rest
+ * as logs. Each is fitted
  * only where its kernels are among the rows (held otherwise). launch_s is
  * not fitted: the tiny graph kernel's time less its HBM time (set_launch). */
 static const char *const par_names[NPAR] = {
 	"gemm_eff_max", "gemm_half_flops", "hbm_eff", "hbm_half_bytes", "attn_eff",
-	"fp32_gemm_ratio", "attn_tile_overhead", "attn_bwd_ratio",
+	"fp32_gemm_ratio", "attn_tile_overhead", "attn_bwd_ratio", "gemm_bound_mix",
 };
-static const bool par_logit[NPAR] = { true, false, true, false, true, true, false, false };
+static const bool par_logit[NPAR] = { true, false, true, false, true, true, false, false, true };
 
 struct fctx {
 	struct set *s;
@@ -369,7 +370,7 @@ static double *par_ref(struct sim_compute *c, int j)
 {
 	double *p[NPAR] = { &c->gemm_eff_max, &c->gemm_half_flops, &c->hbm_eff, &c->hbm_half_bytes,
 			    &c->attn_eff, &c->fp32_gemm_ratio, &c->attn_tile_overhead,
-			    &c->attn_bwd_ratio };
+			    &c->attn_bwd_ratio, &c->gemm_bound_mix };
 	return p[j];
 }
 
@@ -387,6 +388,8 @@ static void compute_to_x(const struct sim_compute *c, double *x)
 		double v = *par_ref(&t, j);
 		if (j == 6) /* (from 0.5 where it starts at 0) */
 			v = fmax(v, 0.5);
+		if (j == 8) /* (from 0.25 where it starts at 0, max) */
+			v = v > 0 ? v : 0.25;
 		x[j] = par_logit[j] ? log(fmin(v, 1 - 1e-9) / (1 - fmin(v, 1 - 1e-9))) : log(v);
 	}
 }
@@ -399,13 +402,15 @@ static bool par_has_rows(const struct set *s, int j)
 		n[s->r[i].kind]++;
 	switch (j) {
 	case 0:
-	case 1: return n[K_GEMM] >= 2;
+	case 1:
+	case 8: return n[K_GEMM] >= 2;
 	case 2:
 	case 3: return n[K_BW] >= 2;
 	case 4:
 	case 6: return n[K_ATTN_FWD] >= 2;
 	case 5: return n[K_TF32] >= 1;
-	default: return n[K_ATTN_BWD] >= 1 && n[K_ATTN_FWD] >= 2;
+	case 7: return n[K_ATTN_BWD] >= 1 && n[K_ATTN_FWD] >= 2;
+	default: return false;
 	}
 }
 
@@ -595,10 +600,10 @@ static void print_params(const struct sim_compute *c, const char *title)
 {
 	printf("# %s: gemm_eff_max %.4f, gemm_half_flops %.4g, launch %.3f us, hbm_eff %.4f, "
 	       "hbm_half %.4g B, attn_eff %.4f, attn_tile_overhead %.3f, attn_bwd_ratio %.4f, "
-	       "fp32_gemm_ratio %.4f, dispatch %.2f us\n",
+	       "fp32_gemm_ratio %.4f, gemm_bound_mix %.4f, dispatch %.2f us\n",
 	       title, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6, c->hbm_eff,
 	       c->hbm_half_bytes, c->attn_eff, c->attn_tile_overhead, c->attn_bwd_ratio,
-	       c->fp32_gemm_ratio, c->dispatch_s * 1e6);
+	       c->fp32_gemm_ratio, c->gemm_bound_mix, c->dispatch_s * 1e6);
 }
 
 static void usage(FILE *f)
@@ -612,9 +617,10 @@ static void usage(FILE *f)
 		"  --gpu PRESET     cluster preset whose GPU is modelled (default h200-ndr)\n"
 		"  --calibration F  compute calibration applied first ('none': the defaults)\n"
 		"  --fit            launch_us from the tiny kernel in a CUDA graph; gemm_eff_max,\n"
-		"                   gemm_half_flops, hbm_eff, hbm_half_bytes, attn_eff,\n"
-		"                   attn_tile_overhead and fp32_gemm_ratio fitted to GEMMs,\n"
-		"                   copy/add and cuDNN attention\n"
+		"                   gemm_half_flops, gemm_bound_mix, hbm_eff, hbm_half_bytes,\n"
+		"                   attn_eff, attn_tile_overhead, attn_bwd_ratio and\n"
+		"                   fp32_gemm_ratio fitted to GEMMs, copy/add, cuDNN attention\n"
+		"                   and TF32 GEMMs\n"
 		"  --write F        write the (fitted) parameters as a calibration file\n"
 		"  --rows           print every row\n");
 }

@@ -977,6 +977,7 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 	cJSON_AddNumberToObject(root, "attn_eff", c->attn_eff);
 	cJSON_AddNumberToObject(root, "attn_tile_overhead", c->attn_tile_overhead);
 	cJSON_AddNumberToObject(root, "attn_bwd_ratio", c->attn_bwd_ratio);
+	cJSON_AddNumberToObject(root, "gemm_bound_mix", c->gemm_bound_mix);
 	cJSON_AddNumberToObject(root, "launch_us", c->launch_s * 1e6);
 	cJSON_AddNumberToObject(root, "dispatch_us", c->dispatch_s * 1e6);
 	cJSON_AddNumberToObject(root, "sm_count", c->sm_count);

@@ -61,6 +61,10 @@ struct sim_compute {
 	                            * tiles of ATTN_TILE keys */
 	double attn_bwd_ratio;  /* fused attention: the backward kernel's efficiency over the
 	                         * forward's (its FLOPs 2.5x the forward's), dimensionless */
+	double gemm_bound_mix;  /* GEMMs: their compute and HBM times combine as a p-norm of
+	                         * p = 1 / mix, (t_flop^p + t_mem^p)^(1/p): near the ridge
+	                         * slower than the larger alone; 0: max (the plain roofline),
+	                         * 1: their sum, dimensionless */
 	int sm_count;           /* SMs, for wave quantisation, count */
 	double overlap_slowdown;/* compute slowdown while communication overlaps it, factor >= 1 */
 	/* Added by the compute model (compute.c); sim_compute_init sets them. */

@@ -241,6 +241,51 @@ START_TEST(attention_tiling)
 }
 END_TEST
 
+/* A GEMM's compute and HBM times combine as a p-norm, p = 1 /
+ * gemm_bound_mix, where that is set (measured on Hopper): at the ridge
+ * 2^(1/p) times either; far from it the larger; 0 is the plain roofline
+ * (max), 1 their sum. */
+START_TEST(gemm_bound_mix_norm)
+{
+	struct sim_compute c;
+	struct topo_gpu_spec g;
+	h100(&g);
+	sim_compute_init(&c, &g);
+	ck_assert(c.gemm_bound_mix > 0 && c.gemm_bound_mix < 1); /* measured on Hopper */
+	double p = 1 / c.gemm_bound_mix;
+	/* a GEMM whose given FLOPs and bytes put both bounds at 1 ms */
+	struct sim_op_desc op = { .cls = SIM_OP_GEMM, .m = 8192, .n = 8192, .k = 8192, .batch = 1,
+				  .dtype_bytes = 2 };
+	double eff = sim_compute_gemm_eff(&c, 8192, 8192, 8192);
+	op.flops = 1e-3 * c.peak_flops * eff;
+	op.bytes = 1e-3 * c.hbm_Bps * c.hbm_eff - c.hbm_half_bytes;
+	double want = 1e-3 * pow(2, 1 / p) + c.launch_s;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &op), want, want * 1e-9);
+	/* compute-bound by far: about the compute time */
+	op.bytes = 1e-5 * c.hbm_Bps * c.hbm_eff - c.hbm_half_bytes;
+	double tm = 1e-5, t = sim_compute_time_s(&c, &op) - c.launch_s;
+	ck_assert_double_eq_tol(t, 1e-3 * pow(1 + pow(tm / 1e-3, p), 1 / p), 1e-15);
+	ck_assert(t > 1e-3 && t < 1e-3 * 1.001);
+	/* 1: the sum */
+	c.gemm_bound_mix = 1;
+	op.bytes = 1e-3 * c.hbm_Bps * c.hbm_eff - c.hbm_half_bytes;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &op), 2e-3 + c.launch_s, 1e-12);
+	/* 0: the larger alone */
+	c.gemm_bound_mix = 0;
+	op.bytes = 1e-3 * c.hbm_Bps * c.hbm_eff - c.hbm_half_bytes;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &op), 1e-3 + c.launch_s, 1e-12);
+	/* element-wise ops keep the max */
+	h100(&g);
+	sim_compute_init(&c, &g);
+	struct sim_op_desc ew = { .cls = SIM_OP_ELEMENTWISE, .flops = 1e-3 * c.vector_flops,
+				  .bytes = 1e-3 * c.hbm_Bps * c.hbm_eff - c.hbm_half_bytes };
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &ew), 1e-3 + c.launch_s, 1e-12);
+	/* not measured elsewhere: the plain roofline */
+	init_a100(&c);
+	ck_assert_double_eq(c.gemm_bound_mix, 0);
+}
+END_TEST
+
 START_TEST(time_monotone_in_work)
 {
 	struct sim_compute c;
@@ -463,6 +508,7 @@ START_TEST(load_good_file)
 				   "  \"attn_eff\": 0.4,\n"
 				   "  \"attn_tile_overhead\": 2.5,\n"
 				   "  \"attn_bwd_ratio\": 0.75,\n"
+				   "  \"gemm_bound_mix\": 0.3,\n"
 				   "  \"sm_count\": 100,\n"
 				   "  \"fit\": { \"method\": \"test\" }\n"
 				   "}\n");
@@ -476,6 +522,7 @@ START_TEST(load_good_file)
 	ck_assert_double_eq(c.attn_eff, 0.4);
 	ck_assert_double_eq(c.attn_tile_overhead, 2.5);
 	ck_assert_double_eq(c.attn_bwd_ratio, 0.75);
+	ck_assert_double_eq(c.gemm_bound_mix, 0.3);
 	ck_assert_int_eq(c.sm_count, 100);
 	ck_assert_double_eq(c.peak_flops, 312e12); /* untouched */
 	ck_assert_ptr_nonnull(strstr(c.source, "calibration file"));
@@ -509,6 +556,7 @@ static const struct {
 	{ "{\n  \"attn_tile_overhead\": -1\n}\n", "attn_tile_overhead" },
 	{ "{\n  \"attn_tile_overhead\": -1\n}\n", ":2:" },
 	{ "{\n  \"attn_bwd_ratio\": 0\n}\n", "attn_bwd_ratio" },
+	{ "{\n  \"gemm_bound_mix\": 1.5\n}\n", "gemm_bound_mix" },
 	{ "{\n  \"peak_flops\": 1\n}\n", "peak_flops" },
 	{ "{\n  \"hbm_bandwidth\": \"1B/s\"\n}\n", ":2:" },
 	{ "{\n  \"attn_eff\": \"high\"\n}\n", "expected a number" },
@@ -600,6 +648,7 @@ static Suite *suite(void)
 	tc = tcase_create("time");
 	tcase_add_test(tc, time_is_max_of_bounds_plus_launch);
 	tcase_add_test(tc, attention_tiling);
+	tcase_add_test(tc, gemm_bound_mix_norm);
 	tcase_add_test(tc, time_monotone_in_work);
 	tcase_add_test(tc, gemm_time_monotone_in_shape);
 	tcase_add_test(tc, grouped_gemm_rows_spread);
