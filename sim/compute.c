@@ -2,6 +2,9 @@
  *
  *   t = max(FLOPs / (peak x eff(op)), bytes / (HBM x hbm_eff(bytes))) + launch
  *
+ * (a GEMM's two times combine as a p-norm where gemm_bound_mix is set,
+ * p = 1 / gemm_bound_mix: slower than the larger near the ridge)
+ *
  * Roofline (max of the two bounds) as Calculon's `processing_mode:
  * roofline` (reference/formulas.md, Calculon system JSON). For GEMMs
  *   eff = gemm_eff_max x E / (E + gemm_half_flops) x util(m, n, k, batch),
@@ -243,8 +246,8 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 
 static const char *const calib_keys[] = {
 	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*B", "hbm_eff", "hbm_half*S",
-	"launch*T", "gemm_eff_max", "gemm_half_flops", "attn_eff", "attn_tile_overhead", "attn_bwd_ratio", "gemm_bound_mix", "sm_count",
-	"overlap_slowdown", "tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
+	"launch*T", "gemm_eff_max", "gemm_half_flops", "attn_eff", "attn_tile_overhead",
+	"attn_bwd_ratio", "gemm_bound_mix", "sm_count", "overlap_slowdown", "tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
 	"host_link_bandwidth*B", "host_memory_bandwidth*B", "dispatch*T", "fit", "comment", NULL
 };
 
