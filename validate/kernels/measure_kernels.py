@@ -28,7 +28,9 @@ How each time is taken:
 - launch: a graph of 2000 tiny adds (GPU time per kernel) and an eager loop
   of 2000 (host dispatch per op, wall clock).
 
-Usage: measure_kernels.py OUTDIR [--budget SECONDS] [--quick]
+Usage: measure_kernels.py OUTDIR [--budget SECONDS] [--quick] [--sections A,B,...]
+  sections: launch, gemms, elementwise, attention, grouped, optimizer (the
+  default set) and heldout (shapes outside it, to check a fit out of sample)
 """
 import math
 import os
@@ -334,17 +336,20 @@ def elementwise():
 
 
 # ---- attention ------------------------------------------------------------------
-def attention():
+def attention(cases=None, section="attention", only=None):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
                 ("efficient", SDPBackend.EFFICIENT_ATTENTION))
-    cases = []
-    for s in (1024, 2048, 4096, 8192):
-        for hds in (16, 32):
-            cases.append((16384 // s, hds, s, 128, True))
-    for s in (1024, 4096):
-        cases.append((16384 // s, 16, s, 72, False))  # Qwen3-VL vision blocks: full attention, head 72
+    if cases is None:
+        cases = []
+        for s in (1024, 2048, 4096, 8192):
+            for hds in (16, 32):
+                cases.append((16384 // s, hds, s, 128, True))
+        for s in (1024, 4096):
+            cases.append((16384 // s, 16, s, 72, False))  # Qwen3-VL vision blocks: full attention, head 72
     for bname, be in backends:
+        if only and bname not in only:
+            continue
         for b, hds, s, d, causal in cases:
             if left() < BUDGET * 0.12:
                 log("attention: budget")
@@ -371,8 +376,8 @@ def attention():
                 ff = 4.0 * b * hds * s * s * d * (0.5 if causal else 1.0)
                 nb = 4 * b * hds * s * d * 2
                 extra = "causal" if causal else "full"
-                row("attention", bname + ".fwd", "bf16", s, d, hds, b, 0, ff, nb, nf, 1, tf, extra)
-                row("attention", bname + ".fwdbwd", "bf16", s, d, hds, b, 0, 3.5 * ff, 3 * nb, nfb, 1, tfb,
+                row(section, bname + ".fwd", "bf16", s, d, hds, b, 0, ff, nb, nf, 1, tf, extra)
+                row(section, bname + ".fwdbwd", "bf16", s, d, hds, b, 0, 3.5 * ff, 3 * nb, nfb, 1, tfb,
                     extra)
                 del q, k, v, do
             except Exception as e:  # noqa: BLE001
@@ -444,12 +449,41 @@ def optimizer():
         del opt, ps
 
 
+# ---- held-out shapes --------------------------------------------------------------
+def heldout():
+    """Shapes none of the other sections has, for checking a fit out of
+    sample: 120 GEMMs of seeded log-uniform sizes (256-16,384 each side, in
+    multiples of 8) in the three orientations, and cuDNN attention at other
+    batches, heads, head dims and sequences. Run alone (--sections heldout)
+    into a file of its own."""
+    import random
+    rng = random.Random(20261204)
+    for _ in range(120):
+        if left() < BUDGET * 0.3:
+            log("heldout: budget")
+            break
+        m, n, k = (max(8, int(2 ** rng.uniform(8, 14)) // 8 * 8) for _ in range(3))
+        gemm("gemm_heldout", "random", m, n, k, form=rng.choice(("nt", "nn", "tn")))
+    attention(cases=[(1, 40, 16384, 128, True), (8, 8, 2048, 64, True), (4, 16, 4096, 64, True),
+                     (32, 16, 512, 128, True), (2, 32, 8192, 128, False), (16, 12, 1024, 80, False)],
+              section="attention", only=("cudnn",))
+
+
+SECTIONS = (("launch", lambda: launch()), ("gemms", lambda: gemms()),
+            ("elementwise", lambda: elementwise()), ("attention", lambda: attention()),
+            ("grouped", lambda: grouped()), ("optimizer", lambda: optimizer()),
+            ("heldout", lambda: heldout()))
+
+
 def main():
     torch.manual_seed(0)
     env()
     clocks("start")
-    for name, fn in (("launch", launch), ("gemms", gemms), ("elementwise", elementwise),
-                     ("attention", attention), ("grouped", grouped), ("optimizer", optimizer)):
+    want = sys.argv[sys.argv.index("--sections") + 1].split(",") if "--sections" in sys.argv else \
+        [n for n, _ in SECTIONS if n != "heldout"]
+    for name, fn in SECTIONS:
+        if name not in want:
+            continue
         log("section", name)
         try:
             fn()
