@@ -19,6 +19,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,8 +281,9 @@ static void predict(struct set *s, const struct sim_compute *c)
 }
 
 /* The kernels each parameter is fitted to: GEMMs (gemm_eff_max,
- * gemm_half_flops), TF32 GEMMs (fp32_gemm_ratio), copy and add (hbm_eff,
- * hbm_half_bytes), cuDNN's fused attention (attn_eff). launch_us is the
+ * gemm_half_flops, gemm_bound_mix), TF32 GEMMs (fp32_gemm_ratio), copy and
+ * add (hbm_eff, hbm_half_bytes), cuDNN's fused attention (attn_eff,
+ * attn_tile_overhead, attn_bwd_ratio). launch_us is the
  * graph's tiny kernel, measured directly. The rest are predicted with
  * those numbers: grouped GEMMs, other element-wise kernels, the AdamW
  * step, the other attention backends. */
@@ -366,12 +368,18 @@ struct fctx {
 	int nuse;
 };
 
+/* Where each parameter lives in the compute model, in par_names' order. */
+static const size_t par_off[NPAR] = {
+	offsetof(struct sim_compute, gemm_eff_max),   offsetof(struct sim_compute, gemm_half_flops),
+	offsetof(struct sim_compute, hbm_eff),        offsetof(struct sim_compute, hbm_half_bytes),
+	offsetof(struct sim_compute, attn_eff),       offsetof(struct sim_compute, fp32_gemm_ratio),
+	offsetof(struct sim_compute, attn_tile_overhead), offsetof(struct sim_compute, attn_bwd_ratio),
+	offsetof(struct sim_compute, gemm_bound_mix),
+};
+
 static double *par_ref(struct sim_compute *c, int j)
 {
-	double *p[NPAR] = { &c->gemm_eff_max, &c->gemm_half_flops, &c->hbm_eff, &c->hbm_half_bytes,
-			    &c->attn_eff, &c->fp32_gemm_ratio, &c->attn_tile_overhead,
-			    &c->attn_bwd_ratio, &c->gemm_bound_mix };
-	return p[j];
+	return (double *)((char *)c + par_off[j]);
 }
 
 static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)
@@ -582,18 +590,17 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 	cJSON_Delete(root);
 	if (!out)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
-	struct afile a = AFILE_INIT;
-	if (afile_open(&a, path, err)) {
+	size_t n = strlen(out);
+	char *buf = realloc(out, n + 2);
+	if (!buf) {
 		cJSON_free(out);
-		return 2;
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	}
-	fprintf(a.f, "%s\n", out);
-	cJSON_free(out);
-	if (ferror(a.f)) {
-		afile_abort(&a);
-		return ts_error_set(err, TS_EIO, "%s: write failed", path), 2;
-	}
-	return afile_commit(&a, err) ? 2 : 0;
+	buf[n] = '\n';
+	buf[n + 1] = '\0';
+	int rc = fileio_write_atomic(path, buf, n + 1, err);
+	free(buf);
+	return rc ? 2 : 0;
 }
 
 static void print_params(const struct sim_compute *c, const char *title)

@@ -98,10 +98,10 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	c->launch_s = 4e-6;
 	if (gpu->sm_arch >= 90 && gpu->sm_arch < 100) {
 		/* Hopper (H100 SXM5, H200 SXM: the same 132 SMs, clocks and 700 W):
-		 * measured, not assumed. 1,594 kernels timed on one H200 SXM on
+		 * measured, not assumed. 1,634 kernels timed on one H200 SXM on
 		 * 2026-12-04 by validate/kernels/measure_kernels.py (PyTorch 2.11,
-		 * CUDA 13.0, cuDNN 9.19; two runs, validate/data/h200-kernels-1.csv
-		 * and -2.csv, a third held out) and fitted by `bench_kernels
+		 * CUDA 13.0, cuDNN 9.19; two runs of 817, validate/data/
+		 * h200-kernels-1.csv and -2.csv, a third held out) and fitted by `bench_kernels
 		 * --fit`: bf16 cuBLAS GEMMs of transformer shapes in the three
 		 * orientations of training (573 shapes; 8192^3 runs at 733-772
 		 * TFLOP/s, the clock falling to 1650-1830 MHz under sustained
@@ -117,9 +117,10 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		 * and the backward kernel runs at 0.78 of the forward's
 		 * efficiency. Near the ridge a GEMM runs slower than the larger of
 		 * its compute and HBM times (19 % at 0.6-0.9 of it): they combine
-		 * as a p-norm, p 1 / 0.361 = 2.77. After the fit: GEMMs 5.0 % mean error
-		 * (run-to-run noise 2.6-2.9 %), copy/add 3.8 %, attention 5.9 %
-		 * forward and 7.5 % backward. */
+		 * as a p-norm, p 1 / 0.361 = 2.77. After the fit: GEMMs 5.0 %
+		 * mean error (run-to-run noise 2.6-2.9 %; 13 % on random shapes,
+		 * validate/data/h200-kernels-heldout.csv), copy/add 3.8 %,
+		 * attention 5.9 % forward and 7.5 % backward. */
 		c->gemm_eff_max = 0.7251;
 		c->gemm_half_flops = 6.497e8;
 		c->launch_s = 1.063e-6;
