@@ -43,6 +43,10 @@ struct sim_op_desc {
 	                         * its edge run partly masked (with m, n, k = head dim, batch =
 	                         * heads x sequences; 0 shape: no tiling cost) */
 	bool backward;          /* fused attention: the backward kernel (attn_bwd_ratio) */
+	bool grouped;           /* GEMM run by a grouped-GEMM kernel (MoE experts: CUTLASS's,
+	                         * as torch._grouped_mm and grouped MLPs run), batch groups:
+	                         * its own tiles on each group's rows, no split-K
+	                         * (grouped_gemm_eff; 0 there: priced as a batched GEMM) */
 };
 
 struct sim_compute {
@@ -65,6 +69,15 @@ struct sim_compute {
 	                         * p = 1 / mix, (t_flop^p + t_mem^p)^(1/p): near the ridge
 	                         * slower than the larger alone; 0: max (the plain roofline),
 	                         * 1: their sum, dimensionless */
+	double grouped_gemm_eff;/* grouped GEMM kernels (sim_op_desc.grouped): efficiency of their
+	                         * full tiles, fraction of peak; 0: no model of such a kernel,
+	                         * grouped GEMMs priced as batched ones, dimensionless */
+	double grouped_small_eff;/* the grouped GEMM kernel of groups of 128 rows or fewer on
+	                         * average (64 x 128 tiles, ping-pong): its full tiles'
+	                         * efficiency, fraction of peak; 0: grouped_gemm_eff */
+	double grouped_tile_k;  /* grouped GEMM kernels: each tile's fixed cost (its pipeline's
+	                         * fill, its output's store) as this much more depth of k,
+	                         * elements */
 	int sm_count;           /* SMs, for wave quantisation, count */
 	double overlap_slowdown;/* compute slowdown while communication overlaps it, factor >= 1 */
 	/* Added by the compute model (compute.c); sim_compute_init sets them. */

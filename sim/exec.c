@@ -867,6 +867,9 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 	d.m_sd = m_sd;
 	d.masked = op->masked;
 	d.backward = op->attn_bwd;
+	/* a rank's experts run as one grouped GEMM (Megatron's grouped MLP,
+	 * torch._grouped_mm): the compute model's grouped kernel */
+	d.grouped = op->vary == WL_V_EXPERT && op->cls == WL_GEMM && op->batch >= 2;
 	/* FP8 plans: only the decoder's linear layers run on FP8 operands
 	 * (models/workload.c, linear()); everything else stays 16-bit */
 	d.dtype_bytes = x->p->precision == PLAN_DT_FP32		  ? 4 :

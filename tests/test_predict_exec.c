@@ -907,7 +907,8 @@ static void pure_compute_run(const struct plan *p, struct sim_predict_opts *o,
 }
 
 /* A grouped GEMM of batch m x n x k bf16 GEMMs (all operands read or
- * written once), its rows spread by m_sd, as the compute model prices it. */
+ * written once), its rows spread by m_sd, as the compute model prices it:
+ * a rank's experts (batch >= 2) run as one grouped-GEMM kernel. */
 static double grouped_gemm_s(const struct sim_compute *comp, double m, double n, double k,
 			     int batch, double m_sd)
 {
@@ -922,6 +923,7 @@ static double grouped_gemm_s(const struct sim_compute *comp, double m, double n,
 	d.flops = 2 * m * n * k * batch;
 	d.bytes = 2.0 * batch * (m * k + k * n + m * n);
 	d.m_sd = m_sd;
+	d.grouped = batch >= 2;
 	return sim_compute_time_s(comp, &d);
 }
 

@@ -402,6 +402,79 @@ START_TEST(grouped_gemm_rows_spread)
 }
 END_TEST
 
+/* A grouped-GEMM kernel (sim_op_desc.grouped; Hopper's defaults measure
+ * one): each group's rows in cluster rows of 256 (of 128 when the groups
+ * average 128 rows or fewer, at grouped_small_eff), columns likewise, the
+ * clusters in waves over SM pairs, no split-K, each tile grouped_tile_k
+ * deeper than its k, and a second kernel's launch (the groups' pointers).
+ * With HBM out of the way and the plain roofline the time is exactly
+ * that; the steps fall where the measured ones do (h200-kernels-probe.csv:
+ * flat to 128 rows, up at 144, flat to 256, about double at 272); without
+ * grouped_gemm_eff the flag changes nothing (A100: no such kernel
+ * measured). */
+START_TEST(grouped_kernel_tiles)
+{
+	struct sim_compute c;
+	struct topo_gpu_spec g;
+	const double n = 1024, k = 4096, b = 8;
+	h100(&g);
+	sim_compute_init(&c, &g);
+	ck_assert(c.grouped_gemm_eff > 0 && c.grouped_small_eff > 0 && c.grouped_tile_k > 0);
+	c.hbm_Bps = 1e15;
+	c.hbm_half_bytes = 0;
+	c.gemm_bound_mix = 0;
+	c.sm_count = 2; /* one cluster slot: every tile a wave */
+	struct sim_op_desc op = { .cls = SIM_OP_GEMM, .n = (int64_t)n, .k = (int64_t)k,
+				  .batch = (int64_t)b, .dtype_bytes = 2, .bytes = 1, .grouped = true };
+	const struct {
+		int64_t m;
+		double tile, rows, eff; /* cluster tile, its rows a group, efficiency */
+	} cs[] = {
+		{ 16, 128, 1, c.grouped_small_eff },   { 128, 128, 1, c.grouped_small_eff },
+		{ 129, 256, 1, c.grouped_gemm_eff },   { 256, 256, 1, c.grouped_gemm_eff },
+		{ 272, 256, 2, c.grouped_gemm_eff },   { 1000, 256, 4, c.grouped_gemm_eff },
+	};
+	double prev = 0;
+	for (size_t i = 0; i < TS_ARRAY_LEN(cs); i++) {
+		op.m = cs[i].m;
+		op.flops = 2.0 * (double)op.m * n * k * b;
+		double tiles = cs[i].rows * ceil(n / cs[i].tile) * b;
+		double E = tiles * cs[i].tile * cs[i].tile * 2 * k;
+		double want = E / (c.peak_flops * cs[i].eff * k / (k + c.grouped_tile_k)) +
+			      2 * c.launch_s;
+		double got = sim_compute_time_s(&c, &op);
+		ck_assert_msg(fabs(got / want - 1) < 1e-12, "m %lld: %.6g s, want %.6g s",
+			      (long long)op.m, got, want);
+		ck_assert_msg(got >= prev, "m %lld: %.6g s < %.6g s", (long long)op.m, got, prev);
+		prev = got;
+	}
+	/* flat within a cluster row, double past it */
+	op.m = 144;
+	op.flops = 2.0 * 144 * n * k * b;
+	double t144 = sim_compute_time_s(&c, &op);
+	op.m = 256;
+	op.flops = 2.0 * 256 * n * k * b;
+	double t256 = sim_compute_time_s(&c, &op);
+	op.m = 272;
+	op.flops = 2.0 * 272 * n * k * b;
+	double t272 = sim_compute_time_s(&c, &op);
+	ck_assert_double_eq_tol(t144, t256, 1e-15);
+	ck_assert(t272 > 1.9 * t256);
+	/* the model off: as a batched GEMM */
+	c.grouped_gemm_eff = 0;
+	double on = sim_compute_time_s(&c, &op);
+	op.grouped = false;
+	ck_assert_double_eq(on, sim_compute_time_s(&c, &op));
+	/* and on an A100, whose defaults have none */
+	init_a100(&c);
+	ck_assert_double_eq(c.grouped_gemm_eff, 0);
+	op.grouped = true;
+	on = sim_compute_time_s(&c, &op);
+	op.grouped = false;
+	ck_assert_double_eq(on, sim_compute_time_s(&c, &op));
+}
+END_TEST
+
 /* Nor with a calibrated tile that is not a power of two or is below 8:
  * a dimension short of the tile takes a smaller kernel, never a larger one
  * (found by review: a 192 x 96 tile gave m = 150 a 256-row tile, 90.3 us
@@ -509,6 +582,9 @@ START_TEST(load_good_file)
 				   "  \"attn_tile_overhead\": 2.5,\n"
 				   "  \"attn_bwd_ratio\": 0.75,\n"
 				   "  \"gemm_bound_mix\": 0.3,\n"
+				   "  \"grouped_gemm_eff\": 0.7,\n"
+				   "  \"grouped_small_eff\": 0.5,\n"
+				   "  \"grouped_tile_k\": 256,\n"
 				   "  \"sm_count\": 100,\n"
 				   "  \"fit\": { \"method\": \"test\" }\n"
 				   "}\n");
@@ -523,6 +599,9 @@ START_TEST(load_good_file)
 	ck_assert_double_eq(c.attn_tile_overhead, 2.5);
 	ck_assert_double_eq(c.attn_bwd_ratio, 0.75);
 	ck_assert_double_eq(c.gemm_bound_mix, 0.3);
+	ck_assert_double_eq(c.grouped_gemm_eff, 0.7);
+	ck_assert_double_eq(c.grouped_small_eff, 0.5);
+	ck_assert_double_eq(c.grouped_tile_k, 256);
 	ck_assert_int_eq(c.sm_count, 100);
 	ck_assert_double_eq(c.peak_flops, 312e12); /* untouched */
 	ck_assert_ptr_nonnull(strstr(c.source, "calibration file"));
@@ -557,6 +636,10 @@ static const struct {
 	{ "{\n  \"attn_tile_overhead\": -1\n}\n", ":2:" },
 	{ "{\n  \"attn_bwd_ratio\": 0\n}\n", "attn_bwd_ratio" },
 	{ "{\n  \"gemm_bound_mix\": 1.5\n}\n", "gemm_bound_mix" },
+	{ "{\n  \"grouped_gemm_eff\": 1.5\n}\n", ":2:" },
+	{ "{\n  \"grouped_small_eff\": 1e-4\n}\n", "grouped_small_eff: must be 0 (none) or in [0.001, 1]" },
+	{ "{\n  \"grouped_small_eff\": 1e-4\n}\n", ":2:" },
+	{ "{\n  \"grouped_tile_k\": -1\n}\n", "grouped_tile_k" },
 	{ "{\n  \"peak_flops\": 1\n}\n", "peak_flops" },
 	{ "{\n  \"hbm_bandwidth\": \"1B/s\"\n}\n", ":2:" },
 	{ "{\n  \"attn_eff\": \"high\"\n}\n", "expected a number" },
@@ -652,6 +735,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, time_monotone_in_work);
 	tcase_add_test(tc, gemm_time_monotone_in_shape);
 	tcase_add_test(tc, grouped_gemm_rows_spread);
+	tcase_add_test(tc, grouped_kernel_tiles);
 	tcase_add_test(tc, gemm_time_monotone_calibrated_tile);
 	tcase_add_test(tc, gemm_time_monotone_in_k);
 	tcase_add_test(tc, time_by_dtype);

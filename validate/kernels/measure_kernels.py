@@ -30,7 +30,10 @@ How each time is taken:
 
 Usage: measure_kernels.py OUTDIR [--budget SECONDS] [--quick] [--sections A,B,...]
   sections: launch, gemms, elementwise, attention, grouped, optimizer (the
-  default set) and heldout (shapes outside it, to check a fit out of sample)
+  default set); heldout (shapes outside it, to check a fit out of sample);
+  grouped_sweep, splitk and kernelnames (probes: equal expert rows in 16-row
+  steps, small outputs with deep k, and the kernels torch.profiler sees each
+  op launch, written to kernel_names.jsonl)
 """
 import math
 import os
@@ -469,10 +472,115 @@ def heldout():
               section="attention", only=("cudnn",))
 
 
+# ---- probes: tile and split-K evidence ------------------------------------------
+def grouped_sweep():
+    """Equal rows per expert swept finely (16-row steps to 512, then 64),
+    for the steps tile quantisation puts in the time: the row tile of
+    torch._grouped_mm's kernel and its cost at each step."""
+    if not hasattr(torch, "_grouped_mm"):
+        log("grouped_sweep: torch._grouped_mm missing")
+        return
+    rows = list(range(16, 513, 16)) + list(range(576, 1025, 64))
+    for e, h, f in ((128, 2048, 768), (16, 4096, 1536)):
+        for op, n, k in (("experts_up", 2 * f, h), ("experts_down", h, f)):
+            w = torch.randn(e, n, k, device=DEV, dtype=BF16).transpose(-2, -1)
+            for r in rows:
+                if left() < BUDGET * 0.3:
+                    log("grouped_sweep: budget")
+                    return
+                M = e * r
+                offs = torch.arange(1, e + 1, device=DEV, dtype=torch.int32) * r
+                a = torch.randn(M, k, device=DEV, dtype=BF16)
+                ts, ng = time_eager(lambda: torch._grouped_mm(a, w, offs=offs, out_dtype=BF16))
+                row("grouped", op, "bf16", r, n, k, e, 0.0, 2.0 * M * n * k,
+                    (M * k + e * k * n + M * n) * 2, ng, 1, ts, "equal.sweep")
+                del a
+            del w
+
+
+def splitk():
+    """Small outputs with a deep k, where split-K decides the time: m = n
+    in 128-1,024 (and two held-out shapes), k from 512 to 16,384."""
+    for mn in (128, 256, 384, 512, 768, 1024):
+        for k in (512, 1024, 2048, 4096, 8192, 16384):
+            if left() < BUDGET * 0.3:
+                log("splitk: budget")
+                return
+            gemm("gemm_splitk", "square_out", mn, mn, k, form="nt")
+    for m, n, k, form in ((312, 920, 5488, "tn"), (368, 320, 4144, "nt"), (416, 816, 5768, "tn")):
+        gemm("gemm_splitk", "heldout_shape", m, n, k, form=form)
+
+
+def kernelnames():
+    """The kernels each op launches and their GPU time, from torch.profiler:
+    which tile, split-K or stream-K a cuBLAS or CUTLASS kernel runs.
+    Written to kernel_names.jsonl, one object a (case, kernel)."""
+    import json
+    from torch.profiler import ProfilerActivity, profile
+    cases = []
+    for m, n, k, form in ((312, 920, 5488, "tn"), (368, 320, 4144, "nt"), (416, 816, 5768, "tn"),
+                          (840, 7224, 14080, "tn"), (256, 256, 4096, "nt"), (512, 512, 8192, "nt"),
+                          (1024, 1024, 16384, "nt"), (4096, 3072, 4096, "nt"), (4096, 4096, 3072, "nn"),
+                          (3072, 4096, 4096, "tn"), (8192, 8192, 8192, "nt"), (2048, 1536, 1024, "nt")):
+        if form == "nt":
+            A = torch.randn(m, k, device=DEV, dtype=BF16)
+            B = torch.randn(n, k, device=DEV, dtype=BF16).t()
+        elif form == "tn":
+            A = torch.randn(k, m, device=DEV, dtype=BF16).t()
+            B = torch.randn(k, n, device=DEV, dtype=BF16)
+        else:
+            A = torch.randn(m, k, device=DEV, dtype=BF16)
+            B = torch.randn(k, n, device=DEV, dtype=BF16)
+        cases.append(("mm %dx%dx%d %s" % (m, n, k, form), (lambda A=A, B=B: torch.mm(A, B))))
+    if hasattr(torch, "_grouped_mm"):
+        g = torch.Generator(device="cpu").manual_seed(99)
+        for e, n, k, r, spread in ((128, 1536, 2048, 64, "equal"), (128, 1536, 2048, 128, "equal"),
+                                   (128, 1536, 2048, 512, "equal"), (128, 1536, 2048, 2048, "equal"),
+                                   (128, 2048, 768, 512, "equal"), (128, 2048, 768, 2048, "equal"),
+                                   (16, 3072, 4096, 512, "equal"), (16, 4096, 1536, 512, "equal"),
+                                   (128, 1536, 2048, 128, "multinomial"), (16, 3072, 4096, 128, "multinomial")):
+            if spread == "equal":
+                c = torch.full((e,), r, dtype=torch.int64)
+            else:
+                c = torch.bincount(torch.multinomial(torch.ones(e) / e, e * r, replacement=True,
+                                                     generator=g), minlength=e)
+            offs = torch.cumsum(c, 0).to(torch.int32).to(DEV)
+            a = torch.randn(int(c.sum()), k, device=DEV, dtype=BF16)
+            w = torch.randn(e, n, k, device=DEV, dtype=BF16).transpose(-2, -1)
+            cases.append(("grouped e%d %dx%dx%d %s" % (e, r, n, k, spread),
+                          (lambda a=a, w=w, offs=offs: torch._grouped_mm(a, w, offs=offs, out_dtype=BF16))))
+        ea = torch.randn(128, 512, 2048, device=DEV, dtype=BF16)
+        eb = torch.randn(128, 1536, 2048, device=DEV, dtype=BF16).transpose(1, 2)
+        cases.append(("bmm e128 512x1536x2048", lambda: torch.bmm(ea, eb)))
+    with open(os.path.join(OUT, "kernel_names.jsonl"), "w") as f:
+        for name, fn in cases:
+            if left() < BUDGET * 0.05:
+                log("kernelnames: budget")
+                break
+            for _ in range(3):
+                fn()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(5):
+                    fn()
+                torch.cuda.synchronize()
+            for ev in prof.key_averages():
+                t = getattr(ev, "device_time_total", None)
+                if t is None:
+                    t = getattr(ev, "cuda_time_total", 0)
+                if not t:
+                    continue
+                f.write(json.dumps({"case": name, "kernel": ev.key, "count": ev.count,
+                                    "us_per_call": t / 5.0}) + "\n")
+            f.flush()
+        del cases
+
+
 SECTIONS = (("launch", lambda: launch()), ("gemms", lambda: gemms()),
             ("elementwise", lambda: elementwise()), ("attention", lambda: attention()),
             ("grouped", lambda: grouped()), ("optimizer", lambda: optimizer()),
-            ("heldout", lambda: heldout()))
+            ("heldout", lambda: heldout()), ("grouped_sweep", lambda: grouped_sweep()),
+            ("splitk", lambda: splitk()), ("kernelnames", lambda: kernelnames()))
 
 
 def main():
@@ -480,7 +588,7 @@ def main():
     env()
     clocks("start")
     want = sys.argv[sys.argv.index("--sections") + 1].split(",") if "--sections" in sys.argv else \
-        [n for n, _ in SECTIONS if n != "heldout"]
+        [n for n, _ in SECTIONS if n not in ("heldout", "grouped_sweep", "splitk", "kernelnames")]
     for name, fn in SECTIONS:
         if name not in want:
             continue
