@@ -104,7 +104,9 @@ class Layer(torch.nn.Module):
         return x + F.linear(F.silu(g) * u, self.down)
 
 
-def sustain(cfg, secs, kj):
+def build(cfg):
+    """The configuration's L layers: (step, fwd), a forward and backward
+    from the hidden-state input, and a forward alone."""
     name, h, nh, nkv, d, ffn, L, mb, seq = cfg
     torch.manual_seed(0)
     layers = [Layer(h, nh, nkv, d, ffn) for _ in range(L)]
@@ -113,12 +115,48 @@ def sustain(cfg, secs, kj):
     gy = torch.randn_like(x0)
 
     def step():
-        x = x0.detach().requires_grad_(True)
-        y = x
+        y = x0.detach().requires_grad_(True)
         for l in layers:
             y = l(y, cos, sin)
         y.backward(gy)
 
+    def fwd():
+        with torch.no_grad():
+            y = x0
+            for l in layers:
+                y = l(y, cos, sin)
+
+    return step, fwd
+
+
+def event_us(fn):
+    """fn's time between two CUDA events, us."""
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
+    a.record()
+    fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) * 1e3
+
+
+def write_profile(step, tag, kj):
+    """One step under torch.profiler: its kernels' GPU time by name."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    for ev in prof.key_averages():
+        t = getattr(ev, "device_time_total", None)
+        if t is None:
+            t = getattr(ev, "cuda_time_total", 0)
+        if t:
+            kj.write(json.dumps({"config": tag, "kernel": ev.key, "calls": ev.count, "us": t}) + "\n")
+    kj.flush()
+
+
+def sustain(cfg, secs, kj):
+    step, _ = build(cfg)
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]), \
             open(os.path.join(OUT, "sustain.csv"), "w") as f:
@@ -128,13 +166,7 @@ def sustain(cfg, secs, kj):
             ts = []
             t_win = time.time()
             while time.time() - t_win < 2.0:
-                a = torch.cuda.Event(enable_timing=True)
-                b = torch.cuda.Event(enable_timing=True)
-                a.record()
-                step()
-                b.record()
-                b.synchronize()
-                ts.append(a.elapsed_time(b) * 1e3)
+                ts.append(event_us(step))
             ts.sort()
             q = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,temperature.gpu",
                                 "--format=csv,noheader,nounits"], capture_output=True, text=True,
@@ -142,19 +174,9 @@ def sustain(cfg, secs, kj):
             f.write("%.1f,%d,%.1f,%s\n" % (time.time() - t_start, len(ts), ts[len(ts) // 2], q))
             f.flush()
             log("sustain", "%.1f us" % ts[len(ts) // 2], q)
-        from torch.profiler import ProfilerActivity, profile
         for _ in range(20):
             step()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            step()
-            torch.cuda.synchronize()
-        for ev in prof.key_averages():
-            t = getattr(ev, "device_time_total", None)
-            if t is None:
-                t = getattr(ev, "cuda_time_total", 0)
-            if t:
-                kj.write(json.dumps({"config": "%s.mb%d.sustained" % (name, mb), "kernel": ev.key,
-                                     "calls": ev.count, "us": t}) + "\n")
+        write_profile(step, "%s.mb%d.sustained" % (cfg[0], cfg[7]), kj)
 
 
 def gemm_probe():
@@ -197,58 +219,19 @@ def gemm_probe():
 
 def run(cfg, csv, kj):
     name, h, nh, nkv, d, ffn, L, mb, seq = cfg
-    torch.manual_seed(0)
-    layers = [Layer(h, nh, nkv, d, ffn) for _ in range(L)]
-    cos, sin = rope_tables(seq, d)
-    x0 = torch.randn(mb, seq, h, device=DEV, dtype=BF16)
-    gy = torch.randn_like(x0)
-
-    def step():
-        x = x0.detach().requires_grad_(True)
-        y = x
-        for l in layers:
-            y = l(y, cos, sin)
-        y.backward(gy)
-
-    def fwd():
-        with torch.no_grad():
-            y = x0
-            for l in layers:
-                y = l(y, cos, sin)
-
+    step, fwd = build(cfg)
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         for part, fn in (("fwd", fwd), ("fwdbwd", step)):
             for _ in range(3):
                 fn()
             torch.cuda.synchronize()
-            ts = []
-            for _ in range(10):
-                a = torch.cuda.Event(enable_timing=True)
-                b = torch.cuda.Event(enable_timing=True)
-                a.record()
-                fn()
-                b.record()
-                b.synchronize()
-                ts.append(a.elapsed_time(b) * 1e3)
-            ts.sort()
+            ts = sorted(event_us(fn) for _ in range(10))
             csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f\n" % (
                 name, h, nh, nkv, d, ffn, L, mb, seq, part, ts[len(ts) // 2], ts[0], ts[-1]))
             csv.flush()
             log(name, "mb", mb, part, "%.1f us" % ts[len(ts) // 2])
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            step()
-            torch.cuda.synchronize()
-        for ev in prof.key_averages():
-            t = getattr(ev, "device_time_total", None)
-            if t is None:
-                t = getattr(ev, "cuda_time_total", 0)
-            if t:
-                kj.write(json.dumps({"config": "%s.mb%d" % (name, mb), "kernel": ev.key,
-                                     "calls": ev.count, "us": t}) + "\n")
-        kj.flush()
-    del layers
+        write_profile(step, "%s.mb%d" % (name, mb), kj)
 
 
 def main():
