@@ -399,37 +399,57 @@ static double *par_ref(struct sim_compute *c, int j)
 	return (double *)((char *)c + par_off[j]);
 }
 
-static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)
+/* The compute model with the free parameters (free, nfree) at x, the rest
+ * as in base (found by review: writing every parameter back put the start
+ * values below into held ones, so a fit without grouped rows switched the
+ * grouped kernel's model on at 0.5). */
+static void x_to_compute(const double *x, const struct sim_compute *base, const int *free,
+			 int nfree, struct sim_compute *c)
 {
 	*c = *base;
-	for (int j = 0; j < NPAR; j++)
+	for (int k = 0; k < nfree; k++) {
+		int j = free[k];
 		*par_ref(c, j) = par_logit[j] ? 1 / (1 + exp(-x[j])) : exp(x[j]);
+	}
 }
 
-static void compute_to_x(const struct sim_compute *c, double *x)
+/* Where a free parameter starts: its value, or a start inside its range
+ * where the value is one the transform cannot reach (0: no tiling cost,
+ * the plain roofline, no grouped kernel model). */
+static double start_value(int j, double v)
+{
+	if (j == 6) /* (from 0.5 where it starts below) */
+		return fmax(v, 0.5);
+	if (j == 8) /* (from 0.25 where it starts at 0, max) */
+		return v > 0 ? v : 0.25;
+	if (j == 9 || j == 11) /* (from 0.5 where no grouped kernel was modelled) */
+		return v > 0 ? v : 0.5;
+	if (j == 10) /* (from one 64-deep k-step where it starts at 0) */
+		return v > 0 ? v : 64;
+	return v;
+}
+
+/* The free parameters' transformed start values into x. */
+static void compute_to_x(const struct sim_compute *c, const int *free, int nfree, double *x)
 {
 	struct sim_compute t = *c;
-	for (int j = 0; j < NPAR; j++) {
-		double v = *par_ref(&t, j);
-		if (j == 6) /* (from 0.5 where it starts at 0) */
-			v = fmax(v, 0.5);
-		if (j == 8) /* (from 0.25 where it starts at 0, max) */
-			v = v > 0 ? v : 0.25;
-		if (j == 9 || j == 11) /* (from 0.5 where no grouped kernel was modelled) */
-			v = v > 0 ? v : 0.5;
-		if (j == 10) /* (from one 64-deep k-step where it starts at 0) */
-			v = v > 0 ? v : 64;
+	for (int k = 0; k < nfree; k++) {
+		int j = free[k];
+		double v = start_value(j, *par_ref(&t, j));
 		x[j] = par_logit[j] ? log(fmin(v, 1 - 1e-9) / (1 - fmin(v, 1 - 1e-9))) : log(v);
 	}
 }
 
-/* Grouped GEMM rows of 128 rows a group or fewer on average (the
- * ping-pong kernel: grouped_small_eff). */
-static int n_small_grouped(const struct set *s)
+/* Grouped GEMM rows the small (ping-pong) kernel runs, or the large one:
+ * grouped_small_eff's rows, or grouped_gemm_eff's (found by review:
+ * grouped_gemm_eff counted as fitted on small rows alone, which it does
+ * not price). */
+static int n_grouped(const struct set *s, bool small)
 {
 	int n = 0;
 	for (int i = 0; i < s->n; i++)
-		n += s->r[i].kind == K_GROUPED && s->r[i].d.m <= 128;
+		n += s->r[i].kind == K_GROUPED &&
+		     sim_compute_grouped_small(s->r[i].d.m, s->r[i].d.n) == small;
 	return n;
 }
 
@@ -449,9 +469,9 @@ static bool par_has_rows(const struct set *s, int j)
 	case 6: return n[K_ATTN_FWD] >= 2;
 	case 5: return n[K_TF32] >= 1;
 	case 7: return n[K_ATTN_BWD] >= 1 && n[K_ATTN_FWD] >= 2;
-	case 9:
+	case 9: return n_grouped(s, false) >= 1;
 	case 10: return n[K_GROUPED] >= 2;
-	case 11: return n_small_grouped(s) >= 1;
+	case 11: return n_grouped(s, true) >= 1;
 	default: return false;
 	}
 }
@@ -483,7 +503,7 @@ static int residuals(const gsl_vector *xv, void *data, gsl_vector *f)
 	memcpy(x, cx->x0, sizeof(x));
 	for (int k = 0; k < cx->nfree; k++)
 		x[cx->free_par[k]] = gsl_vector_get(xv, (size_t)k);
-	x_to_compute(x, &cx->base, &c);
+	x_to_compute(x, &cx->base, cx->free_par, cx->nfree, &c);
 	predict(cx->s, &c);
 	size_t k = 0;
 	for (int i = 0; i < cx->s->n; i++) {
@@ -506,7 +526,8 @@ static int fit_once(struct fctx *cx, struct sim_compute *c, bool verbose)
 {
 	double xf[NPAR];
 	cx->base = *c;
-	compute_to_x(c, cx->x0);
+	memset(cx->x0, 0, sizeof(cx->x0));
+	compute_to_x(c, cx->free_par, cx->nfree, cx->x0);
 	for (int k = 0; k < cx->nfree; k++)
 		xf[k] = cx->x0[cx->free_par[k]];
 	gsl_vector_view xv = gsl_vector_view_array(xf, (size_t)cx->nfree);
@@ -537,7 +558,7 @@ static int fit_once(struct fctx *cx, struct sim_compute *c, bool verbose)
 	memcpy(x, cx->x0, sizeof(x));
 	for (int k = 0; k < cx->nfree; k++)
 		x[cx->free_par[k]] = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)k);
-	x_to_compute(x, &cx->base, c);
+	x_to_compute(x, &cx->base, cx->free_par, cx->nfree, c);
 	gsl_multifit_nlinear_free(w);
 	/* GSL_EMAXITER / GSL_ENOPROG still leave the best position found */
 	return rc == GSL_SUCCESS || rc == GSL_EMAXITER || rc == GSL_ENOPROG ? 0 : 2;
@@ -546,26 +567,31 @@ static int fit_once(struct fctx *cx, struct sim_compute *c, bool verbose)
 /* Which parameters the rows can fit; 2 (said in one line) when too few. */
 static int fit_plan(struct set *s, struct fctx *cx)
 {
+	static const char *const stage_rows[NSTAGE] = { "GEMM, copy and attention", "grouped GEMM" };
 	memset(cx, 0, sizeof(*cx));
 	cx->s = s;
 	for (int j = 0; j < NPAR; j++)
-		if (par_has_rows(s, j)) {
+		if (par_has_rows(s, j))
 			cx->sfree[par_stage[j]][cx->snfree[par_stage[j]]++] = j;
-			cx->free_par[cx->nfree++] = j;
-		}
 	for (int i = 0; i < s->n; i++)
-		if (fitted_kind(s->r[i].kind)) {
+		if (fitted_kind(s->r[i].kind))
 			cx->snuse[kind_stage(s->r[i].kind)]++;
-			cx->nuse++;
+	/* a stage with fewer rows than parameters is held, said in one line
+	 * (found by review: two grouped rows refused the whole fit) */
+	for (int g = 0; g < NSTAGE; g++) {
+		if (cx->snfree[g] && cx->snuse[g] < cx->snfree[g]) {
+			fprintf(stderr, "bench_kernels: %d %s rows for %d parameters: held\n",
+				cx->snuse[g], stage_rows[g], cx->snfree[g]);
+			cx->snfree[g] = 0;
 		}
-	for (int g = 0; g < NSTAGE; g++)
-		if (cx->snuse[g] < cx->snfree[g]) {
-			cx->nfree = 0;
-			break;
-		}
-	if (cx->nfree == 0 || cx->nuse < cx->nfree) {
-		fprintf(stderr, "bench_kernels: too few rows to fit: %d of the kinds each parameter "
-				"is fitted to, for %d parameters\n", cx->nuse, cx->nfree);
+		for (int k = 0; k < cx->snfree[g]; k++)
+			cx->free_par[cx->nfree++] = cx->sfree[g][k];
+		if (cx->snfree[g])
+			cx->nuse += cx->snuse[g];
+	}
+	if (cx->nfree == 0) {
+		fprintf(stderr, "bench_kernels: too few rows to fit: %d %s rows and %d %s rows\n",
+			cx->snuse[0], stage_rows[0], cx->snuse[1], stage_rows[1]);
 		return 2;
 	}
 	return 0;

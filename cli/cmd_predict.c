@@ -223,9 +223,9 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		if (m->note[0])
 			printf("model: %s\n", m->note);
 		if (!cal && comp->measured_defaults) /* README, Accuracy: bench_kernels */
-			printf("(kernel efficiencies measured on an H200 with PyTorch's cuBLAS and "
-			       "cuDNN; a --calibration file fitted to your own stack's iterations "
-			       "replaces them)\n");
+			printf("(kernel efficiencies measured on an H200 with PyTorch's cuBLAS, "
+			       "cuDNN and grouped GEMMs; a --calibration file fitted to your own "
+			       "stack's iterations replaces them)\n");
 		else if (!cal) /* README, Accuracy: --calibration none on the vTrain set */
 			printf("(uncalibrated: these defaults predict 14-60 %% short of the measured "
 			       "A100 runs in the README's accuracy set; a --calibration file fitted "

@@ -386,8 +386,8 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	    get_range(o, "attn_tile_overhead", 0, 1000, false, &t.attn_tile_overhead, err) ||
 	    get_range(o, "attn_bwd_ratio", 0.01, 10, false, &t.attn_bwd_ratio, err) ||
 	    get_range(o, "gemm_bound_mix", 0, 1, false, &t.gemm_bound_mix, err) ||
-	    get_range(o, "grouped_gemm_eff", 0, 1, false, &t.grouped_gemm_eff, err) ||
-	    get_range(o, "grouped_small_eff", 0, 1, false, &t.grouped_small_eff, err) ||
+	    get_range(o, "grouped_gemm_eff", 0, INFINITY, false, &t.grouped_gemm_eff, err) ||
+	    get_range(o, "grouped_small_eff", 0, INFINITY, false, &t.grouped_small_eff, err) ||
 	    get_range(o, "grouped_tile_k", 0, 1e6, false, &t.grouped_tile_k, err) ||
 	    get_int_field(o, "sm_count", 1, 100000, &t.sm_count, err) ||
 	    get_range(o, "overlap_slowdown", 1, 100, false, &t.overlap_slowdown, err) ||
@@ -423,7 +423,7 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	for (int i = 0; i < 2; i++) {
 		double v = i ? t.grouped_small_eff : t.grouped_gemm_eff;
 		struct jval at;
-		if (v > 0 && v < 1e-3 && jval_child(o, eff0[i], &at))
+		if (((v > 0 && v < 1e-3) || v > 1) && jval_child(o, eff0[i], &at))
 			return jval_error(&at, err, "must be 0 (none) or in [0.001, 1] (got %.9g)", v);
 	}
 	if (time_too_long(o, "dispatch", t.dispatch_s, err) ||
@@ -607,23 +607,37 @@ double sim_compute_gemm_eff(const struct sim_compute *c, int64_t m, int64_t n, i
 
 /* A grouped-GEMM kernel's efficiency (sim_op_desc.grouped, where
  * grouped_gemm_eff is set): the kernels torch._grouped_mm launches on
- * Hopper, as torch.profiler named them (validate/data/h200-kernels-probe.csv,
- * kernel_names: CUTLASS 3 ptr-array kernels with 2 x 1 x 1 clusters), take
- * 64 x 128 tiles (ping-pong) when the groups have 128 rows or fewer on
- * average, else 128 x 256 (cooperative); a cluster of two covers 128 x
- * 128 or 256 x 256 of one group, with one load of the group's weight tile
- * shared by both (TMA multicast). The time steps where a group's rows
- * need one more cluster row: measured flat from 16 to 128 rows an expert,
- * up 21 % at 144, flat again to 256 and nearly doubled at 272, again at
- * 576 and 832 (equal rows, 128 experts, 2,048 x 1,536). So each group's
- * rows are cut into cluster rows (row_tiles: with the groups' spread),
- * the columns into cluster columns, and the clusters run in waves over
- * the GPU's SMs in pairs; no split-K (the kernel has none). The full
- * tiles' efficiency is grouped_gemm_eff. */
+ * Hopper, as torch.profiler named them (validate/data/h200-kernel-names.jsonl:
+ * CUTLASS 3 ptr-array kernels with 2 x 1 x 1 clusters), take 64 x 128
+ * tiles (ping-pong) when the groups have 128 rows or fewer on average,
+ * else 128 x 256 (cooperative); a cluster of two covers 128 x 128 or 256
+ * x 256 of one group, with one load of the group's weight tile shared by
+ * both (TMA multicast). The time steps where a group's rows need one more
+ * cluster row: measured flat from 16 to 128 rows an expert, up 21 % at
+ * 144, flat again to 256 and nearly doubled at 272, again at 576 and 832
+ * (equal rows, 128 experts, 2,048 x 1,536; h200-kernels-probe.csv). So
+ * each group's rows are cut into cluster rows (row_tiles: with the groups'
+ * spread), the columns into cluster columns, and the clusters run in
+ * waves over the GPU's SMs in pairs; no split-K (the kernel has none). The
+ * full tiles' efficiency is grouped_gemm_eff (grouped_small_eff for the
+ * ping-pong kernel), less each tile's fixed cost of grouped_tile_k more k.
+ * Where the mean crosses 128 rows the kernel changes and the time can
+ * fall: ragged rows about a mean of 128 take about 1.5 cluster rows of 128
+ * at the ping-pong kernel's efficiency, 129 one of 256 at the cooperative
+ * kernel's (measured: 376.6 us at a multinomial mean of 128 rows, 323.1
+ * us at 144 equal ones). */
+bool sim_compute_grouped_small(int64_t m, int64_t n)
+{
+	/* PyTorch's dispatch as recalled (GroupMM.cu: small when the rows per
+	 * group or the columns are 128 or fewer); only the rows' side was
+	 * seen, in the profiles (every measured n >= 1,536) */
+	return m <= 128 || n <= 128;
+}
+
 static double gemm_eff_grouped_kernel(const struct sim_compute *c, int64_t m, int64_t n,
 				      int64_t k, int64_t batch, double m_sd)
 {
-	bool small = m <= 128;
+	bool small = sim_compute_grouped_small(m, n);
 	double dm = (double)m, tm = small ? 128 : 256, tn = tm;
 	double slots = c->sm_count >= 2 ? (double)(c->sm_count / 2) : 1;
 	double eff = small && c->grouped_small_eff > 0 ? c->grouped_small_eff : c->grouped_gemm_eff;

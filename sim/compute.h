@@ -108,6 +108,9 @@ double sim_compute_gemm_eff(const struct sim_compute *c, int64_t m, int64_t n, i
  * (grouped/batched GEMM, e.g. MoE experts or attention heads). */
 double sim_compute_gemm_eff_batched(const struct sim_compute *c, int64_t m, int64_t n, int64_t k,
 				    int64_t batch);
+/* Whether a grouped GEMM of m rows a group on average and n columns takes
+ * the small (ping-pong, 64 x 128) grouped kernel: grouped_small_eff. */
+bool sim_compute_grouped_small(int64_t m, int64_t n);
 /* Fill host_link_Bps from the node's PCIe rate per direction when no
  * calibration set it (pinned copies at an assumed 80 % of the link). */
 void sim_compute_set_host_link(struct sim_compute *c, double pcie_Bps);

@@ -867,14 +867,20 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 	d.m_sd = m_sd;
 	d.masked = op->masked;
 	d.backward = op->attn_bwd;
-	/* a rank's experts run as one grouped GEMM (Megatron's grouped MLP,
-	 * torch._grouped_mm): the compute model's grouped kernel */
-	d.grouped = op->vary == WL_V_EXPERT && op->cls == WL_GEMM && op->batch >= 2;
 	/* FP8 plans: only the decoder's linear layers run on FP8 operands
 	 * (models/workload.c, linear()); everything else stays 16-bit */
 	d.dtype_bytes = x->p->precision == PLAN_DT_FP32		  ? 4 :
 			x->p->precision == PLAN_DT_FP8 && op->linear ? 1 :
 								       2;
+	/* a rank's experts run as one grouped GEMM (torch._grouped_mm's, as
+	 * measured; Megatron's grouped MLP may run another): the compute
+	 * model's grouped kernel, for the GEMMs whose rows are the tokens
+	 * (forward, data gradient) in 16 bits, as measured; one expert too
+	 * (a grouped GEMM of one group: an assumption). The weight
+	 * gradients (tokens as k) and FP8 (other kernels) stay batched GEMMs
+	 * (found by review: the fit saw neither) */
+	d.grouped = op->vary == WL_V_EXPERT && op->cls == WL_GEMM && !op->tok_k &&
+		    d.dtype_bytes == 2;
 	if (op->cls == WL_GEMM && d.m < 1)
 		d.m = 1;
 	if (op->cls == WL_GEMM && op->k > 0 && d.k < 1)

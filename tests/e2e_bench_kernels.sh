@@ -53,6 +53,20 @@ awk '/^grouped gemm /{v=$4; sub("%","",v); exit !(v+0 > 0 && v+0 < 7)}' "$TMP/ou
 check "the probe's sweep" 0 "$B" "$D/h200-kernels-probe.csv"
 awk '/^grouped gemm /{v=$4; sub("%","",v); n=$3; exit !(n == 160 && v+0 > 0 && v+0 < 7)}' "$TMP/out" &&
 	ok "grouped sweep within 7 %" || bad "grouped sweep: $(grep '^grouped' "$TMP/out")"
+# a fit without grouped rows holds the grouped kernel's numbers where they
+# were (found by review: their start values were written back, and a fit
+# without grouped rows switched the model on at 0.5)
+grep -v '^grouped,' "$D/h200-kernels-1.csv" >"$TMP/nogrouped.csv"
+check "fit without grouped rows" 0 "$B" --calibration "$TMP/old.json" --fit --write "$TMP/ng.json" "$TMP/nogrouped.csv"
+for k in grouped_gemm_eff grouped_small_eff grouped_tile_k; do
+	expect "held $k at 0" "\"$k\":[[:space:]]*0[,}[:space:]]" "$TMP/ng.json"
+done
+# two grouped rows (64 and 512 rows an expert: both kernels) for three
+# parameters: that stage held, said in one line, the rest fitted
+{ grep -v '^grouped,' "$D/h200-kernels-1.csv"; grep -E '^grouped,experts_up,bf16,(64|512),1536,2048,128,0.000,' "$D/h200-kernels-1.csv"; } >"$TMP/twogrouped.csv"
+check "fit with two grouped rows" 0 "$B" --calibration "$TMP/old.json" --fit --write "$TMP/tg.json" "$TMP/twogrouped.csv"
+expect "names the held stage" "2 grouped GEMM rows for 3 parameters: held" "$TMP/err"
+expect "still fits the rest" "\"gemm_eff_max\":[[:space:]]*0.72" "$TMP/tg.json"
 # bad input
 head -1 "$D/h200-kernels-1.csv" >"$TMP/hdr.csv"
 expect_err "missing file" "nope.csv: cannot open" "$B" "$TMP/nope.csv"

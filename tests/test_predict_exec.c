@@ -908,9 +908,10 @@ static void pure_compute_run(const struct plan *p, struct sim_predict_opts *o,
 
 /* A grouped GEMM of batch m x n x k bf16 GEMMs (all operands read or
  * written once), its rows spread by m_sd, as the compute model prices it:
- * a rank's experts (batch >= 2) run as one grouped-GEMM kernel. */
+ * as the grouped-GEMM kernel (kernel: a rank's experts' GEMMs whose rows
+ * are the tokens) or as a batched GEMM (the weight gradients). */
 static double grouped_gemm_s(const struct sim_compute *comp, double m, double n, double k,
-			     int batch, double m_sd)
+			     int batch, double m_sd, bool kernel)
 {
 	struct sim_op_desc d;
 	memset(&d, 0, sizeof(d));
@@ -923,7 +924,7 @@ static double grouped_gemm_s(const struct sim_compute *comp, double m, double n,
 	d.flops = 2 * m * n * k * batch;
 	d.bytes = 2.0 * batch * (m * k + k * n + m * n);
 	d.m_sd = m_sd;
-	d.grouped = batch >= 2;
+	d.grouped = kernel;
 	return sim_compute_time_s(comp, &d);
 }
 
@@ -952,11 +953,12 @@ START_TEST(expert_load_scales_the_token_dimension)
 	static const struct {
 		const char *name;
 		double m, n, k;
+		bool kernel; /* the grouped kernel (tokens as rows), not the weight gradients */
 	} g[] = {
-		{ "expert down gemm", 320, 2048, 768 },
-		{ "expert down wgrad", 768, 2048, 320 },
-		{ "expert up wgrad", 2048, 1536, 320 },
-		{ "expert up dgrad", 320, 2048, 1536 },
+		{ "expert down gemm", 320, 2048, 768, true },
+		{ "expert down wgrad", 768, 2048, 320, false },
+		{ "expert up wgrad", 2048, 1536, 320, false },
+		{ "expert up dgrad", 320, 2048, 1536, true },
 	};
 	load_topo("dgx-h100-ndr", 1);
 	ck_assert_msg(model_load(&model, "qwen3-30b-a3b", &err) == 0, "%s", err.msg);
@@ -973,11 +975,61 @@ START_TEST(expert_load_scales_the_token_dimension)
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 		/* the weights at their size, the tokens' operands at the load */
 		double got = first_slice_s(&r, g[i].name);
-		double want = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 16, 0);
+		double want = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 16, 0, g[i].kernel);
 		ck_assert_msg(fabs(got / want - 1) < 1e-6, "%s: %.4f us, its shape at the load %.4f us",
 			      g[i].name, got * 1e6, want * 1e6);
 	}
 	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
+/* The grouped kernel's scope: an FP8 plan's expert GEMMs run other
+ * kernels than the 16-bit torch._grouped_mm the model was fitted to, so
+ * they stay batched GEMMs (found by review: they took the bf16 kernel's
+ * tiles at twice the peak); in 16 bits the same GEMM takes the kernel.
+ * Qwen3-30B-A3B, ep 8, 512 tokens padded: 320 rows an expert. */
+START_TEST(expert_gemm_kernel_scope)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct sim_compute comp;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 1);
+	ck_assert_msg(model_load(&model, "qwen3-30b-a3b", &err) == 0, "%s", err.msg);
+	for (int fp8 = 0; fp8 < 2; fp8++) {
+		plan_init(&p);
+		p.ep = 8;
+		p.global_batch = 8;
+		p.seq_len = 512;
+		p.capacity_factor = 1.25;
+		p.pad_to_capacity = true;
+		if (fp8)
+			p.precision = PLAN_DT_FP8;
+		resolve(&p);
+		pure_compute_run(&p, &o, &comp, &r);
+		struct sim_op_desc d;
+		memset(&d, 0, sizeof(d));
+		d.cls = SIM_OP_GEMM;
+		d.m = 320;
+		d.n = 2048;
+		d.k = 768;
+		d.batch = 16;
+		d.dtype_bytes = fp8 ? 1 : 2;
+		d.flops = 2.0 * 320 * 2048 * 768 * 16;
+		/* (FP8 operands, a 16-bit output: models/workload.c, gemm_op) */
+		d.bytes = 16.0 * (d.dtype_bytes * (320.0 * 768 + 768.0 * 2048) + 2 * 320.0 * 2048);
+		d.grouped = !fp8;
+		double want = sim_compute_time_s(&comp, &d);
+		d.grouped = !d.grouped;
+		double other = sim_compute_time_s(&comp, &d);
+		double got = first_slice_s(&r, "expert down gemm");
+		ck_assert_msg(fabs(got / want - 1) < 1e-6 && fabs(other / want - 1) > 0.01,
+			      "%s: %.4f us, want %.4f us (the other way %.4f us)", fp8 ? "fp8" : "bf16",
+			      got * 1e6, want * 1e6, other * 1e6);
+		sim_prediction_release(&r);
+	}
 	topo_release(&topo);
 }
 END_TEST
@@ -1029,9 +1081,9 @@ START_TEST(expert_gemm_rows_spread)
 					   sqrt(mu * (1 - 1 / e));
 		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 			double got = first_slice_s(&r, g[i].name);
-			double equal = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 128, 0);
+			double equal = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 128, 0, g[i].rows);
 			double want = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 128,
-						     g[i].rows ? sd : 0);
+						     g[i].rows ? sd : 0, g[i].rows);
 			ck_assert_msg(fabs(got / want - 1) < 1e-6,
 				      "case %d %s: %.4f us, want %.4f us (equal rows %.4f us)", c,
 				      g[i].name, got * 1e6, want * 1e6, equal * 1e6);
@@ -6736,6 +6788,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, vision_linear_ops_follow_tokens);
 	tcase_add_test(tc, expert_load_scales_the_token_dimension);
 	tcase_add_test(tc, expert_gemm_rows_spread);
+	tcase_add_test(tc, expert_gemm_kernel_scope);
 	tcase_add_test(tc, dense_layer_element_ops);
 	tcase_add_test(tc, flash_attention_shape);
 	tcase_add_test(tc, vision_attention_shape);

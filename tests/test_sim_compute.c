@@ -434,6 +434,7 @@ START_TEST(grouped_kernel_tiles)
 		{ 129, 256, 1, c.grouped_gemm_eff },   { 256, 256, 1, c.grouped_gemm_eff },
 		{ 272, 256, 2, c.grouped_gemm_eff },   { 1000, 256, 4, c.grouped_gemm_eff },
 	};
+	/* (n stays 1,024: the large kernel from 129 rows on) */
 	double prev = 0;
 	for (size_t i = 0; i < TS_ARRAY_LEN(cs); i++) {
 		op.m = cs[i].m;
@@ -460,6 +461,39 @@ START_TEST(grouped_kernel_tiles)
 	double t272 = sim_compute_time_s(&c, &op);
 	ck_assert_double_eq_tol(t144, t256, 1e-15);
 	ck_assert(t272 > 1.9 * t256);
+	/* 128 columns or fewer take the small kernel too (PyTorch's dispatch):
+	 * 300 rows in three cluster rows of 128, one column */
+	op.m = 300;
+	op.n = 96;
+	op.flops = 2.0 * 300 * 96 * k * b;
+	double E = 3 * 1 * b * 128 * 128 * 2 * k;
+	double want = E / (c.peak_flops * c.grouped_small_eff * k / (k + c.grouped_tile_k)) +
+		      2 * c.launch_s;
+	ck_assert(sim_compute_grouped_small(300, 96) && !sim_compute_grouped_small(300, 129));
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &op), want, 1e-12 * want);
+	op.n = (int64_t)n;
+	/* where the mean crosses 128 rows the kernel changes and ragged rows
+	 * get cheaper, as measured (376.6 us at a multinomial mean of 128 rows,
+	 * 323.1 us at 144 equal ones): at the defaults, 128 experts of 2,048 x
+	 * 1,536 with a multinomial's spread */
+	sim_compute_init(&c, &g);
+	op.n = 1536;
+	op.k = 2048;
+	op.batch = 128;
+	double t[2];
+	for (int i = 0; i < 2; i++) {
+		op.m = 128 + i;
+		op.m_sd = sqrt((double)op.m * (1 - 1.0 / 128));
+		op.flops = 2.0 * (double)op.m * 1536 * 2048 * 128;
+		op.bytes = 2.0 * 128 * ((double)op.m * 2048 + 2048.0 * 1536 + (double)op.m * 1536);
+		t[i] = sim_compute_time_s(&c, &op);
+	}
+	ck_assert_msg(t[1] < 0.95 * t[0], "129 rows %.4g s, 128 rows %.4g s", t[1], t[0]);
+	op.n = (int64_t)n;
+	op.k = (int64_t)k;
+	op.batch = (int64_t)b;
+	op.m_sd = 0;
+	op.flops = 2.0 * (double)op.m * n * k * b;
 	/* the model off: as a batched GEMM */
 	c.grouped_gemm_eff = 0;
 	double on = sim_compute_time_s(&c, &op);
@@ -637,6 +671,7 @@ static const struct {
 	{ "{\n  \"attn_bwd_ratio\": 0\n}\n", "attn_bwd_ratio" },
 	{ "{\n  \"gemm_bound_mix\": 1.5\n}\n", "gemm_bound_mix" },
 	{ "{\n  \"grouped_gemm_eff\": 1.5\n}\n", ":2:" },
+	{ "{\n  \"grouped_gemm_eff\": 1.5\n}\n", "grouped_gemm_eff: must be 0 (none) or in [0.001, 1]" },
 	{ "{\n  \"grouped_small_eff\": 1e-4\n}\n", "grouped_small_eff: must be 0 (none) or in [0.001, 1]" },
 	{ "{\n  \"grouped_small_eff\": 1e-4\n}\n", ":2:" },
 	{ "{\n  \"grouped_tile_k\": -1\n}\n", "grouped_tile_k" },
