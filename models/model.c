@@ -102,6 +102,7 @@ static void from_builtin(struct model *m, const struct builtin *b)
 	m->moe_ffn = b->moe_ffn;
 	m->tie_embeddings = b->tie;
 	m->qk_norm = b->family == 0;
+	m->rotary = b->family != 2;
 	if (b->family == 2) { /* Megatron GPT: biases, LayerNorm, gelu, learned positions */
 		m->mlp = MODEL_MLP_GELU;
 		m->norm = MODEL_NORM_LAYER;
@@ -454,6 +455,11 @@ static int parse_falcon(struct model *m, const struct jval *t, struct ts_error *
 	    opt_bool(t, "bias", &bias, err) ||
 	    (present(t, "activation", &c) && jval_get_string(t, "activation", false, &act, err)))
 		return TS_EINPUT;
+	/* rotary positions unless "alibi" (FalconConfig's alibi, default false) */
+	bool alibi = false;
+	if (opt_bool(t, "alibi", &alibi, err))
+		return TS_EINPUT;
+	m->rotary = !alibi;
 	if (m->hidden % m->heads) {
 		if (!present(t, "num_attention_heads", &c))
 			present(t, "n_head", &c);
@@ -717,6 +723,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		 * MLP (found by review: counted as GPT-2's block) */
 		if (str_starts(mtype, "gptj")) {
 			m->max_pos = 0;
+			m->rotary = true;
 			m->bias = false;
 			m->mlp_bias = true;
 			m->layer_norms = 1;
@@ -735,6 +742,11 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		}
 	} else {
 		bool sc2 = type_is(mtype, "starcoder2");
+		/* every type of this branch takes rotary positions (Llama, Qwen,
+		 * Mistral, Gemma, Phi, GPT-NeoX and GPT-J's partial ones,
+		 * DeepSeek's on MLA's rotary part, OLMo, Cohere, StarCoder2); an
+		 * unknown type too, with the note of its guess */
+		m->rotary = true;
 		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c) || sc2)
 			m->norm = MODEL_NORM_LAYER;
 		/* GPT-NeoX: every linear biased (attention's by attention_bias,

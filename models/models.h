@@ -80,6 +80,8 @@ struct model {
 	int ffn;                   /* dense MLP inner width, elements */
 	int vocab;                 /* vocabulary V, tokens */
 	int max_pos;               /* learned position rows (0 with rotary), count */
+	bool rotary;               /* rotary position embeddings on q and k (RoPE, partial too),
+	                            * applied by a kernel of their own, flag */
 	int experts;               /* routed experts per MoE layer (0 = dense), count */
 	int top_k;                 /* experts per token, count */
 	int moe_ffn;               /* expert MLP inner width, elements */

@@ -1117,6 +1117,27 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
 	}
 }
 
+/* The kernels between the QKV GEMM and attention that read and write q
+ * and k once each (assumption, as a norm's pass): the q/k norms (Qwen3's
+ * q_norm and k_norm; found missing against layers timed on an H200,
+ * validate/kernels/measure_step.py) and the rotary embedding (a fused
+ * kernel such as Transformer Engine's, which writes the whole of q and k,
+ * a partial rotary's pass-through part too). Backward in reverse order:
+ * the rotary's one pass of the gradients, the norms' as a norm backward's
+ * (4 x). The rank's q and k: heads / tp and its K width, of T tokens. */
+static void qk_pre_attention(struct bld *b, enum wl_phase ph, bool bwd)
+{
+	const struct model *m = b->m;
+	const struct plan *p = b->p;
+	double qk = b->wb * b->T * ((double)m->heads * m->head_dim / p->tp + model_kv_width_rank(m, p));
+	if (!bwd && m->qk_norm)
+		cmp_op(b, ph, WL_ELEM, "qk norm", 0, 2 * qk, 0, 0, 0, 0, WL_V_NONE);
+	if (m->rotary)
+		cmp_op(b, ph, WL_ELEM, bwd ? "rope bwd" : "rope", 0, 2 * qk, 0, 0, 0, 0, WL_V_NONE);
+	if (bwd && m->qk_norm)
+		cmp_op(b, ph, WL_ELEM, "qk norm bwd", 0, 4 * qk, 0, 0, 0, 0, WL_V_NONE);
+}
+
 /* Forward (or full recompute) of decoder layer l. */
 static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 {
@@ -1152,6 +1173,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		if (qkv_has_bias(m))
 			cmp_op(b, ph, WL_ELEM, "qkv bias add", 0, 2 * b->wb * T * qkv_n, 0, 0, 0, 0,
 			       WL_V_NONE);
+		qk_pre_attention(b, ph, false);
 	}
 	if (p->cp > 1) /* ring attention: K/V of the other chunks (an all-gather's output)
 			* beside the steps before the last (attn_core) */
@@ -1274,6 +1296,7 @@ static void layer_bwd(struct bld *b, int l)
 	if (m->kv_lora > 0) {
 		mla_bwd(b, scale, hide);
 	} else {
+		qk_pre_attention(b, ph, true);
 		/* Q, K and V are split from the QKV output: autograd's split
 		 * backward concatenates their gradients, a copy (found by
 		 * review) */
@@ -1365,6 +1388,10 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 			attn_op(b, ph, "vit attention bwd", amult * 4 * pimg * P * vh / tp,
 				mult * 4 * b->wb * P * vh / tp, P, pimg, vh / v->heads, v->heads / tp,
 				false, true, WL_V_VISION);
+			/* (the rotary embedding's backward: one pass of q's and
+			 * k's gradients, as the decoder's) */
+			cmp_op(b, ph, WL_ELEM, "vit rope bwd", 0, 4 * b->wb * P * vh / tp, 0, 0, 0, 0,
+			       WL_V_VISION);
 			gemm(b, ph, "vit qkv dgrad", P, vh, 3 * vh / tp, 1, scale, WL_V_VISION);
 			if (p->tp > 1 && hide)
 				vision_comm(b, ph, b->wb * P * vh, true);
@@ -1382,6 +1409,10 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 	for (int d = 0; d < v->depth; d++) {
 		cmp_op(b, ph, WL_ELEM, "vit norm", 0, 2 * b->wb * P * vh, 0, 0, 0, 0, WL_V_VISION);
 		gemm(b, ph, "vit qkv gemm", P, 3 * vh / tp, vh, 1, scale, WL_V_VISION);
+		/* Qwen3-VL's vision blocks rotate q and k too (2-D rotary):
+		 * one pass over both, as the decoder's qk_pre_attention */
+		cmp_op(b, ph, WL_ELEM, "vit rope", 0, 4 * b->wb * P * vh / tp, 0, 0, 0, 0,
+		       WL_V_VISION);
 		attn_op(b, ph, "vit attention", 4 * pimg * P * vh / tp, 4 * b->wb * P * vh / tp, P,
 			pimg, vh / v->heads, v->heads / tp, false, false, WL_V_VISION);
 		gemm(b, ph, "vit proj gemm", P, vh, vh / tp, 1, scale, WL_V_VISION);

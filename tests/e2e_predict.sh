@@ -218,7 +218,7 @@ expect_err "more ops than the simulator holds" \
 # they are allocated (found by review: --exact on 2,048 nodes ran out of
 # memory)
 expect_err "more op states than the simulator holds" \
-	"simulating 16384 ranks would keep 1.78e\+09 op states .*drop --exact" \
+	"simulating 16384 ranks would keep 1.86e\+09 op states .*drop --exact" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr-fat-tree --nodes 2048 --model llama3-70b --tp 8 \
 	--pp 4 --global-batch 65536 --sequence-parallel --exact --fidelity analytic
 expect_err "more expert-load draws than the simulator holds" "expert loads .* exceed the 2.68e\+08" \
