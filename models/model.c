@@ -569,8 +569,8 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			 mtype ? "' is not one trainsim knows" : "",
 			 gpt2 ? "GPT-2's block assumed (biases on every linear, LayerNorm, learned "
 				"positions)"
-			      : "the layers follow the keys alone (the MLP gated for silu, two norms "
-				"a layer, biases only where a key asks)");
+			      : "the layers follow the keys alone (MLP gated for silu, two norms a "
+				"layer, biases where a key asks, rotary positions)");
 	ts_one_line(m->note); /* (the type is the file's string) */
 	/* (BLOOM's configs spell the width n_embed; found by review) */
 	if (get_int2(&t, "hidden_size", type_is(mtype, "bloom") ? "n_embed" : "n_embd", true, 1,
@@ -745,8 +745,18 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		/* every type of this branch takes rotary positions (Llama, Qwen,
 		 * Mistral, Gemma, Phi, GPT-NeoX and GPT-J's partial ones,
 		 * DeepSeek's on MLA's rotary part, OLMo, Cohere, StarCoder2); an
-		 * unknown type too, with the note of its guess */
-		m->rotary = true;
+		 * unknown type too, with the note of its guess, unless its
+		 * config says ALiBi ("alibi": true) or another position
+		 * embedding (position_embedding_type; found by review) */
+		{
+			bool alibi = false;
+			const char *pe = NULL;
+			if (opt_bool(&t, "alibi", &alibi, err) ||
+			    (present(&t, "position_embedding_type", &c) &&
+			     jval_get_string(&t, "position_embedding_type", false, &pe, err)))
+				return TS_EINPUT;
+			m->rotary = !alibi && (!pe || !strcmp(pe, "rotary"));
+		}
 		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c) || sc2)
 			m->norm = MODEL_NORM_LAYER;
 		/* GPT-NeoX: every linear biased (attention's by attention_bias,

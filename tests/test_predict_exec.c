@@ -3031,15 +3031,24 @@ START_TEST(qk_kernels_before_attention)
 		"{\"hidden_size\": 1024, \"num_hidden_layers\": 2, \"num_attention_heads\": 16, "
 		"\"num_kv_heads\": 4, \"new_decoder_architecture\": true, \"vocab_size\": 1000, "
 		"\"alibi\": true, \"model_type\": \"falcon\"}",
+		/* a Llama-style config that says ALiBi, or another position
+		 * embedding (found by review: every non-GPT-2 type was rotary) */
+		"{\"hidden_size\": 1024, \"num_hidden_layers\": 2, \"num_attention_heads\": 16, "
+		"\"num_key_value_heads\": 4, \"intermediate_size\": 2816, \"vocab_size\": 1000, "
+		"\"alibi\": true, \"hidden_act\": \"silu\", \"model_type\": \"baichuan\"}",
+		"{\"hidden_size\": 1024, \"num_hidden_layers\": 2, \"num_attention_heads\": 16, "
+		"\"num_key_value_heads\": 4, \"intermediate_size\": 2816, \"vocab_size\": 1000, "
+		"\"position_embedding_type\": \"absolute\", \"model_type\": \"llama\"}",
 	};
-	const bool rope[] = { false, true, true, false }, qkn[] = { false, false, true, false };
+	const bool rope[] = { false, true, true, false, false, false };
+	const bool qkn[] = { false, false, true, false, false, false };
 	const double qk = 2 * 2048.0 * (16 * 64 / 2 + 4 * 64 / 2);
 	struct workload w;
 	int n;
 	load_topo("dgx-h100-ndr", 1);
-	for (int c = 0; c < 4; c++) {
+	for (int c = 0; c < 6; c++) {
 		dense_ops_build(&w, cfgs[c], true, PLAN_DT_BF16);
-		ck_assert_int_eq(model.rotary, rope[c]);
+		ck_assert_msg(model.rotary == rope[c], "case %d: rotary %d", c, model.rotary);
 		double by = layer_op_bytes(&w, "rope", false, &n);
 		ck_assert_int_eq(n, rope[c]);
 		if (rope[c]) {
@@ -4422,8 +4431,10 @@ START_TEST(folded_units_on_network)
 	/* 4 standing for 16: how far the covered units' sending in step
 	 * lands from --exact depends on how the drawn expert loads align, so
 	 * over seeds 1-4 (found when the q/k kernels moved seed 1 from 2.9 to
-	 * 4.5 %, the others 0.3-1.9 % before and after): each within 5 %,
-	 * their mean within 3 % */
+	 * 4.5 %, the others 0.3-1.9 % before and after; seeds 1-10 at
+	 * d8035d4: +4.46, +1.78, +1.87, +0.54, +3.80, +1.35, -0.43, +2.72,
+	 * -0.24, +1.56 %, why seed 1 moved so much not found): each within 5
+	 * %, their mean within 3 % */
 	double sum = 0;
 	for (uint64_t seed = 1; seed <= 4; seed++) {
 		o.seed = seed;

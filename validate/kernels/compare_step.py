@@ -34,7 +34,7 @@ PRESET = arg("--preset", "h200-ndr")
 
 
 def kind_measured(k):
-    if "nvjet" in k or "gemm" in k.lower() and "cutlass" in k.lower():
+    if "nvjet" in k or "gemm" in k.lower():
         return "gemm"
     if "cudnn" in k or "fmha" in k or "sdpa" in k:
         return "attention"
