@@ -25,6 +25,8 @@
  * that cuBLAS's heuristics and stream-K kernels remove most wave
  * quantisation) are taken, as cuBLAS's heuristics would; a
  * dimension smaller than the tile shrinks the tile (skinny kernels).
+ * A grouped-GEMM kernel (sim_op_desc.grouped, where grouped_gemm_eff is
+ * set) takes its own tiles instead: gemm_eff_grouped_kernel.
  *
  * Invariants: every time is >= launch_s > 0 and finite for finite input;
  * efficiency is in (0, gemm_eff_max]; time never decreases when FLOPs or

@@ -44,9 +44,9 @@ struct sim_op_desc {
 	                         * heads x sequences; 0 shape: no tiling cost) */
 	bool backward;          /* fused attention: the backward kernel (attn_bwd_ratio) */
 	bool grouped;           /* GEMM run by a grouped-GEMM kernel (MoE experts: CUTLASS's,
-	                         * as torch._grouped_mm and grouped MLPs run), batch groups:
-	                         * its own tiles on each group's rows, no split-K
-	                         * (grouped_gemm_eff; 0 there: priced as a batched GEMM) */
+	                         * as torch._grouped_mm runs them), batch groups: its own
+	                         * tiles on each group's rows, no split-K (grouped_gemm_eff;
+	                         * where that is 0: priced as a batched GEMM) */
 };
 
 struct sim_compute {
