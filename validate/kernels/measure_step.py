@@ -36,7 +36,14 @@ operand sets (2.1 GB: out of L2, as measure_kernels.py times GEMMs); and
 each call after a 1 GB copy (a memory-bound kernel, as in a step), with
 the kernel each way ran (torch.profiler), in OUTDIR/gemm_probe.csv.
 
-Usage: measure_step.py OUTDIR [--sustain SECONDS | --gemm-probe]
+With --clock-probe, instead: nvidia-smi samples the SM clock and power
+every 20 ms (OUTDIR/clock_samples.csv) while four phases of 4 s run, each
+timed per call after a warm-up: the up projection alone back to back, the
+first configuration's step, and both again; their
+boundaries and median call times in OUTDIR/clock_phases.csv. Whether the
+step's GEMMs run at another clock than GEMMs alone.
+
+Usage: measure_step.py OUTDIR [--sustain SECONDS | --gemm-probe | --clock-probe]
 """
 import json
 import os
@@ -232,6 +239,45 @@ def gemm_probe():
             log("gemm_probe", way, "%.1f us" % ts[10], names[:2])
 
 
+def clock_probe(cfg):
+    step, _, clear = build(cfg)
+    x = torch.randn(4096, 4096, device=DEV, dtype=BF16)
+    w = torch.randn(28672, 4096, device=DEV, dtype=BF16)
+    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw",
+                            "--format=csv,noheader,nounits", "-lms", "20"],
+                           stdout=open(os.path.join(OUT, "clock_samples.csv"), "w"),
+                           stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    rows = []
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        for _ in range(3):  # warm-up: cuDNN's plans, cuBLAS's handles (found: the
+            clear()         # first step took most of a 4 s phase)
+            step()
+            F.linear(x, w)
+        torch.cuda.synchronize()
+        for phase, fn, before in (("gemm_alone", lambda: F.linear(x, w), None), ("step", step, clear),
+                                  ("gemm_alone_again", lambda: F.linear(x, w), None),
+                                  ("step_again", step, clear)):
+            t0 = time.time()
+            ts = []
+            while time.time() - t0 < 4.0:
+                ts.append(event_us(fn, before))
+            t1 = time.time()
+            ts.sort()
+            rows.append((phase, t0, t1, len(ts), ts[len(ts) // 2]))
+            log("clock_probe", phase, "%.1f us" % ts[len(ts) // 2], len(ts))
+    time.sleep(0.5)
+    smi.terminate()
+    smi.wait()
+    with open(os.path.join(OUT, "clock_phases.csv"), "w") as f:
+        f.write("phase,t0_local,t1_local,calls,call_med_us\n")
+        for ph, t0, t1, n, med in rows:
+            def loc(t):  # nvidia-smi's timestamp form, local time
+                return time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(t)) + (".%03d" % int((t % 1) * 1000))
+            f.write("%s,%s,%s,%d,%.1f\n" % (ph, loc(t0), loc(t1), n, med))
+
+
 def run(cfg, csv, kj):
     name, h, nh, nkv, d, ffn, L, mb, seq = cfg
     step, fwd, clear = build(cfg)
@@ -252,6 +298,10 @@ def run(cfg, csv, kj):
 def main():
     p = torch.cuda.get_device_properties(0)
     log("device", p.name, "torch", torch.__version__)
+    if "--clock-probe" in sys.argv:
+        clock_probe(CONFIGS[0])
+        log("done")
+        return
     if "--gemm-probe" in sys.argv:
         gemm_probe()
         log("done")
