@@ -42,6 +42,7 @@ enum kind {
 	K_GEMM,      /* bf16 GEMMs and batched GEMMs (cuBLAS) */
 	K_TF32,      /* fp32 GEMMs on TF32 tensor cores */
 	K_GROUPED,   /* grouped expert GEMMs (torch._grouped_mm), equal or ragged rows */
+	K_GROUPED_WG,/* their weight gradients: tokens ragged in k (reported, not fitted) */
 	K_BW,        /* copy and add: the bandwidth-bound reference kernels */
 	K_ELEM,      /* other element-wise kernels (reported, not fitted: kernel-specific passes) */
 	K_OPT,       /* fused AdamW step */
@@ -54,7 +55,7 @@ enum kind {
 };
 
 static const char *const kind_name[K_COUNT] = {
-	"gemm bf16", "gemm tf32", "grouped gemm", "copy/add", "other element-wise", "adamw step",
+	"gemm bf16", "gemm tf32", "grouped gemm", "grouped gemm wgrad", "copy/add", "other element-wise", "adamw step",
 	"launch (graph)",
 	"attention fwd (cudnn)", "attention bwd (cudnn)", "attention (other)", "host dispatch",
 };
@@ -183,11 +184,22 @@ static int load(struct set *s, const char *path, int file)
 		d->k = (int64_t)v[5];
 		d->batch = v[6] >= 1 ? (int64_t)v[6] : 1;
 		const char *sec = r->section;
-		if (!strncmp(sec, "gemm", 4) || !strcmp(sec, "bmm") || !strcmp(sec, "grouped")) {
+		if (!strncmp(sec, "gemm", 4) || !strcmp(sec, "bmm") || !strcmp(sec, "grouped") ||
+		    !strcmp(sec, "grouped_wgrad")) {
 			d->cls = SIM_OP_GEMM;
-			r->kind = !strcmp(sec, "gemm_tf32") ? K_TF32 :
-				  !strcmp(sec, "grouped") ? K_GROUPED :
-								    K_GEMM;
+			r->kind = !strcmp(sec, "gemm_tf32")     ? K_TF32 :
+				  !strcmp(sec, "grouped")       ? K_GROUPED :
+				  !strcmp(sec, "grouped_wgrad") ? K_GROUPED_WG :
+								  K_GEMM;
+			if (r->kind == K_GROUPED_WG) {
+				/* the weight's m x n an expert, k the tokens an
+				 * expert on average (from the FLOPs: the CSV's k is
+				 * rounded down); their spread is in k, which no
+				 * tile rounds */
+				double mean = v[8] / (2.0 * (double)d->m * (double)d->n * (double)d->batch);
+				d->k = (int64_t)llround(mean);
+				d->grouped = true;
+			}
 			if (r->kind == K_GROUPED) {
 				/* the CSV's m is total / groups rounded down: the
 				 * mean from the FLOPs instead */

@@ -908,8 +908,8 @@ static void pure_compute_run(const struct plan *p, struct sim_predict_opts *o,
 
 /* A grouped GEMM of batch m x n x k bf16 GEMMs (all operands read or
  * written once), its rows spread by m_sd, as the compute model prices it:
- * as the grouped-GEMM kernel (kernel: a rank's experts' GEMMs whose rows
- * are the tokens) or as a batched GEMM (the weight gradients). */
+ * as the grouped-GEMM kernel (kernel: a rank's experts' 16-bit GEMMs) or
+ * as a batched GEMM. */
 static double grouped_gemm_s(const struct sim_compute *comp, double m, double n, double k,
 			     int batch, double m_sd, bool kernel)
 {
@@ -953,11 +953,11 @@ START_TEST(expert_load_scales_the_token_dimension)
 	static const struct {
 		const char *name;
 		double m, n, k;
-		bool kernel; /* the grouped kernel (tokens as rows), not the weight gradients */
+		bool kernel; /* the grouped kernel: every expert GEMM in 16 bits */
 	} g[] = {
 		{ "expert down gemm", 320, 2048, 768, true },
-		{ "expert down wgrad", 768, 2048, 320, false },
-		{ "expert up wgrad", 2048, 1536, 320, false },
+		{ "expert down wgrad", 768, 2048, 320, true },
+		{ "expert up wgrad", 2048, 1536, 320, true },
 		{ "expert up dgrad", 320, 2048, 1536, true },
 	};
 	load_topo("dgx-h100-ndr", 1);
@@ -1081,9 +1081,9 @@ START_TEST(expert_gemm_rows_spread)
 					   sqrt(mu * (1 - 1 / e));
 		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 			double got = first_slice_s(&r, g[i].name);
-			double equal = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 128, 0, g[i].rows);
+			double equal = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 128, 0, true);
 			double want = grouped_gemm_s(&comp, g[i].m, g[i].n, g[i].k, 128,
-						     g[i].rows ? sd : 0, g[i].rows);
+						     g[i].rows ? sd : 0, true);
 			ck_assert_msg(fabs(got / want - 1) < 1e-6,
 				      "case %d %s: %.4f us, want %.4f us (equal rows %.4f us)", c,
 				      g[i].name, got * 1e6, want * 1e6, equal * 1e6);

@@ -31,9 +31,10 @@ How each time is taken:
 Usage: measure_kernels.py OUTDIR [--budget SECONDS] [--quick] [--sections A,B,...]
   sections: launch, gemms, elementwise, attention, grouped, optimizer (the
   default set); heldout (shapes outside it, to check a fit out of sample);
-  grouped_sweep, splitk and kernelnames (probes: equal expert rows in 16-row
-  steps, small outputs with deep k, and the kernels torch.profiler sees each
-  op launch, written to kernel_names.jsonl)
+  grouped_sweep, splitk, kernelnames and grouped_wgrad (probes: equal expert
+  rows in 16-row steps, small outputs with deep k, the kernels
+  torch.profiler sees each op launch, written to kernel_names.jsonl, and the
+  experts' weight gradients, tokens ragged in k)
 """
 import math
 import os
@@ -498,6 +499,43 @@ def grouped_sweep():
             del w
 
 
+def grouped_wgrad():
+    """The experts' weight gradients as torch._grouped_mm runs them: each
+    expert's dW = X_e^T dY_e over its own tokens, the tokens (ragged) the
+    reduction dimension, 2-D x 2-D with offsets: (e, h, 2f) for the up
+    projection, (e, f, h) for the down. Rows: m and n the weight's, k the
+    tokens an expert on average, m_sd the tokens' spread."""
+    if not hasattr(torch, "_grouped_mm"):
+        log("grouped_wgrad: torch._grouped_mm missing")
+        return
+    g = torch.Generator(device="cpu").manual_seed(4321)
+    for e, h, f in ((128, 2048, 768), (16, 4096, 1536)):
+        for mean_rows in (128, 256, 512, 1024, 2048):
+            for spread in ("equal", "multinomial"):
+                if left() < BUDGET * 0.3:
+                    log("grouped_wgrad: budget")
+                    return
+                if spread == "equal":
+                    c = torch.full((e,), mean_rows, dtype=torch.int64)
+                else:
+                    c = torch.bincount(torch.multinomial(torch.ones(e) / e, e * mean_rows,
+                                                         replacement=True, generator=g), minlength=e)
+                offs = torch.cumsum(c, 0).to(torch.int32).to(DEV)
+                M = int(c.sum())
+                sd = float(c.double().std(unbiased=False))
+                for op, m, n in (("experts_up_wgrad", h, 2 * f), ("experts_down_wgrad", f, h)):
+                    x = torch.randn(M, m, device=DEV, dtype=BF16)
+                    dy = torch.randn(M, n, device=DEV, dtype=BF16)
+                    try:
+                        ts, ng = time_eager(lambda: torch._grouped_mm(x.t(), dy, offs=offs, out_dtype=BF16))
+                    except Exception as ex:  # noqa: BLE001
+                        log("grouped_wgrad %s: %s" % (op, str(ex).splitlines()[0][:200]))
+                        return
+                    row("grouped_wgrad", op, "bf16", m, n, M // e, e, sd, 2.0 * M * m * n,
+                        (M * m + M * n + e * m * n) * 2, ng, 1, ts, spread)
+                    del x, dy
+
+
 def splitk():
     """Small outputs with a deep k, where split-K decides the time: m = n
     in 128-1,024 (and two held-out shapes), k from 512 to 16,384."""
@@ -549,6 +587,13 @@ def kernelnames():
             w = torch.randn(e, n, k, device=DEV, dtype=BF16).transpose(-2, -1)
             cases.append(("grouped e%d %dx%dx%d %s" % (e, r, n, k, spread),
                           (lambda a=a, w=w, offs=offs: torch._grouped_mm(a, w, offs=offs, out_dtype=BF16))))
+        for e, m, n, r in ((128, 2048, 1536, 512), (16, 4096, 3072, 512)):
+            offs = (torch.arange(1, e + 1, dtype=torch.int32) * r).to(DEV)
+            xw = torch.randn(e * r, m, device=DEV, dtype=BF16)
+            dyw = torch.randn(e * r, n, device=DEV, dtype=BF16)
+            cases.append(("grouped wgrad e%d %dx%dx%d" % (e, m, n, r),
+                          (lambda xw=xw, dyw=dyw, offs=offs:
+                           torch._grouped_mm(xw.t(), dyw, offs=offs, out_dtype=BF16))))
         ea = torch.randn(128, 512, 2048, device=DEV, dtype=BF16)
         eb = torch.randn(128, 1536, 2048, device=DEV, dtype=BF16).transpose(1, 2)
         cases.append(("bmm e128 512x1536x2048", lambda: torch.bmm(ea, eb)))
@@ -580,7 +625,8 @@ SECTIONS = (("launch", lambda: launch()), ("gemms", lambda: gemms()),
             ("elementwise", lambda: elementwise()), ("attention", lambda: attention()),
             ("grouped", lambda: grouped()), ("optimizer", lambda: optimizer()),
             ("heldout", lambda: heldout()), ("grouped_sweep", lambda: grouped_sweep()),
-            ("splitk", lambda: splitk()), ("kernelnames", lambda: kernelnames()))
+            ("splitk", lambda: splitk()), ("kernelnames", lambda: kernelnames()),
+            ("grouped_wgrad", lambda: grouped_wgrad()))
 
 
 def main():
@@ -588,7 +634,8 @@ def main():
     env()
     clocks("start")
     want = sys.argv[sys.argv.index("--sections") + 1].split(",") if "--sections" in sys.argv else \
-        [n for n, _ in SECTIONS if n not in ("heldout", "grouped_sweep", "splitk", "kernelnames")]
+        [n for n, _ in SECTIONS if n not in ("heldout", "grouped_sweep", "splitk", "kernelnames",
+                                              "grouped_wgrad")]
     for name, fn in SECTIONS:
         if name not in want:
             continue
