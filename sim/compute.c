@@ -178,7 +178,7 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	/* Host dispatch per op (the executor overlaps it with the GPU): 0 until
 	 * calibrated, i.e. the host is never the bottleneck. */
 	c->dispatch_s = 0;
-	if (gpu->sm_arch >= 90 && gpu->sm_arch < 100)
+	if (c->measured_defaults)
 		snprintf(c->source, sizeof(c->source),
 			 "defaults: %s datasheet peaks (hardware.md), efficiencies fitted to kernels "
 			 "timed on an H200 (validate/data/h200-kernels-*.csv, bench_kernels --fit)",

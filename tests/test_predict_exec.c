@@ -906,12 +906,13 @@ static void pure_compute_run(const struct plan *p, struct sim_predict_opts *o,
 	run(p, o, r);
 }
 
-/* A grouped GEMM of batch m x n x k bf16 GEMMs (all operands read or
- * written once), its rows spread by m_sd, as the compute model prices it:
- * as the grouped-GEMM kernel (kernel: a rank's experts' 16-bit GEMMs) or
- * as a batched GEMM. */
-static double grouped_gemm_s(const struct sim_compute *comp, double m, double n, double k,
-			     int batch, double m_sd, bool kernel)
+/* A grouped GEMM of batch m x n x k GEMMs on dt-byte operands with a
+ * 16-bit output (each read or written once: models/workload.c, gemm_op),
+ * its rows spread by m_sd, as the compute model prices it: as the
+ * grouped-GEMM kernel (kernel: a rank's experts' 16-bit GEMMs) or as a
+ * batched GEMM. */
+static double grouped_gemm_dt_s(const struct sim_compute *comp, double m, double n, double k,
+				int batch, double m_sd, bool kernel, int dt)
 {
 	struct sim_op_desc d;
 	memset(&d, 0, sizeof(d));
@@ -920,12 +921,18 @@ static double grouped_gemm_s(const struct sim_compute *comp, double m, double n,
 	d.n = (int64_t)n;
 	d.k = (int64_t)k;
 	d.batch = batch;
-	d.dtype_bytes = 2;
+	d.dtype_bytes = dt;
 	d.flops = 2 * m * n * k * batch;
-	d.bytes = 2.0 * batch * (m * k + k * n + m * n);
+	d.bytes = batch * (dt * (m * k + k * n) + 2.0 * m * n);
 	d.m_sd = m_sd;
 	d.grouped = kernel;
 	return sim_compute_time_s(comp, &d);
+}
+
+static double grouped_gemm_s(const struct sim_compute *comp, double m, double n, double k,
+			     int batch, double m_sd, bool kernel)
+{
+	return grouped_gemm_dt_s(comp, m, n, k, batch, m_sd, kernel, 2);
 }
 
 /* Duration of micro-batch 0's first slice of this name, s (-1: none). */
@@ -1009,21 +1016,8 @@ START_TEST(expert_gemm_kernel_scope)
 			p.precision = PLAN_DT_FP8;
 		resolve(&p);
 		pure_compute_run(&p, &o, &comp, &r);
-		struct sim_op_desc d;
-		memset(&d, 0, sizeof(d));
-		d.cls = SIM_OP_GEMM;
-		d.m = 320;
-		d.n = 2048;
-		d.k = 768;
-		d.batch = 16;
-		d.dtype_bytes = fp8 ? 1 : 2;
-		d.flops = 2.0 * 320 * 2048 * 768 * 16;
-		/* (FP8 operands, a 16-bit output: models/workload.c, gemm_op) */
-		d.bytes = 16.0 * (d.dtype_bytes * (320.0 * 768 + 768.0 * 2048) + 2 * 320.0 * 2048);
-		d.grouped = !fp8;
-		double want = sim_compute_time_s(&comp, &d);
-		d.grouped = !d.grouped;
-		double other = sim_compute_time_s(&comp, &d);
+		double want = grouped_gemm_dt_s(&comp, 320, 2048, 768, 16, 0, !fp8, fp8 ? 1 : 2);
+		double other = grouped_gemm_dt_s(&comp, 320, 2048, 768, 16, 0, fp8, fp8 ? 1 : 2);
 		double got = first_slice_s(&r, "expert down gemm");
 		ck_assert_msg(fabs(got / want - 1) < 1e-6 && fabs(other / want - 1) > 0.01,
 			      "%s: %.4f us, want %.4f us (the other way %.4f us)", fp8 ? "fp8" : "bf16",
