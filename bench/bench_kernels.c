@@ -391,8 +391,11 @@ struct fctx {
 	struct sim_compute base;
 	double x0[NPAR];  /* every parameter's value (the held ones stay) */
 	int stage;        /* the stage being fitted: its parameters and rows */
-	int free_par[NPAR], nfree; /* the stage's free parameters */
-	int nuse;         /* the stage's rows */
+	/* the free parameters and their rows: the stage's in the copy fit()
+	 * solves each stage with, all stages' in fit_plan's (which the
+	 * written file lists) */
+	int free_par[NPAR], nfree;
+	int nuse;
 	int sfree[NSTAGE][NPAR], snfree[NSTAGE], snuse[NSTAGE]; /* each stage's */
 };
 
