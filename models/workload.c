@@ -1054,7 +1054,8 @@ static void moe_bwd(struct bld *b, const struct lshape *ls, bool hide)
  * then all-gathers for the column-parallel up projections (q_lora -> heads
  * x head_dim, kv_lora -> heads x (nope + v)); without sequence parallelism
  * every rank projects all tokens. The latents' RMSNorms read and write
- * them once (16 bits); RoPE's copies are not priced. */
+ * them once (16 bits); the rotary embedding and the assembly of query,
+ * key and value follow (mla_qk_prep). */
 static void mla_fwd(struct bld *b, enum wl_phase ph, double scale)
 {
 	const struct model *m = b->m;
@@ -1124,11 +1125,18 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
  * kernel such as Transformer Engine's, which writes the whole of q and k,
  * a partial rotary's pass-through part too). Backward in reverse order:
  * the rotary's one pass of the gradients, the norms' as a norm backward's
- * (4 x). The rank's q and k: heads / tp and its K width, of T tokens. */
+ * (4 x). The rank's q and k: heads / tp and its K width, of T tokens.
+ * MLA's (its rotary parts and the concatenations): mla_qk_prep. */
+static void mla_qk_prep(struct bld *b, enum wl_phase ph, bool bwd);
+
 static void qk_pre_attention(struct bld *b, enum wl_phase ph, bool bwd)
 {
 	const struct model *m = b->m;
 	const struct plan *p = b->p;
+	if (m->kv_lora > 0) {
+		mla_qk_prep(b, ph, bwd);
+		return;
+	}
 	double qk = b->wb * b->T * ((double)m->heads * m->head_dim / p->tp + model_kv_width_rank(m, p));
 	if (!bwd && m->qk_norm)
 		cmp_op(b, ph, WL_ELEM, "qk norm", 0, 2 * qk, 0, 0, 0, 0, WL_V_NONE);
@@ -1136,6 +1144,41 @@ static void qk_pre_attention(struct bld *b, enum wl_phase ph, bool bwd)
 		cmp_op(b, ph, WL_ELEM, bwd ? "rope bwd" : "rope", 0, 2 * qk, 0, 0, 0, 0, WL_V_NONE);
 	if (bwd && m->qk_norm)
 		cmp_op(b, ph, WL_ELEM, "qk norm bwd", 0, 4 * qk, 0, 0, 0, 0, WL_V_NONE);
+}
+
+/* MLA's query, key and value between the up projections and attention,
+ * as Megatron-core's MLASelfAttention builds them (assumption, recalled
+ * from its code, as mla_fwd; found unpriced: the README said so): the
+ * rotary embedding on q's rotary part of each of the rank's heads and on
+ * the token's one shared rotary key (a pass each, as qk_pre_attention's);
+ * query = cat(q_nope, q_rope) and key = cat(k_nope, the rotary key
+ * broadcast to the heads), and value made contiguous out of the kv up
+ * projection's output: copies that write the rank's heads x (2 head_dim +
+ * v) and read as much (the shared rotary key once a token). Backward: the
+ * rotary's pass over the gradients (rope bwd), then the concatenations'
+ * own (one op for their kernels): q's gradient assembled from its parts,
+ * the broadcast key's gradient summed over the heads, k_nope's and
+ * value's gradients concatenated into the kv up projection's, the
+ * latent's and the rotary key's into the down projection's. Per token of
+ * the T the up projections work on. */
+static void mla_qk_prep(struct bld *b, enum wl_phase ph, bool bwd)
+{
+	const struct model *m = b->m;
+	double n = (double)m->heads / b->p->tp, hd = m->head_dim, rope = m->qk_rope;
+	double nope = hd - rope, v = model_v_dim(m), kl = m->kv_lora, wt = b->wb * b->T;
+	double rot = 2 * wt * (n * rope + rope);
+	if (!bwd) {
+		if (m->rotary)
+			cmp_op(b, ph, WL_ELEM, "rope", 0, rot, 0, 0, 0, 0, WL_V_NONE);
+		cmp_op(b, ph, WL_ELEM, "qkv concat", 0,
+		       wt * (2 * n * hd + n * nope + rope + n * hd + 2 * n * v), 0, 0, 0, 0, WL_V_NONE);
+		return;
+	}
+	if (m->rotary)
+		cmp_op(b, ph, WL_ELEM, "rope bwd", 0, rot, 0, 0, 0, 0, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "qkv concat bwd", 0,
+	       wt * (2 * n * hd + n * rope + rope + 2 * n * (nope + v) + 2 * (kl + rope)), 0, 0, 0,
+	       0, WL_V_NONE);
 }
 
 /* Forward (or full recompute) of decoder layer l. */
@@ -1166,6 +1209,7 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	if (m->kv_lora > 0) {
 		mla_fwd(b, ph, scale);
+		qk_pre_attention(b, ph, false);
 	} else {
 		linear_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
 		/* its bias: Megatron's column-parallel linear adds it after the
@@ -1294,6 +1338,7 @@ static void layer_bwd(struct bld *b, int l)
 	if (p->cp > 1)
 		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, cpsz - early, "cp dkv exchange", false);
 	if (m->kv_lora > 0) {
+		qk_pre_attention(b, ph, true);
 		mla_bwd(b, scale, hide);
 	} else {
 		qk_pre_attention(b, ph, true);

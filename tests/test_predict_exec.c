@@ -3085,6 +3085,65 @@ START_TEST(qk_kernels_before_attention)
 }
 END_TEST
 
+/* MLA's query and key between the up projections and attention (found
+ * unpriced: the README said so), as Megatron-core's MLASelfAttention
+ * builds them: the rotary embedding on the rank's heads' rotary parts and
+ * the token's one rotary key, the concatenations of query and key and
+ * value's contiguous copy; backward the rotary's pass, then the
+ * concatenations' (q's parts joined, the broadcast key summed over the
+ * heads, k_nope's and value's gradients joined, the latent's and the
+ * rotary key's). mla_model at tp 2: 8 heads of 64 + 32, value 48, latent
+ * 256; 2,048 tokens of bf16. */
+static const char *mla_model =
+	"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 16, "
+	"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"intermediate_size\": 2048, "
+	"\"model_type\": \"deepseek_v2\", \"kv_lora_rank\": 256, \"q_lora_rank\": 384, "
+	"\"qk_nope_head_dim\": 64, \"qk_rope_head_dim\": 32, \"v_head_dim\": 48}";
+
+START_TEST(mla_qk_kernels_before_attention)
+{
+	struct workload w;
+	int n;
+	const double wt = 2 * 2048.0, h = 8, hd = 96, rope = 32, nope = 64, v = 48, kl = 256;
+	load_topo("dgx-h100-ndr", 1);
+	dense_ops_build(&w, mla_model, true, PLAN_DT_BF16);
+	ck_assert(model.rotary && model.kv_lora == 256);
+	ck_assert_double_eq(layer_op_bytes(&w, "rope", false, &n), 2 * wt * (h * rope + rope));
+	ck_assert_int_eq(n, 1);
+	ck_assert_double_eq(layer_op_bytes(&w, "rope bwd", true, &n), 2 * wt * (h * rope + rope));
+	ck_assert_int_eq(n, 1);
+	ck_assert_double_eq(layer_op_bytes(&w, "qkv concat", false, &n),
+			    wt * (3 * h * hd + h * nope + rope + 2 * h * v));
+	ck_assert_int_eq(n, 1);
+	ck_assert_double_eq(layer_op_bytes(&w, "qkv concat bwd", true, &n),
+			    wt * (2 * h * hd + h * rope + rope + 2 * h * (nope + v) + 2 * (kl + rope)));
+	ck_assert_int_eq(n, 1);
+	/* no q/k norm, no fused QKV split */
+	layer_op_bytes(&w, "qk norm", false, &n);
+	ck_assert_int_eq(n, 0);
+	layer_op_bytes(&w, "qkv split bwd", true, &n);
+	ck_assert_int_eq(n, 0);
+	/* in order: kv up GEMM, rope, concat, attention; backward attention,
+	 * rope, concat, the up projections' data gradients */
+	const struct wl_role *r = &w.roles[0];
+	int32_t g = find_op(r, 0, "kv up gemm", 0, 0, false);
+	int32_t f = find_op(r, g, "rope", 0, 0, false), c = find_op(r, f, "qkv concat", 0, 0, false);
+	int32_t a = find_op(r, c, "attention", 0, 0, false);
+	int32_t ab = find_op(r, 0, "attention bwd", 0, 0, true);
+	int32_t fb = find_op(r, ab, "rope bwd", 0, 0, true);
+	int32_t cb = find_op(r, fb, "qkv concat bwd", 0, 0, true);
+	int32_t d = find_op(r, cb, "kv up dgrad", 0, 0, true);
+	ck_assert(g >= 0 && f > g && c > f && a > c && ab >= 0 && fb > ab && cb > fb && d > cb);
+	workload_release(&w);
+	/* DeepSeek-V3's shipped config is rotary */
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_msg(model_load(&model, TS_SOURCE_DIR "/examples/models/deepseek-v3.json", &err) == 0,
+		      "%s", err.msg);
+	ck_assert(model.rotary && model.kv_lora > 0 && model.qk_rope == 64);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A dense layer's element-wise ops as Megatron's local layer launches them
  * (found by review, each not priced before): in backward autograd adds the
  * two gradients of each block's input (norm and residual: read two, write
@@ -3316,11 +3375,6 @@ END_TEST
  * without it every TP rank also projects the tokens its TP peers project
  * (the down projections are whole on each rank): 3 passes of 2 (h x
  * (q_lora + kv_lora + rope)) FLOPs per token, (tp - 1)/tp of them extra. */
-static const char *mla_model =
-	"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 16, "
-	"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"intermediate_size\": 2048, "
-	"\"model_type\": \"deepseek_v2\", \"kv_lora_rank\": 256, \"q_lora_rank\": 384, "
-	"\"qk_nope_head_dim\": 64, \"qk_rope_head_dim\": 32, \"v_head_dim\": 48}";
 
 START_TEST(workload_flops_latent_attention)
 {
@@ -6891,6 +6945,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, expert_gemm_kernel_scope);
 	tcase_add_test(tc, dense_layer_element_ops);
 	tcase_add_test(tc, qk_kernels_before_attention);
+	tcase_add_test(tc, mla_qk_kernels_before_attention);
 	tcase_add_test(tc, flash_attention_shape);
 	tcase_add_test(tc, vision_attention_shape);
 	tcase_add_test(tc, tp_overlap_chunks_cost_their_kernels);
