@@ -1110,12 +1110,55 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
 		comm(b, ph, WL_D_TP, tpc, lat, cn, false);
 	cmp_op(b, ph, WL_ELEM, "latent norms bwd", 0, 4 * b->wb * Tl * (ql + kl), 0, 0, 0, 0,
 	       WL_V_NONE);
+	/* the kv down projection's output was split into the latent and the
+	 * rotary key: its gradient joins theirs (a copy; mla_qk_prep) */
+	cmp_op(b, ph, WL_ELEM, "latent split bwd", 0, 2 * b->wb * Tl * (kl + rope), 0, 0, 0, 0,
+	       WL_V_NONE);
 	linear(b, ph, "kv down dgrad", Tl, h, kl + rope, 1, scale, WL_V_NONE);
 	linear(b, ph, "kv down wgrad", h, kl + rope, Tl, 1, scale, WL_V_NONE);
 	if (ql > 0) {
 		linear(b, ph, "q down dgrad", Tl, h, ql, 1, scale, WL_V_NONE);
 		linear(b, ph, "q down wgrad", h, ql, Tl, 1, scale, WL_V_NONE);
 	}
+}
+
+/* MLA's query, key and value between the up projections and attention,
+ * as Megatron-core's MLASelfAttention builds them without rope fusion
+ * (assumption, recalled from its code, as mla_fwd; HF transformers'
+ * DeepseekV3Attention does the same; found unpriced: the README said so):
+ * the rotary embedding on q's rotary part of each of the rank's heads and
+ * on the token's one shared rotary key (a pass each, as
+ * qk_pre_attention's); query = cat(q_nope, q_rope) and key = cat(k_nope,
+ * the rotary key broadcast to the heads), and value made contiguous out of
+ * the kv up projection's output: copies that write the rank's heads x (2
+ * head_dim + v) and read as much (the shared rotary key once a token).
+ * Megatron-core's fused MLA rope kernels (apply_rope_fusion) rotate q in
+ * place and write key and value from kv in one kernel, about 40 % fewer
+ * bytes forward; not modelled. Backward: the rotary's pass over the
+ * gradients (rope bwd), then the concatenations' own (one op for their
+ * kernels): q's gradient joined from its parts, the broadcast key's
+ * gradient summed over the heads, k_nope's and value's gradients joined
+ * into the kv up projection's. The T tokens the up projections work on;
+ * the latent's and rotary key's gradients join in mla_bwd, on the down
+ * projection's tokens. */
+static void mla_qk_prep(struct bld *b, enum wl_phase ph, bool bwd)
+{
+	const struct model *m = b->m;
+	double n = (double)m->heads / b->p->tp, hd = m->head_dim, rope = m->qk_rope;
+	double nope = hd - rope, v = model_v_dim(m), wt = b->wb * b->T;
+	double rot = 2 * wt * (n * rope + rope);
+	bool rotary = m->rotary && rope > 0;
+	if (!bwd) {
+		if (rotary)
+			cmp_op(b, ph, WL_ELEM, "rope", 0, rot, 0, 0, 0, 0, WL_V_NONE);
+		cmp_op(b, ph, WL_ELEM, "qkv concat", 0,
+		       wt * (2 * n * hd + n * nope + rope + n * hd + 2 * n * v), 0, 0, 0, 0, WL_V_NONE);
+		return;
+	}
+	if (rotary)
+		cmp_op(b, ph, WL_ELEM, "rope bwd", 0, rot, 0, 0, 0, 0, WL_V_NONE);
+	cmp_op(b, ph, WL_ELEM, "qkv concat bwd", 0,
+	       wt * (2 * n * hd + n * rope + rope + 2 * n * (nope + v)), 0, 0, 0, 0, WL_V_NONE);
 }
 
 /* The kernels between the QKV GEMM and attention that read and write q
@@ -1127,8 +1170,6 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
  * the rotary's one pass of the gradients, the norms' as a norm backward's
  * (4 x). The rank's q and k: heads / tp and its K width, of T tokens.
  * MLA's (its rotary parts and the concatenations): mla_qk_prep. */
-static void mla_qk_prep(struct bld *b, enum wl_phase ph, bool bwd);
-
 static void qk_pre_attention(struct bld *b, enum wl_phase ph, bool bwd)
 {
 	const struct model *m = b->m;
@@ -1144,41 +1185,6 @@ static void qk_pre_attention(struct bld *b, enum wl_phase ph, bool bwd)
 		cmp_op(b, ph, WL_ELEM, bwd ? "rope bwd" : "rope", 0, 2 * qk, 0, 0, 0, 0, WL_V_NONE);
 	if (bwd && m->qk_norm)
 		cmp_op(b, ph, WL_ELEM, "qk norm bwd", 0, 4 * qk, 0, 0, 0, 0, WL_V_NONE);
-}
-
-/* MLA's query, key and value between the up projections and attention,
- * as Megatron-core's MLASelfAttention builds them (assumption, recalled
- * from its code, as mla_fwd; found unpriced: the README said so): the
- * rotary embedding on q's rotary part of each of the rank's heads and on
- * the token's one shared rotary key (a pass each, as qk_pre_attention's);
- * query = cat(q_nope, q_rope) and key = cat(k_nope, the rotary key
- * broadcast to the heads), and value made contiguous out of the kv up
- * projection's output: copies that write the rank's heads x (2 head_dim +
- * v) and read as much (the shared rotary key once a token). Backward: the
- * rotary's pass over the gradients (rope bwd), then the concatenations'
- * own (one op for their kernels): q's gradient assembled from its parts,
- * the broadcast key's gradient summed over the heads, k_nope's and
- * value's gradients concatenated into the kv up projection's, the
- * latent's and the rotary key's into the down projection's. Per token of
- * the T the up projections work on. */
-static void mla_qk_prep(struct bld *b, enum wl_phase ph, bool bwd)
-{
-	const struct model *m = b->m;
-	double n = (double)m->heads / b->p->tp, hd = m->head_dim, rope = m->qk_rope;
-	double nope = hd - rope, v = model_v_dim(m), kl = m->kv_lora, wt = b->wb * b->T;
-	double rot = 2 * wt * (n * rope + rope);
-	if (!bwd) {
-		if (m->rotary)
-			cmp_op(b, ph, WL_ELEM, "rope", 0, rot, 0, 0, 0, 0, WL_V_NONE);
-		cmp_op(b, ph, WL_ELEM, "qkv concat", 0,
-		       wt * (2 * n * hd + n * nope + rope + n * hd + 2 * n * v), 0, 0, 0, 0, WL_V_NONE);
-		return;
-	}
-	if (m->rotary)
-		cmp_op(b, ph, WL_ELEM, "rope bwd", 0, rot, 0, 0, 0, 0, WL_V_NONE);
-	cmp_op(b, ph, WL_ELEM, "qkv concat bwd", 0,
-	       wt * (2 * n * hd + n * rope + rope + 2 * n * (nope + v) + 2 * (kl + rope)), 0, 0, 0,
-	       0, WL_V_NONE);
 }
 
 /* Forward (or full recompute) of decoder layer l. */
@@ -1209,7 +1215,6 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 	cmp_op(b, ph, WL_ELEM, "norm", 0, 2 * act / (sp ? tp : 1), 0, 0, 0, 0, WL_V_NONE);
 	if (m->kv_lora > 0) {
 		mla_fwd(b, ph, scale);
-		qk_pre_attention(b, ph, false);
 	} else {
 		linear_after_ag(b, ph, "qkv gemm", T, qkv_n, h, scale);
 		/* its bias: Megatron's column-parallel linear adds it after the
@@ -1217,8 +1222,8 @@ static void layer_fwd(struct bld *b, int l, enum wl_phase ph)
 		if (qkv_has_bias(m))
 			cmp_op(b, ph, WL_ELEM, "qkv bias add", 0, 2 * b->wb * T * qkv_n, 0, 0, 0, 0,
 			       WL_V_NONE);
-		qk_pre_attention(b, ph, false);
 	}
+	qk_pre_attention(b, ph, false);
 	if (p->cp > 1) /* ring attention: K/V of the other chunks (an all-gather's output)
 			* beside the steps before the last (attn_core) */
 		comm(b, ph, WL_D_CP, WL_C_ALLGATHER, c.cp_bytes * p->cp / (p->cp - 1), "cp kv exchange",
@@ -1337,11 +1342,10 @@ static void layer_bwd(struct bld *b, int l)
 	attn_core(b, ph, true);
 	if (p->cp > 1)
 		comm(b, ph, WL_D_CP, WL_C_REDUCESCATTER, cpsz - early, "cp dkv exchange", false);
+	qk_pre_attention(b, ph, true);
 	if (m->kv_lora > 0) {
-		qk_pre_attention(b, ph, true);
 		mla_bwd(b, scale, hide);
 	} else {
-		qk_pre_attention(b, ph, true);
 		/* Q, K and V are split from the QKV output: autograd's split
 		 * backward concatenates their gradients, a copy (found by
 		 * review) */

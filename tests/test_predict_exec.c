@@ -3087,13 +3087,17 @@ END_TEST
 
 /* MLA's query and key between the up projections and attention (found
  * unpriced: the README said so), as Megatron-core's MLASelfAttention
- * builds them: the rotary embedding on the rank's heads' rotary parts and
- * the token's one rotary key, the concatenations of query and key and
- * value's contiguous copy; backward the rotary's pass, then the
- * concatenations' (q's parts joined, the broadcast key summed over the
- * heads, k_nope's and value's gradients joined, the latent's and the
- * rotary key's). mla_model at tp 2: 8 heads of 64 + 32, value 48, latent
- * 256; 2,048 tokens of bf16. */
+ * builds them without rope fusion: the rotary embedding on the rank's
+ * heads' rotary parts and the token's one rotary key, the concatenations
+ * of query and key and value's contiguous copy; backward the rotary's
+ * pass, then the concatenations' (q's parts joined, the broadcast key
+ * summed over the heads, k_nope's and value's gradients joined), and after
+ * the latent norms' backward the join of the latent's and the rotary key's
+ * gradients, on the down projection's tokens (found by review: counted on
+ * every token under sequence parallelism, and before the up projections'
+ * gradients). mla_model at tp 2: 8 heads of 64 + 32, value 48, latent
+ * 256; 2,048 tokens of bf16, 1,024 a rank's shard with sequence
+ * parallelism. */
 static const char *mla_model =
 	"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 16, "
 	"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"intermediate_size\": 2048, "
@@ -3106,36 +3110,73 @@ START_TEST(mla_qk_kernels_before_attention)
 	int n;
 	const double wt = 2 * 2048.0, h = 8, hd = 96, rope = 32, nope = 64, v = 48, kl = 256;
 	load_topo("dgx-h100-ndr", 1);
-	dense_ops_build(&w, mla_model, true, PLAN_DT_BF16);
-	ck_assert(model.rotary && model.kv_lora == 256);
-	ck_assert_double_eq(layer_op_bytes(&w, "rope", false, &n), 2 * wt * (h * rope + rope));
-	ck_assert_int_eq(n, 1);
-	ck_assert_double_eq(layer_op_bytes(&w, "rope bwd", true, &n), 2 * wt * (h * rope + rope));
-	ck_assert_int_eq(n, 1);
+	for (int sp = 0; sp < 2; sp++) {
+		struct plan p;
+		struct wl_opts wo;
+		struct ts_error err = TS_ERROR_INIT;
+		load_model_json(mla_model);
+		plan_init(&p);
+		p.tp = 2;
+		p.sp = sp;
+		p.micro_batch = 2;
+		p.seq_len = 1024;
+		p.global_batch = 8;
+		p.flash_attention = true;
+		resolve(&p);
+		wl_opts_init(&wo);
+		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+		ck_assert(model.rotary && model.kv_lora == 256);
+		ck_assert_double_eq(layer_op_bytes(&w, "rope", false, &n), 2 * wt * (h * rope + rope));
+		ck_assert_int_eq(n, 1);
+		ck_assert_double_eq(layer_op_bytes(&w, "rope bwd", true, &n), 2 * wt * (h * rope + rope));
+		ck_assert_int_eq(n, 1);
+		ck_assert_double_eq(layer_op_bytes(&w, "qkv concat", false, &n),
+				    wt * (3 * h * hd + h * nope + rope + 2 * h * v));
+		ck_assert_int_eq(n, 1);
+		ck_assert_double_eq(layer_op_bytes(&w, "qkv concat bwd", true, &n),
+				    wt * (2 * h * hd + h * rope + rope + 2 * h * (nope + v)));
+		ck_assert_int_eq(n, 1);
+		ck_assert_double_eq(layer_op_bytes(&w, "latent split bwd", true, &n),
+				    2 * wt / (sp ? 2 : 1) * (kl + rope));
+		ck_assert_int_eq(n, 1);
+		/* no q/k norm, no fused QKV split */
+		layer_op_bytes(&w, "qk norm", false, &n);
+		ck_assert_int_eq(n, 0);
+		layer_op_bytes(&w, "qkv split bwd", true, &n);
+		ck_assert_int_eq(n, 0);
+		/* in order: kv up GEMM, rope, concat, attention; backward
+		 * attention, rope, concat, the up projections' data gradients,
+		 * the latent norms', the latent split's, the down projection's */
+		const struct wl_role *r = &w.roles[0];
+		int32_t g = find_op(r, 0, "kv up gemm", 0, 0, false);
+		int32_t f = find_op(r, g, "rope", 0, 0, false), c = find_op(r, f, "qkv concat", 0, 0, false);
+		int32_t a = find_op(r, c, "attention", 0, 0, false);
+		int32_t ab = find_op(r, 0, "attention bwd", 0, 0, true);
+		int32_t fb = find_op(r, ab, "rope bwd", 0, 0, true);
+		int32_t cb = find_op(r, fb, "qkv concat bwd", 0, 0, true);
+		int32_t d = find_op(r, cb, "kv up dgrad", 0, 0, true);
+		int32_t nb = find_op(r, d, "latent norms bwd", 0, 0, true);
+		int32_t lb = find_op(r, nb, "latent split bwd", 0, 0, true);
+		int32_t kd = find_op(r, lb, "kv down dgrad", 0, 0, true);
+		ck_assert(g >= 0 && f > g && c > f && a > c && ab >= 0 && fb > ab && cb > fb && d > cb);
+		ck_assert(nb > d && lb > nb && kd > lb);
+		workload_release(&w);
+	}
+	/* without a rotary part: no rope op, the concatenations stay */
+	static const char *norope =
+		"{\"hidden_size\": 1024, \"num_hidden_layers\": 2, \"num_attention_heads\": 16, "
+		"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"intermediate_size\": 2048, "
+		"\"model_type\": \"deepseek_v2\", \"kv_lora_rank\": 256, \"q_lora_rank\": 384, "
+		"\"qk_nope_head_dim\": 64, \"qk_rope_head_dim\": 0, \"v_head_dim\": 48}";
+	dense_ops_build(&w, norope, true, PLAN_DT_BF16);
+	layer_op_bytes(&w, "rope", false, &n);
+	ck_assert_int_eq(n, 0);
+	layer_op_bytes(&w, "rope bwd", true, &n);
+	ck_assert_int_eq(n, 0);
 	ck_assert_double_eq(layer_op_bytes(&w, "qkv concat", false, &n),
-			    wt * (3 * h * hd + h * nope + rope + 2 * h * v));
-	ck_assert_int_eq(n, 1);
-	ck_assert_double_eq(layer_op_bytes(&w, "qkv concat bwd", true, &n),
-			    wt * (2 * h * hd + h * rope + rope + 2 * h * (nope + v) + 2 * (kl + rope)));
-	ck_assert_int_eq(n, 1);
-	/* no q/k norm, no fused QKV split */
-	layer_op_bytes(&w, "qk norm", false, &n);
-	ck_assert_int_eq(n, 0);
-	layer_op_bytes(&w, "qkv split bwd", true, &n);
-	ck_assert_int_eq(n, 0);
-	/* in order: kv up GEMM, rope, concat, attention; backward attention,
-	 * rope, concat, the up projections' data gradients */
-	const struct wl_role *r = &w.roles[0];
-	int32_t g = find_op(r, 0, "kv up gemm", 0, 0, false);
-	int32_t f = find_op(r, g, "rope", 0, 0, false), c = find_op(r, f, "qkv concat", 0, 0, false);
-	int32_t a = find_op(r, c, "attention", 0, 0, false);
-	int32_t ab = find_op(r, 0, "attention bwd", 0, 0, true);
-	int32_t fb = find_op(r, ab, "rope bwd", 0, 0, true);
-	int32_t cb = find_op(r, fb, "qkv concat bwd", 0, 0, true);
-	int32_t d = find_op(r, cb, "kv up dgrad", 0, 0, true);
-	ck_assert(g >= 0 && f > g && c > f && a > c && ab >= 0 && fb > ab && cb > fb && d > cb);
+			    wt * (3 * h * 64 + h * 64 + 2 * h * v));
 	workload_release(&w);
-	/* DeepSeek-V3's shipped config is rotary */
+	/* DeepSeek-V3's shipped config takes the rotary path */
 	struct ts_error err = TS_ERROR_INIT;
 	ck_assert_msg(model_load(&model, TS_SOURCE_DIR "/examples/models/deepseek-v3.json", &err) == 0,
 		      "%s", err.msg);
