@@ -1133,12 +1133,13 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
  * the kv up projection's output: copies that write the rank's heads x (2
  * head_dim + v) and read as much (the shared rotary key once a token).
  * Megatron-core's fused MLA rope kernels (apply_rope_fusion) rotate q in
- * place and write key and value from kv in one kernel, about 40 % fewer
- * bytes forward; not modelled. Backward: the rotary's pass over the
- * gradients (rope bwd), then the concatenations' own (one op for their
- * kernels): q's gradient joined from its parts, the broadcast key's
- * gradient summed over the heads, k_nope's and value's gradients joined
- * into the kv up projection's. The T tokens the up projections work on;
+ * place and write key and value from kv in one kernel, about a third
+ * fewer bytes forward at DeepSeek-V3's shapes; not modelled. Backward:
+ * the rotary's pass over the gradients (rope bwd), then the
+ * concatenations' own (one op for their kernels): q's gradient joined
+ * from its parts, the broadcast key's gradient summed over the heads,
+ * k_nope's and value's gradients joined into the kv up projection's. The
+ * T tokens the up projections work on;
  * the latent's and rotary key's gradients join in mla_bwd, on the down
  * projection's tokens. */
 static void mla_qk_prep(struct bld *b, enum wl_phase ph, bool bwd)
