@@ -2981,8 +2981,10 @@ static double layer_op_bytes(const struct workload *w, const char *name, bool bw
 	return by;
 }
 
-/* The workload of model cfg at tp 2, micro-batch 2, seq 1024, 8 GPUs. */
-static void dense_ops_build(struct workload *w, const char *cfg, bool flash, enum plan_dtype prec)
+/* The workload of model cfg at tp 2 (sequence parallel if sp),
+ * micro-batch 2, seq 1024, 8 GPUs. */
+static void tp2_ops_build(struct workload *w, const char *cfg, bool flash, enum plan_dtype prec,
+			  bool sp)
 {
 	struct plan p;
 	struct wl_opts wo;
@@ -2990,6 +2992,7 @@ static void dense_ops_build(struct workload *w, const char *cfg, bool flash, enu
 	load_model_json(cfg);
 	plan_init(&p);
 	p.tp = 2;
+	p.sp = sp;
 	p.micro_batch = 2;
 	p.seq_len = 1024;
 	p.global_batch = 8;
@@ -2998,6 +3001,11 @@ static void dense_ops_build(struct workload *w, const char *cfg, bool flash, enu
 	resolve(&p);
 	wl_opts_init(&wo);
 	ck_assert_msg(workload_build(w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+}
+
+static void dense_ops_build(struct workload *w, const char *cfg, bool flash, enum plan_dtype prec)
+{
+	tp2_ops_build(w, cfg, flash, prec, false);
 }
 
 static int32_t find_op(const struct wl_role *r, int32_t from, const char *name, int mi, int l,
@@ -3111,20 +3119,7 @@ START_TEST(mla_qk_kernels_before_attention)
 	const double wt = 2 * 2048.0, h = 8, hd = 96, rope = 32, nope = 64, v = 48, kl = 256;
 	load_topo("dgx-h100-ndr", 1);
 	for (int sp = 0; sp < 2; sp++) {
-		struct plan p;
-		struct wl_opts wo;
-		struct ts_error err = TS_ERROR_INIT;
-		load_model_json(mla_model);
-		plan_init(&p);
-		p.tp = 2;
-		p.sp = sp;
-		p.micro_batch = 2;
-		p.seq_len = 1024;
-		p.global_batch = 8;
-		p.flash_attention = true;
-		resolve(&p);
-		wl_opts_init(&wo);
-		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+		tp2_ops_build(&w, mla_model, true, PLAN_DT_BF16, sp);
 		ck_assert(model.rotary && model.kv_lora == 256);
 		ck_assert_double_eq(layer_op_bytes(&w, "rope", false, &n), 2 * wt * (h * rope + rope));
 		ck_assert_int_eq(n, 1);
