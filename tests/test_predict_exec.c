@@ -5589,6 +5589,42 @@ START_TEST(zero2_shard_add_over_expert_dp)
 }
 END_TEST
 
+/* A capacity is whole tokens per source and expert (Megatron-core's
+ * get_capacity: ceil(tokens x top-k / experts x factor)), and what a source
+ * keeps is taken exactly where the capacity is small: with 8,192 experts
+ * and 1,024 assignments a source, each expert gets an eighth of a token on
+ * average, the capacity is 1 token, and a uniform router keeps P(X >= 1) /
+ * E[X] of them (found by fuzzing: the normal approximation of E[min(X, c)]
+ * went negative there, an all-to-all weight of -0.008, exit 2). */
+START_TEST(capacity_keeps_whole_tokens)
+{
+	static const char *many =
+		"{\"hidden_size\": 512, \"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+		"\"num_key_value_heads\": 8, \"head_dim\": 64, \"intermediate_size\": 1024, "
+		"\"moe_intermediate_size\": 128, \"num_experts\": 8192, \"num_experts_per_tok\": 2, "
+		"\"vocab_size\": 2048, \"model_type\": \"qwen3_moe\"}";
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a;
+	setup_small(&p, &o, 1, many);
+	o.timeline = false;
+	p.ep = 2;
+	p.global_batch = 8;
+	p.capacity_factor = 1.25;
+	p.expert_imbalance = 0;
+	resolve(&p);
+	run(&p, &o, &a);
+	double n = 512.0 * 2, q = 1.0 / 8192, kept = (1 - pow(1 - q, n)) / (n * q);
+	/* (the busiest rank: its drawn share of the assignments, kept alike) */
+	ck_assert_msg(fabs(a.expert_load_mean - kept) < 1e-9 && a.expert_load_max >= kept &&
+			      a.expert_load_max < 1.25,
+		      "mean load %.9g, busiest %.9g, want %.9g", a.expert_load_mean, a.expert_load_max,
+		      kept);
+	sim_prediction_release(&a);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(moe_dispatches_the_tp_shard)
 {
 	const char *moe = small_moe;
@@ -7043,6 +7079,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, zero2_images_fold);
 	tcase_add_test(tc, linear_placement_no_fallback);
 	tcase_add_test(tc, moe_dispatches_the_tp_shard);
+	tcase_add_test(tc, capacity_keeps_whole_tokens);
 	tcase_add_test(tc, zero2_shard_add_over_expert_dp);
 	tcase_add_test(tc, whole_experts_etp1);
 	tcase_add_test(tc, expert_imbalance_follows_dirichlet);
