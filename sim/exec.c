@@ -3265,13 +3265,15 @@ static double kept_mean(double n, double q, double c)
 	double most = mu < c ? mu : c;
 	if (!(sd > 0) || !(c > 0))
 		return most > 0 ? most : 0;
+	if (c >= n) /* never more than c assignments: all kept */
+		return mu;
 	if (c <= KEPT_EXACT_MAX) {
 		double pk = exp(n * log1p(-q)), cdf = 0, sum = 0, fl = floor(c), r = q / (1 - q);
 		for (double j = 0; j <= fl; j++) {
 			cdf += pk; /* P(X <= j) */
 			double tail = cdf < 1 ? 1 - cdf : 0; /* P(X > j) */
 			sum += j < fl ? tail : (c - fl) * tail;
-			pk *= (n - j) / (j + 1) * r;
+			pk *= (n - j) / (j + 1) * r; /* (j < fl <= c < n: positive) */
 		}
 		return sum < most ? sum : most;
 	}
