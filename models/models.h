@@ -231,7 +231,7 @@ enum plan_field {
 	PF_VSTAGES, PF_RECOMPUTE, PF_ZERO, PF_DISTOPT, PF_PRECISION, PF_GRAD_DTYPE, PF_OFFLOAD,
 	PF_LPS, PF_IMAGES, PF_IMAGE_TOKENS, PF_FLASH, PF_COMPRESSION, PF_SYNC, PF_BUCKET,
 	PF_CAPACITY, PF_EXPERT_IMB, PF_PAD_CAP, PF_PP_SG, PF_GA_FUSION, PF_OVERLAP_DP, PF_OVERLAP_TP, PF_OVERLAP_PG, PF_OVERLAP_EP,
-	PF_OVERLAP_SH, PF_DISPATCHER, PF_LPVS, PF_VOCAB_DIV, PF_COUNT
+	PF_OVERLAP_SH, PF_DISPATCHER, PF_LPVS, PF_VOCAB_DIV, PF_GROUPED_GEMM, PF_COUNT
 };
 
 struct plan {
@@ -300,6 +300,9 @@ struct plan {
 	                                * (Megatron's moe_expert_capacity_factor); 0 = None,
 	                                * dropless, dimensionless */
 	enum plan_dispatcher dispatcher; /* MoE token dispatcher (alltoall default) */
+	bool moe_grouped_gemm;         /* a rank's experts as one grouped GEMM (Megatron-core
+	                                * --moe-grouped-gemm; default true); false: one expert
+	                                * after another (SequentialMLP), flag */
 	bool pad_to_capacity;          /* every expert's input padded to the capacity (Megatron
 	                               * --moe-pad-expert-input-to-capacity): fixed-size
 	                               * exchanges and expert GEMMs at capacity_factor, flag */

@@ -57,6 +57,7 @@ void plan_init(struct plan *p)
 	p->sync_interval = 1;
 	p->capacity_factor = 0;              /* Megatron moe_expert_capacity_factor None: dropless */
 	p->grad_accum_fusion = true;         /* Megatron's gradient_accumulation_fusion default */
+	p->moe_grouped_gemm = true;          /* what MoE recipes set (--moe-grouped-gemm) */
 	/* Megatron-core's column-parallel linear all-reduces its input gradient
 	 * behind the weight-gradient GEMM whenever TP runs without SP */
 	p->overlap_tp_grad = true;
@@ -259,7 +260,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		"layers_per_stage", "layers_per_virtual_stage", "flash_attention",
 		"capacity_factor", "expert_imbalance",
 		"pp_scatter_gather",
-		"grad_accum_fusion", "pad_to_capacity", "moe_token_dispatcher",
+		"grad_accum_fusion", "pad_to_capacity", "moe_token_dispatcher", "moe_grouped_gemm",
 		"make_vocab_size_divisible_by", NULL
 	};
 	static const char *const ov_keys[] = { "dp", "tp", "pp", "tp_grad", "param_gather", "ep",
@@ -297,7 +298,8 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 	    get_bool_field(p, &r, "flash_attention", PF_FLASH, &p->flash_attention, err) ||
 	    get_bool_field(p, &r, "pp_scatter_gather", PF_PP_SG, &p->pp_scatter_gather, err) ||
 	    get_bool_field(p, &r, "grad_accum_fusion", PF_GA_FUSION, &p->grad_accum_fusion, err) ||
-	    get_bool_field(p, &r, "pad_to_capacity", PF_PAD_CAP, &p->pad_to_capacity, err))
+	    get_bool_field(p, &r, "pad_to_capacity", PF_PAD_CAP, &p->pad_to_capacity, err) ||
+	    get_bool_field(p, &r, "moe_grouped_gemm", PF_GROUPED_GEMM, &p->moe_grouped_gemm, err))
 		return TS_EINPUT;
 	e = (int)p->schedule;
 	if (get_enum_field(p, &r, "schedule", PF_SCHED, sched_names, &e, err))
@@ -1279,6 +1281,9 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	if (p->capacity_factor > 0 && m->experts == 0)
 		REFUSE(PF_CAPACITY, "capacity_factor",
 		       "capacity_factor %g given for a dense model", p->capacity_factor);
+	if (!p->moe_grouped_gemm && m->experts == 0)
+		REFUSE(PF_GROUPED_GEMM, "moe_grouped_gemm",
+		       "moe_grouped_gemm false given for a dense model");
 	if (p->pad_to_capacity && !(p->capacity_factor > 0))
 		REFUSE(PF_PAD_CAP, "pad_to_capacity",
 		       "padding to the capacity needs a capacity_factor (Megatron asserts it)");

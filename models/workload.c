@@ -203,7 +203,7 @@ static int32_t wgrad_of(struct bld *b, int32_t id)
 	if (id >= 0) {
 		struct wl_op *op = &b->r->ops[id];
 		op->tok_k = 1;
-		op->bytes_fixed = (double)op->m * op->n * b->wb * op->batch;
+		op->bytes_fixed = (double)op->m * op->n * b->wb * op->batch * (op->reps > 1 ? op->reps : 1);
 	}
 	return id;
 }
@@ -307,6 +307,7 @@ static void repeat_op(struct bld *b, int32_t id, double reps)
 		op->reps = (int32_t)(reps + 0.5);
 		op->flops *= op->reps;
 		op->bytes *= op->reps;
+		op->bytes_fixed *= op->reps;
 	}
 }
 
@@ -837,30 +838,68 @@ static bool shared_overlap(const struct bld *b, const struct lshape *ls)
 	return b->p->overlap_shared && ls->fs_t > 0 && b->p->ep > 1;
 }
 
-/* The rank's local experts on their drawn load (a grouped GEMM: e_loc
- * experts of me tokens each), forward: up projection, activation, down. */
+/* One expert computation of the rank's e_loc experts: as one grouped
+ * GEMM (batch e_loc), or, without moe_grouped_gemm, as Megatron-core's
+ * SequentialMLP runs them: each expert's GEMM (or activation) on its own,
+ * one after another (e_loc kernels of one expert's shape at the mean load;
+ * op reps), a plain GEMM each, not the grouped kernel. */
+static int32_t expert_op(struct bld *b, int32_t id, double e_loc)
+{
+	if (id >= 0 && !b->p->moe_grouped_gemm) {
+		b->r->ops[id].expert_loop = 1;
+		repeat_op(b, id, e_loc);
+	}
+	return id;
+}
+
+static int32_t expert_linear(struct bld *b, enum wl_phase ph, const char *name, double m,
+			     double n, double k, const struct lshape *ls)
+{
+	bool loop = !b->p->moe_grouped_gemm;
+	return expert_op(b, linear(b, ph, name, m, n, k, loop ? 1 : ls->e_loc, ls->scale, WL_V_EXPERT),
+			 ls->e_loc);
+}
+
+static void expert_elem(struct bld *b, enum wl_phase ph, const char *name, double bytes,
+			const struct lshape *ls)
+{
+	bool loop = !b->p->moe_grouped_gemm;
+	expert_op(b, cmp_op(b, ph, WL_ELEM, name, 0, loop ? bytes / ls->e_loc : bytes, 0, 0, 0, 0,
+			    WL_V_EXPERT),
+		  ls->e_loc);
+}
+
+/* The rank's local experts on their drawn load (e_loc experts of me tokens
+ * each), forward: up projection, activation, down; SequentialMLP then
+ * concatenates the experts' outputs (a copy; its input's split is views). */
 static void experts_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls)
 {
 	const struct model *m = b->m;
-	double h = m->hidden, me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
-	linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, e_loc, scale, WL_V_EXPERT);
-	cmp_op(b, ph, WL_ELEM, "activation", 0, (mats(m) + 1) * e_loc * me * ffn_t * b->wb, 0, 0, 0,
-	       0, WL_V_EXPERT);
-	linear(b, ph, "expert down gemm", me, h, ffn_t, e_loc, scale, WL_V_EXPERT);
+	double h = m->hidden, me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t;
+	expert_linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, ls);
+	expert_elem(b, ph, "activation", (mats(m) + 1) * e_loc * me * ffn_t * b->wb, ls);
+	expert_linear(b, ph, "expert down gemm", me, h, ffn_t, ls);
+	if (!b->p->moe_grouped_gemm)
+		cmp_op(b, ph, WL_ELEM, "expert output concat", 0, 2 * e_loc * me * h * b->wb, 0, 0, 0,
+		       0, WL_V_EXPERT);
 }
 
-/* Their backward: each GEMM's data and weight gradients, the activation's. */
+/* Their backward: each GEMM's data and weight gradients, the activation's;
+ * SequentialMLP's input split joins its gradients (a copy; the output
+ * concatenation's backward is views). */
 static void experts_bwd(struct bld *b, const struct lshape *ls)
 {
 	const struct model *m = b->m;
 	const enum wl_phase ph = WL_P_BWD;
-	double h = m->hidden, me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t, scale = ls->scale;
-	linear(b, ph, "expert down dgrad", me, ffn_t, h, e_loc, scale, WL_V_EXPERT);
-	wgrad_of(b, linear(b, ph, "expert down wgrad", ffn_t, h, me, e_loc, scale, WL_V_EXPERT));
-	cmp_op(b, ph, WL_ELEM, "activation bwd", 0, (1 + 2 * mats(m)) * e_loc * me * ffn_t * b->wb, 0,
-	       0, 0, 0, WL_V_EXPERT);
-	linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, e_loc, scale, WL_V_EXPERT);
-	wgrad_of(b, linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, e_loc, scale, WL_V_EXPERT));
+	double h = m->hidden, me = ls->me, e_loc = ls->e_loc, ffn_t = ls->ffn_t;
+	expert_linear(b, ph, "expert down dgrad", me, ffn_t, h, ls);
+	wgrad_of(b, expert_linear(b, ph, "expert down wgrad", ffn_t, h, me, ls));
+	expert_elem(b, ph, "activation bwd", (1 + 2 * mats(m)) * e_loc * me * ffn_t * b->wb, ls);
+	expert_linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, ls);
+	wgrad_of(b, expert_linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, ls));
+	if (!b->p->moe_grouped_gemm)
+		cmp_op(b, ph, WL_ELEM, "expert input grad concat", 0, 2 * e_loc * me * h * b->wb, 0,
+		       0, 0, 0, WL_V_EXPERT);
 }
 
 /* Megatron-core's allgather token dispatcher (MoEAllGatherTokenDispatcher,

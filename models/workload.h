@@ -68,6 +68,8 @@ struct wl_op {
 	                            * heads x sequences; compute.h), flag */
 	uint8_t attn_bwd;          /* compute, fused attention: the backward kernel (the
 	                            * vision pass runs in one phase both ways), flag */
+	uint8_t expert_loop;       /* compute, expert GEMM: one expert after another
+	                            * (moe_grouped_gemm false), not the grouped kernel, flag */
 
 	int16_t layer;             /* decoder layer, -1 vision/embedding/head/optimizer */
 	int16_t chunk;             /* virtual pipeline chunk on this device, index */

@@ -880,8 +880,10 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 	 * validate/data/h200-kernels-wgrad.csv, 9.1 % mean error against 25
 	 * % as batched GEMMs); one expert too (a grouped GEMM of one group:
 	 * an assumption). FP8 runs other kernels and stays a batched GEMM
-	 * (found by review) */
-	d.grouped = op->vary == WL_V_EXPERT && op->cls == WL_GEMM && d.dtype_bytes == 2;
+	 * (found by review); SequentialMLP's experts (moe_grouped_gemm
+	 * false) are plain GEMMs, one after another */
+	d.grouped = op->vary == WL_V_EXPERT && op->cls == WL_GEMM && d.dtype_bytes == 2 &&
+		    !op->expert_loop;
 	if (op->cls == WL_GEMM && d.m < 1)
 		d.m = 1;
 	if (op->cls == WL_GEMM && op->k > 0 && d.k < 1)

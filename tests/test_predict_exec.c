@@ -1028,6 +1028,92 @@ START_TEST(expert_gemm_kernel_scope)
 }
 END_TEST
 
+static int32_t find_op(const struct wl_role *r, int32_t from, const char *name, int mi, int l,
+		       bool bwd);
+
+/* Without moe_grouped_gemm a rank's experts run as Megatron-core's
+ * SequentialMLP: each expert's GEMMs and activation on their own, one
+ * after another (one op of e_loc kernels of one expert's shape: reps), as
+ * plain GEMMs, not the grouped kernel, with the same FLOPs and bytes; its
+ * output concatenation (forward) and its input split's gradient join
+ * (backward) copy the rank's routed tokens once each. Qwen3-30B-A3B, ep 8,
+ * 512 tokens padded to capacity 1.25: 16 experts of 320 rows. */
+START_TEST(sequential_experts_one_by_one)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct sim_compute comp;
+	struct workload w[2];
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 1);
+	ck_assert_msg(model_load(&model, "qwen3-30b-a3b", &err) == 0, "%s", err.msg);
+	for (int loop = 0; loop < 2; loop++) {
+		plan_init(&p);
+		p.ep = 8;
+		p.global_batch = 8;
+		p.seq_len = 512;
+		p.capacity_factor = 1.25;
+		p.pad_to_capacity = true;
+		p.moe_grouped_gemm = !loop;
+		resolve(&p);
+		wl_opts_init(&wo);
+		ck_assert_msg(workload_build(&w[loop], &model, &p, &wo, &err) == 0, "%s", err.msg);
+		if (loop) {
+			pure_compute_run(&p, &o, &comp, &r);
+			double want = 16 * grouped_gemm_s(&comp, 320, 2048, 768, 1, 0, false);
+			double got = first_slice_s(&r, "expert down gemm");
+			ck_assert_msg(fabs(got / want - 1) < 1e-6, "%.4f us, want 16 x %.4f us", got * 1e6,
+				      want / 16 * 1e6);
+			sim_prediction_release(&r);
+		}
+	}
+	static const char *const names[] = { "expert up gemm", "activation", "expert down gemm",
+					      "expert down dgrad", "expert down wgrad",
+					      "activation bwd", "expert up dgrad", "expert up wgrad" };
+	const struct wl_role *g = &w[0].roles[0], *s = &w[1].roles[0];
+	int moe_layer = -1;
+	for (int l = 0; l < model.layers && moe_layer < 0; l++)
+		if (model.moe_layer[l])
+			moe_layer = l;
+	for (int i = 0; i < 8; i++) {
+		bool bwd = i >= 3;
+		int32_t a = find_op(g, 0, names[i], 0, moe_layer, bwd);
+		int32_t b = find_op(s, 0, names[i], 0, moe_layer, bwd);
+		ck_assert_msg(a >= 0 && b >= 0, "%s", names[i]);
+		const struct wl_op *x = &g->ops[a], *y = &s->ops[b];
+		ck_assert_msg(x->reps <= 1 && !x->expert_loop && y->reps == 16 && y->expert_loop,
+			      "%s: reps %d / %d", names[i], x->reps, y->reps);
+		ck_assert_msg(x->flops == y->flops && x->bytes == y->bytes && x->bytes_fixed == y->bytes_fixed,
+			      "%s: %g / %g FLOP, %g / %g B, fixed %g / %g", names[i], x->flops, y->flops,
+			      x->bytes, y->bytes, x->bytes_fixed, y->bytes_fixed);
+		if (x->cls == WL_GEMM)
+			ck_assert(x->batch == 16 && y->batch == 1 && x->m == y->m && x->n == y->n &&
+				  x->k == y->k);
+	}
+	/* the copies: 16 experts x 256 rows (the balanced load; the executor
+	 * scales it to the padded 320) x 2,048 x 2 bytes, read and written */
+	double cp = 2.0 * 16 * 256 * 2048 * 2;
+	int32_t c = find_op(s, 0, "expert output concat", 0, moe_layer, false);
+	int32_t cb = find_op(s, 0, "expert input grad concat", 0, moe_layer, true);
+	ck_assert_msg(c >= 0 && cb >= 0 && s->ops[c].bytes == cp && s->ops[cb].bytes == cp,
+		      "copies %d %d: %g %g B, want %g", c, cb, c >= 0 ? s->ops[c].bytes : -1,
+		      cb >= 0 ? s->ops[cb].bytes : -1, cp);
+	ck_assert(find_op(g, 0, "expert output concat", 0, moe_layer, false) < 0);
+	workload_release(&w[0]);
+	workload_release(&w[1]);
+	/* refused for a dense model, at its field */
+	ck_assert_msg(model_load(&model, "llama3-8b", &err) == 0, "%s", err.msg);
+	plan_init(&p);
+	p.moe_grouped_gemm = false;
+	p.global_batch = 8;
+	ck_assert_int_eq(plan_resolve(&p, &model, 8, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "moe_grouped_gemm"), "%s", err.msg);
+	topo_release(&topo);
+}
+END_TEST
+
 /* A rank's experts each get their own token count, so a grouped expert
  * GEMM rounds each expert's rows up to its tiles on its own: its row tiles
  * are priced at the counts' spread about the mean (compute.h, m_sd). With
@@ -3007,9 +3093,6 @@ static void dense_ops_build(struct workload *w, const char *cfg, bool flash, enu
 {
 	tp2_ops_build(w, cfg, flash, prec, false);
 }
-
-static int32_t find_op(const struct wl_role *r, int32_t from, const char *name, int mi, int l,
-		       bool bwd);
 
 /* The kernels between the QKV GEMM and attention (found missing against
  * Llama-style layers timed on an H200, measure_step.py): the rotary
@@ -7015,6 +7098,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, expert_load_scales_the_token_dimension);
 	tcase_add_test(tc, expert_gemm_rows_spread);
 	tcase_add_test(tc, expert_gemm_kernel_scope);
+	tcase_add_test(tc, sequential_experts_one_by_one);
 	tcase_add_test(tc, dense_layer_element_ops);
 	tcase_add_test(tc, qk_kernels_before_attention);
 	tcase_add_test(tc, mla_qk_kernels_before_attention);
