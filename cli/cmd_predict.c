@@ -146,9 +146,11 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddNumberToObject(root, "dp", p->dp);
 		cJSON_AddNumberToObject(root, "ep", p->ep);
 		cJSON_AddNumberToObject(root, "etp", plan_etp(p));
-		if (m->experts > 0)
+		if (m->experts > 0) {
 			cJSON_AddStringToObject(root, "moe_token_dispatcher",
 						plan_dispatcher_name(p->dispatcher));
+			cJSON_AddBoolToObject(root, "moe_grouped_gemm", p->moe_grouped_gemm);
+		}
 		cJSON_AddNumberToObject(root, "cp", p->cp);
 		cJSON_AddNumberToObject(root, "global_batch", p->global_batch);
 		cJSON_AddNumberToObject(root, "micro_batches", r->micro_batches);

@@ -13,8 +13,8 @@
 
 enum {
 	O_PLAN = CLI_PLAN_OPT_BASE,
-	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET, O_DISP, O_LPVS, O_VOCAB_DIV,
-	O_NO_SP, O_NO_DISTOPT, O_NO_FLASH, O_NO_PAD
+	O_DS, O_TP, O_PP, O_DP, O_EP, O_ETP, O_CP, O_SP, O_MICRO, O_GLOBAL, O_SEQ, O_SCHED, O_VST, O_RC, O_ZERO, O_DISTOPT, O_PREC, O_GDT, O_OFFLOAD, O_FLASH, O_LPS, O_IMAGES, O_ITOK, O_CAP, O_EIMB, O_PAD, O_BUCKET, O_DISP, O_LPVS, O_VOCAB_DIV, O_GGEMM,
+	O_NO_SP, O_NO_DISTOPT, O_NO_FLASH, O_NO_PAD, O_NO_GGEMM
 };
 
 static const struct option plan_opts[] = {
@@ -49,11 +49,13 @@ static const struct option plan_opts[] = {
 	{ "moe-token-dispatcher", required_argument, NULL, O_DISP },
 	{ "layers-per-virtual-stage", required_argument, NULL, O_LPVS },
 	{ "make-vocab-size-divisible-by", required_argument, NULL, O_VOCAB_DIV },
+	{ "moe-grouped-gemm", no_argument, NULL, O_GGEMM },
 	/* switch a plan file's true off */
 	{ "no-sequence-parallel", no_argument, NULL, O_NO_SP },
 	{ "no-distributed-optimizer", no_argument, NULL, O_NO_DISTOPT },
 	{ "no-flash-attention", no_argument, NULL, O_NO_FLASH },
 	{ "no-pad-to-capacity", no_argument, NULL, O_NO_PAD },
+	{ "no-moe-grouped-gemm", no_argument, NULL, O_NO_GGEMM },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -69,10 +71,11 @@ const char cli_plan_help[] =
 	"    --flash-attention --layers-per-stage 24,24,23,23\n"
 	"    --layers-per-virtual-stage 1,2,2,...,0 --images-per-sample N\n"
 	"    --image-tokens N --capacity-factor F --pad-to-capacity --expert-imbalance CV\n"
-	"    --bucket-mb MB --moe-token-dispatcher alltoall|allgather\n"
+	"    --bucket-mb MB --moe-token-dispatcher alltoall|allgather --moe-grouped-gemm\n"
 	"    --make-vocab-size-divisible-by N (128; the vocabulary padded to N x tp);\n"
 	"    --no-sequence-parallel --no-distributed-optimizer\n"
-	"    --no-flash-attention --no-pad-to-capacity switch a plan's true off;\n"
+	"    --no-flash-attention --no-pad-to-capacity --no-moe-grouped-gemm switch a\n"
+	"    plan's true off;\n"
 	"    a flag given again overrides the first (not the two layer lists)\n";
 
 void cli_plan_args_init(struct cli_plan_args *a, const char *cmd)
@@ -97,7 +100,7 @@ void cli_plan_options(const struct option *own, struct option *out, size_t cap)
 
 int cli_plan_args_take(struct cli_plan_args *a, int c, const char *arg)
 {
-	if (c < CLI_PLAN_OPT_BASE || c > O_NO_PAD)
+	if (c < CLI_PLAN_OPT_BASE || c > O_NO_GGEMM)
 		return 0;
 	/* (one file each: a second would silently replace the first) */
 	if (c == O_PLAN) {
@@ -227,6 +230,11 @@ static int apply_flag(const struct cli_plan_args *a, struct plan *p, int id, con
 		return set_bool(p, PF_FLASH, "--no-flash-attention", false, &p->flash_attention);
 	case O_NO_PAD:
 		return set_bool(p, PF_PAD_CAP, "--no-pad-to-capacity", false, &p->pad_to_capacity);
+	case O_GGEMM:
+		return set_bool(p, PF_GROUPED_GEMM, "--moe-grouped-gemm", true, &p->moe_grouped_gemm);
+	case O_NO_GGEMM:
+		return set_bool(p, PF_GROUPED_GEMM, "--no-moe-grouped-gemm", false,
+				&p->moe_grouped_gemm);
 	case O_NO_DISTOPT:
 		return set_bool(p, PF_DISTOPT, "--no-distributed-optimizer", false,
 				&p->distributed_optimizer);

@@ -80,6 +80,20 @@ check "padded to the capacity" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --no
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
 	--pad-to-capacity
 expect "every rank at the capacity" '^expert load, mean rank +1\.250 x balanced' "$TMP/out"
+check "the plan's grouped expert GEMM" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json
+expect "json says so" '"moe_grouped_gemm":[[:space:]]*true,' "$TMP/out"
+on=$(sed -n 's/^[[:space:]]*"iteration_time_s":[[:space:]]*\([0-9.e+-]*\),*$/\1/p' "$TMP/out")
+check "--no-moe-grouped-gemm" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --json \
+	--no-moe-grouped-gemm
+expect "json says false" '"moe_grouped_gemm":[[:space:]]*false,' "$TMP/out"
+off=$(sed -n 's/^[[:space:]]*"iteration_time_s":[[:space:]]*\([0-9.e+-]*\),*$/\1/p' "$TMP/out")
+if [ -n "$on" ] && awk -v a="$on" -v b="$off" 'BEGIN { exit !(b > a) }'; then ok "one expert after another is slower ($on -> $off s)"
+else bad "sequential experts' time '$off' not above '$on'"; fi
+check "--no-moe-grouped-gemm on a dense model" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
+	--model llama3-8b --tp 8 --no-moe-grouped-gemm
+expect "names the flag" "^trainsim: error: --no-moe-grouped-gemm: moe_grouped_gemm false given for a dense model" "$TMP/err"
 check "whole experts (--etp 1)" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --fidelity analytic \
 	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 --etp 1 --json
 expect "json says etp 1" '"etp":[[:space:]]*1,' "$TMP/out"

@@ -1036,8 +1036,9 @@ static int32_t find_op(const struct wl_role *r, int32_t from, const char *name, 
  * after another (one op of e_loc kernels of one expert's shape: reps), as
  * plain GEMMs, not the grouped kernel, with the same FLOPs and bytes; its
  * output concatenation (forward) and its input split's gradient join
- * (backward) copy the rank's routed tokens once each. Qwen3-30B-A3B, ep 8,
- * 512 tokens padded to capacity 1.25: 16 experts of 320 rows. */
+ * (backward) copy the rank's routed tokens once each, except with one
+ * local expert (found by review). Qwen3-30B-A3B, ep 8, 512 tokens padded
+ * to capacity 1.25: 16 experts of 320 rows. */
 START_TEST(sequential_experts_one_by_one)
 {
 	struct plan p;
@@ -1100,9 +1101,34 @@ START_TEST(sequential_experts_one_by_one)
 	ck_assert_msg(c >= 0 && cb >= 0 && s->ops[c].bytes == cp && s->ops[cb].bytes == cp,
 		      "copies %d %d: %g %g B, want %g", c, cb, c >= 0 ? s->ops[c].bytes : -1,
 		      cb >= 0 ? s->ops[cb].bytes : -1, cp);
-	ck_assert(find_op(g, 0, "expert output concat", 0, moe_layer, false) < 0);
+	ck_assert(find_op(g, 0, "expert output concat", 0, moe_layer, false) < 0 &&
+		  find_op(g, 0, "expert input grad concat", 0, moe_layer, true) < 0);
 	workload_release(&w[0]);
 	workload_release(&w[1]);
+	/* one local expert: SequentialMLP calls it directly, no copies */
+	{
+		static const char *eight =
+			"{\"hidden_size\": 512, \"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+			"\"num_key_value_heads\": 4, \"head_dim\": 64, \"intermediate_size\": 1024, "
+			"\"moe_intermediate_size\": 256, \"num_experts\": 8, \"num_experts_per_tok\": 2, "
+			"\"vocab_size\": 1000, \"model_type\": \"qwen3_moe\"}";
+		load_model_json(eight);
+		plan_init(&p);
+		p.ep = 8;
+		p.global_batch = 8;
+		p.seq_len = 512;
+		p.moe_grouped_gemm = false;
+		resolve(&p);
+		wl_opts_init(&wo);
+		ck_assert_msg(workload_build(&w[0], &model, &p, &wo, &err) == 0, "%s", err.msg);
+		const struct wl_role *o1 = &w[0].roles[0];
+		int32_t up = find_op(o1, 0, "expert up gemm", 0, 0, false);
+		ck_assert(up >= 0 && o1->ops[up].expert_loop && o1->ops[up].reps <= 1 &&
+			  o1->ops[up].batch == 1);
+		ck_assert(find_op(o1, 0, "expert output concat", 0, 0, false) < 0 &&
+			  find_op(o1, 0, "expert input grad concat", 0, 0, true) < 0);
+		workload_release(&w[0]);
+	}
 	/* refused for a dense model, at its field */
 	ck_assert_msg(model_load(&model, "llama3-8b", &err) == 0, "%s", err.msg);
 	plan_init(&p);
