@@ -991,6 +991,18 @@ START_TEST(expert_load_scales_the_token_dimension)
 }
 END_TEST
 
+/* Qwen3-30B-A3B's plan of the expert-kernel tests: ep 8, 512 tokens a
+ * rank padded to capacity 1.25 (16 experts of 320 rows). */
+static void padded_expert_plan(struct plan *p)
+{
+	plan_init(p);
+	p->ep = 8;
+	p->global_batch = 8;
+	p->seq_len = 512;
+	p->capacity_factor = 1.25;
+	p->pad_to_capacity = true;
+}
+
 /* The grouped kernel's scope: an FP8 plan's expert GEMMs run other
  * kernels than the 16-bit torch._grouped_mm the model was fitted to, so
  * they stay batched GEMMs (found by review: they took the bf16 kernel's
@@ -1006,12 +1018,7 @@ START_TEST(expert_gemm_kernel_scope)
 	load_topo("dgx-h100-ndr", 1);
 	ck_assert_msg(model_load(&model, "qwen3-30b-a3b", &err) == 0, "%s", err.msg);
 	for (int fp8 = 0; fp8 < 2; fp8++) {
-		plan_init(&p);
-		p.ep = 8;
-		p.global_batch = 8;
-		p.seq_len = 512;
-		p.capacity_factor = 1.25;
-		p.pad_to_capacity = true;
+		padded_expert_plan(&p);
 		if (fp8)
 			p.precision = PLAN_DT_FP8;
 		resolve(&p);
@@ -1051,12 +1058,7 @@ START_TEST(sequential_experts_one_by_one)
 	load_topo("dgx-h100-ndr", 1);
 	ck_assert_msg(model_load(&model, "qwen3-30b-a3b", &err) == 0, "%s", err.msg);
 	for (int loop = 0; loop < 2; loop++) {
-		plan_init(&p);
-		p.ep = 8;
-		p.global_batch = 8;
-		p.seq_len = 512;
-		p.capacity_factor = 1.25;
-		p.pad_to_capacity = true;
+		padded_expert_plan(&p);
 		p.moe_grouped_gemm = !loop;
 		resolve(&p);
 		wl_opts_init(&wo);
