@@ -3267,7 +3267,7 @@ static double kept_mean(double n, double q, double c)
 	double most = mu < c ? mu : c;
 	if (!(sd > 0) || !(c > 0))
 		return most > 0 ? most : 0;
-	if (c >= n) /* never more than c assignments: all kept */
+	if (c >= n) /* X <= n <= c: every assignment kept */
 		return mu;
 	if (c <= KEPT_EXACT_MAX) {
 		double pk = exp(n * log1p(-q)), cdf = 0, sum = 0, fl = floor(c), r = q / (1 - q);
