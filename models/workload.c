@@ -1184,9 +1184,8 @@ static void mla_bwd(struct bld *b, double scale, bool hide)
  * concatenations' own (one op for their kernels): q's gradient joined
  * from its parts, the broadcast key's gradient summed over the heads,
  * k_nope's and value's gradients joined into the kv up projection's. The
- * T tokens the up projections work on;
- * the latent's and rotary key's gradients join in mla_bwd, on the down
- * projection's tokens. */
+ * T tokens the up projections work on; the latent's and rotary key's
+ * gradients join in mla_bwd, on the down projection's tokens. */
 static void mla_qk_prep(struct bld *b, enum wl_phase ph, bool bwd)
 {
 	const struct model *m = b->m;
