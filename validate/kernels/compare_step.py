@@ -12,8 +12,26 @@ attention (cudnn, fmha, sdpa), and the rest (element-wise, norms, copies).
 Prints predicted / measured - 1 for the forward, the forward and backward,
 and each class. Needs only python3 and a built trainsim.
 
+With --small, the same for the dense layers at short sequences
+(measure_step.py --dense-small: h200-step-small.csv and -kernels.jsonl),
+where the host's dispatch meets the GPU's time. --calibration FILE is
+passed to trainsim predict (e.g. a file with only dispatch_us).
+
+With --moe, the same for the MoE layers measure_step.py --moe timed
+(h200-moe-step.csv, h200-moe-step-kernels.jsonl, h200-moe-counts.csv): a
+Qwen3-MoE config of those dimensions, expert parallelism 1; the router's
+spread from the measured tokens per expert: each layer's squared
+coefficient of variation less the multinomial's 1/mean, averaged over the
+layers, as --expert-imbalance; a vocabulary of 128 (the timed layers have
+no embedding or LM head, whose long kernels would let the host run ahead
+of the layers after them where dispatch is priced); SequentialMLP and
+Hugging Face's eager
+loop as --no-moe-grouped-gemm, Hugging Face's grouped_mm as the grouped
+kernel.
+
 Usage: compare_step.py [--trainsim build/trainsim] [--data validate/data]
-                       [--preset h200-ndr]
+                       [--preset h200-ndr] [--moe | --small]
+                       [--calibration FILE]
 """
 import csv
 import json
@@ -31,6 +49,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 B = arg("--trainsim", os.path.join(ROOT, "build", "trainsim"))
 D = arg("--data", os.path.join(ROOT, "validate", "data"))
 PRESET = arg("--preset", "h200-ndr")
+CAL = arg("--calibration", None)
 
 
 def kind_measured(k):
@@ -53,35 +72,79 @@ def backward(n):
     return "bwd" in n or "grad" in n
 
 
+MOE = "--moe" in sys.argv
+SMALL = "--small" in sys.argv
+
+
+def moe_imbalance():
+    """(config, micro, experts_as) -> the router's spread, from the measured
+    tokens per expert: sqrt(mean over layers of max(0, cv^2 - 1/mean))."""
+    acc = {}
+    for r in csv.DictReader(open(os.path.join(D, "h200-moe-counts.csv"))):
+        mu, sd = float(r["mean"]), float(r["sd"])
+        acc.setdefault((r["config"], int(r["micro"]), r["experts_as"]), []).append(
+            max(0.0, (sd / mu) ** 2 - 1.0 / mu))
+    return {k: (sum(v) / len(v)) ** 0.5 for k, v in acc.items()}
+
+
+def model_of(r):
+    if not MOE:
+        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                "hidden_size": int(r["hidden"]), "intermediate_size": int(r["ffn"]),
+                "num_attention_heads": int(r["heads"]), "num_key_value_heads": int(r["kv_heads"]),
+                "head_dim": int(r["head_dim"]), "num_hidden_layers": int(r["layers"]),
+                "vocab_size": 32000, "max_position_embeddings": 8192, "rms_norm_eps": 1e-5,
+                "rope_theta": 500000.0, "tie_word_embeddings": False, "hidden_act": "silu"}
+    return {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+            "hidden_size": int(r["hidden"]), "intermediate_size": 4 * int(r["hidden"]),
+            "moe_intermediate_size": int(r["moe_ffn"]), "num_experts": int(r["experts"]),
+            "num_experts_per_tok": int(r["top_k"]), "norm_topk_prob": True, "decoder_sparse_step": 1,
+            "mlp_only_layers": [], "num_attention_heads": int(r["heads"]),
+            "num_key_value_heads": int(r["kv_heads"]), "head_dim": int(r["head_dim"]),
+            "num_hidden_layers": int(r["layers"]), "vocab_size": 128,
+            "max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+            "tie_word_embeddings": False, "hidden_act": "silu"}
+
+
 def main():
     steps, cfgs = {}, []
-    for r in csv.DictReader(open(os.path.join(D, "h200-step.csv"))):
-        key = (r["config"], int(r["micro"]))
+    stem = "h200-moe-step" if MOE else "h200-step-small" if SMALL else "h200-step"
+    imb = moe_imbalance() if MOE else {}
+    for r in csv.DictReader(open(os.path.join(D, stem + ".csv"))):
+        if r["part"] not in ("fwd", "fwdbwd"):
+            continue
+        key = (r["config"], int(r["micro"])) + ((r["experts_as"],) if MOE else
+                                                ("seq%s" % r["seq"],) if SMALL else ())
         steps[key + (r["part"],)] = float(r["t_med_us"])
         if key not in [c[0] for c in cfgs]:
             cfgs.append((key, r))
     kern = {}
-    for line in open(os.path.join(D, "h200-step-kernels.jsonl")):
+    for line in open(os.path.join(D, stem + "-kernels.jsonl")):
         d = json.loads(line)
         kern.setdefault(d["config"], []).append(d)
     tmp = tempfile.mkdtemp(prefix="compare_step_")
     cluster = os.path.join(tmp, "one.json")
-    json.dump({"preset": PRESET, "nodes": 1, "node": {"gpus": 1, "nics": 1}}, open(cluster, "w"))
+    one = {"preset": PRESET, "nodes": 1, "node": {"gpus": 1, "nics": 1}}
+    if MOE:  # the optimizer's state, which the timed layers lack, would not fit 235B-A22B's
+        one["gpu"] = {"memory": "1TB"}  # embedding and experts in the preset's memory
+    json.dump(one, open(cluster, "w"))
     print("config                 part      measured_us  predicted_us   pred/meas-1")
-    for (name, mb), r in cfgs:
-        model = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-                 "hidden_size": int(r["hidden"]), "intermediate_size": int(r["ffn"]),
-                 "num_attention_heads": int(r["heads"]), "num_key_value_heads": int(r["kv_heads"]),
-                 "head_dim": int(r["head_dim"]), "num_hidden_layers": int(r["layers"]),
-                 "vocab_size": 32000, "max_position_embeddings": 8192, "rms_norm_eps": 1e-5,
-                 "rope_theta": 500000.0, "tie_word_embeddings": False, "hidden_act": "silu"}
+    for key, r in cfgs:
+        name, mb = key[0], key[1]
         mpath, tpath = os.path.join(tmp, "model.json"), os.path.join(tmp, "trace.json")
-        json.dump(model, open(mpath, "w"))
+        json.dump(model_of(r), open(mpath, "w"))
+        extra = []
+        if MOE:
+            how = key[2]
+            cv = imb.get(key, imb.get((name.replace("hf-", ""), mb, "grouped"), 0.0))
+            extra = ["--expert-imbalance", "%.4f" % cv]
+            if how in ("sequential", "hf-eager"):
+                extra.append("--no-moe-grouped-gemm")
         subprocess.run([B, "predict", "--cluster", cluster, "--model", mpath, "--tp", "1", "--pp", "1",
                         "--dp", "1", "--global-batch", str(mb), "--micro-batch", str(mb), "--seq-len",
                         r["seq"], "--recompute", "none", "--precision", "bf16", "--flash-attention",
-                        "--fidelity", "analytic", "--trace", tpath], check=True,
-                       stdout=subprocess.DEVNULL)
+                        "--fidelity", "analytic", "--trace", tpath] + extra
+                       + (["--calibration", CAL] if CAL else []), check=True, stdout=subprocess.DEVNULL)
         t = json.load(open(tpath))
         ev = t["traceEvents"] if isinstance(t, dict) else t
         pred = {"gemm": 0.0, "attention": 0.0, "element-wise": 0.0}
@@ -91,17 +154,19 @@ def main():
                 pred[kind_predicted(e["name"])] += e["dur"]
                 pred_fwd += 0 if backward(e["name"]) else e["dur"]
         meas = {"gemm": 0.0, "attention": 0.0, "element-wise": 0.0}
-        for k in kern.get("%s.mb%d" % (name, mb), []):
+        for k in kern.get(".".join(["%s.mb%d" % (name, mb)] + list(key[2:])), []):
             meas[kind_measured(k["kernel"])] += k["us"]
-        tag = "%s mb %d" % (name, mb)
-        rows = [("forward", steps[(name, mb, "fwd")], pred_fwd),
-                ("fwd+bwd", steps[(name, mb, "fwdbwd")], sum(pred.values())),
+        tag = " ".join(["%s mb %d" % (name, mb)] + list(key[2:]))
+        rows = [("forward", steps[key + ("fwd",)], pred_fwd),
+                ("fwd+bwd", steps[key + ("fwdbwd",)], sum(pred.values())),
                 ("kernels", sum(meas.values()), sum(pred.values()))]
         rows += [("  " + c, meas[c], pred[c]) for c in pred]
         for part, m, p in rows:
             print("%-22s %-9s %11.0f %13.0f %+12.1f%%" % (tag, part, m, p, 100 * (p / m - 1)))
-    print("# measured: validate/data/h200-step.csv (CUDA events, median of 10 steps) and the "
-          "kernels of one profiled step (h200-step-kernels.jsonl)")
+        if MOE:
+            print("%-22s (--expert-imbalance %.3f)" % (tag, cv))
+    print("# measured: validate/data/%s.csv (CUDA events, median of 10 steps; 5 for Hugging Face's) "
+          "and the kernels of one profiled step (%s-kernels.jsonl)" % (stem, stem))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,41 @@ first configuration's step, and both again; their
 boundaries and median call times in OUTDIR/clock_phases.csv. Whether the
 step's GEMMs run at another clock than GEMMs alone.
 
-Usage: measure_step.py OUTDIR [--sustain SECONDS | --gemm-probe | --clock-probe]
+With --moe, instead: four Qwen3-MoE decoder layers (q/k RMSNorm, a
+router, 128 experts, top-8) forward and backward as Megatron-core runs
+them on one GPU (expert parallelism 1, the alltoall dispatcher's local
+path): the router GEMM, a float32 softmax, top-k and the top-k
+probabilities renormalised; the permutation (routing map, masked_select
+of token indices, index_select of the tokens), the tokens an expert copied
+to the host (Megatron's .cpu() of the counts) and the chunks re-sorted by
+local expert (a split and cat, the identity order at EP 1); the experts as
+one grouped GEMM each way (torch._grouped_mm, the weights' gradients with
+the tokens as the reduction dimension, as GroupedMLP runs them), SiLU(gate)
+x up; the reverse sort, the probabilities multiplied in and the
+scatter_add back to token order. The router's auxiliary loss is not run.
+At Qwen3-30B-A3B's dimensions (micro-batch 1 and 2) and Qwen3-235B-A22B's
+(micro-batch 1), and at both with the experts as SequentialMLP (each
+expert its own GEMMs, one after another: moe_grouped_gemm false; 30B-A3B's
+at micro-batch 1, 2 and 4, 235B-A22B's at 1 and 2: where the host's
+dispatch of the loop meets the GPU's time); then Hugging Face's
+Qwen3MoeModel with its default experts implementation and its eager loop.
+`--moe-configs 3,4` runs only those entries of MOE_CONFIGS (from 0), and
+not Hugging Face's. Writes
+OUTDIR/moe_step.csv (the columns above plus experts, top_k, moe_ffn and
+experts_as), OUTDIR/moe_step_kernels.jsonl and OUTDIR/moe_counts.csv (each
+layer's tokens per expert in the first timed step: mean, sd, min, max).
+
+With --dense-small, the dense layers at sequences of 256-2,048 tokens
+(DENSE_SMALL), where the host's dispatch meets the GPU's time, in
+OUTDIR/step_small.csv (with a part fwdbwd_issue: the time until step()
+returns on the host) and step_small_kernels.jsonl.
+
+With --host-probe, instead: the host's side (host_probe() says what),
+in OUTDIR/host_probe.csv.
+
+Usage: measure_step.py OUTDIR [--sustain SECONDS | --gemm-probe | --clock-probe |
+                               --moe [--moe-configs I,J] | --host-probe |
+                               --dense-small]
 """
 import json
 import os
@@ -110,6 +144,304 @@ class Layer(torch.nn.Module):
         y = F.rms_norm(x, (h,), self.n2, 1e-5)
         g, u = F.linear(y, self.up).chunk(2, dim=-1)
         return x + F.linear(F.silu(g) * u, self.down)
+
+
+# short sequences, where the host's dispatch of a layer's ops meets the
+# GPU's time (--dense-small)
+DENSE_SMALL = (
+    ("llama-2b-dims", 2048, 16, 8, 128, 6144, 4, 1, 256),
+    ("llama-2b-dims", 2048, 16, 8, 128, 6144, 4, 1, 512),
+    ("llama-2b-dims", 2048, 16, 8, 128, 6144, 4, 1, 1024),
+    ("llama-2b-dims", 2048, 16, 8, 128, 6144, 4, 1, 2048),
+    ("llama3-8b-dims", 4096, 32, 8, 128, 14336, 4, 1, 256),
+    ("llama3-8b-dims", 4096, 32, 8, 128, 14336, 4, 1, 1024),
+)
+
+MOE_CONFIGS = (
+    # name, hidden, heads, kv heads, head dim, experts, top-k, expert ffn,
+    # layers, micro, seq, experts as
+    ("qwen3-30b-a3b-dims", 2048, 32, 4, 128, 128, 8, 768, 4, 1, 4096, "grouped"),
+    ("qwen3-30b-a3b-dims", 2048, 32, 4, 128, 128, 8, 768, 4, 2, 4096, "grouped"),
+    ("qwen3-235b-a22b-dims", 4096, 64, 4, 128, 128, 8, 1536, 4, 1, 4096, "grouped"),
+    ("qwen3-30b-a3b-dims", 2048, 32, 4, 128, 128, 8, 768, 4, 1, 4096, "sequential"),
+    # where the host's dispatch of SequentialMLP's loop meets the GPU's time
+    ("qwen3-30b-a3b-dims", 2048, 32, 4, 128, 128, 8, 768, 4, 2, 4096, "sequential"),
+    ("qwen3-30b-a3b-dims", 2048, 32, 4, 128, 128, 8, 768, 4, 4, 4096, "sequential"),
+    ("qwen3-235b-a22b-dims", 4096, 64, 4, 128, 128, 8, 1536, 4, 1, 4096, "sequential"),
+    ("qwen3-235b-a22b-dims", 4096, 64, 4, 128, 128, 8, 1536, 4, 2, 4096, "sequential"),
+)
+
+
+class GroupedMM(torch.autograd.Function):
+    """The experts' GEMM as one grouped kernel each way: y = x W_e^T per
+    expert e over its rows (offs: the experts' cumulative row counts);
+    backward dx = dy W_e and dW_e = dy_e^T x_e, the tokens the reduction
+    dimension (2-D x 2-D with offsets)."""
+
+    @staticmethod
+    def forward(ctx, x, w, offs):  # x (M, k), w (E, n, k) -> (M, n)
+        ctx.save_for_backward(x, w, offs)
+        return torch._grouped_mm(x, w.transpose(-2, -1), offs=offs, out_dtype=BF16)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w, offs = ctx.saved_tensors
+        dy = dy.contiguous()
+        dx = torch._grouped_mm(dy, w, offs=offs, out_dtype=BF16)
+        dw = torch._grouped_mm(dy.t(), x, offs=offs, out_dtype=BF16)  # (E, n, k)
+        return dx, dw, None
+
+
+class MoELayer(torch.nn.Module):
+    def __init__(self, h, nh, nkv, d, ne, topk, f, experts_as):
+        super().__init__()
+        self.nh, self.nkv, self.d, self.ne, self.topk = nh, nkv, d, ne, topk
+        self.seq_experts = experts_as == "sequential"
+        s = 0.02
+        self.n1 = torch.nn.Parameter(torch.ones(h, device=DEV, dtype=BF16))
+        self.n2 = torch.nn.Parameter(torch.ones(h, device=DEV, dtype=BF16))
+        self.qn = torch.nn.Parameter(torch.ones(d, device=DEV, dtype=BF16))
+        self.kn = torch.nn.Parameter(torch.ones(d, device=DEV, dtype=BF16))
+        self.qkv = torch.nn.Parameter(torch.randn((nh + 2 * nkv) * d, h, device=DEV, dtype=BF16) * s)
+        self.o = torch.nn.Parameter(torch.randn(h, nh * d, device=DEV, dtype=BF16) * s)
+        self.router = torch.nn.Parameter(torch.randn(ne, h, device=DEV, dtype=BF16) * s)
+        if self.seq_experts:  # SequentialMLP: each expert its own parameters
+            self.ups = torch.nn.ParameterList(
+                [torch.nn.Parameter(torch.randn(2 * f, h, device=DEV, dtype=BF16) * s) for _ in range(ne)])
+            self.downs = torch.nn.ParameterList(
+                [torch.nn.Parameter(torch.randn(h, f, device=DEV, dtype=BF16) * s) for _ in range(ne)])
+        else:
+            self.up = torch.nn.Parameter(torch.randn(ne, 2 * f, h, device=DEV, dtype=BF16) * s)
+            self.down = torch.nn.Parameter(torch.randn(ne, h, f, device=DEV, dtype=BF16) * s)
+        self.counts = None  # the last forward's tokens per expert (host)
+
+    def forward(self, x, cos, sin):
+        b, s, h = x.shape
+        y = F.rms_norm(x, (h,), self.n1, 1e-6)
+        qkv = F.linear(y, self.qkv).view(b, s, self.nh + 2 * self.nkv, self.d)
+        q, k, v = qkv.split((self.nh, self.nkv, self.nkv), dim=2)
+        q = F.rms_norm(q, (self.d,), self.qn, 1e-6)
+        k = F.rms_norm(k, (self.d,), self.kn, 1e-6)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        a = a.transpose(1, 2).reshape(b, s, self.nh * self.d)
+        x = x + F.linear(a, self.o)
+        t = b * s
+        y = F.rms_norm(x, (h,), self.n2, 1e-6).view(t, h)
+        # router: Megatron-core's TopKRouter (softmax before top-k, the
+        # top-k probabilities renormalised: Qwen3's norm_topk_prob)
+        probs = torch.softmax(F.linear(y, self.router), dim=-1, dtype=torch.float32)
+        top_p, top_i = torch.topk(probs, self.topk, dim=-1)
+        top_p = top_p / top_p.sum(dim=-1, keepdim=True)
+        rmap = torch.zeros(t, self.ne, device=DEV, dtype=torch.bool).scatter(1, top_i, True)
+        pmap = torch.zeros(t, self.ne, device=DEV, dtype=top_p.dtype).scatter(1, top_i, top_p)
+        counts = rmap.sum(dim=0)
+        # permute (moe_utils.permute): token indices expert by expert
+        rmt = rmap.t().contiguous()
+        idx = torch.arange(t, device=DEV).unsqueeze(0).expand(self.ne, -1).masked_select(rmt)
+        pp = pmap.t().contiguous().masked_select(rmt)
+        xp = y.index_select(0, idx)
+        sizes = counts.tolist()  # the dispatcher's tokens per expert on the host
+        self.counts = sizes
+        xp = torch.cat(torch.split(xp, sizes), dim=0)  # sort_chunks_by_idxs (EP 1: same order)
+        if self.seq_experts:
+            outs = []
+            for xe, wu, wd in zip(torch.split(xp, sizes), self.ups, self.downs):
+                g, u = F.linear(xe, wu).chunk(2, dim=-1)
+                outs.append(F.linear(F.silu(g) * u, wd))
+            out = torch.cat(outs, dim=0)
+        else:
+            offs = torch.cumsum(counts, 0).to(torch.int32)
+            g, u = GroupedMM.apply(xp, self.up, offs).chunk(2, dim=-1)
+            out = GroupedMM.apply((F.silu(g) * u).contiguous(), self.down, offs)
+        out = torch.cat(torch.split(out, sizes), dim=0)  # the reverse sort
+        out = out * pp.to(BF16).unsqueeze(-1)
+        z = torch.zeros(t, h, device=DEV, dtype=BF16).scatter_add(0, idx.unsqueeze(1).expand(-1, h), out)
+        return x + z.view(b, s, h)
+
+
+def build_moe(cfg):
+    """As build(), for a MOE_CONFIGS entry."""
+    name, h, nh, nkv, d, ne, topk, f, L, mb, seq, how = cfg
+    torch.manual_seed(0)
+    layers = [MoELayer(h, nh, nkv, d, ne, topk, f, how) for _ in range(L)]
+    cos, sin = rope_tables(seq, d)
+    x0 = torch.randn(mb, seq, h, device=DEV, dtype=BF16)
+    gy = torch.randn_like(x0)
+
+    def step():
+        y = x0.detach().requires_grad_(True)
+        for l in layers:
+            y = l(y, cos, sin)
+        y.backward(gy)
+
+    def clear():
+        for l in layers:
+            for q in l.parameters():
+                q.grad = None
+
+    def fwd():
+        with torch.no_grad():
+            y = x0
+            for l in layers:
+                y = l(y, cos, sin)
+
+    return step, fwd, clear, layers
+
+
+def run_hf_moe(csv, kj, impl):
+    """Hugging Face's Qwen3-MoE decoder (transformers' Qwen3MoeModel, four
+    layers at 30B-A3B's dimensions, sdpa attention, fed hidden states):
+    forward and backward as a Hugging Face training loop runs it, with its
+    experts implementation `impl` (None: the library's default)."""
+    import transformers
+    from transformers import Qwen3MoeConfig, Qwen3MoeModel
+    kw = dict(hidden_size=2048, intermediate_size=6144, moe_intermediate_size=768, num_experts=128,
+              num_experts_per_tok=8, norm_topk_prob=True, num_attention_heads=32, num_key_value_heads=4,
+              head_dim=128, num_hidden_layers=4, vocab_size=1024, max_position_embeddings=8192,
+              rms_norm_eps=1e-6, rope_theta=1e6, attn_implementation="sdpa")
+    if impl:
+        kw["experts_implementation"] = impl
+    torch.manual_seed(0)
+    model = Qwen3MoeModel(Qwen3MoeConfig(**kw)).to(device=DEV, dtype=BF16)
+    model.train()
+    used = getattr(model.config, "_experts_implementation", None) or (impl + "?" if impl else "default")
+    mlp = model.layers[0].mlp
+    log("hf experts:", type(mlp).__name__, type(getattr(mlp, "experts", None)).__name__, used)
+    x0 = torch.randn(1, 4096, 2048, device=DEV, dtype=BF16)
+    gy = torch.randn_like(x0)
+
+    def step():
+        y = model(inputs_embeds=x0.detach().requires_grad_(True), use_cache=False).last_hidden_state
+        y.backward(gy)
+
+    def clear():
+        model.zero_grad(set_to_none=True)
+
+    def fwd():
+        with torch.no_grad():
+            model(inputs_embeds=x0, use_cache=False)
+
+    tag = "hf-qwen3-30b-a3b-dims"
+    for part, fn in (("fwd", fwd), ("fwdbwd", step)):
+        for _ in range(2):
+            fn()
+        torch.cuda.synchronize()
+        ts = sorted(event_us(fn, clear) for _ in range(5))
+        csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f,%d,%d,%d,%s\n" % (
+            tag, 2048, 32, 4, 128, 0, 4, 1, 4096, part, ts[len(ts) // 2], ts[0], ts[-1], 128, 8, 768,
+            "hf-" + str(used)))
+        csv.flush()
+        log(tag, "transformers", transformers.__version__, used, part, "%.1f us" % ts[len(ts) // 2])
+    write_profile(step, clear, "%s.mb1.hf-%s" % (tag, used), kj)
+
+
+def host_probe():
+    """The host's side: the machine's kernel and CPU; PyTorch's host time
+    per op for a stream of tiny adds (no autograd, then recorded by
+    autograd and its backward run); and for MoE steps (MOE_CONFIGS 0, 3,
+    5) the time until step() returns on the host (issue) against the time
+    until the GPU finishes (wall), and the host's time in CUDA runtime
+    calls that block (synchronize, copies to the host) in one profiled step."""
+    from torch.profiler import ProfilerActivity, profile
+    rows = []
+    rows.append(("uname_r", os.uname().release, ""))
+    cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
+    rows.append(("cpu", (cpu[0] if cpu else "?").replace(",", " "), str(len(cpu))))
+    x = torch.ones(16, device=DEV)
+    for n in (1000, 20000):  # the first a warm-up
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            for _ in range(n):
+                x = x + 1
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+    rows.append(("tiny_add_nograd_us_per_op", "%.2f" % ((t1 - t0) / n * 1e6), "%.2f" % ((t2 - t0) / n * 1e6)))
+    for n in (200, 2000):
+        y0 = torch.ones(16, device=DEV, requires_grad=True)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        y = y0
+        for _ in range(n):
+            y = y * 1.0001
+        t1 = time.perf_counter()
+        y.sum().backward()
+        t2 = time.perf_counter()
+        torch.cuda.synchronize()
+        t3 = time.perf_counter()
+    rows.append(("tiny_mul_autograd_fwd_us_per_op", "%.2f" % ((t1 - t0) / n * 1e6), ""))
+    rows.append(("tiny_mul_autograd_bwd_us_per_op", "%.2f" % ((t2 - t1) / n * 1e6), "%.2f" % ((t3 - t1) / n * 1e6)))
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for i in (0, 3, 5):
+        cfg = MOE_CONFIGS[i]
+        step, _, clear, _ = build_moe(cfg)
+        tag = "%s.mb%d.%s" % (cfg[0], cfg[9], cfg[11])
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            for _ in range(3):
+                clear()
+                step()
+            iss, wall = [], []
+            for _ in range(10):
+                clear()
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                step()
+                t1 = time.perf_counter()
+                torch.cuda.synchronize()
+                t2 = time.perf_counter()
+                iss.append((t1 - t0) * 1e6)
+                wall.append((t2 - t0) * 1e6)
+            iss.sort()
+            wall.sort()
+            rows.append((tag + ".issue_us", "%.0f" % iss[5], "%.0f-%.0f" % (iss[0], iss[-1])))
+            rows.append((tag + ".wall_us", "%.0f" % wall[5], "%.0f-%.0f" % (wall[0], wall[-1])))
+            clear()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                step()
+                torch.cuda.synchronize()
+            blk = {}
+            for ev in prof.key_averages():
+                k = ev.key
+                if ("Synchronize" in k or "cudaMemcpy" in k or "item" in k or "_local_scalar" in k
+                        or "cudaLaunchKernel" in k or "cuLaunchKernel" in k):
+                    blk[k] = (ev.count, ev.cpu_time_total)
+            for k, (c, t) in sorted(blk.items()):
+                rows.append((tag + ".cpu." + k.replace(",", " "), "%.0f" % t, str(c)))
+        del step, clear
+        torch.cuda.empty_cache()
+    with open(os.path.join(OUT, "host_probe.csv"), "w") as f:
+        f.write("what,value,extra\n")
+        for r in rows:
+            f.write("%s,%s,%s\n" % r)
+            log(*r)
+
+
+def run_moe(cfg, csv, kj, cnt):
+    name, h, nh, nkv, d, ne, topk, f, L, mb, seq, how = cfg
+    step, fwd, clear, layers = build_moe(cfg)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        for part, fn in (("fwd", fwd), ("fwdbwd", step)):
+            for _ in range(3):
+                fn()
+            torch.cuda.synchronize()
+            ts = sorted(event_us(fn, clear) for _ in range(10))
+            csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f,%d,%d,%d,%s\n" % (
+                name, h, nh, nkv, d, 0, L, mb, seq, part, ts[len(ts) // 2], ts[0], ts[-1],
+                ne, topk, f, how))
+            csv.flush()
+            log(name, how, "mb", mb, part, "%.1f us" % ts[len(ts) // 2])
+        for i, l in enumerate(layers):
+            c = torch.tensor(l.counts, dtype=torch.float64)
+            cnt.write("%s,%d,%s,%d,%.3f,%.3f,%d,%d\n" % (name, mb, how, i, float(c.mean()),
+                      float(c.std(unbiased=False)), int(c.min()), int(c.max())))
+        cnt.flush()
+        write_profile(step, clear, "%s.mb%d.%s" % (name, mb, how), kj)
 
 
 def build(cfg):
@@ -283,6 +615,21 @@ def run(cfg, csv, kj):
     step, fwd, clear = build(cfg)
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        if "--dense-small" in sys.argv:  # the host's issue time of a step too
+            for _ in range(3):
+                clear()
+                step()
+            iss = []
+            for _ in range(10):
+                clear()
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                step()
+                iss.append((time.perf_counter() - t0) * 1e6)
+                torch.cuda.synchronize()
+            iss.sort()
+            csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f\n" % (
+                name, h, nh, nkv, d, ffn, L, mb, seq, "fwdbwd_issue", iss[5], iss[0], iss[-1]))
         for part, fn in (("fwd", fwd), ("fwdbwd", step)):
             for _ in range(3):
                 fn()
@@ -292,7 +639,8 @@ def run(cfg, csv, kj):
                 name, h, nh, nkv, d, ffn, L, mb, seq, part, ts[len(ts) // 2], ts[0], ts[-1]))
             csv.flush()
             log(name, "mb", mb, part, "%.1f us" % ts[len(ts) // 2])
-        write_profile(step, clear, "%s.mb%d" % (name, mb), kj)
+        write_profile(step, clear, "%s.mb%d" % (name, mb) + (".seq%d" % seq if "--dense-small" in sys.argv
+                                                            else ""), kj)
 
 
 def main():
@@ -306,16 +654,46 @@ def main():
         gemm_probe()
         log("done")
         return
+    if "--host-probe" in sys.argv:
+        host_probe()
+        log("done")
+        return
+    if "--moe" in sys.argv:
+        with open(os.path.join(OUT, "moe_step.csv"), "w") as csv, \
+                open(os.path.join(OUT, "moe_step_kernels.jsonl"), "w") as kj, \
+                open(os.path.join(OUT, "moe_counts.csv"), "w") as cnt:
+            csv.write("config,hidden,heads,kv_heads,head_dim,ffn,layers,micro,seq,part,"
+                      "t_med_us,t_min_us,t_max_us,experts,top_k,moe_ffn,experts_as\n")
+            cnt.write("config,micro,experts_as,layer,mean,sd,min,max\n")
+            pick = sys.argv[sys.argv.index("--moe-configs") + 1] if "--moe-configs" in sys.argv else None
+            for i, cfg in enumerate(MOE_CONFIGS):
+                if pick is not None and str(i) not in pick.split(","):
+                    continue
+                try:
+                    run_moe(cfg, csv, kj, cnt)
+                except Exception as ex:  # noqa: BLE001
+                    log("config", cfg, "failed:", repr(ex)[:600])
+                torch.cuda.empty_cache()
+            for impl in (None, "eager") if pick is None else ():
+                try:
+                    run_hf_moe(csv, kj, impl)
+                except Exception as ex:  # noqa: BLE001
+                    log("hf", impl, "failed:", repr(ex)[:600])
+                torch.cuda.empty_cache()
+        log("done")
+        return
     if "--sustain" in sys.argv:
         with open(os.path.join(OUT, "step_kernels.jsonl"), "w") as kj:
             sustain(CONFIGS[0], float(sys.argv[sys.argv.index("--sustain") + 1]), kj)
         log("done")
         return
-    with open(os.path.join(OUT, "step.csv"), "w") as csv, \
-            open(os.path.join(OUT, "step_kernels.jsonl"), "w") as kj:
+    small = "--dense-small" in sys.argv
+    with open(os.path.join(OUT, "step_small.csv" if small else "step.csv"), "w") as csv, \
+            open(os.path.join(OUT, "step_small_kernels.jsonl" if small else "step_kernels.jsonl"),
+                 "w") as kj:
         csv.write("config,hidden,heads,kv_heads,head_dim,ffn,layers,micro,seq,part,"
                   "t_med_us,t_min_us,t_max_us\n")
-        for cfg in CONFIGS:
+        for cfg in DENSE_SMALL if small else CONFIGS:
             try:
                 run(cfg, csv, kj)
             except Exception as ex:  # noqa: BLE001
