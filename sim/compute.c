@@ -175,18 +175,32 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	 * from the cluster (sim_compute_set_host_link). */
 	c->host_mem_Bps = gpu->sm_arch >= 90 ? 60e9 : 40e9;
 	c->host_link_Bps = 0;
-	/* Host dispatch per op (the executor overlaps it with the GPU): 0 until
-	 * calibrated, i.e. the host is never the bottleneck. */
-	c->dispatch_s = 0;
+	/* Host dispatch per op (the executor overlaps it with the GPU): a
+	 * property of the host and the framework, not of the GPU, so one value
+	 * for every preset. Measured on the H200 machine's host (a 16-vCPU
+	 * Xeon VM, eager PyTorch 2.11): four Qwen3-MoE layers with their
+	 * experts as SequentialMLP (validate/data/h200-moe-step.csv,
+	 * -repeats.csv, h200-host-probe.csv) are host-bound (the host returns
+	 * from the step within 0.1-1 % of the GPU's end), so each step's time
+	 * is the host's: 171-313 ms over nine steps of five shapes and four
+	 * machines (the same shape 171-305 ms). compare_step.py --moe
+	 * --calibration with dispatch_us 54.7 puts the median of the nine's
+	 * errors at zero: 55 us per workload op (about 1.6 kernels; PyTorch's
+	 * host time for a tiny op there is 13 us, 16-17 us with autograd).
+	 * Before 2026-12-04 it was 0, the host never the bottleneck, which put
+	 * those steps at 29-102 ms. A calibration's dispatch_us replaces it. */
+	c->dispatch_s = 55e-6;
 	if (c->measured_defaults)
 		snprintf(c->source, sizeof(c->source),
 			 "defaults: %s datasheet peaks (hardware.md), efficiencies fitted to kernels "
-			 "timed on an H200 (validate/data/h200-kernels-*.csv, bench_kernels --fit)",
+			 "timed on an H200 (validate/data/h200-kernels-*.csv, bench_kernels --fit), "
+			 "host dispatch 55 us an op measured there (h200-moe-step.csv)",
 			 gpu->name);
 	else
 		snprintf(c->source, sizeof(c->source),
 			 "defaults: %s datasheet peaks (hardware.md), Calculon A100 efficiency tables "
-			 "(formulas.md), assumptions in sim/compute.c",
+			 "(formulas.md), host dispatch 55 us an op measured on an H200's host "
+			 "(h200-moe-step.csv), assumptions in sim/compute.c",
 			 gpu->name);
 }
 
