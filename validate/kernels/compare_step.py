@@ -9,8 +9,10 @@ bf16, flash attention, analytic) with --trace, and sums the trace's slices
 of the decoder layers; the measured step's kernels (torch.profiler) are
 summed in the same three classes by name: cuBLAS GEMMs (nvjet), cuDNN
 attention (cudnn, fmha, sdpa), and the rest (element-wise, norms, copies).
-Prints predicted / measured - 1 for the forward, the forward and backward,
-and each class. Needs only python3 and a built trainsim.
+Prints predicted / measured - 1 for the forward, the forward and backward
+(trainsim's slices, each with its op's wait for the host's dispatch), and
+the kernels by class (trainsim run again with dispatch_us 0: the GPU's time
+alone, as the profiler's kernels are). Needs only python3 and a built trainsim.
 
 With --small, the same for the dense layers at short sequences
 (measure_step.py --dense-small: h200-step-small.csv and -kernels.jsonl),
@@ -128,6 +130,10 @@ def main():
     if MOE:  # the optimizer's state, which the timed layers lack, would not fit 235B-A22B's
         one["gpu"] = {"memory": "1TB"}  # embedding and experts in the preset's memory
     json.dump(one, open(cluster, "w"))
+    cal = json.load(open(CAL)) if CAL else {}
+    cal["dispatch_us"] = 0
+    no_host = os.path.join(tmp, "no_host.json")
+    json.dump(cal, open(no_host, "w"))
     print("config                 part      measured_us  predicted_us   pred/meas-1")
     for key, r in cfgs:
         name, mb = key[0], key[1]
@@ -140,25 +146,34 @@ def main():
             extra = ["--expert-imbalance", "%.4f" % cv]
             if how in ("sequential", "hf-eager"):
                 extra.append("--no-moe-grouped-gemm")
-        subprocess.run([B, "predict", "--cluster", cluster, "--model", mpath, "--tp", "1", "--pp", "1",
-                        "--dp", "1", "--global-batch", str(mb), "--micro-batch", str(mb), "--seq-len",
-                        r["seq"], "--recompute", "none", "--precision", "bf16", "--flash-attention",
-                        "--fidelity", "analytic", "--trace", tpath] + extra
-                       + (["--calibration", CAL] if CAL else []), check=True, stdout=subprocess.DEVNULL)
-        t = json.load(open(tpath))
-        ev = t["traceEvents"] if isinstance(t, dict) else t
-        pred = {"gemm": 0.0, "attention": 0.0, "element-wise": 0.0}
-        pred_fwd = 0.0
-        for e in ev:
-            if e.get("ph") == "X" and e.get("args", {}).get("layer", -1) >= 0:
-                pred[kind_predicted(e["name"])] += e["dur"]
-                pred_fwd += 0 if backward(e["name"]) else e["dur"]
+        def predict(cal):
+            """The layers' slices of a prediction: by class, and the forward's."""
+            subprocess.run([B, "predict", "--cluster", cluster, "--model", mpath, "--tp", "1", "--pp",
+                            "1", "--dp", "1", "--global-batch", str(mb), "--micro-batch", str(mb),
+                            "--seq-len", r["seq"], "--recompute", "none", "--precision", "bf16",
+                            "--flash-attention", "--fidelity", "analytic", "--trace", tpath] + extra
+                           + (["--calibration", cal] if cal else []), check=True,
+                           stdout=subprocess.DEVNULL)
+            t = json.load(open(tpath))
+            ev = t["traceEvents"] if isinstance(t, dict) else t
+            by = {"gemm": 0.0, "attention": 0.0, "element-wise": 0.0}
+            fw = 0.0
+            for e in ev:
+                if e.get("ph") == "X" and e.get("args", {}).get("layer", -1) >= 0:
+                    by[kind_predicted(e["name"])] += e["dur"]
+                    fw += 0 if backward(e["name"]) else e["dur"]
+            return by, fw
+
+        # the step as trainsim runs it (a slice holds its op's wait for
+        # the host's dispatch), then its kernels alone: the host at 0
+        whole, pred_fwd = predict(CAL)
+        pred, _ = predict(no_host)
         meas = {"gemm": 0.0, "attention": 0.0, "element-wise": 0.0}
         for k in kern.get(".".join(["%s.mb%d" % (name, mb)] + list(key[2:])), []):
             meas[kind_measured(k["kernel"])] += k["us"]
         tag = " ".join(["%s mb %d" % (name, mb)] + list(key[2:]))
         rows = [("forward", steps[key + ("fwd",)], pred_fwd),
-                ("fwd+bwd", steps[key + ("fwdbwd",)], sum(pred.values())),
+                ("fwd+bwd", steps[key + ("fwdbwd",)], sum(whole.values())),
                 ("kernels", sum(meas.values()), sum(pred.values()))]
         rows += [("  " + c, meas[c], pred[c]) for c in pred]
         for part, m, p in rows:
