@@ -118,6 +118,25 @@ def rotate_half(x):
     return torch.cat((-b, a), dim=-1)
 
 
+def attention_residual(l, x, cos, sin, eps):
+    """x plus layer l's attention block: RMSNorm, the QKV GEMM, q/k RMSNorm
+    per head where l has them (qn, kn: Qwen3), the rotary embedding, causal
+    GQA attention and the output projection."""
+    b, s, h = x.shape
+    y = F.rms_norm(x, (h,), l.n1, eps)
+    qkv = F.linear(y, l.qkv).view(b, s, l.nh + 2 * l.nkv, l.d)
+    q, k, v = qkv.split((l.nh, l.nkv, l.nkv), dim=2)
+    if getattr(l, "qn", None) is not None:
+        q = F.rms_norm(q, (l.d,), l.qn, eps)
+        k = F.rms_norm(k, (l.d,), l.kn, eps)
+    q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+    q = q * cos + rotate_half(q) * sin
+    k = k * cos + rotate_half(k) * sin
+    a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    a = a.transpose(1, 2).reshape(b, s, l.nh * l.d)
+    return x + F.linear(a, l.o)
+
+
 class Layer(torch.nn.Module):
     def __init__(self, h, nh, nkv, d, ffn):
         super().__init__()
@@ -131,16 +150,8 @@ class Layer(torch.nn.Module):
         self.down = torch.nn.Parameter(torch.randn(h, ffn, device=DEV, dtype=BF16) * s)
 
     def forward(self, x, cos, sin):
-        b, s, h = x.shape
-        y = F.rms_norm(x, (h,), self.n1, 1e-5)
-        qkv = F.linear(y, self.qkv).view(b, s, self.nh + 2 * self.nkv, self.d)
-        q, k, v = qkv.split((self.nh, self.nkv, self.nkv), dim=2)
-        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        a = a.transpose(1, 2).reshape(b, s, self.nh * self.d)
-        x = x + F.linear(a, self.o)
+        h = x.shape[-1]
+        x = attention_residual(self, x, cos, sin, 1e-5)
         y = F.rms_norm(x, (h,), self.n2, 1e-5)
         g, u = F.linear(y, self.up).chunk(2, dim=-1)
         return x + F.linear(F.silu(g) * u, self.down)
@@ -217,17 +228,7 @@ class MoELayer(torch.nn.Module):
 
     def forward(self, x, cos, sin):
         b, s, h = x.shape
-        y = F.rms_norm(x, (h,), self.n1, 1e-6)
-        qkv = F.linear(y, self.qkv).view(b, s, self.nh + 2 * self.nkv, self.d)
-        q, k, v = qkv.split((self.nh, self.nkv, self.nkv), dim=2)
-        q = F.rms_norm(q, (self.d,), self.qn, 1e-6)
-        k = F.rms_norm(k, (self.d,), self.kn, 1e-6)
-        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        a = a.transpose(1, 2).reshape(b, s, self.nh * self.d)
-        x = x + F.linear(a, self.o)
+        x = attention_residual(self, x, cos, sin, 1e-6)
         t = b * s
         y = F.rms_norm(x, (h,), self.n2, 1e-6).view(t, h)
         # router: Megatron-core's TopKRouter (softmax before top-k, the
@@ -263,32 +264,41 @@ class MoELayer(torch.nn.Module):
 
 
 def build_moe(cfg):
-    """As build(), for a MOE_CONFIGS entry."""
+    """As build(), for a MOE_CONFIGS entry; its layers too."""
     name, h, nh, nkv, d, ne, topk, f, L, mb, seq, how = cfg
     torch.manual_seed(0)
     layers = [MoELayer(h, nh, nkv, d, ne, topk, f, how) for _ in range(L)]
-    cos, sin = rope_tables(seq, d)
-    x0 = torch.randn(mb, seq, h, device=DEV, dtype=BF16)
-    gy = torch.randn_like(x0)
+    return layer_closures(layers, mb, seq, h, d) + (layers,)
 
-    def step():
-        y = x0.detach().requires_grad_(True)
-        for l in layers:
-            y = l(y, cos, sin)
-        y.backward(gy)
 
-    def clear():
-        for l in layers:
-            for q in l.parameters():
-                q.grad = None
+def time_parts(step, fwd, clear, warm=3, n=10):
+    """(part, sorted times us) of the forward alone and the step, each
+    timed n times between CUDA events after warm runs."""
+    for part, fn in (("fwd", fwd), ("fwdbwd", step)):
+        for _ in range(warm):
+            fn()
+        torch.cuda.synchronize()
+        yield part, sorted(event_us(fn, clear) for _ in range(n))
 
-    def fwd():
-        with torch.no_grad():
-            y = x0
-            for l in layers:
-                y = l(y, cos, sin)
 
-    return step, fwd, clear, layers
+def issue_wall_us(step, clear, n=10):
+    """The step's time until step() returns on the host (issue) and until
+    the GPU ends (wall), each sorted, us, over n steps after 3 warm-up."""
+    for _ in range(3):
+        clear()
+        step()
+    iss, wall = [], []
+    for _ in range(n):
+        clear()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        step()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        iss.append((t1 - t0) * 1e6)
+        wall.append((t2 - t0) * 1e6)
+    return sorted(iss), sorted(wall)
 
 
 def run_hf_moe(csv, kj, impl):
@@ -325,11 +335,7 @@ def run_hf_moe(csv, kj, impl):
             model(inputs_embeds=x0, use_cache=False)
 
     tag = "hf-qwen3-30b-a3b-dims"
-    for part, fn in (("fwd", fwd), ("fwdbwd", step)):
-        for _ in range(2):
-            fn()
-        torch.cuda.synchronize()
-        ts = sorted(event_us(fn, clear) for _ in range(5))
+    for part, ts in time_parts(step, fwd, clear, warm=2, n=5):
         csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f,%d,%d,%d,%s\n" % (
             tag, 2048, 32, 4, 128, 0, 4, 1, 4096, part, ts[len(ts) // 2], ts[0], ts[-1], 128, 8, 768,
             "hf-" + str(used)))
@@ -381,22 +387,7 @@ def host_probe():
         step, _, clear, _ = build_moe(cfg)
         tag = "%s.mb%d.%s" % (cfg[0], cfg[9], cfg[11])
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-            for _ in range(3):
-                clear()
-                step()
-            iss, wall = [], []
-            for _ in range(10):
-                clear()
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                step()
-                t1 = time.perf_counter()
-                torch.cuda.synchronize()
-                t2 = time.perf_counter()
-                iss.append((t1 - t0) * 1e6)
-                wall.append((t2 - t0) * 1e6)
-            iss.sort()
-            wall.sort()
+            iss, wall = issue_wall_us(step, clear)
             rows.append((tag + ".issue_us", "%.0f" % iss[5], "%.0f-%.0f" % (iss[0], iss[-1])))
             rows.append((tag + ".wall_us", "%.0f" % wall[5], "%.0f-%.0f" % (wall[0], wall[-1])))
             clear()
@@ -426,11 +417,7 @@ def run_moe(cfg, csv, kj, cnt):
     step, fwd, clear, layers = build_moe(cfg)
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-        for part, fn in (("fwd", fwd), ("fwdbwd", step)):
-            for _ in range(3):
-                fn()
-            torch.cuda.synchronize()
-            ts = sorted(event_us(fn, clear) for _ in range(10))
+        for part, ts in time_parts(step, fwd, clear):
             csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f,%d,%d,%d,%s\n" % (
                 name, h, nh, nkv, d, 0, L, mb, seq, part, ts[len(ts) // 2], ts[0], ts[-1],
                 ne, topk, f, how))
@@ -449,7 +436,11 @@ def build(cfg):
     from the hidden-state input, and a forward alone."""
     name, h, nh, nkv, d, ffn, L, mb, seq = cfg
     torch.manual_seed(0)
-    layers = [Layer(h, nh, nkv, d, ffn) for _ in range(L)]
+    return layer_closures([Layer(h, nh, nkv, d, ffn) for _ in range(L)], mb, seq, h, d)
+
+
+def layer_closures(layers, mb, seq, h, d):
+    """(step, fwd, clear) over the layers from a seeded hidden-state input."""
     cos, sin = rope_tables(seq, d)
     x0 = torch.randn(mb, seq, h, device=DEV, dtype=BF16)
     gy = torch.randn_like(x0)
@@ -616,31 +607,26 @@ def run(cfg, csv, kj):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         if "--dense-small" in sys.argv:  # the host's issue time of a step too
-            for _ in range(3):
-                clear()
-                step()
-            iss = []
-            for _ in range(10):
-                clear()
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                step()
-                iss.append((time.perf_counter() - t0) * 1e6)
-                torch.cuda.synchronize()
-            iss.sort()
+            iss, _ = issue_wall_us(step, clear)
             csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f\n" % (
                 name, h, nh, nkv, d, ffn, L, mb, seq, "fwdbwd_issue", iss[5], iss[0], iss[-1]))
-        for part, fn in (("fwd", fwd), ("fwdbwd", step)):
-            for _ in range(3):
-                fn()
-            torch.cuda.synchronize()
-            ts = sorted(event_us(fn, clear) for _ in range(10))
+        for part, ts in time_parts(step, fwd, clear):
             csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f\n" % (
                 name, h, nh, nkv, d, ffn, L, mb, seq, part, ts[len(ts) // 2], ts[0], ts[-1]))
             csv.flush()
             log(name, "mb", mb, part, "%.1f us" % ts[len(ts) // 2])
         write_profile(step, clear, "%s.mb%d" % (name, mb) + (".seq%d" % seq if "--dense-small" in sys.argv
                                                             else ""), kj)
+
+
+def guarded(what, fn, *a):
+    """fn(*a), a failure logged so that the next configuration still runs;
+    then PyTorch's cached memory freed."""
+    try:
+        fn(*a)
+    except Exception as ex:  # noqa: BLE001
+        log(*what, "failed:", repr(ex)[:600])
+    torch.cuda.empty_cache()
 
 
 def main():
@@ -669,17 +655,9 @@ def main():
             for i, cfg in enumerate(MOE_CONFIGS):
                 if pick is not None and str(i) not in pick.split(","):
                     continue
-                try:
-                    run_moe(cfg, csv, kj, cnt)
-                except Exception as ex:  # noqa: BLE001
-                    log("config", cfg, "failed:", repr(ex)[:600])
-                torch.cuda.empty_cache()
+                guarded(("config", cfg), run_moe, cfg, csv, kj, cnt)
             for impl in (None, "eager") if pick is None else ():
-                try:
-                    run_hf_moe(csv, kj, impl)
-                except Exception as ex:  # noqa: BLE001
-                    log("hf", impl, "failed:", repr(ex)[:600])
-                torch.cuda.empty_cache()
+                guarded(("hf", impl), run_hf_moe, csv, kj, impl)
         log("done")
         return
     if "--sustain" in sys.argv:
@@ -694,11 +672,7 @@ def main():
         csv.write("config,hidden,heads,kv_heads,head_dim,ffn,layers,micro,seq,part,"
                   "t_med_us,t_min_us,t_max_us\n")
         for cfg in DENSE_SMALL if small else CONFIGS:
-            try:
-                run(cfg, csv, kj)
-            except Exception as ex:  # noqa: BLE001
-                log("config", cfg, "failed:", repr(ex)[:300])
-            torch.cuda.empty_cache()
+            guarded(("config", cfg), run, cfg, csv, kj)
     log("done")
 
 
