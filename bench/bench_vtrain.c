@@ -528,7 +528,9 @@ static void par_values(const struct sim_compute *c, double *v)
 	v[1] = c->gemm_half_flops;
 	v[2] = c->hbm_eff;
 	v[3] = c->launch_s * 1e6;
-	v[4] = c->dispatch_s > 0 ? c->dispatch_s * 1e6 : 100; /* start: 100 us when unset */
+	/* start: the calibration's, or 100 us where it sets 0 (the compute
+	 * model's default was 0 until 2026-12-04, 55 us since) */
+	v[4] = c->dispatch_s > 0 ? c->dispatch_s * 1e6 : 100;
 }
 
 static void x_to_compute(const double *x, const struct sim_compute *base, struct sim_compute *c)

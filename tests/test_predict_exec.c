@@ -4623,20 +4623,29 @@ START_TEST(zero2_images_fold)
 	sim_prediction_release(&b);
 	/* with the host's dispatch priced each replica's host runs ahead on
 	 * its own, which the fold's heaviest replica per micro-batch does not
-	 * follow (0.7503 s folded, 0.6443 s --exact at 46 us): every rank */
+	 * follow (0.7503 s folded, 0.6443 s --exact at 46 us): every rank.
+	 * The fold itself (forced: replicas given) is over 10 % slow there. */
 	struct sim_compute comp;
+	struct sim_prediction c;
 	sim_compute_init(&comp, &topo.cl.gpu);
 	comp.dispatch_s = 46e-6;
 	o.compute = &comp;
 	o.exact = false;
 	run(&p, &o, &a);
+	o.replicas = 4;
+	run(&p, &o, &c);
+	o.replicas = 0;
 	o.exact = true;
 	run(&p, &o, &b);
 	ck_assert_msg(a.exact_fallback && fabs(a.iteration_time_s / b.iteration_time_s - 1) < 0.002,
 		      "folded %.6f s vs exact %.6f s with dispatch", a.iteration_time_s,
 		      b.iteration_time_s);
+	ck_assert_msg(!c.exact_fallback && c.iteration_time_s > 1.1 * b.iteration_time_s,
+		      "forced fold %.6f s vs exact %.6f s with dispatch", c.iteration_time_s,
+		      b.iteration_time_s);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
+	sim_prediction_release(&c);
 	topo_release(&topo);
 }
 END_TEST

@@ -130,11 +130,13 @@ def main():
     if MOE:  # the optimizer's state, which the timed layers lack, would not fit 235B-A22B's
         one["gpu"] = {"memory": "1TB"}  # embedding and experts in the preset's memory
     json.dump(one, open(cluster, "w"))
-    cal = json.load(open(CAL)) if CAL else {}
+    cal = {k: v for k, v in (json.load(open(CAL)) if CAL else {}).items()
+           if k not in ("dispatch", "dispatch_us")}  # (either spelling: one only)
     cal["dispatch_us"] = 0
     no_host = os.path.join(tmp, "no_host.json")
     json.dump(cal, open(no_host, "w"))
     print("config                 part      measured_us  predicted_us   pred/meas-1")
+    whole_of = {}
     for key, r in cfgs:
         name, mb = key[0], key[1]
         mpath, tpath = os.path.join(tmp, "model.json"), os.path.join(tmp, "trace.json")
@@ -168,6 +170,7 @@ def main():
         # the host's dispatch), then its kernels alone: the host at 0
         whole, pred_fwd = predict(CAL)
         pred, _ = predict(no_host)
+        whole_of[key] = sum(whole.values())
         meas = {"gemm": 0.0, "attention": 0.0, "element-wise": 0.0}
         for k in kern.get(".".join(["%s.mb%d" % (name, mb)] + list(key[2:])), []):
             meas[kind_measured(k["kernel"])] += k["us"]
@@ -182,6 +185,37 @@ def main():
             print("%-22s (--expert-imbalance %.3f)" % (tag, cv))
     print("# measured: validate/data/%s.csv (CUDA events, median of 10 steps; 5 for Hugging Face's) "
           "and the kernels of one profiled step (%s-kernels.jsonl)" % (stem, stem))
+    if MOE:
+        host_bound(whole_of)
+
+
+def host_bound(whole_of):
+    """The host-bound steps (SequentialMLP's, each the host's time): every
+    measurement of them, from the main file, the repeats and the host
+    probe's wall times, against the prediction of its shape, and the
+    median error (what the default dispatch_us was chosen by)."""
+    seen = []
+    for f in ("h200-moe-step.csv", "h200-moe-step-repeats.csv"):
+        for r in csv.DictReader(open(os.path.join(D, f))):
+            if r["experts_as"] == "sequential" and r["part"] == "fwdbwd":
+                seen.append(((r["config"], int(r["micro"]), "sequential"), float(r["t_med_us"]),
+                             f + (" run " + r["run"] if "run" in r else "")))
+    for r in csv.DictReader(open(os.path.join(D, "h200-host-probe.csv"))):
+        w = r["what"].split(".")
+        if len(w) == 4 and w[2] == "sequential" and w[3] == "wall_us":
+            seen.append(((w[0], int(w[1][2:]), "sequential"), float(r["value"]), "h200-host-probe.csv"))
+    errs = []
+    print("# host-bound steps (SequentialMLP), every measurement:")
+    for key, m, src in seen:
+        p = whole_of[key]
+        errs.append(p / m - 1)
+        print("%-40s %11.0f %13.0f %+12.1f%%  (%s)" % (" ".join([key[0], "mb %d" % key[1], key[2]]), m, p,
+                                                      100 * errs[-1], src))
+    errs.sort()
+    n = len(errs)
+    print("# %d steps: median error %+.1f%%, mean |error| %.1f%%" % (
+        n, 100 * (errs[n // 2] if n % 2 else 0.5 * (errs[n // 2 - 1] + errs[n // 2])),
+        100 * sum(abs(e) for e in errs) / n))
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ Qwen3MoeModel with its default experts implementation and its eager loop.
 not Hugging Face's. Writes
 OUTDIR/moe_step.csv (the columns above plus experts, top_k, moe_ffn and
 experts_as), OUTDIR/moe_step_kernels.jsonl and OUTDIR/moe_counts.csv (each
-layer's tokens per expert in the first timed step: mean, sd, min, max).
+layer's tokens per expert in its last forward, the profiled step's: mean,
+sd, min, max; the routing is the same every step).
 
 With --dense-small, the dense layers at sequences of 256-2,048 tokens
 (DENSE_SMALL), where the host's dispatch meets the GPU's time, in
