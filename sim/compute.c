@@ -180,15 +180,14 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	 * for every preset. Measured on the H200 machine's host (a 16-vCPU
 	 * Xeon VM, eager PyTorch 2.11): four Qwen3-MoE layers with their
 	 * experts as SequentialMLP (validate/data/h200-moe-step.csv,
-	 * -repeats.csv, h200-host-probe.csv) are host-bound (the host returns
+	 * -repeats.csv, h200-host-probe*.csv) are host-bound (the host returns
 	 * from the step within 0.1-1 % of the GPU's end), so each step's time
-	 * is the host's: 171-313 ms over nine steps of five shapes and four
+	 * is the host's: 171-313 ms over twelve steps of five shapes on five
 	 * machines (the same shape 171-305 ms). compare_step.py --moe
-	 * --calibration F (F: {"dispatch_us": 54.7}) predicts the nine and
-	 * puts the median of their errors at zero (it falls on 235B-A22B's
-	 * micro-batch 2; mean absolute error 15 %): 55 us per workload op
-	 * (about 1.6 kernels; PyTorch's host time for a tiny op there is 13
-	 * us, 16-17 us with autograd).
+	 * --calibration F (F: {"dispatch_us": 54.7}) predicts the twelve and
+	 * puts the median of their errors at zero (mean absolute error 13 %):
+	 * 55 us per workload op (about 1.6 kernels; PyTorch's host time for a
+	 * tiny op there is 11-13 us, 13-17 us with autograd).
 	 * Before 2026-12-04 it was 0, the host never the bottleneck, which put
 	 * those steps at 29-102 ms. A calibration's dispatch_us replaces it. */
 	c->dispatch_s = 55e-6;

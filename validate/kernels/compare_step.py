@@ -36,6 +36,7 @@ Usage: compare_step.py [--trainsim build/trainsim] [--data validate/data]
                        [--calibration FILE]
 """
 import csv
+import glob
 import json
 import os
 import subprocess
@@ -200,10 +201,12 @@ def host_bound(whole_of):
             if r["experts_as"] == "sequential" and r["part"] == "fwdbwd":
                 seen.append(((r["config"], int(r["micro"]), "sequential"), float(r["t_med_us"]),
                              f + (" run " + r["run"] if "run" in r else "")))
-    for r in csv.DictReader(open(os.path.join(D, "h200-host-probe.csv"))):
-        w = r["what"].split(".")
-        if len(w) == 4 and w[2] == "sequential" and w[3] == "wall_us":
-            seen.append(((w[0], int(w[1][2:]), "sequential"), float(r["value"]), "h200-host-probe.csv"))
+    for f in sorted(glob.glob(os.path.join(D, "h200-host-probe*.csv"))):
+        for r in csv.DictReader(open(f)):
+            w = r["what"].split(".")
+            if len(w) == 4 and w[2] == "sequential" and w[3] == "wall_us":
+                seen.append(((w[0], int(w[1][2:]), "sequential"), float(r["value"]),
+                             os.path.basename(f)))
     errs = []
     print("# host-bound steps (SequentialMLP), every measurement:")
     for key, m, src in seen:
