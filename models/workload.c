@@ -1957,12 +1957,14 @@ static void release_roles(struct workload *w)
 	w->nroles = 0;
 }
 
-/* The workload would pass WL_MAX_OPS: at least ops (0: found while built). */
-static int too_many_ops(struct ts_error *err, int micro, const struct model *m, double ops)
+/* The workload would pass WL_MAX_OPS: ops, at least (how "at least") or
+ * as estimated (how "about"; 0: found while built). */
+static int too_many_ops(struct ts_error *err, int micro, const struct model *m, double ops,
+			const char *how)
 {
 	char n[48];
 	if (ops > 0)
-		snprintf(n, sizeof(n), "would have at least %.3g", ops);
+		snprintf(n, sizeof(n), "would have %s %.3g", how, ops);
 	else
 		snprintf(n, sizeof(n), "has more than %d", WL_MAX_OPS);
 	return ts_error_set(err, TS_EINPUT,
@@ -2024,7 +2026,30 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				    P, mm);
 	/* at least 16 ops per layer and micro-batch (forward and backward) */
 	if ((double)mm * m->layers * 16 >= WL_MAX_OPS)
-		return too_many_ops(err, mm, m, (double)mm * m->layers * 16);
+		return too_many_ops(err, mm, m, (double)mm * m->layers * 16, "at least");
+	/* within 16 times of the limit by that count (a layer has 27 ops or
+	 * more, many more with TP, recompute or a vision encoder): the ops of
+	 * the same plan at pp and 2 pp micro-batches (interleaving needs pp),
+	 * each further micro-batch adding what the second pp added, so that
+	 * such a plan is refused before it is built rather than at the limit,
+	 * some 8 GB on (found by a fuzz: Qwen3-VL-2B at global batch 65,536
+	 * with --trace built for 76 s under ASan before its refusal) */
+	if (mm > 2 * P && (double)mm * m->layers * 16 * 16 >= WL_MAX_OPS) {
+		struct plan q = *p;
+		double n[2] = { 0, 0 };
+		for (int k = 0; k < 2; k++) {
+			struct workload t;
+			q.global_batch = (k + 1) * P * p->dp * p->micro_batch;
+			if ((rc = workload_build(&t, m, &q, o, err)))
+				return rc;
+			for (int s = 0; s < t.nroles; s++)
+				n[k] += t.roles[s].nops;
+			workload_release(&t);
+		}
+		double est = n[0] + (n[1] - n[0]) / P * (mm - P);
+		if (est >= WL_MAX_OPS)
+			return too_many_ops(err, mm, m, est, "about");
+	}
 	w->micro = mm;
 	w->vchunks = v;
 	w->nroles = P;
@@ -2474,7 +2499,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 		}
 		if (b.nrc == TS_EINPUT) {
-			rc = too_many_ops(err, mm, m, 0);
+			rc = too_many_ops(err, mm, m, 0, NULL);
 			goto fail;
 		}
 		if (b.nrc) {

@@ -228,6 +228,13 @@ expect_err "more ops than the simulator holds" \
 	"the iteration would have at least 2.68e\+08 ops \(16384 micro-batches x 1024 layers .*beyond the 33554432" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 --model "$TMP/deep.json" --dp 8 \
 	--global-batch 131072 --seq-len 512 --fidelity analytic
+# ... and one whose layers have many ops each (TP, recompute, a vision
+# encoder), which the 16-a-layer count lets through: refused from the ops of
+# its first micro-batches, before it is built (before: 19 s and 4.5 GB)
+expect_err "more ops than the simulator holds, counted" \
+	"the iteration would have about 5.68e\+07 ops \(16384 micro-batches x 36 layers .*beyond the 33554432" \
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model qwen3-vl-8b --tp 2 \
+	--sequence-parallel --recompute full --global-batch 131072 --fidelity analytic
 # every rank's op states beyond what the simulator holds: refused before
 # they are allocated (found by review: --exact on 2,048 nodes ran out of
 # memory)
