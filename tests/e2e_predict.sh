@@ -220,6 +220,28 @@ check "async with cp 2 and ZeRO at dp 1" 0 "$TRAINSIM" predict --cluster dgx-h10
 expect_err "expert imbalance for a dense model" \
 	"--expert-imbalance: expert_imbalance 0.5 given for a dense model" \
 	"$TRAINSIM" predict $SMALL --expert-imbalance 0.5
+# the host's dispatch: 55 us an op by default (measured), --host-dispatch
+# replaces it and the calibration's; 0 gives what a calibration of 0 gives,
+# and a host-bound plan (small ops) is faster without it
+printf '{"dispatch_us": 0}' >"$TMP/nohost.json"
+HD="--cluster dgx-h100-ndr --nodes 1 --model qwen3-vl-2b --global-batch 8 --seq-len 1024 --fidelity analytic --json"
+check "host dispatch default" 0 "$TRAINSIM" predict $HD
+cp "$TMP/out" "$TMP/hd55.json"
+check "--host-dispatch 0" 0 "$TRAINSIM" predict $HD --host-dispatch 0
+cp "$TMP/out" "$TMP/hd0.json"
+check "calibration dispatch_us 0, --host-dispatch 55" 0 "$TRAINSIM" predict $HD --calibration "$TMP/nohost.json" \
+	--host-dispatch 55
+cp "$TMP/out" "$TMP/hd55c.json"
+check "calibration dispatch_us 0" 0 "$TRAINSIM" predict $HD --calibration "$TMP/nohost.json"
+if python3 -c 'import json, sys
+d = [json.load(open(f)) for f in sys.argv[1:]]
+t = [x["iteration_time_s"] for x in d]
+sys.exit(0 if [x["host_dispatch_us"] for x in d] == [55, 0, 55, 0] and t[1] == t[3] and t[0] == t[2]
+         and t[1] < t[0] else 1)' "$TMP/hd55.json" "$TMP/hd0.json" "$TMP/hd55c.json" "$TMP/out"; then
+	ok "--host-dispatch: default 55 us, replaces the calibration's, 0 faster"
+else bad "--host-dispatch: default 55 us, replaces the calibration's, 0 faster"; fi
+expect_err "--host-dispatch below 0" "--host-dispatch must be between 0 and 999999" \
+	"$TRAINSIM" predict $HD --host-dispatch -1
 # a workload beyond what the simulator holds is refused before it is built
 # (found by review: a 1,024-layer model at 16,384 micro-batches grew to
 # some 100 GB)
