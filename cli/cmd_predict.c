@@ -459,8 +459,12 @@ int cmd_predict(int argc, char **argv)
 	sim_compute_init(&comp, &cl.gpu);
 	if (cal && sim_compute_load(&comp, cal, &err))
 		goto fail;
-	if (disp_us >= 0)
-		comp.dispatch_s = disp_us * 1e-6;
+	if (disp_us >= 0) { /* (said in the compute model's line, as in --json) */
+		size_t n = strlen(comp.source);
+		comp.dispatch_s = (disp_us + 0.0) * 1e-6; /* (-0 as 0) */
+		snprintf(comp.source + n, sizeof(comp.source) - n, "; --host-dispatch sets it to %g us",
+			 disp_us + 0.0);
+	}
 	/* said once the prediction stands: a failure's stderr is its one
 	 * error line (found by review: warning and error made two) */
 	/* (GPU names match whatever their case: found by review, a file's

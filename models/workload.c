@@ -2029,25 +2029,35 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		return too_many_ops(err, mm, m, (double)mm * m->layers * 16, "at least");
 	/* within 16 times of the limit by that count (a layer has 27 ops or
 	 * more, many more with TP, recompute or a vision encoder): the ops of
-	 * the same plan at pp and 2 pp micro-batches (interleaving needs pp),
-	 * each further micro-batch adding what the second pp added, so that
-	 * such a plan is refused before it is built rather than at the limit,
-	 * some 8 GB on (found by a fuzz: Qwen3-VL-2B at global batch 65,536
-	 * with --trace built for 76 s under ASan before its refusal) */
-	if (mm > 2 * P && (double)mm * m->layers * 16 * 16 >= WL_MAX_OPS) {
+	 * the same plan at k and 2k micro-batches (k = 1, pp where
+	 * interleaving needs pp), each further micro-batch adding what the
+	 * second k added (exact on every plan counted), so that such a plan
+	 * is refused before it is built rather than at the limit, some 8 GB
+	 * on (Qwen3-VL-8B, tp 2, full recompute, 16,384 micro-batches: built
+	 * for 19 s and 4.5 GB before its refusal). Only where the samples are
+	 * small beside the plan (found by review: at 2 pp micro-batches the
+	 * samples outgrew a pp 256 plan) */
+	int k0 = v > 1 ? P : 1;
+	if (mm >= 8 * k0 && (double)mm * m->layers * 16 * 16 >= WL_MAX_OPS) {
 		struct plan q = *p;
 		double n[2] = { 0, 0 };
 		for (int k = 0; k < 2; k++) {
 			struct workload t;
-			q.global_batch = (k + 1) * P * p->dp * p->micro_batch;
-			if ((rc = workload_build(&t, m, &q, o, err)))
+			q.global_batch = (k + 1) * k0 * p->dp * p->micro_batch;
+			if ((rc = workload_build(&t, m, &q, o, err))) {
+				/* a sample over the limit: the plan, four times
+				 * its size or more, is too (said with its own count) */
+				if (rc == TS_EINPUT && strstr(err->msg, "the simulator holds"))
+					return too_many_ops(err, mm, m, 0, NULL);
 				return rc;
+			}
 			for (int s = 0; s < t.nroles; s++)
 				n[k] += t.roles[s].nops;
 			workload_release(&t);
 		}
-		double est = n[0] + (n[1] - n[0]) / P * (mm - P);
-		if (est >= WL_MAX_OPS)
+		/* (the build holds WL_MAX_OPS ops and refuses the next: emit) */
+		double est = n[0] + (n[1] - n[0]) / k0 * (mm - k0);
+		if (est > WL_MAX_OPS)
 			return too_many_ops(err, mm, m, est, "about");
 	}
 	w->micro = mm;

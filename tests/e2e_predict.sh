@@ -240,8 +240,15 @@ sys.exit(0 if [x["host_dispatch_us"] for x in d] == [55, 0, 55, 0] and t[1] == t
          and t[1] < t[0] else 1)' "$TMP/hd55.json" "$TMP/hd0.json" "$TMP/hd55c.json" "$TMP/out"; then
 	ok "--host-dispatch: default 55 us, replaces the calibration's, 0 faster"
 else bad "--host-dispatch: default 55 us, replaces the calibration's, 0 faster"; fi
+expect "--host-dispatch 0 said in the compute model's line" '"compute_model":.*; --host-dispatch sets it to 0 us' \
+	"$TMP/hd0.json"
 expect_err "--host-dispatch below 0" "--host-dispatch must be between 0 and 999999" \
 	"$TRAINSIM" predict $HD --host-dispatch -1
+expect_err "--host-dispatch with a unit" "--host-dispatch needs a number, got '5us'" \
+	"$TRAINSIM" predict $HD --host-dispatch 5us
+expect_err "--host-dispatch nan" "--host-dispatch" "$TRAINSIM" predict $HD --host-dispatch nan
+expect_err "--host-dispatch twice" "--host-dispatch given twice" \
+	"$TRAINSIM" predict $HD --host-dispatch 5 --host-dispatch 6
 # a workload beyond what the simulator holds is refused before it is built
 # (found by review: a 1,024-layer model at 16,384 micro-batches grew to
 # some 100 GB)
