@@ -846,8 +846,8 @@ static bool shared_overlap(const struct bld *b, const struct lshape *ls)
  * mean rows: the experts' spread is not rounded to tiles per expert (a
  * review measured 0.04 % of compute at an imbalance of 0.5); the host
  * issues the reps' dispatches before the op's GPU time (overstated where
- * dispatch_us is calibrated; 0 on the defaults); FP8's padding of each
- * expert's tokens to a multiple of 16 is not modelled. */
+ * the GPU would run earlier reps while later ones are issued); FP8's
+ * padding of each expert's tokens to a multiple of 16 is not modelled. */
 static int32_t expert_op(struct bld *b, int32_t id, double e_loc)
 {
 	if (id >= 0 && !b->p->moe_grouped_gemm) {
@@ -874,6 +874,17 @@ static void expert_elem(struct bld *b, enum wl_phase ph, const char *name, doubl
 		  ls->e_loc);
 }
 
+/* SequentialMLP's join of its e_loc experts' token rows (hidden wide),
+ * read and written once; none with one local expert (called directly) or
+ * with the grouped kernel. */
+static void expert_concat(struct bld *b, enum wl_phase ph, const char *name,
+			  const struct lshape *ls)
+{
+	if (!b->p->moe_grouped_gemm && ls->e_loc > 1)
+		cmp_op(b, ph, WL_ELEM, name, 0, 2 * ls->e_loc * ls->me * b->m->hidden * b->wb, 0, 0,
+		       0, 0, WL_V_EXPERT);
+}
+
 /* The rank's local experts on their drawn load (e_loc experts of me tokens
  * each), forward: up projection, activation, down; SequentialMLP then
  * concatenates the experts' outputs (a copy; its input's split is views),
@@ -885,9 +896,7 @@ static void experts_fwd(struct bld *b, enum wl_phase ph, const struct lshape *ls
 	expert_linear(b, ph, "expert up gemm", me, mats(m) * ffn_t, h, ls);
 	expert_elem(b, ph, "activation", (mats(m) + 1) * e_loc * me * ffn_t * b->wb, ls);
 	expert_linear(b, ph, "expert down gemm", me, h, ffn_t, ls);
-	if (!b->p->moe_grouped_gemm && e_loc > 1)
-		cmp_op(b, ph, WL_ELEM, "expert output concat", 0, 2 * e_loc * me * h * b->wb, 0, 0, 0,
-		       0, WL_V_EXPERT);
+	expert_concat(b, ph, "expert output concat", ls);
 }
 
 /* Their backward: each GEMM's data and weight gradients, the activation's;
@@ -903,9 +912,7 @@ static void experts_bwd(struct bld *b, const struct lshape *ls)
 	expert_elem(b, ph, "activation bwd", (1 + 2 * mats(m)) * e_loc * me * ffn_t * b->wb, ls);
 	expert_linear(b, ph, "expert up dgrad", me, h, mats(m) * ffn_t, ls);
 	wgrad_of(b, expert_linear(b, ph, "expert up wgrad", h, mats(m) * ffn_t, me, ls));
-	if (!b->p->moe_grouped_gemm && e_loc > 1)
-		cmp_op(b, ph, WL_ELEM, "expert input grad concat", 0, 2 * e_loc * me * h * b->wb, 0,
-		       0, 0, 0, WL_V_EXPERT);
+	expert_concat(b, ph, "expert input grad concat", ls);
 }
 
 /* Megatron-core's allgather token dispatcher (MoEAllGatherTokenDispatcher,

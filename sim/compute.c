@@ -195,14 +195,14 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		snprintf(c->source, sizeof(c->source),
 			 "defaults: %s datasheet peaks (hardware.md), efficiencies fitted to kernels "
 			 "timed on an H200 (validate/data/h200-kernels-*.csv, bench_kernels --fit), "
-			 "host dispatch 55 us an op measured there (h200-moe-step.csv)",
-			 gpu->name);
+			 "host dispatch %g us an op measured there (h200-moe-step.csv)",
+			 gpu->name, c->dispatch_s * 1e6);
 	else
 		snprintf(c->source, sizeof(c->source),
 			 "defaults: %s datasheet peaks (hardware.md), Calculon A100 efficiency tables "
-			 "(formulas.md), host dispatch 55 us an op measured on an H200's host "
+			 "(formulas.md), host dispatch %g us an op measured on an H200's host "
 			 "(h200-moe-step.csv), assumptions in sim/compute.c",
-			 gpu->name);
+			 gpu->name, c->dispatch_s * 1e6);
 }
 
 void sim_compute_set_host_link(struct sim_compute *c, double pcie_Bps)

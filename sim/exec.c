@@ -4651,6 +4651,12 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 	x.es = expert_slots(p);
 	x.o = &oo;
 	x.errp = err;
+	/* (before the fold's rules: the host's dispatch is one of them) */
+	if (o->compute)
+		x.comp = *o->compute;
+	else
+		sim_compute_init(&x.comp, &t->cl.gpu);
+	sim_compute_set_host_link(&x.comp, t->cl.node.pcie_Bps);
 	{
 		/* units of several positions (EP, CP) placed unalike inside:
 		 * every rank, when affordable (blocks_alike of units covers one-position
@@ -4676,10 +4682,10 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		 * with overlap.ep, 1.2-1.5 % with the allgather dispatcher; 0.4 %
 		 * at 128 GPUs, 0.8 % at 512): every rank, up to IMAGES_EXACT_MAX
 		 * GPUs */
-		if (!oo.exact && oo.replicas <= 0 && m->has_vision && unit_positions(p) > 1 &&
-		    need <= IMAGES_EXACT_MAX &&
-		    (p->images_per_sample.kind != PLAN_DIST_FIXED ||
-		     p->image_tokens.kind != PLAN_DIST_FIXED)) {
+		bool images_vary = m->has_vision && (p->images_per_sample.kind != PLAN_DIST_FIXED ||
+						     p->image_tokens.kind != PLAN_DIST_FIXED);
+		if (!oo.exact && oo.replicas <= 0 && images_vary && unit_positions(p) > 1 &&
+		    need <= IMAGES_EXACT_MAX) {
 			oo.exact = out->exact_fallback = true;
 			out->exact_why = "the replicas of a unit draw their own images (its fold "
 					 "takes each micro-batch's heaviest)";
@@ -4696,19 +4702,12 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		 * 0.6443 s; each unit's own loads gave 0.6443 s there but 7.5 %
 		 * under --exact without dispatch): every rank, up to
 		 * IMAGES_EXACT_MAX GPUs */
-		if (!oo.exact && oo.replicas <= 0 && m->has_vision && p->zero >= 2 &&
-		    need <= IMAGES_EXACT_MAX &&
-		    (p->images_per_sample.kind != PLAN_DIST_FIXED ||
-		     p->image_tokens.kind != PLAN_DIST_FIXED)) {
-			struct sim_compute dc;
-			if (!o->compute)
-				sim_compute_init(&dc, &t->cl.gpu);
-			if ((o->compute ? o->compute->dispatch_s : dc.dispatch_s) > 0) {
-				oo.exact = out->exact_fallback = true;
-				out->exact_why = "under ZeRO 2/3 the replicas of a unit draw their "
-						 "own images and their hosts issue them at their own "
-						 "pace (its fold takes each micro-batch's heaviest)";
-			}
+		if (!oo.exact && oo.replicas <= 0 && images_vary && p->zero >= 2 &&
+		    x.comp.dispatch_s > 0 && need <= IMAGES_EXACT_MAX) {
+			oo.exact = out->exact_fallback = true;
+			out->exact_why = "under ZeRO 2/3 the replicas of a unit draw their own "
+					 "images and their hosts issue them at their own pace (its "
+					 "fold takes each micro-batch's heaviest)";
 		}
 		/* --jitter where a representative stands for several ranks
 		 * of its unit (TP, CP, EP): each draws its own noise into the
@@ -4833,11 +4832,6 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 				oo.exact = out->exact_fallback = true;
 		}
 	}
-	if (o->compute)
-		x.comp = *o->compute;
-	else
-		sim_compute_init(&x.comp, &t->cl.gpu);
-	sim_compute_set_host_link(&x.comp, t->cl.node.pcie_Bps);
 	if (p->precision == PLAN_DT_FP8 && !(x.comp.peak_fp8_flops > 0)) {
 		/* FP8 GEMMs need FP8 tensor cores (Hopper and later) */
 		rc = ts_error_set(err, TS_EINPUT,
