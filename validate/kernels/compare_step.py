@@ -19,6 +19,16 @@ With --small, the same for the dense layers at short sequences
 where the host's dispatch meets the GPU's time. --calibration FILE is
 passed to trainsim predict (e.g. a file with only dispatch_us).
 
+With --stacks, the dense layers at short sequences run by four stacks
+(measure_step.py --stacks and --dense-small: h200-step-stacks.csv, eager
+from h200-step-small.csv): eager PyTorch, the eager step replayed as a CUDA
+graph, each layer through torch.compile, and the compiled step as a CUDA
+graph. For each: the measured step and its kernels, trainsim's step with
+the host's dispatch at 0 and at the default, the number of workload ops,
+the dispatch_us at which trainsim's step equals the measured one
+(bisection on --host-dispatch; 0 where the step at 0 is already as slow),
+and the host's issue time per workload op.
+
 With --moe, the same for the MoE layers measure_step.py --moe timed
 (h200-moe-step.csv, h200-moe-step-kernels.jsonl, h200-moe-counts.csv): a
 Qwen3-MoE config of those dimensions, expert parallelism 1; the router's
@@ -32,7 +42,7 @@ loop as --no-moe-grouped-gemm, Hugging Face's grouped_mm as the grouped
 kernel.
 
 Usage: compare_step.py [--trainsim build/trainsim] [--data validate/data]
-                       [--preset h200-ndr] [--moe | --small]
+                       [--preset h200-ndr] [--moe | --small | --stacks]
                        [--calibration FILE]
 """
 import csv
@@ -77,6 +87,7 @@ def backward(n):
 
 MOE = "--moe" in sys.argv
 SMALL = "--small" in sys.argv
+STACKS = "--stacks" in sys.argv
 
 
 def moe_imbalance():
@@ -107,6 +118,86 @@ def model_of(r):
             "num_hidden_layers": int(r["layers"]), "vocab_size": 128,
             "max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
             "tie_word_embeddings": False, "hidden_act": "silu"}
+
+
+def predict_layers(tmp, cluster, mpath, r, mb, extra):
+    """The decoder layers' slices of trainsim's prediction of one
+    micro-batch of row r's shape: (time by class, the forward's time, the
+    number of slices: the workload's ops), us."""
+    tpath = os.path.join(tmp, "trace.json")
+    subprocess.run([B, "predict", "--cluster", cluster, "--model", mpath, "--tp", "1", "--pp",
+                    "1", "--dp", "1", "--global-batch", str(mb), "--micro-batch", str(mb),
+                    "--seq-len", r["seq"], "--recompute", "none", "--precision", "bf16",
+                    "--flash-attention", "--fidelity", "analytic", "--trace", tpath] + extra,
+                   check=True, stdout=subprocess.DEVNULL)
+    t = json.load(open(tpath))
+    ev = t["traceEvents"] if isinstance(t, dict) else t
+    by = {"gemm": 0.0, "attention": 0.0, "element-wise": 0.0}
+    fw, n = 0.0, 0
+    for e in ev:
+        if e.get("ph") == "X" and e.get("args", {}).get("layer", -1) >= 0:
+            by[kind_predicted(e["name"])] += e["dur"]
+            fw += 0 if backward(e["name"]) else e["dur"]
+            n += 1
+    return by, fw, n
+
+
+def stacks():
+    """--stacks: the host's cost per workload op, stack by stack."""
+    rows = {}
+    for f, fixed in (("h200-step-small.csv", "eager"), ("h200-step-stacks.csv", None)):
+        for r in csv.DictReader(open(os.path.join(D, f))):
+            if r["part"] in ("fwdbwd", "fwdbwd_issue"):
+                key = (r["config"], int(r["seq"]), fixed or r["stack"])
+                rows.setdefault(key, {"r": r})[r["part"]] = float(r["t_med_us"])
+    kern = {}
+    for f, fixed in (("h200-step-small-kernels.jsonl", "eager"), ("h200-step-stacks-kernels.jsonl", None)):
+        for line in open(os.path.join(D, f)):
+            d = json.loads(line)
+            c = d["config"].split(".")
+            key = (c[0], int(c[2][3:]), fixed or c[3])
+            n, us = kern.get(key, (0, 0.0))
+            kern[key] = (n + d["calls"], us + d["us"])
+    tmp = tempfile.mkdtemp(prefix="compare_step_")
+    cluster = os.path.join(tmp, "one.json")
+    json.dump({"preset": PRESET, "nodes": 1, "node": {"gpus": 1, "nics": 1}}, open(cluster, "w"))
+    mpath = os.path.join(tmp, "model.json")
+    order = {"eager": 0, "graph": 1, "compiled": 2, "compiled-graph": 3}
+    print("config          seq  stack           measured  issue  kernels (n, us)   ops  "
+          "pred@0   err@0  pred@55  err@55  fit_us  issue/op_us")
+    fits = {}
+    for key in sorted(rows, key=lambda k: (k[0], k[1], order[k[2]])):
+        d = rows[key]
+        r, m = d["r"], d["fwdbwd"]
+        json.dump(model_of(r), open(mpath, "w"))
+
+        def whole(us):
+            by, _, n = predict_layers(tmp, cluster, mpath, r, 1, ["--host-dispatch", "%.4f" % us])
+            return sum(by.values()), n
+        p0, nops = whole(0)
+        p55, _ = whole(55)
+        lo, hi = 0.0, 1000.0
+        if p0 >= m:
+            hi = 0.0
+        else:
+            for _ in range(30):
+                mid = 0.5 * (lo + hi)
+                if whole(mid)[0] < m:
+                    lo = mid
+                else:
+                    hi = mid
+        fits.setdefault(key[2], []).append(hi)
+        kn, kus = kern.get(key, (0, 0.0))
+        print("%-14s %5d  %-14s %9.0f %6.0f %6d %8.0f %6d %8.0f %+6.1f%% %8.0f %+6.1f%% %7.1f %8.1f" % (
+            key[0], key[1], key[2], m, d.get("fwdbwd_issue", 0), kn, kus, nops, p0,
+            100 * (p0 / m - 1), p55, 100 * (p55 / m - 1), hi, d.get("fwdbwd_issue", 0) / nops))
+    for st in sorted(fits, key=lambda k: order[k]):
+        v = sorted(fits[st])
+        n = len(v)
+        print("# %-14s dispatch_us fitted: median %.1f, %.1f-%.1f over %d shapes" % (
+            st, v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2]), v[0], v[-1], n))
+    print("# measured: validate/data/h200-step-stacks.csv and h200-step-small.csv (CUDA events, "
+          "median of 10 steps), kernels of one profiled step (-kernels.jsonl)")
 
 
 def main():
@@ -140,7 +231,7 @@ def main():
     whole_of = {}
     for key, r in cfgs:
         name, mb = key[0], key[1]
-        mpath, tpath = os.path.join(tmp, "model.json"), os.path.join(tmp, "trace.json")
+        mpath = os.path.join(tmp, "model.json")
         json.dump(model_of(r), open(mpath, "w"))
         extra = []
         if MOE:
@@ -150,22 +241,8 @@ def main():
             if how in ("sequential", "hf-eager"):
                 extra.append("--no-moe-grouped-gemm")
         def predict(cal):
-            """The layers' slices of a prediction: by class, and the forward's."""
-            subprocess.run([B, "predict", "--cluster", cluster, "--model", mpath, "--tp", "1", "--pp",
-                            "1", "--dp", "1", "--global-batch", str(mb), "--micro-batch", str(mb),
-                            "--seq-len", r["seq"], "--recompute", "none", "--precision", "bf16",
-                            "--flash-attention", "--fidelity", "analytic", "--trace", tpath] + extra
-                           + (["--calibration", cal] if cal else []), check=True,
-                           stdout=subprocess.DEVNULL)
-            t = json.load(open(tpath))
-            ev = t["traceEvents"] if isinstance(t, dict) else t
-            by = {"gemm": 0.0, "attention": 0.0, "element-wise": 0.0}
-            fw = 0.0
-            for e in ev:
-                if e.get("ph") == "X" and e.get("args", {}).get("layer", -1) >= 0:
-                    by[kind_predicted(e["name"])] += e["dur"]
-                    fw += 0 if backward(e["name"]) else e["dur"]
-            return by, fw
+            return predict_layers(tmp, cluster, mpath, r, mb, extra + (["--calibration", cal] if cal
+                                                                      else []))[:2]
 
         # the step as trainsim runs it (a slice holds its op's wait for
         # the host's dispatch), then its kernels alone: the host at 0
@@ -222,4 +299,4 @@ def host_bound(whole_of):
 
 
 if __name__ == "__main__":
-    main()
+    stacks() if STACKS else main()

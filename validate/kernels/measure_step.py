@@ -76,9 +76,21 @@ returns on the host) and step_small_kernels.jsonl.
 With --host-probe, instead: the host's side (host_probe() says what),
 in OUTDIR/host_probe.csv.
 
+With --stacks, instead: the DENSE_SMALL layers run by three other stacks
+than eager PyTorch, to price the host's dispatch of each: "compiled" (each
+layer through torch.compile, inductor's default mode: the element-wise ops
+fused into Triton kernels, as Megatron's and Transformer Engine's fused
+kernels fuse them, the host still issuing each kernel), "graph" (the eager
+step captured once in a CUDA graph and replayed: the host's cost one
+launch) and "compiled-graph" (the compiled step captured). Each step's
+median of 10 (CUDA events around the step, and the time until the step
+returns on the host as part fwdbwd_issue), and its kernels in one profiled
+step, in OUTDIR/step_stacks.csv (the columns above plus stack) and
+step_stacks_kernels.jsonl (config suffixed with the sequence and stack).
+
 Usage: measure_step.py OUTDIR [--sustain SECONDS | --gemm-probe | --clock-probe |
                                --moe [--moe-configs I,J] | --host-probe |
-                               --dense-small]
+                               --dense-small | --stacks]
 """
 import json
 import os
@@ -620,6 +632,59 @@ def run(cfg, csv, kj):
                                                             else ""), kj)
 
 
+def graphed(step, clear):
+    """step captured once in a CUDA graph (after warm-up on a side stream,
+    as PyTorch's docs do it): (replay, nothing to clear). The weights'
+    gradients are the graph's own tensors, written anew by each replay."""
+    clear()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            clear()
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    clear()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    torch.cuda.synchronize()
+    return g.replay, lambda: None
+
+
+def run_stacks(cfg, csv, kj):
+    """One DENSE_SMALL configuration under the compiled, graph and
+    compiled-graph stacks (--stacks)."""
+    name, h, nh, nkv, d, ffn, L, mb, seq = cfg
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    layers = [Layer(h, nh, nkv, d, ffn) for _ in range(L)]
+    eager = layer_closures(layers, mb, seq, h, d)
+    compiled = layer_closures([torch.compile(l, dynamic=False) for l in layers], mb, seq, h, d)
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        for stack in ("graph", "compiled", "compiled-graph"):
+            guarded(("config", cfg, stack), one_stack, cfg, stack, eager, compiled, csv, kj)
+
+
+def one_stack(cfg, stack, eager, compiled, csv, kj):
+    """The configuration's step under one stack: its times and kernels."""
+    name, h, nh, nkv, d, ffn, L, mb, seq = cfg
+    t0 = time.time()
+    step, _, clear = compiled if stack.startswith("compiled") else eager
+    if stack.endswith("graph"):
+        step, clear = graphed(step, clear)
+    iss, _ = issue_wall_us(step, clear)
+    _, ts = next((p, t) for p, t in time_parts(step, step, clear) if p == "fwdbwd")
+    for part, t in (("fwdbwd_issue", iss), ("fwdbwd", ts)):
+        csv.write("%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.2f,%.2f,%.2f,%s\n" % (
+            name, h, nh, nkv, d, ffn, L, mb, seq, part, t[len(t) // 2], t[0], t[-1], stack))
+    csv.flush()
+    log(name, "seq", seq, stack, "fwdbwd %.1f us, issue %.1f us" % (ts[len(ts) // 2],
+        iss[len(iss) // 2]), "(%.0f s with compile/capture)" % (time.time() - t0))
+    write_profile(step, clear, "%s.mb%d.seq%d.%s" % (name, mb, seq, stack), kj)
+
+
 def guarded(what, fn, *a):
     """fn(*a), a failure logged so that the next configuration still runs;
     then PyTorch's cached memory freed."""
@@ -643,6 +708,15 @@ def main():
         return
     if "--host-probe" in sys.argv:
         host_probe()
+        log("done")
+        return
+    if "--stacks" in sys.argv:
+        with open(os.path.join(OUT, "step_stacks.csv"), "w") as csv, \
+                open(os.path.join(OUT, "step_stacks_kernels.jsonl"), "w") as kj:
+            csv.write("config,hidden,heads,kv_heads,head_dim,ffn,layers,micro,seq,part,"
+                      "t_med_us,t_min_us,t_max_us,stack\n")
+            for cfg in sorted(DENSE_SMALL, key=lambda c: c[8]):  # the shortest first
+                guarded(("config", cfg), run_stacks, cfg, csv, kj)
         log("done")
         return
     if "--moe" in sys.argv:
