@@ -35,7 +35,7 @@
 #include "topo/topo.h"
 
 #define MAX_ROWS 8192
-#define NPAR 12
+#define NPAR 13
 #define HUBER 0.05 /* on ln(pred / meas): about 5 % */
 
 enum kind {
@@ -234,7 +234,7 @@ static int load(struct set *s, const char *path, int file)
 			d->cls = SIM_OP_ATTN;
 			d->flops = v[8];
 			d->bytes = v[9];
-			d->masked = !strcmp(r->extra, "causal");
+			d->masked = !strncmp(r->extra, "causal", 6); /* "causal kv8": GQA */
 			d->m = (int64_t)v[3];
 			d->n = d->masked ? (int64_t)v[3] / 2 : (int64_t)v[3];
 			d->k = (int64_t)v[4];
@@ -296,7 +296,8 @@ static void predict(struct set *s, const struct sim_compute *c)
 /* The kernels each parameter is fitted to, in two stages: first GEMMs
  * (gemm_eff_max, gemm_half_flops, gemm_bound_mix), TF32 GEMMs
  * (fp32_gemm_ratio), copy and add (hbm_eff, hbm_half_bytes) and cuDNN's
- * fused attention (attn_eff, attn_tile_overhead, attn_bwd_ratio); then,
+ * fused attention (attn_eff, attn_tile_overhead, attn_bwd_ratio,
+ * attn_fixed_s); then,
  * with those held, the grouped GEMMs (grouped_gemm_eff, grouped_tile_k):
  * another kernel, which must not pull cuBLAS's numbers (fitted together,
  * they moved gemm_bound_mix 0.36 -> 0.43 and hbm_eff 0.88 -> 0.85).
@@ -384,10 +385,11 @@ static void print_rows(const struct set *s)
 static const char *const par_names[NPAR] = {
 	"gemm_eff_max", "gemm_half_flops", "hbm_eff", "hbm_half_bytes", "attn_eff",
 	"fp32_gemm_ratio", "attn_tile_overhead", "attn_bwd_ratio", "gemm_bound_mix",
-	"grouped_gemm_eff", "grouped_tile_k", "grouped_small_eff",
+	"grouped_gemm_eff", "grouped_tile_k", "grouped_small_eff", "attn_fixed_s",
 };
-static const bool par_logit[NPAR] = { true, false, true, false, true, true, false, false, true, true, false, true };
-static const int par_stage[NPAR] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1 };
+static const bool par_logit[NPAR] = { true, false, true, false, true, true, false,
+				       false, true, true, false, true, false };
+static const int par_stage[NPAR] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0 };
 
 struct fctx {
 	struct set *s;
@@ -410,6 +412,7 @@ static const size_t par_off[NPAR] = {
 	offsetof(struct sim_compute, attn_tile_overhead), offsetof(struct sim_compute, attn_bwd_ratio),
 	offsetof(struct sim_compute, gemm_bound_mix), offsetof(struct sim_compute, grouped_gemm_eff),
 	offsetof(struct sim_compute, grouped_tile_k), offsetof(struct sim_compute, grouped_small_eff),
+	offsetof(struct sim_compute, attn_fixed_s),
 };
 
 static double *par_ref(struct sim_compute *c, int j)
@@ -444,6 +447,8 @@ static double start_value(int j, double v)
 		return v > 0 ? v : 0.5;
 	if (j == 10) /* (from one 64-deep k-step where it starts at 0) */
 		return v > 0 ? v : 64;
+	if (j == 12) /* (from a launch's 1 us where it starts at 0) */
+		return v > 0 ? v : 1e-6;
 	return v;
 }
 
@@ -490,6 +495,7 @@ static bool par_has_rows(const struct set *s, int j)
 	case 9: return n_grouped(s, false) >= 1;
 	case 10: return n[K_GROUPED] >= 2;
 	case 11: return n_grouped(s, true) >= 1;
+	case 12: return n[K_ATTN_FWD] >= 3;
 	default: return false;
 	}
 }
@@ -705,11 +711,11 @@ static void print_params(const struct sim_compute *c, const char *title)
 {
 	printf("# %s: gemm_eff_max %.4f, gemm_half_flops %.4g, launch %.3f us, hbm_eff %.4f, "
 	       "hbm_half %.4g B, attn_eff %.4f, attn_tile_overhead %.3f, attn_bwd_ratio %.4f, "
-	       "fp32_gemm_ratio %.4f, gemm_bound_mix %.4f, grouped_gemm_eff %.4f, grouped_tile_k "
+	       "attn_fixed %.2f us, attn_head_pad %d, fp32_gemm_ratio %.4f, gemm_bound_mix %.4f, grouped_gemm_eff %.4f, grouped_tile_k "
 	       "%.1f, grouped_small_eff %.4f, dispatch %.2f us\n",
 	       title, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6, c->hbm_eff,
 	       c->hbm_half_bytes, c->attn_eff, c->attn_tile_overhead, c->attn_bwd_ratio,
-	       c->fp32_gemm_ratio, c->gemm_bound_mix, c->grouped_gemm_eff, c->grouped_tile_k,
+	       c->attn_fixed_s * 1e6, c->attn_head_pad, c->fp32_gemm_ratio, c->gemm_bound_mix, c->grouped_gemm_eff, c->grouped_tile_k,
 	       c->grouped_small_eff, c->dispatch_s * 1e6);
 }
 
@@ -720,13 +726,15 @@ static void usage(FILE *f)
 		"                     [--rows] [CSV...]\n"
 		"Predicts kernels timed on a GPU (validate/kernels/measure_kernels.py) with the\n"
 		"compute model and prints the error by kind.\n"
-		"  CSV              default: validate/data/h200-kernels-1.csv and -2.csv\n"
+		"  CSV              default: validate/data/h200-kernels-1.csv, -2.csv and\n"
+		"                   h200-attention-fit.csv\n"
 		"  --gpu PRESET     cluster preset whose GPU is modelled (default h200-ndr)\n"
 		"  --calibration F  compute calibration applied first ('none': the defaults)\n"
 		"  --fit            launch_us from the tiny kernel in a CUDA graph; gemm_eff_max,\n"
 		"                   gemm_half_flops, gemm_bound_mix, hbm_eff, hbm_half_bytes,\n"
-		"                   attn_eff, attn_tile_overhead, attn_bwd_ratio and\n"
-		"                   fp32_gemm_ratio fitted to GEMMs, copy/add, cuDNN attention\n"
+		"                   attn_eff, attn_tile_overhead, attn_bwd_ratio, attn_fixed_s\n"
+		"                   and fp32_gemm_ratio fitted to GEMMs, copy/add, cuDNN\n"
+		"                   attention\n"
 		"                   and TF32 GEMMs; then, those held, grouped_gemm_eff,\n"
 		"                   grouped_tile_k and grouped_small_eff to grouped GEMMs\n"
 		"  --write F        write the (fitted) parameters as a calibration file\n"
@@ -760,11 +768,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	char d1[1024], d2[1024];
-	char *deflt[2] = { (char *)src_rel("../validate/data/h200-kernels-1.csv", d1, sizeof(d1)),
-			   (char *)src_rel("../validate/data/h200-kernels-2.csv", d2, sizeof(d2)) };
+	char d1[1024], d2[1024], d3[1024];
+	char *deflt[3] = { (char *)src_rel("../validate/data/h200-kernels-1.csv", d1, sizeof(d1)),
+			   (char *)src_rel("../validate/data/h200-kernels-2.csv", d2, sizeof(d2)),
+			   (char *)src_rel("../validate/data/h200-attention-fit.csv", d3, sizeof(d3)) };
 	char **files = optind < argc ? argv + optind : deflt;
-	int nfiles = optind < argc ? argc - optind : 2;
+	int nfiles = optind < argc ? argc - optind : 3;
 	for (int i = 0; i < nfiles; i++) {
 		int rc = load(&s, files[i], i);
 		if (rc)

@@ -89,6 +89,13 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 	c->attn_tile_overhead = 0;
 	/* The backward kernel at the forward's efficiency until measured. */
 	c->attn_bwd_ratio = 1;
+	/* No fixed cost per attention kernel beyond its launches until
+	 * measured (an assumption); Hopper's below. */
+	c->attn_fixed_s = 0;
+	/* FlashAttention-2 has kernels for head dimensions 32, 64, 96,
+	 * 128...: a head of 72 runs as 96 (its source's kernel list; not in
+	 * reference/); cuDNN's on Hopper below. */
+	c->attn_head_pad = 32;
 	/* GEMMs at the larger of their compute and HBM times (Calculon's
 	 * roofline) until measured. */
 	c->gemm_bound_mix = 0;
@@ -109,8 +116,8 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		 * measured, not assumed. 1,634 kernels timed on one H200 SXM on
 		 * 2026-12-04 by validate/kernels/measure_kernels.py (PyTorch 2.11,
 		 * CUDA 13.0, cuDNN 9.19; two runs of 817, validate/data/
-		 * h200-kernels-1.csv and -2.csv, a third held out) and fitted by `bench_kernels
-		 * --fit`: bf16 cuBLAS GEMMs of transformer shapes in the three
+		 * h200-kernels-1.csv and -2.csv, a third held out) and fitted by
+		 * `bench_kernels --fit`: bf16 cuBLAS GEMMs of transformer shapes in the three
 		 * orientations of training (573 shapes; 8192^3 runs at 733-772
 		 * TFLOP/s, the clock falling to 1650-1830 MHz under sustained
 		 * GEMMs), copy and add from 16 KB to 1 GB with their operands out
@@ -121,24 +128,39 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		 * of the datasheet's bandwidth, taken for the H100's 3.35 TB/s too
 		 * (an assumption). Attention's efficiency rises with the sequence
 		 * (0.44 of peak at 1,024 causal keys, 0.61 at 8,192, forward): a
-		 * cost per query tile of 1.44 key tiles follows it (attn_tiling),
-		 * and the backward kernel runs at 0.78 of the forward's
-		 * efficiency. Near the ridge a GEMM runs slower than the larger of
-		 * its compute and HBM times (19 % at 0.6-0.9 of it): they combine
-		 * as a p-norm, p 1 / 0.361 = 2.77. After the fit: GEMMs 5.0 %
-		 * mean error (run-to-run noise 2.6-2.9 %; 13 % on random shapes,
+		 * cost per query tile of 1.39 key tiles follows it (attn_tiling),
+		 * and the backward kernel runs at 0.88 of the forward's
+		 * efficiency; its grid's waves (attn_waves), a fixed 2.1 us a
+		 * kernel and the backward's two small kernels are priced besides.
+		 * With them the fit (bench_kernels --fit, 2026-12-04) takes 36
+		 * rows of one sequence at 4, 16 and 64 heads besides
+		 * (validate/data/h200-attention-fit.csv, another machine); held
+		 * out, h200-attention-heldout.csv (8 and 32 heads, GQA, full
+		 * attention, batched rows): forward 3.1 % mean error (23.1 %
+		 * before the waves), backward 4.2 % (26.4 %); run 3: 2.7 % and
+		 * 4.8 %. Near the
+		 * ridge a GEMM runs slower than the larger of its compute and HBM
+		 * times (19 % at 0.6-0.9 of it): they combine as a p-norm, p 1 /
+		 * 0.360 = 2.78. After the fit: GEMMs 5.0 % mean error (run-to-run
+		 * noise 2.6-2.9 %; 13 % on random shapes,
 		 * validate/data/h200-kernels-heldout.csv), copy/add 3.8 %,
-		 * attention 5.9 % forward and 7.5 % backward. */
+		 * attention 2.1 % forward and 4.3 % backward (5.9 and 7.5 % before
+		 * the waves). The GEMM and HBM numbers moved by 0.1-0.2 % with
+		 * the refit (the backward's small kernels are HBM-bound). */
 		c->gemm_eff_max = 0.7251;
-		c->gemm_half_flops = 6.497e8;
+		c->gemm_half_flops = 6.508e8;
 		c->launch_s = 1.063e-6;
-		c->hbm_eff = 0.8770;
-		c->hbm_half_bytes = 3.025e6;
-		c->attn_eff = 0.6432;
-		c->attn_tile_overhead = 1.439;
-		c->attn_bwd_ratio = 0.7833;
+		c->hbm_eff = 0.8759;
+		c->hbm_half_bytes = 3.012e6;
+		c->attn_eff = 0.6914;
+		c->attn_tile_overhead = 1.394;
+		c->attn_bwd_ratio = 0.8791;
+		c->attn_fixed_s = 2.06e-6;
+		/* cuDNN runs a head of 72 or 80 as 128 (h200-attention.csv:
+		 * with 32 the fit left those rows 17-22 % fast) */
+		c->attn_head_pad = 64;
 		c->fp32_gemm_ratio = 0.5317;
-		c->gemm_bound_mix = 0.3611;
+		c->gemm_bound_mix = 0.3601;
 		/* Grouped expert GEMMs (torch._grouped_mm's CUTLASS kernels,
 		 * gemm_eff_grouped_kernel), fitted to the 144 of the same two
 		 * runs with the numbers above held (128 experts of 2,048 x 1,536
@@ -149,9 +171,9 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		 * 0.49. 19.8 % mean error before (as batched cuBLAS GEMMs), 5.6 %
 		 * after; held out: run 3 5.2 %, 160 equal-row counts in 16-row
 		 * steps 5.3 % (validate/data/h200-kernels-probe.csv). */
-		c->grouped_gemm_eff = 0.7776;
-		c->grouped_tile_k = 300.6;
-		c->grouped_small_eff = 0.4939;
+		c->grouped_gemm_eff = 0.7775;
+		c->grouped_tile_k = 300.7;
+		c->grouped_small_eff = 0.4937;
 		c->measured_defaults = true;
 	}
 	/* Non-tensor-core math: Calculon's A100 vector.float16 is 78 TFLOP/s,
@@ -254,6 +276,10 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 		return bad(err, "attn_tile_overhead", "must be in [0, 1000]", c->attn_tile_overhead);
 	if (!(c->attn_bwd_ratio >= 0.01 && c->attn_bwd_ratio <= 10))
 		return bad(err, "attn_bwd_ratio", "must be in [0.01, 10]", c->attn_bwd_ratio);
+	if (!(c->attn_fixed_s >= 0 && c->attn_fixed_s < 1))
+		return bad(err, "attn_fixed", "must be in [0, 1 s)", c->attn_fixed_s);
+	if (c->attn_head_pad < 1 || c->attn_head_pad > 1024)
+		return bad(err, "attn_head_pad", "must be in [1, 1024]", c->attn_head_pad);
 	if (!(c->gemm_bound_mix >= 0 && c->gemm_bound_mix <= 1))
 		return bad(err, "gemm_bound_mix", "must be in [0, 1]", c->gemm_bound_mix);
 	if (!(c->grouped_gemm_eff == 0 || (c->grouped_gemm_eff >= 1e-3 && c->grouped_gemm_eff <= 1)))
@@ -290,7 +316,7 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 static const char *const calib_keys[] = {
 	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*B", "hbm_eff", "hbm_half*S",
 	"launch*T", "gemm_eff_max", "gemm_half_flops", "attn_eff", "attn_tile_overhead",
-	"attn_bwd_ratio", "gemm_bound_mix", "grouped_gemm_eff", "grouped_small_eff", "grouped_tile_k",
+	"attn_bwd_ratio", "attn_fixed*T", "attn_head_pad", "gemm_bound_mix", "grouped_gemm_eff", "grouped_small_eff", "grouped_tile_k",
 	"sm_count", "overlap_slowdown",
 	"tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
 	"host_link_bandwidth*B", "host_memory_bandwidth*B", "dispatch*T", "fit", "comment", NULL
@@ -402,6 +428,8 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 	    get_range(o, "attn_eff", 1e-3, 1, false, &t.attn_eff, err) ||
 	    get_range(o, "attn_tile_overhead", 0, 1000, false, &t.attn_tile_overhead, err) ||
 	    get_range(o, "attn_bwd_ratio", 0.01, 10, false, &t.attn_bwd_ratio, err) ||
+	    jval_get_quantity(o, "attn_fixed", TS_QTY_TIME, false, true, &t.attn_fixed_s, err) ||
+	    get_int_field(o, "attn_head_pad", 1, 1024, &t.attn_head_pad, err) ||
 	    get_range(o, "gemm_bound_mix", 0, 1, false, &t.gemm_bound_mix, err) ||
 	    get_range(o, "grouped_gemm_eff", 0, INFINITY, false, &t.grouped_gemm_eff, err) ||
 	    get_range(o, "grouped_small_eff", 0, INFINITY, false, &t.grouped_small_eff, err) ||
@@ -444,7 +472,8 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 			return jval_error(&at, err, "must be 0 (none) or in [0.001, 1] (got %.9g)", v);
 	}
 	if (time_too_long(o, "dispatch", t.dispatch_s, err) ||
-	    time_too_long(o, "launch", t.launch_s, err))
+	    time_too_long(o, "launch", t.launch_s, err) ||
+	    time_too_long(o, "attn_fixed", t.attn_fixed_s, err))
 		return TS_EINPUT;
 	if (sim_compute_check(&t, err))
 		return TS_EINPUT;
@@ -688,12 +717,12 @@ static double hbm_time_s(const struct sim_compute *c, double bytes)
  * O: attn_tile_overhead, in key tiles); under a causal or window mask the
  * tile on the edge runs whole though half of it is masked (half a tile
  * more than the FLOPs count). The head dimension runs padded to a
- * multiple of 32 (FlashAttention-2 has kernels for 32, 64, 96, 128... : a
- * head of 72 runs as 96). Factor on the op's FLOPs, 1 when the op carries
- * no shape. Measured (validate/data/h200-kernels-*.csv, cuDNN): the
- * forward at 0.44 of peak at 1,024 causal keys and 0.61 at 8,192. */
+ * multiple of attn_head_pad (FlashAttention-2's kernels: 32; cuDNN's on
+ * Hopper run a head of 72 as 128: validate/data/h200-attention.csv).
+ * Factor on the op's FLOPs, 1 when the op carries no shape. Measured
+ * (validate/data/h200-kernels-*.csv, cuDNN): the forward at 0.44 of peak
+ * at 1,024 causal keys and 0.61 at 8,192. */
 #define ATTN_TILE 128.0
-#define ATTN_HEAD_PAD 32.0
 
 static double attn_tiling(const struct sim_compute *c, const struct sim_op_desc *op)
 {
@@ -702,13 +731,93 @@ static double attn_tiling(const struct sim_compute *c, const struct sim_op_desc 
 	/* a sequence shorter than the tile runs a tile its size */
 	double tile = fmin(ATTN_TILE, fmax(16.0, (double)op->m));
 	double kt = (double)op->n / tile; /* key tiles of FLOPs a query tile does */
-	double d = (double)op->k, dpad = ceil(d / ATTN_HEAD_PAD) * ATTN_HEAD_PAD;
+	double d = (double)op->k, pad = c->attn_head_pad, dpad = ceil(d / pad) * pad;
 	return (kt + (op->masked ? 0.5 : 0) + c->attn_tile_overhead) / kt * (dpad / d);
 }
 
+/* The query tiles' CTAs run on the SMs, one at a time each (the fused
+ * kernels' shared memory), taken in launch order (head by head, each
+ * head's tiles in order) by whichever SM frees first. attn_tiling prices
+ * the average SM's share of the work; a kernel lasts as long as its
+ * busiest SM: a grid of fewer CTAs than SMs lasts its longest CTA, a
+ * causal grid of a few waves its heavy last tiles. Measured on the H200
+ * (validate/data/h200-attention.csv, cuDNN, one sequence): at 1,024
+ * causal tokens 4, 8 and 16 heads take the same 18.6-19.4 us (8 tiles a
+ * head, up to 128 CTAs on 132 SMs), 32 and 64 heads 31.7 and 49.4 us;
+ * the average alone gave 47 % less there. Returned: the busiest SM's
+ * work over the average's (>= 1). A grid of equal CTAs (no causal mask)
+ * takes whole waves; a causal one is scheduled CTA by CTA up to
+ * ATTN_SIM_WAVES waves, and beyond that its tail is ATTN_TAIL of its
+ * longest CTA (the schedule's own tail from 8 to 1,024 waves: 0.58-0.65)
+ * less the share of one SM (none on one SM, whose CTAs run end to end). */
+#define ATTN_SIM_WAVES 8.0
+#define ATTN_SIM_MAX_SM 1024
+#define ATTN_TAIL 0.62
+
+static double attn_waves(const struct sim_compute *c, const struct sim_op_desc *op)
+{
+	if (op->m <= 0 || op->n <= 0 || op->k <= 0)
+		return 1;
+	double tile = fmin(ATTN_TILE, fmax(16.0, (double)op->m));
+	double qt = ceil((double)op->m / tile), kt = (double)op->n / tile;
+	double heads = op->batch > 0 ? (double)op->batch : 1, S = c->sm_count;
+	double ncta = heads * qt, fix = (op->masked ? 0.5 : 0) + c->attn_tile_overhead;
+	double mean_w = kt + fix, avg = ncta * mean_w / S;
+	/* causal: a query tile walks the key tiles up to its own, tile j
+	 * (from 0) (j + 0.5) x 2 kt / qt of them (kt their mean); a window or
+	 * a ring step's chunk: each tile alike */
+	bool causal = op->masked && 2 * (double)op->n >= 0.9 * (double)op->m && qt > 1;
+	double w_max = causal ? (qt - 0.5) * 2 * kt / qt + fix : mean_w, span;
+	if (ncta <= S)
+		span = w_max;
+	else if (!causal)
+		span = ceil(ncta / S) * mean_w;
+	else if (ncta > ATTN_SIM_WAVES * S || c->sm_count > ATTN_SIM_MAX_SM)
+		span = avg + ATTN_TAIL * w_max * (1 - 1 / S); /* (Graham's bound: 1 x) */
+	else {
+		/* list scheduling: a binary min-heap of the SMs' finish times */
+		double h[ATTN_SIM_MAX_SM];
+		int n = c->sm_count, nq = (int)qt, nh = (int)heads;
+		for (int i = 0; i < n; i++)
+			h[i] = 0;
+		for (int b = 0; b < nh; b++)
+			for (int j = 0; j < nq; j++) {
+				double t = h[0] + (j + 0.5) * 2 * kt / qt + fix;
+				int i = 0; /* the root's new finish time sifts down */
+				for (;;) {
+					int l = 2 * i + 1, r = l + 1, s = i;
+					if (l < n && h[l] < t)
+						s = l;
+					if (r < n && h[r] < (s == i ? t : h[s]))
+						s = r;
+					if (s == i)
+						break;
+					h[i] = h[s];
+					i = s;
+				}
+				h[i] = t;
+			}
+		span = 0;
+		for (int i = 0; i < n; i++)
+			span = fmax(span, h[i]);
+	}
+	return fmax(1, span / avg);
+}
+
+/* Fused attention's kernels besides the main one, in its backward: the
+ * row sums of dO x O and the conversion of dQ, accumulated in fp32, to 16
+ * bits (FlashAttention-2's flash_bwd_dot_do_o and flash_bwd_convert_dq,
+ * cuDNN's compute_dot_do_o and convert_dq_to_16bits: torch.profiler's
+ * kernel names, validate/data/h200-step-stacks-kernels.jsonl). The first
+ * reads O and dO (2 + 2 bytes a query element), the second reads dQ and
+ * writes it (4 + 2); their launches are counted with the main kernel's. */
+#define ATTN_BWD_KERNELS 3
+#define ATTN_DOT_DO_O_BYTES 4.0
+#define ATTN_CONVERT_DQ_BYTES 6.0
+
 double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc *op)
 {
-	double flops = op->flops, bytes = op->bytes, t_flop = 0, launches = 1;
+	double flops = op->flops, bytes = op->bytes, t_flop = 0, launches = 1, extra = 0;
 	int64_t batch = op->batch > 0 ? op->batch : 1;
 	int dt = op->dtype_bytes > 0 ? op->dtype_bytes : 2;
 
@@ -732,12 +841,24 @@ double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc 
 			t_flop = flops / (peak_for(c, dt) * eff);
 		break;
 	}
-	case SIM_OP_ATTN:
+	case SIM_OP_ATTN: {
+		bool shaped = op->m > 0 && op->n > 0 && op->k > 0;
 		if (flops > 0)
-			t_flop = flops * attn_tiling(c, op) /
+			t_flop = flops * attn_tiling(c, op) * attn_waves(c, op) /
 				 (peak_for(c, dt) *
 				  fmin(1, c->attn_eff * (op->backward ? c->attn_bwd_ratio : 1)));
+		if (shaped && flops > 0) {
+			/* one sequence's worth of query elements, each head */
+			double e = (double)op->m * (double)op->k * (double)batch;
+			extra = c->attn_fixed_s;
+			if (op->backward) {
+				launches = ATTN_BWD_KERNELS;
+				extra += hbm_time_s(c, ATTN_DOT_DO_O_BYTES * e) +
+					 hbm_time_s(c, ATTN_CONVERT_DQ_BYTES * e);
+			}
+		}
 		break;
+	}
 	case SIM_OP_ELEMENTWISE:
 	case SIM_OP_OPTIMIZER:
 		if (flops > 0)
@@ -760,5 +881,5 @@ double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc 
 		double hi = fmax(t_flop, t_mem), lo = fmin(t_flop, t_mem), p = 1 / c->gemm_bound_mix;
 		return hi * pow(1 + pow(lo / hi, p), c->gemm_bound_mix) + launches * c->launch_s;
 	}
-	return (t_flop > t_mem ? t_flop : t_mem) + launches * c->launch_s;
+	return (t_flop > t_mem ? t_flop : t_mem) + launches * c->launch_s + extra;
 }

@@ -65,6 +65,11 @@ struct sim_compute {
 	                            * tiles of ATTN_TILE keys */
 	double attn_bwd_ratio;  /* fused attention: the backward kernel's efficiency over the
 	                         * forward's (its FLOPs 2.5x the forward's), dimensionless */
+	double attn_fixed_s;    /* fused attention: each forward's and backward's fixed cost
+	                         * beyond its kernels' launches (prologue, epilogue, the
+	                         * kernel's ramp), s */
+	int attn_head_pad;      /* fused attention: the head dimension runs padded to a
+	                         * multiple of this (the kernels' head sizes), elements */
 	double gemm_bound_mix;  /* GEMMs: their compute and HBM times combine as a p-norm of
 	                         * p = 1 / mix, (t_flop^p + t_mem^p)^(1/p): near the ridge
 	                         * slower than the larger alone; 0: max (the plain roofline),

@@ -182,8 +182,10 @@ END_TEST
 
 /* Fused attention's tiling (compute.c, attn_tiling): a query tile of 128
  * walks its key tiles plus attn_tile_overhead, the masked edge tile half
- * more, the head dim padded to 32. Closed form against the model, and the
- * measured shape of it: a longer causal sequence runs nearer the peak. */
+ * more, the head dim padded to attn_head_pad. Closed form against the
+ * model at sm_count 1 (where the grid's waves, attn_waves, price nothing:
+ * the CTAs end to end), and the measured shape of it: a longer causal
+ * sequence runs nearer the peak. */
 START_TEST(attention_tiling)
 {
 	struct sim_compute c;
@@ -191,46 +193,58 @@ START_TEST(attention_tiling)
 	h100(&g);
 	sim_compute_init(&c, &g);
 	ck_assert(c.attn_tile_overhead > 0); /* measured on Hopper */
+	ck_assert(c.attn_fixed_s > 0);
+	double fix = c.launch_s + c.attn_fixed_s;
+	c.sm_count = 1;
 	/* causal 4,096 tokens, head 128: 2,048 keys a query on average */
 	double f = 4.0 * 32 * 4096 * 4096 * 128 * 0.5;
 	struct sim_op_desc at = { .cls = SIM_OP_ATTN, .flops = f, .bytes = 1e6, .m = 4096,
 				  .n = 2048, .k = 128, .batch = 32, .masked = true };
 	double kt = 2048 / 128.0;
-	double want = f * (kt + 0.5 + c.attn_tile_overhead) / kt / (c.peak_flops * c.attn_eff) +
-		      c.launch_s;
+	double want = f * (kt + 0.5 + c.attn_tile_overhead) / kt / (c.peak_flops * c.attn_eff) + fix;
 	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at), want, want * 1e-12);
 	/* unmasked: no edge tile */
 	at.masked = false;
-	want = f * (kt + c.attn_tile_overhead) / kt / (c.peak_flops * c.attn_eff) + c.launch_s;
+	want = f * (kt + c.attn_tile_overhead) / kt / (c.peak_flops * c.attn_eff) + fix;
 	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at), want, want * 1e-12);
-	/* a head of 72 runs as 96 */
+	/* a head of 72 runs as 128 on Hopper (cuDNN's), as 96 at a pad of 32
+	 * (FlashAttention-2's kernels) */
+	ck_assert_int_eq(c.attn_head_pad, 64);
 	at.k = 72;
-	double t72 = sim_compute_time_s(&c, &at) - c.launch_s;
-	ck_assert_double_eq_tol(t72, (want - c.launch_s) * 96 / 72, t72 * 1e-12);
-	/* the FLOP rate rises with the sequence at the same FLOPs per key */
+	double t72 = sim_compute_time_s(&c, &at) - fix;
+	ck_assert_double_eq_tol(t72, (want - fix) * 128 / 72, t72 * 1e-12);
+	c.attn_head_pad = 32;
+	t72 = sim_compute_time_s(&c, &at) - fix;
+	ck_assert_double_eq_tol(t72, (want - fix) * 96 / 72, t72 * 1e-12);
+	c.attn_head_pad = 64;
+	/* the backward: attn_bwd_ratio of the forward's efficiency, its three
+	 * kernels' launches, and its two small kernels' HBM traffic (4 and 6
+	 * bytes a query element) */
+	ck_assert(c.attn_bwd_ratio > 0 && c.attn_bwd_ratio < 1); /* measured on Hopper */
 	at.k = 128;
+	double tf = sim_compute_time_s(&c, &at) - fix;
+	at.backward = true;
+	double e = 4096.0 * 128 * 32;
+	double aux = (4 * e + c.hbm_half_bytes) / (c.hbm_Bps * c.hbm_eff) +
+		     (6 * e + c.hbm_half_bytes) / (c.hbm_Bps * c.hbm_eff);
+	want = tf / c.attn_bwd_ratio + 3 * c.launch_s + c.attn_fixed_s + aux;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at), want, want * 1e-12);
+	/* the FLOP rate rises with the sequence at the same FLOPs per key,
+	 * on the whole GPU too */
+	c.sm_count = 132;
+	at.backward = false;
 	at.masked = true;
 	double prev = 0;
 	for (int64_t s = 1024; s <= 16384; s *= 2) {
 		at.m = s;
 		at.n = s / 2;
 		at.flops = 4.0 * 32 * (double)s * (double)s * 128 * 0.5;
-		double rate = at.flops / (sim_compute_time_s(&c, &at) - c.launch_s);
+		double rate = at.flops / (sim_compute_time_s(&c, &at) - fix);
 		ck_assert_msg(rate > prev, "s %lld: %.4g FLOP/s after %.4g", (long long)s, rate, prev);
 		ck_assert(rate < c.peak_flops * c.attn_eff);
 		prev = rate;
 	}
-	/* the backward kernel at attn_bwd_ratio of the forward's efficiency */
-	ck_assert(c.attn_bwd_ratio > 0 && c.attn_bwd_ratio < 1); /* measured on Hopper */
-	at.masked = false;
-	at.m = 4096;
-	at.n = 2048;
-	at.flops = f;
-	double tf = sim_compute_time_s(&c, &at) - c.launch_s;
-	at.backward = true;
-	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at) - c.launch_s, tf / c.attn_bwd_ratio,
-				tf * 1e-9);
-	/* no shape: the FLOPs at attn_eff alone */
+	/* no shape: the FLOPs at attn_eff alone, one launch */
 	struct sim_op_desc bare = { .cls = SIM_OP_ATTN, .flops = f, .bytes = 1e6 };
 	want = f / (c.peak_flops * c.attn_eff) + c.launch_s;
 	ck_assert_double_eq_tol(sim_compute_time_s(&c, &bare), want, want * 1e-12);
@@ -238,6 +252,83 @@ START_TEST(attention_tiling)
 	init_a100(&c);
 	ck_assert_double_eq(c.attn_tile_overhead, 0);
 	ck_assert_double_eq(c.attn_bwd_ratio, 1);
+	ck_assert_double_eq(c.attn_fixed_s, 0);
+	ck_assert_int_eq(c.attn_head_pad, 32);
+}
+END_TEST
+
+/* The fused attention kernel's grid in waves (compute.c, attn_waves): one
+ * CTA per query tile of each head runs on an SM, so a grid no larger
+ * than the SMs lasts its longest CTA whatever its count (measured on the
+ * H200: 4, 8 and 16 heads of 1,024 causal tokens take the same 18.6-19.4
+ * us, validate/data/h200-attention-*.csv), a grid of equal CTAs one more
+ * than the SMs takes two waves, a causal one's schedule lies between the
+ * average and Graham's bound, and a large grid comes near the average. */
+START_TEST(attention_waves)
+{
+	struct sim_compute c;
+	struct topo_gpu_spec g;
+	h100(&g);
+	sim_compute_init(&c, &g);
+	ck_assert_int_eq(c.sm_count, 132);
+	double fix = c.launch_s + c.attn_fixed_s;
+	/* full attention of 512 tokens: 4 query tiles a head */
+	struct sim_op_desc at = { .cls = SIM_OP_ATTN, .bytes = 1e3, .m = 512, .n = 512, .k = 128 };
+	double t1 = 0;
+	for (int64_t h = 1; h <= 33; h++) { /* up to 132 CTAs: one wave */
+		at.batch = h;
+		at.flops = 4.0 * (double)h * 512 * 512 * 128;
+		double t = sim_compute_time_s(&c, &at);
+		if (h == 1)
+			t1 = t;
+		ck_assert_double_eq_tol(t, t1, t1 * 1e-12);
+	}
+	/* 136 CTAs: two waves of the same CTAs */
+	at.batch = 34;
+	at.flops = 4.0 * 34 * 512 * 512 * 128;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &at) - fix, 2 * (t1 - fix), t1 * 1e-12);
+	/* the average SM's share alone (what a grid of whole waves takes):
+	 * 132 heads of one tile each */
+	struct sim_op_desc one = at;
+	one.m = one.n = 128;
+	one.batch = 132;
+	one.flops = 4.0 * 132 * 128 * 128 * 128;
+	double t_one = sim_compute_time_s(&c, &one);
+	one.batch = 264;
+	one.flops *= 2;
+	ck_assert_double_eq_tol(sim_compute_time_s(&c, &one) - fix, 2 * (t_one - fix), t_one * 1e-12);
+	/* causal 2,048 tokens (16 query tiles a head): 1 to 8 heads fit one
+	 * wave and last the last tile's CTA; more heads never take less; the
+	 * schedule is at least the average and at most Graham's bound (the
+	 * average plus the longest CTA) */
+	at.masked = true;
+	at.m = 2048;
+	at.n = 1024;
+	double prev = 0, t8 = 0;
+	for (int64_t h = 1; h <= 600; h++) {
+		at.batch = h;
+		at.flops = 4.0 * (double)h * 2048 * 1024 * 128;
+		double t = sim_compute_time_s(&c, &at) - fix;
+		if (h == 1)
+			t8 = t;
+		if (h <= 8)
+			ck_assert_double_eq_tol(t, t8, t8 * 1e-12);
+		ck_assert_msg(t >= prev * (1 - 1e-12), "%lld heads: %.6g s after %.6g", (long long)h,
+			      t, prev);
+		prev = t;
+		/* the average's time: at sm_count 1 the waves price nothing */
+		c.sm_count = 1;
+		double avg = sim_compute_time_s(&c, &at) - fix;
+		c.sm_count = 132;
+		double w_max = (15.5 * 2 * 8 / 16 + 0.5 + c.attn_tile_overhead) /
+			       (8 + 0.5 + c.attn_tile_overhead); /* over the mean CTA's work */
+		double mean_cta = avg * 132 / (double)(16 * h);
+		ck_assert_msg(t >= avg * (1 - 1e-12) && t <= avg + w_max * mean_cta * (1 + 1e-12),
+			      "%lld heads: %.6g s, average %.6g", (long long)h, t, avg);
+		if (h == 600) /* 9,600 CTAs, 73 waves: the tail, 0.62 of a CTA
+			       * 1.76 times the mean, within 2 % of the average */
+			ck_assert_msg(t > avg * 1.01 && t < avg * 1.02, "%.6g against %.6g", t, avg);
+	}
 }
 END_TEST
 
@@ -766,6 +857,7 @@ static Suite *suite(void)
 	tc = tcase_create("time");
 	tcase_add_test(tc, time_is_max_of_bounds_plus_launch);
 	tcase_add_test(tc, attention_tiling);
+	tcase_add_test(tc, attention_waves);
 	tcase_add_test(tc, gemm_bound_mix_norm);
 	tcase_add_test(tc, time_monotone_in_work);
 	tcase_add_test(tc, gemm_time_monotone_in_shape);

@@ -34,7 +34,11 @@ Usage: measure_kernels.py OUTDIR [--budget SECONDS] [--quick] [--sections A,B,..
   grouped_sweep, splitk, kernelnames and grouped_wgrad (probes: equal expert
   rows in 16-row steps, small outputs with deep k, the kernels
   torch.profiler sees each op launch, written to kernel_names.jsonl, and the
-  experts' weight gradients, tokens ragged in k)
+  experts' weight gradients, tokens ragged in k); attention_b1 (cuDNN
+  attention of one sequence, where a kernel's query tiles fill part of the
+  GPU: causal, head dim 128, 4-64 heads, 256-8,192 tokens, some of them
+  with 8 KV heads, and full attention at head dims 72 and 128; timed as R
+  calls in a CUDA graph, forward and forward+backward, as the GEMMs are)
 """
 import math
 import os
@@ -389,6 +393,53 @@ def attention(cases=None, section="attention", only=None):
                 continue
 
 
+def attention_b1():
+    """cuDNN attention of one sequence (batch 1), where the grid of query
+    tiles (heads x tiles of 128) fills part of the GPU's SMs or a few
+    waves of them: the forward and the forward+backward, each R calls in
+    one CUDA graph (the host out of the time; operands stay in L2, which
+    attention, compute-bound, barely reads). Rows as attention()'s, with
+    the KV heads in the extra column ("causal kv8") where they are fewer
+    than the heads (GQA: the backward reduces dK and dV over the group)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    cases = [(h, h, s, 128, True) for s in (256, 512, 1024, 2048, 4096, 8192) for h in (4, 8, 16, 32, 64)]
+    cases += [(32, 8, s, 128, True) for s in (512, 2048, 8192)]
+    cases += [(16, 16, s, 72, False) for s in (256, 1024, 4096)] + [(16, 16, 2048, 128, False)]
+    for hds, kv, s, d, causal in cases:
+        if left() < BUDGET * 0.1:
+            log("attention_b1: budget")
+            return
+        try:
+            q = torch.randn(1, hds, s, d, device=DEV, dtype=BF16, requires_grad=True)
+            k = torch.randn(1, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
+            v = torch.randn(1, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
+            do = torch.randn(1, hds, s, d, device=DEV, dtype=BF16)
+            gqa = kv != hds
+            with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                def fwd(i):
+                    with torch.no_grad():
+                        F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+                def fwdbwd(i):
+                    q.grad = k.grad = v.grad = None
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+                    o.backward(do)
+
+                ff = 4.0 * hds * s * s * d * (0.5 if causal else 1.0)
+                est = ff / 4e14 + 5e-6
+                tf, nf = time_graph(fwd, 1, est)
+                tfb, nfb = time_graph(fwdbwd, 1, 3.5 * est)
+            nb = 2 * s * d * 2 * (2 * hds + 2 * kv)
+            extra = ("causal" if causal else "full") + (" kv%d" % kv if gqa else "")
+            row("attention", "cudnn.fwd", "bf16", s, d, hds, 1, 0, ff, nb, nf, 1, tf, extra)
+            row("attention", "cudnn.fwdbwd", "bf16", s, d, hds, 1, 0, 3.5 * ff, 3 * nb, nfb, 1, tfb, extra)
+            log("attention_b1 h%d kv%d s%d d%d %s: fwd %.1f us, fwdbwd %.1f us" % (
+                hds, kv, s, d, extra, sorted(tf)[len(tf) // 2] * 1e6, sorted(tfb)[len(tfb) // 2] * 1e6))
+            del q, k, v, do
+        except Exception as e:  # noqa: BLE001
+            log("attention_b1 h%d s%d d%d: %s" % (hds, s, d, str(e).splitlines()[0][:200]))
+
+
 # ---- grouped GEMMs (MoE experts) ----------------------------------------------
 def grouped():
     if not hasattr(torch, "_grouped_mm"):
@@ -626,7 +677,7 @@ SECTIONS = (("launch", lambda: launch()), ("gemms", lambda: gemms()),
             ("grouped", lambda: grouped()), ("optimizer", lambda: optimizer()),
             ("heldout", lambda: heldout()), ("grouped_sweep", lambda: grouped_sweep()),
             ("splitk", lambda: splitk()), ("kernelnames", lambda: kernelnames()),
-            ("grouped_wgrad", lambda: grouped_wgrad()))
+            ("grouped_wgrad", lambda: grouped_wgrad()), ("attention_b1", lambda: attention_b1()))
 
 
 def main():
@@ -635,7 +686,7 @@ def main():
     clocks("start")
     want = sys.argv[sys.argv.index("--sections") + 1].split(",") if "--sections" in sys.argv else \
         [n for n, _ in SECTIONS if n not in ("heldout", "grouped_sweep", "splitk", "kernelnames",
-                                              "grouped_wgrad")]
+                                              "grouped_wgrad", "attention_b1")]
     for name, fn in SECTIONS:
         if name not in want:
             continue
