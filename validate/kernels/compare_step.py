@@ -25,9 +25,11 @@ from h200-step-small.csv): eager PyTorch, the eager step replayed as a CUDA
 graph, each layer through torch.compile, and the compiled step as a CUDA
 graph. For each: the measured step and its kernels, trainsim's step with
 the host's dispatch at 0 and at the default, the number of workload ops,
-the dispatch_us at which trainsim's step equals the measured one
-(bisection on --host-dispatch; 0 where the step at 0 is already as slow),
-and the host's issue time per workload op.
+the dispatch_us at which trainsim's step equals the measured one where
+the host sets the pace (its issue time at least 0.8 of the step's; by
+bisection on --host-dispatch, 0 where the step at 0 is already as slow;
+"-" where the GPU sets it: a CUDA graph's step, whose gap at 0 is the
+GPU's), and the host's issue time per workload op.
 
 With --moe, the same for the MoE layers measure_step.py --moe timed
 (h200-moe-step.csv, h200-moe-step-kernels.jsonl, h200-moe-counts.csv): a
@@ -165,7 +167,7 @@ def stacks():
     order = {"eager": 0, "graph": 1, "compiled": 2, "compiled-graph": 3}
     print("config          seq  stack           measured  issue  kernels (n, us)   ops  "
           "pred@0   err@0  pred@55  err@55  fit_us  issue/op_us")
-    fits = {}
+    fits, gpu = {}, {}
     for key in sorted(rows, key=lambda k: (k[0], k[1], order[k[2]])):
         d = rows[key]
         r, m = d["r"], d["fwdbwd"]
@@ -177,7 +179,8 @@ def stacks():
         p0, nops = whole(0)
         p55, _ = whole(55)
         lo, hi = 0.0, 1000.0
-        if p0 >= m:
+        host = d.get("fwdbwd_issue", 0) >= 0.8 * m
+        if p0 >= m or not host:
             hi = 0.0
         else:
             for _ in range(30):
@@ -186,16 +189,21 @@ def stacks():
                     lo = mid
                 else:
                     hi = mid
-        fits.setdefault(key[2], []).append(hi)
+        if host:
+            fits.setdefault(key[2], []).append(hi)
+        gpu.setdefault(key[2], []).append(p0 / m - 1)
         kn, kus = kern.get(key, (0, 0.0))
-        print("%-14s %5d  %-14s %9.0f %6.0f %6d %8.0f %6d %8.0f %+6.1f%% %8.0f %+6.1f%% %7.1f %8.1f" % (
+        print("%-14s %5d  %-14s %9.0f %6.0f %6d %8.0f %6d %8.0f %+6.1f%% %8.0f %+6.1f%% %7s %8.1f" % (
             key[0], key[1], key[2], m, d.get("fwdbwd_issue", 0), kn, kus, nops, p0,
-            100 * (p0 / m - 1), p55, 100 * (p55 / m - 1), hi, d.get("fwdbwd_issue", 0) / nops))
-    for st in sorted(fits, key=lambda k: order[k]):
-        v = sorted(fits[st])
+            100 * (p0 / m - 1), p55, 100 * (p55 / m - 1), "%.1f" % hi if host else "-",
+            d.get("fwdbwd_issue", 0) / nops))
+    for st in sorted(gpu, key=lambda k: order[k]):
+        v = sorted(fits.get(st, []))
         n = len(v)
-        print("# %-14s dispatch_us fitted: median %.1f, %.1f-%.1f over %d shapes" % (
-            st, v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2]), v[0], v[-1], n))
+        print("# %-14s %s; error at dispatch 0: %+.1f to %+.1f %%" % (
+            st, "dispatch_us fitted: median %.1f, %.1f-%.1f over %d host-bound shapes" % (
+                v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2]), v[0], v[-1], n)
+            if n else "GPU-bound (no fit)", 100 * min(gpu[st]), 100 * max(gpu[st])))
     print("# measured: validate/data/h200-step-stacks.csv and h200-step-small.csv (CUDA events, "
           "median of 10 steps), kernels of one profiled step (-kernels.jsonl)")
 
