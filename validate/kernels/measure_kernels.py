@@ -38,7 +38,9 @@ Usage: measure_kernels.py OUTDIR [--budget SECONDS] [--quick] [--sections A,B,..
   attention of one sequence, where a kernel's query tiles fill part of the
   GPU: causal, head dim 128, 4-64 heads, 256-8,192 tokens, some of them
   with 8 KV heads, and full attention at head dims 72 and 128; timed as R
-  calls in a CUDA graph, forward and forward+backward, as the GEMMs are)
+  calls in a CUDA graph, forward and forward+backward, as the GEMMs are);
+  attention_d (the same across head dimensions 32-256, and 32 heads
+  sharing 32 to 1 KV heads)
 """
 import math
 import os
@@ -401,19 +403,39 @@ def attention_b1():
     attention, compute-bound, barely reads). Rows as attention()'s, with
     the KV heads in the extra column ("causal kv8") where they are fewer
     than the heads (GQA: the backward reduces dK and dV over the group)."""
+    cases = [(1, h, h, s, 128, True) for s in (256, 512, 1024, 2048, 4096, 8192) for h in (4, 8, 16, 32, 64)]
+    cases += [(1, 32, 8, s, 128, True) for s in (512, 2048, 8192)]
+    cases += [(1, 16, 16, s, 72, False) for s in (256, 1024, 4096)] + [(1, 16, 16, 2048, 128, False)]
+    attention_graphed(cases, "attention_b1")
+
+
+def attention_d():
+    """cuDNN attention across head dimensions (32-256), as attention_b1
+    times it: causal 4,096 tokens x 4 sequences x 16 heads (many waves),
+    full 1,024 x 16 x 16 (vision blocks' shape), causal 2,048 tokens of
+    one sequence x 16 heads (a few waves)."""
+    cases = []
+    for d in (32, 64, 72, 80, 96, 128, 160, 192, 256):
+        cases += [(4, 16, 16, 4096, d, True), (16, 16, 16, 1024, d, False), (1, 16, 16, 2048, d, True)]
+    # and the KV heads a query head shares (GQA's backward reduces dK, dV)
+    cases += [(4, 32, kv, 4096, 128, True) for kv in (32, 16, 8, 4, 2, 1)]
+    attention_graphed(cases, "attention_d")
+
+
+def attention_graphed(cases, tag):
+    """cases (batch, heads, kv heads, sequence, head dim, causal): the
+    forward and forward+backward of cuDNN attention, each R calls in one
+    CUDA graph."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    cases = [(h, h, s, 128, True) for s in (256, 512, 1024, 2048, 4096, 8192) for h in (4, 8, 16, 32, 64)]
-    cases += [(32, 8, s, 128, True) for s in (512, 2048, 8192)]
-    cases += [(16, 16, s, 72, False) for s in (256, 1024, 4096)] + [(16, 16, 2048, 128, False)]
-    for hds, kv, s, d, causal in cases:
+    for b, hds, kv, s, d, causal in cases:
         if left() < BUDGET * 0.1:
-            log("attention_b1: budget")
+            log(tag + ": budget")
             return
         try:
-            q = torch.randn(1, hds, s, d, device=DEV, dtype=BF16, requires_grad=True)
-            k = torch.randn(1, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
-            v = torch.randn(1, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
-            do = torch.randn(1, hds, s, d, device=DEV, dtype=BF16)
+            q = torch.randn(b, hds, s, d, device=DEV, dtype=BF16, requires_grad=True)
+            k = torch.randn(b, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
+            v = torch.randn(b, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
+            do = torch.randn(b, hds, s, d, device=DEV, dtype=BF16)
             gqa = kv != hds
             with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                 def fwd(i):
@@ -425,19 +447,20 @@ def attention_b1():
                     o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
                     o.backward(do)
 
-                ff = 4.0 * hds * s * s * d * (0.5 if causal else 1.0)
+                ff = 4.0 * b * hds * s * s * d * (0.5 if causal else 1.0)
                 est = ff / 4e14 + 5e-6
                 tf, nf = time_graph(fwd, 1, est)
                 tfb, nfb = time_graph(fwdbwd, 1, 3.5 * est)
-            nb = 2 * s * d * 2 * (2 * hds + 2 * kv)
+            nb = 2 * b * s * d * 2 * (2 * hds + 2 * kv)
             extra = ("causal" if causal else "full") + (" kv%d" % kv if gqa else "")
-            row("attention", "cudnn.fwd", "bf16", s, d, hds, 1, 0, ff, nb, nf, 1, tf, extra)
-            row("attention", "cudnn.fwdbwd", "bf16", s, d, hds, 1, 0, 3.5 * ff, 3 * nb, nfb, 1, tfb, extra)
-            log("attention_b1 h%d kv%d s%d d%d %s: fwd %.1f us, fwdbwd %.1f us" % (
-                hds, kv, s, d, extra, sorted(tf)[len(tf) // 2] * 1e6, sorted(tfb)[len(tfb) // 2] * 1e6))
+            row("attention", "cudnn.fwd", "bf16", s, d, hds, b, 0, ff, nb, nf, 1, tf, extra)
+            row("attention", "cudnn.fwdbwd", "bf16", s, d, hds, b, 0, 3.5 * ff, 3 * nb, nfb, 1, tfb, extra)
+            log("%s b%d h%d kv%d s%d d%d %s: fwd %.1f us, fwdbwd %.1f us" % (
+                tag, b, hds, kv, s, d, extra, sorted(tf)[len(tf) // 2] * 1e6,
+                sorted(tfb)[len(tfb) // 2] * 1e6))
             del q, k, v, do
         except Exception as e:  # noqa: BLE001
-            log("attention_b1 h%d s%d d%d: %s" % (hds, s, d, str(e).splitlines()[0][:200]))
+            log("%s b%d h%d s%d d%d: %s" % (tag, b, hds, s, d, str(e).splitlines()[0][:200]))
 
 
 # ---- grouped GEMMs (MoE experts) ----------------------------------------------
@@ -677,7 +700,8 @@ SECTIONS = (("launch", lambda: launch()), ("gemms", lambda: gemms()),
             ("grouped", lambda: grouped()), ("optimizer", lambda: optimizer()),
             ("heldout", lambda: heldout()), ("grouped_sweep", lambda: grouped_sweep()),
             ("splitk", lambda: splitk()), ("kernelnames", lambda: kernelnames()),
-            ("grouped_wgrad", lambda: grouped_wgrad()), ("attention_b1", lambda: attention_b1()))
+            ("grouped_wgrad", lambda: grouped_wgrad()), ("attention_b1", lambda: attention_b1()),
+            ("attention_d", lambda: attention_d()))
 
 
 def main():
@@ -686,7 +710,7 @@ def main():
     clocks("start")
     want = sys.argv[sys.argv.index("--sections") + 1].split(",") if "--sections" in sys.argv else \
         [n for n, _ in SECTIONS if n not in ("heldout", "grouped_sweep", "splitk", "kernelnames",
-                                              "grouped_wgrad", "attention_b1")]
+                                              "grouped_wgrad", "attention_b1", "attention_d")]
     for name, fn in SECTIONS:
         if name not in want:
             continue
