@@ -156,7 +156,7 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		c->attn_tile_overhead = 1.394;
 		c->attn_bwd_ratio = 0.8791;
 		c->attn_fixed_s = 2.06e-6;
-		/* cuDNN runs a head of 72 or 80 as 128 (h200-attention.csv:
+		/* cuDNN runs a head of 72 or 80 as 128 (h200-attention-*.csv:
 		 * with 32 the fit left those rows 17-22 % fast) */
 		c->attn_head_pad = 64;
 		c->fp32_gemm_ratio = 0.5317;
@@ -718,7 +718,7 @@ static double hbm_time_s(const struct sim_compute *c, double bytes)
  * tile on the edge runs whole though half of it is masked (half a tile
  * more than the FLOPs count). The head dimension runs padded to a
  * multiple of attn_head_pad (FlashAttention-2's kernels: 32; cuDNN's on
- * Hopper run a head of 72 as 128: validate/data/h200-attention.csv).
+ * Hopper run a head of 72 as 128: validate/data/h200-attention-*.csv).
  * Factor on the op's FLOPs, 1 when the op carries no shape. Measured
  * (validate/data/h200-kernels-*.csv, cuDNN): the forward at 0.44 of peak
  * at 1,024 causal keys and 0.61 at 8,192. */
@@ -741,7 +741,7 @@ static double attn_tiling(const struct sim_compute *c, const struct sim_op_desc 
  * the average SM's share of the work; a kernel lasts as long as its
  * busiest SM: a grid of fewer CTAs than SMs lasts its longest CTA, a
  * causal grid of a few waves its heavy last tiles. Measured on the H200
- * (validate/data/h200-attention.csv, cuDNN, one sequence): at 1,024
+ * (validate/data/h200-attention-*.csv, cuDNN, one sequence): at 1,024
  * causal tokens 4, 8 and 16 heads take the same 18.6-19.4 us (8 tiles a
  * head, up to 128 CTAs on 132 SMs), 32 and 64 heads 31.7 and 49.4 us;
  * the average alone gave 47 % less there. Returned: the busiest SM's

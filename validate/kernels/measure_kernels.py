@@ -346,6 +346,14 @@ def elementwise():
 
 
 # ---- attention ------------------------------------------------------------------
+def attn_operands(b, hds, kv, s, d):
+    """q (b, hds, s, d), k and v with kv heads, and the output's gradient."""
+    q = torch.randn(b, hds, s, d, device=DEV, dtype=BF16, requires_grad=True)
+    k = torch.randn(b, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
+    v = torch.randn(b, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
+    return q, k, v, torch.randn(b, hds, s, d, device=DEV, dtype=BF16)
+
+
 def attention(cases=None, section="attention", only=None):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
@@ -365,10 +373,7 @@ def attention(cases=None, section="attention", only=None):
                 log("attention: budget")
                 return
             try:
-                q = torch.randn(b, hds, s, d, device=DEV, dtype=BF16, requires_grad=True)
-                k = torch.randn(b, hds, s, d, device=DEV, dtype=BF16, requires_grad=True)
-                v = torch.randn(b, hds, s, d, device=DEV, dtype=BF16, requires_grad=True)
-                do = torch.randn(b, hds, s, d, device=DEV, dtype=BF16)
+                q, k, v, do = attn_operands(b, hds, hds, s, d)
                 with sdpa_kernel([be]):
                     def fwd():
                         with torch.no_grad():
@@ -432,10 +437,7 @@ def attention_graphed(cases, tag):
             log(tag + ": budget")
             return
         try:
-            q = torch.randn(b, hds, s, d, device=DEV, dtype=BF16, requires_grad=True)
-            k = torch.randn(b, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
-            v = torch.randn(b, kv, s, d, device=DEV, dtype=BF16, requires_grad=True)
-            do = torch.randn(b, hds, s, d, device=DEV, dtype=BF16)
+            q, k, v, do = attn_operands(b, hds, kv, s, d)
             gqa = kv != hds
             with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                 def fwd(i):
