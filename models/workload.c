@@ -157,17 +157,17 @@ static int32_t cmp_op(struct bld *b, enum wl_phase ph, enum wl_class cls, const 
 
 /* A fused attention kernel (flash; the vision blocks'): cmp_op with its
  * shape, m queries attending n keys each (their FLOPs' average), head dim
- * k, batch heads x sequences, masked for a causal or window mask, bwd for
+ * k, batch heads x sequences, its mask (enum wl_mask), bwd for
  * the backward kernel (its own efficiency: the phase does not tell, the
  * vision pass runs in one both ways; found by review); the compute model
  * prices its tiling from them (compute.h). */
 static int32_t attn_op(struct bld *b, enum wl_phase ph, const char *name, double flops,
-		       double bytes, double m, double n, double k, double batch, bool masked,
+		       double bytes, double m, double n, double k, double batch, enum wl_mask mask,
 		       bool bwd, enum wl_vary vary)
 {
 	int32_t id = cmp_op(b, ph, WL_ATTN, name, flops, bytes, m, n, k, batch, vary);
 	if (id >= 0) {
-		b->r->ops[id].masked = masked;
+		b->r->ops[id].masked = (uint8_t)mask;
 		b->r->ops[id].attn_bwd = bwd;
 	}
 	return id;
@@ -417,10 +417,13 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		 * Engine runs the diagonal first; priced here as the last, which
 		 * changes no sum) */
 		if (n > 1)
-			repeat_op(b, attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, false, bwd,
+			repeat_op(b, attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, WL_MASK_NONE, bwd,
 					     WL_V_NONE),
 				  n - 1);
-		attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, true, bwd, WL_V_NONE);
+		attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads,
+			model_attn_keys(m, b->layer, p->seq_len) < p->seq_len ? WL_MASK_WINDOW :
+										  WL_MASK_CAUSAL,
+			bwd, WL_V_NONE);
 		return;
 	}
 	/* the fraction of a row the softmax reads: up to the diagonal where
@@ -1488,7 +1491,7 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 			wgrad_of(b, gemm(b, ph, "vit proj wgrad", vh / tp, vh, P, 1, scale, WL_V_VISION));
 			attn_op(b, ph, "vit attention bwd", amult * 4 * pimg * P * vh / tp,
 				mult * 4 * b->wb * P * vh / tp, P, pimg, vh / v->heads, v->heads / tp,
-				false, true, WL_V_VISION);
+				WL_MASK_NONE, true, WL_V_VISION);
 			/* (the rotary embedding's backward: one pass of q's and
 			 * k's gradients, as the decoder's) */
 			cmp_op(b, ph, WL_ELEM, "vit rope bwd", 0, 4 * b->wb * P * vh / tp, 0, 0, 0, 0,
@@ -1515,7 +1518,7 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 		cmp_op(b, ph, WL_ELEM, "vit rope", 0, 4 * b->wb * P * vh / tp, 0, 0, 0, 0,
 		       WL_V_VISION);
 		attn_op(b, ph, "vit attention", 4 * pimg * P * vh / tp, 4 * b->wb * P * vh / tp, P,
-			pimg, vh / v->heads, v->heads / tp, false, false, WL_V_VISION);
+			pimg, vh / v->heads, v->heads / tp, WL_MASK_NONE, false, WL_V_VISION);
 		gemm(b, ph, "vit proj gemm", P, vh, vh / tp, 1, scale, WL_V_VISION);
 		if (p->tp > 1)
 			vision_comm(b, ph, b->wb * P * vh, false);

@@ -50,6 +50,13 @@ enum wl_vary { WL_V_NONE, WL_V_VISION, WL_V_EXPERT };
  * 1,024-layer model at 16,384 micro-batches grew to 100 GB). */
 #define WL_MAX_OPS (1 << 25)
 
+/* A fused attention kernel's mask (wl_op.masked). */
+enum wl_mask {
+	WL_MASK_NONE,   /* every query attends every key of its sequence */
+	WL_MASK_CAUSAL, /* a query attends the keys up to its own */
+	WL_MASK_WINDOW, /* ... within a sliding window shorter than the sequence */
+};
+
 struct wl_op {
 	uint8_t kind;              /* enum wl_kind */
 	uint8_t stream;            /* enum wl_stream */
@@ -63,9 +70,9 @@ struct wl_op {
 	                            * MLP, experts): FP8 operands under an FP8 plan, flag */
 	uint8_t inbound;           /* EP all-to-all: carries tokens to the experts (what each
 	                            * rank receives follows its load; else what it sends), flag */
-	uint8_t masked;            /* compute, fused attention: a causal or window mask (m
-	                            * queries, n keys each on average, k head dim, batch
-	                            * heads x sequences; compute.h), flag */
+	uint8_t masked;            /* compute, fused attention: its mask (m queries, n keys
+	                            * each on average, k head dim, batch heads x sequences;
+	                            * compute.h), enum wl_mask */
 	uint8_t attn_bwd;          /* compute, fused attention: the backward kernel (the
 	                            * vision pass runs in one phase both ways), flag */
 	uint8_t expert_loop;       /* compute, expert GEMM: one expert after another

@@ -128,39 +128,39 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		 * of the datasheet's bandwidth, taken for the H100's 3.35 TB/s too
 		 * (an assumption). Attention's efficiency rises with the sequence
 		 * (0.44 of peak at 1,024 causal keys, 0.61 at 8,192, forward): a
-		 * cost per query tile of 1.39 key tiles follows it (attn_tiling),
+		 * cost per query tile of 1.40 key tiles follows it (attn_tiling),
 		 * and the backward kernel runs at 0.88 of the forward's
-		 * efficiency; its grid's waves (attn_waves), a fixed 2.1 us a
+		 * efficiency; its grid's waves (attn_waves), a fixed 2.3 us a
 		 * kernel and the backward's two small kernels are priced besides.
 		 * With them the fit (bench_kernels --fit, 2026-12-04) takes 36
 		 * rows of one sequence at 4, 16 and 64 heads besides
 		 * (validate/data/h200-attention-fit.csv, another machine); held
-		 * out, h200-attention-heldout.csv (8 and 32 heads, GQA, full
-		 * attention, batched rows): forward 3.1 % mean error (23.1 %
-		 * before the waves), backward 4.2 % (26.4 %); run 3: 2.7 % and
-		 * 4.8 %. Near the
-		 * ridge a GEMM runs slower than the larger of its compute and HBM
-		 * times (19 % at 0.6-0.9 of it): they combine as a p-norm, p 1 /
-		 * 0.360 = 2.78. After the fit: GEMMs 5.0 % mean error (run-to-run
-		 * noise 2.6-2.9 %; 13 % on random shapes,
-		 * validate/data/h200-kernels-heldout.csv), copy/add 3.8 %,
-		 * attention 2.1 % forward and 4.3 % backward (5.9 and 7.5 % before
-		 * the waves). The GEMM and HBM numbers moved by 0.1-0.2 % with
-		 * the refit (the backward's small kernels are HBM-bound). */
+		 * out, h200-attention-heldout.csv (8 and 32 heads of the same
+		 * sweep, which interpolate; GQA, full attention, batched rows):
+		 * forward 2.8 % mean error (23.1 % before the waves), backward 4.3
+		 * % (26.4 %); run 3: 2.8 % and 4.7 %. Near the ridge a GEMM runs
+		 * slower than the larger of its compute and HBM times (19 % at
+		 * 0.6-0.9 of it): they combine as a p-norm, p 1 / 0.360 = 2.77.
+		 * After the fit: GEMMs 5.0 % mean error (run-to-run noise 2.6-2.9
+		 * %; 13 % on random shapes, validate/data/h200-kernels-heldout.csv),
+		 * copy/add 3.8 %, attention 2.0 % forward and 5.1 % backward (5.9
+		 * and 7.5 % on the batched rows before the waves). The GEMM and
+		 * HBM numbers moved by 0.1-0.2 % with the refit (the backward's
+		 * small kernels are HBM-bound). */
 		c->gemm_eff_max = 0.7251;
-		c->gemm_half_flops = 6.508e8;
+		c->gemm_half_flops = 6.506e8;
 		c->launch_s = 1.063e-6;
 		c->hbm_eff = 0.8759;
-		c->hbm_half_bytes = 3.012e6;
-		c->attn_eff = 0.6914;
-		c->attn_tile_overhead = 1.394;
-		c->attn_bwd_ratio = 0.8791;
-		c->attn_fixed_s = 2.06e-6;
+		c->hbm_half_bytes = 3.013e6;
+		c->attn_eff = 0.6939;
+		c->attn_tile_overhead = 1.400;
+		c->attn_bwd_ratio = 0.8765;
+		c->attn_fixed_s = 2.28e-6;
 		/* cuDNN runs a head of 72 or 80 as 128 (h200-attention-*.csv:
 		 * with 32 the fit left those rows 17-22 % fast) */
 		c->attn_head_pad = 64;
-		c->fp32_gemm_ratio = 0.5317;
-		c->gemm_bound_mix = 0.3601;
+		c->fp32_gemm_ratio = 0.5315;
+		c->gemm_bound_mix = 0.3604;
 		/* Grouped expert GEMMs (torch._grouped_mm's CUTLASS kernels,
 		 * gemm_eff_grouped_kernel), fitted to the 144 of the same two
 		 * runs with the numbers above held (128 experts of 2,048 x 1,536
@@ -173,7 +173,7 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		 * steps 5.3 % (validate/data/h200-kernels-probe.csv). */
 		c->grouped_gemm_eff = 0.7775;
 		c->grouped_tile_k = 300.7;
-		c->grouped_small_eff = 0.4937;
+		c->grouped_small_eff = 0.4939;
 		c->measured_defaults = true;
 	}
 	/* Non-tensor-core math: Calculon's A100 vector.float16 is 78 TFLOP/s,
@@ -744,43 +744,82 @@ static double attn_tiling(const struct sim_compute *c, const struct sim_op_desc 
  * (validate/data/h200-attention-*.csv, cuDNN, one sequence): at 1,024
  * causal tokens 4, 8 and 16 heads take the same 18.6-19.4 us (8 tiles a
  * head, up to 128 CTAs on 132 SMs), 32 and 64 heads 31.7 and 49.4 us;
- * the average alone gave 47 % less there. Returned: the busiest SM's
- * work over the average's (>= 1). A grid of equal CTAs (no causal mask)
- * takes whole waves; a causal one is scheduled CTA by CTA up to
- * ATTN_SIM_WAVES waves, and beyond that its tail is ATTN_TAIL of its
- * longest CTA (the schedule's own tail from 8 to 1,024 waves: 0.58-0.65)
- * less the share of one SM (none on one SM, whose CTAs run end to end). */
-#define ATTN_SIM_WAVES 8.0
+ * the average alone gave 47 % less there. attn_waves returns the busiest
+ * SM's work over the average's (>= 1), each from the same list of CTAs.
+ *
+ * A CTA's work, in key tiles: the keys its queries attend plus fix (the
+ * masked edge's half tile and attn_tile_overhead). Unmasked, every tile
+ * walks kt (the op's n / tile) and the grid takes whole waves; under a
+ * mask, query tile j walks
+ * min(j + 0.5, W) x r: causal, W past the end and r = 2 kt / q (1 at
+ * the FLOPs' half span); a sliding window (sim_op_desc.window, which the
+ * workload sets: inferred from kt, a rounded n put causal masks on either
+ * side of a rule and moved the last tile's work, found by review), r = 1
+ * and W the window in tiles that gives the op's mean of kt, kt = W - W^2
+ * / (2 q); so that the work sums to what the FLOPs count. A last tile of f < 1 of a tile's queries does
+ * f of a tile's work (as attn_tiling prices fractional tiles): the time
+ * never falls as the sequence grows past a tile boundary (found by
+ * review: counted whole, 129 queries took less than 128). */
+#define ATTN_SIM_WAVES 64.0
 #define ATTN_SIM_MAX_SM 1024
 #define ATTN_TAIL 0.62
-
-/* The causal grid's CTAs (nh heads of nq query tiles, tile j walking
- * (j + 0.5) x 2 kt / nq key tiles plus fix) list-scheduled on n SMs in
- * launch order: the last SM's finish, in key tiles. A binary min-heap of
- * the SMs' finish times, its root the SM that frees first. The same
- * grids recur op after op (every layer's, every micro-batch's), and the
- * schedule costs some 10-40 us at 1,000 CTAs: a small cache of recent
- * grids, one per thread, keeps it off the executor's path (without it
- * the quick start took 2.1 s of CPU against 1.4 s). */
 #define ATTN_CACHE 64
 
-static double attn_schedule(int n, int nh, int nq, double kt, double fix)
+struct attn_grid {
+	int S, nh, nq;          /* SMs, heads x sequences, query tiles (the last f of one) */
+	double f, kt, W, r, fix;/* W < 0: unmasked, every tile kt */
+};
+
+/* The work of query tile j (from 0) of a head, in key tiles. */
+static double attn_tile_work(const struct attn_grid *g, int j)
+{
+	double keys = g->W < 0 ? g->kt : g->r * fmin(j + (j == g->nq - 1 ? g->f / 2 : 0.5), g->W);
+	return (j == g->nq - 1 ? g->f : 1) * (keys + g->fix);
+}
+
+/* A head's work: its tiles' sum, in closed form (the tiles before the
+ * window's cap walk j + 0.5, the rest W). */
+static double attn_head_work(const struct attn_grid *g)
+{
+	int full = g->nq - 1;
+	double sum;
+	if (g->W < 0)
+		sum = full * (g->kt + g->fix);
+	else {
+		double J = fmin(full, fmax(0, ceil(g->W - 0.5)));
+		sum = g->r * (J * J / 2 + (full - J) * g->W) + full * g->fix;
+	}
+	return sum + attn_tile_work(g, g->nq - 1);
+}
+
+/* The grid list-scheduled on its SMs in launch order: the last SM's
+ * finish, in key tiles. A binary min-heap of the SMs' finish times, its
+ * root the SM that frees first. The same grids recur op after op (every
+ * layer's, every micro-batch's) and a schedule of 1,000 CTAs costs 10-40
+ * us (64 waves of 132 SMs about 0.3 ms): a small cache of recent grids, one per thread, keeps it off the
+ * executor's path (without it the quick start took 2.1 s of CPU against
+ * 1.4 s). */
+static double attn_schedule(const struct attn_grid *g)
 {
 	static _Thread_local struct {
-		int n, nh, nq;
-		double kt, fix, span;
+		struct attn_grid g;
+		double span;
+		bool used;
 	} cache[ATTN_CACHE];
-	unsigned slot = ((unsigned)nh * 2654435761u + (unsigned)nq * 40503u + (unsigned)n) %
+	unsigned slot = ((unsigned)g->nh * 2654435761u + (unsigned)g->nq * 40503u +
+			 (unsigned)g->S + (unsigned)(g->kt * 64)) %
 			ATTN_CACHE;
-	if (cache[slot].n == n && cache[slot].nh == nh && cache[slot].nq == nq &&
-	    cache[slot].kt == kt && cache[slot].fix == fix)
+	const struct attn_grid *k = &cache[slot].g;
+	if (cache[slot].used && k->S == g->S && k->nh == g->nh && k->nq == g->nq && k->f == g->f &&
+	    k->kt == g->kt && k->W == g->W && k->r == g->r && k->fix == g->fix)
 		return cache[slot].span;
 	double h[ATTN_SIM_MAX_SM], span = 0;
+	int n = g->S < g->nh * g->nq ? g->S : g->nh * g->nq;
 	for (int i = 0; i < n; i++)
 		h[i] = 0;
-	for (int b = 0; b < nh; b++)
-		for (int j = 0; j < nq; j++) {
-			double t = h[0] + (j + 0.5) * 2 * kt / nq + fix;
+	for (int b = 0; b < g->nh; b++)
+		for (int j = 0; j < g->nq; j++) {
+			double t = h[0] + attn_tile_work(g, j);
 			int i = 0; /* the root's new finish time sifts down */
 			for (;;) {
 				int l = 2 * i + 1, r = l + 1, m = i;
@@ -797,37 +836,65 @@ static double attn_schedule(int n, int nh, int nq, double kt, double fix)
 		}
 	for (int i = 0; i < n; i++)
 		span = fmax(span, h[i]);
-	cache[slot].n = n;
-	cache[slot].nh = nh;
-	cache[slot].nq = nq;
-	cache[slot].kt = kt;
-	cache[slot].fix = fix;
+	cache[slot].g = *g;
 	cache[slot].span = span;
+	cache[slot].used = true;
 	return span;
 }
 
+/* The grid's busiest SM over its average SM (>= 1). A grid of equal CTAs
+ * takes whole waves. A masked one is scheduled CTA by CTA up to
+ * ATTN_SIM_WAVES waves (64: its first schedule costs up to 0.3 ms, then
+ * the cache's); beyond, the average plus the tail the schedule left at
+ * the largest grid of whole heads within those waves, a share of the
+ * longest CTA that stays (0.58-0.65 of it from 8 to 1,024 waves of
+ * causal heads), so that a head more never takes less; on more SMs than
+ * the heap holds, 0.62 of it less the share of one SM (Graham's bound: 1
+ * x). As the sequence grows by a token the time can still fall by up to
+ * 0.25 % (a list schedule's anomalies, n rounded to whole keys, the tail
+ * of another grid past the waves; 1.2 % at 8 waves, found by review). */
 static double attn_waves(const struct sim_compute *c, const struct sim_op_desc *op)
 {
 	if (op->m <= 0 || op->n <= 0 || op->k <= 0)
 		return 1;
 	double tile = fmin(ATTN_TILE, fmax(16.0, (double)op->m));
-	double qt = ceil((double)op->m / tile), kt = (double)op->n / tile;
+	double q = (double)op->m / tile, kt = (double)op->n / tile;
 	double heads = op->batch > 0 ? (double)op->batch : 1, S = c->sm_count;
-	double ncta = heads * qt, fix = (op->masked ? 0.5 : 0) + c->attn_tile_overhead;
-	double mean_w = kt + fix, avg = ncta * mean_w / S;
-	/* causal: a query tile walks the key tiles up to its own, tile j
-	 * (from 0) (j + 0.5) x 2 kt / qt of them (kt their mean); a window or
-	 * a ring step's chunk: each tile alike */
-	bool causal = op->masked && 2 * (double)op->n >= 0.9 * (double)op->m && qt > 1;
-	double w_max = causal ? (qt - 0.5) * 2 * kt / qt + fix : mean_w, span;
-	if (ncta <= S)
+	struct attn_grid g = { .S = c->sm_count, .nq = (int)fmin(ceil(q), 1e9), .kt = kt,
+			       .fix = (op->masked ? 0.5 : 0) + c->attn_tile_overhead, .W = -1, .r = 1 };
+	g.f = q - (g.nq - 1);
+	if (op->masked) {
+		if (!op->window || kt >= q / 2) { /* causal */
+			g.W = q;
+			g.r = 2 * kt / q;
+		} else { /* a window: kt = W - W^2 / (2 q) */
+			g.W = q - sqrt(q * q - 2 * q * kt);
+		}
+	}
+	double head = attn_head_work(&g), ncta = heads * g.nq, avg = heads * head / S;
+	double w_max = attn_tile_work(&g, g.nq - 1);
+	if (g.nq > 1)
+		w_max = fmax(w_max, attn_tile_work(&g, g.nq - 2));
+	double span;
+	if (g.W < 0) /* equal tiles: whole waves (a last partial tile's CTAs
+		      * counted by their share, so that waves grow with the
+		      * sequence, not in a step back past each tile boundary) */
+		span = ceil(heads * q / S) * (kt + g.fix);
+	else if (ncta <= S)
 		span = w_max;
-	else if (!causal)
-		span = ceil(ncta / S) * mean_w;
-	else if (ncta > ATTN_SIM_WAVES * S || c->sm_count > ATTN_SIM_MAX_SM)
-		span = avg + ATTN_TAIL * w_max * (1 - 1 / S); /* (Graham's bound: 1 x) */
-	else
-		span = attn_schedule(c->sm_count, (int)heads, (int)qt, kt, fix);
+	else if (c->sm_count > ATTN_SIM_MAX_SM)
+		span = avg + ATTN_TAIL * w_max * (1 - 1 / S);
+	else if (ncta <= ATTN_SIM_WAVES * S) {
+		g.nh = (int)heads;
+		span = attn_schedule(&g);
+	} else {
+		/* the tail of the largest grid of whole heads within the waves */
+		g.nh = (int)floor(ATTN_SIM_WAVES * S / g.nq);
+		double tail = ATTN_TAIL * w_max * (1 - 1 / S);
+		if (g.nh >= 1)
+			tail = attn_schedule(&g) - g.nh * head / S;
+		span = avg + tail;
+	}
 	return fmax(1, span / avg);
 }
 

@@ -42,6 +42,8 @@ struct sim_op_desc {
 	                         * each on average under a causal or window mask: the tiles on
 	                         * its edge run partly masked (with m, n, k = head dim, batch =
 	                         * heads x sequences; 0 shape: no tiling cost) */
+	bool window;            /* fused attention, masked: the mask is a sliding window
+	                         * shorter than the sequence, not a causal one */
 	bool backward;          /* fused attention: the backward kernel (attn_bwd_ratio) */
 	bool grouped;           /* GEMM run by a grouped-GEMM kernel (MoE experts: CUTLASS's,
 	                         * as torch._grouped_mm runs them), batch groups: its own

@@ -865,7 +865,8 @@ static double op_time_desc(const struct exec *x, const struct wl_op *op, double 
 	d.k = k;
 	d.batch = op->batch;
 	d.m_sd = m_sd;
-	d.masked = op->masked;
+	d.masked = op->masked != WL_MASK_NONE;
+	d.window = op->masked == WL_MASK_WINDOW;
 	d.backward = op->attn_bwd;
 	/* FP8 plans: only the decoder's linear layers run on FP8 operands
 	 * (models/workload.c, linear()); everything else stays 16-bit */

@@ -3079,6 +3079,54 @@ START_TEST(tied_embedding_exchange_is_pp)
 }
 END_TEST
 
+/* Each fused attention op says its mask (workload.h, enum wl_mask): a
+ * sliding-window layer whose window is shorter than the sequence is a
+ * window, its full neighbours causal, the recompute and backward as their
+ * forward; a window as long as the sequence is causal. The compute model
+ * shapes the query tiles' work by it (compute.c, attn_waves: a window
+ * inferred from the keys' mean turned causal at a threshold, found by
+ * review). */
+START_TEST(attention_mask_kinds)
+{
+	static const char *cfg =
+		"{\"hidden_size\": 256, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+		"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"intermediate_size\": 512, "
+		"\"model_type\": \"llama\", \"sliding_window\": 512, \"layer_types\": "
+		"[\"full_attention\", \"sliding_attention\", \"full_attention\", "
+		"\"sliding_attention\"]}";
+	struct plan p;
+	struct workload w;
+	struct wl_opts wo;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 1);
+	load_model_json(cfg);
+	for (int seq = 512; seq <= 2048; seq *= 4) {
+		int n[2] = { 0, 0 };
+		plan_init(&p);
+		p.flash_attention = true;
+		p.recompute = PLAN_RC_FULL;
+		p.global_batch = 8;
+		p.seq_len = seq;
+		resolve(&p);
+		wl_opts_init(&wo);
+		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+		for (int32_t i = 0; i < w.roles[0].nops; i++) {
+			const struct wl_op *op = &w.roles[0].ops[i];
+			if (op->kind != WL_K_COMPUTE || op->cls != WL_ATTN || op->layer < 0)
+				continue;
+			int want = seq > 512 && op->layer % 2 ? WL_MASK_WINDOW : WL_MASK_CAUSAL;
+			ck_assert_msg(op->masked == want, "seq %d, layer %d, %s: mask %d, want %d", seq,
+				      op->layer, op->name, op->masked, want);
+			n[op->masked == WL_MASK_WINDOW]++;
+		}
+		ck_assert_int_gt(n[0], 0);
+		ck_assert(seq > 512 ? n[1] == n[0] : n[1] == 0);
+		workload_release(&w);
+	}
+	topo_release(&topo);
+}
+END_TEST
+
 /* Shared experts (Qwen2-MoE, DeepSeek): a dense MLP in every MoE layer,
  * after the routed experts' combine, with Qwen2-MoE's gate. Each layer's
  * forward ops carry model_layer_cost's FLOPs, every GEMM at its own shape
@@ -7229,6 +7277,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tp_overlap_chunks_cost_their_kernels);
 	tcase_add_test(tc, vision_comm_bytes_follow_the_draws);
 	tcase_add_test(tc, flash_attention_executes_causal_flops);
+	tcase_add_test(tc, attention_mask_kinds);
 	tcase_add_test(tc, zero_offload_costs_host_time);
 	tcase_add_test(tc, tied_embedding_grads_exchanged);
 	tcase_add_test(tc, breakdown_follows_critical_path);

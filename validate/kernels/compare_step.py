@@ -29,7 +29,8 @@ the dispatch_us at which trainsim's step equals the measured one where
 the host sets the pace (its issue time at least 0.8 of the step's; by
 bisection on --host-dispatch, 0 where the step at 0 is already as slow;
 "-" where the GPU sets it: a CUDA graph's step, whose gap at 0 is the
-GPU's), and the host's issue time per workload op.
+GPU's), and the host's issue time per workload op. --calibration FILE
+applies here too, its dispatch_us replaced by each of those.
 
 With --moe, the same for the MoE layers measure_step.py --moe timed
 (h200-moe-step.csv, h200-moe-step-kernels.jsonl, h200-moe-counts.csv): a
@@ -174,7 +175,8 @@ def stacks():
         json.dump(model_of(r), open(mpath, "w"))
 
         def whole(us):
-            by, _, n = predict_layers(tmp, cluster, mpath, r, 1, ["--host-dispatch", "%.4f" % us])
+            by, _, n = predict_layers(tmp, cluster, mpath, r, 1, (["--calibration", CAL] if CAL else [])
+                                      + ["--host-dispatch", "%.4f" % us])
             return sum(by.values()), n
         p0, nops = whole(0)
         p55, _ = whole(55)

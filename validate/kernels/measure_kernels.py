@@ -453,7 +453,7 @@ def attention_graphed(cases, tag):
                 est = ff / 4e14 + 5e-6
                 tf, nf = time_graph(fwd, 1, est)
                 tfb, nfb = time_graph(fwdbwd, 1, 3.5 * est)
-            nb = 2 * b * s * d * 2 * (2 * hds + 2 * kv)
+            nb = 2 * b * s * d * (2 * hds + 2 * kv)  # q and o, k and v: 16 bits each
             extra = ("causal" if causal else "full") + (" kv%d" % kv if gqa else "")
             row("attention", "cudnn.fwd", "bf16", s, d, hds, b, 0, ff, nb, nf, 1, tf, extra)
             row("attention", "cudnn.fwdbwd", "bf16", s, d, hds, b, 0, 3.5 * ff, 3 * nb, nfb, 1, tfb, extra)
