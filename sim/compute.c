@@ -749,17 +749,16 @@ static double attn_tiling(const struct sim_compute *c, const struct sim_op_desc 
  *
  * A CTA's work, in key tiles: the keys its queries attend plus fix (the
  * masked edge's half tile and attn_tile_overhead). Unmasked, every tile
- * walks kt (the op's n / tile) and the grid takes whole waves; under a
- * mask, query tile j walks
+ * walks kt (the op's n / tile); under a mask, query tile j walks
  * min(j + 0.5, W) x r: causal, W past the end and r = 2 kt / q (1 at
  * the FLOPs' half span); a sliding window (sim_op_desc.window, which the
  * workload sets: inferred from kt, a rounded n put causal masks on either
  * side of a rule and moved the last tile's work, found by review), r = 1
  * and W the window in tiles that gives the op's mean of kt, kt = W - W^2
  * / (2 q); so that the work sums to what the FLOPs count. A last tile of f < 1 of a tile's queries does
- * f of a tile's work (as attn_tiling prices fractional tiles): the time
- * never falls as the sequence grows past a tile boundary (found by
- * review: counted whole, 129 queries took less than 128). */
+ * f of a tile's work (as attn_tiling prices fractional tiles), so that
+ * the time does not fall as the sequence grows past a tile boundary (found
+ * by review: counted whole, 129 queries took less than 128). */
 #define ATTN_SIM_WAVES 64.0
 #define ATTN_SIM_MAX_SM 1024
 #define ATTN_TAIL 0.62
@@ -796,7 +795,7 @@ static double attn_head_work(const struct attn_grid *g)
  * finish, in key tiles. A binary min-heap of the SMs' finish times, its
  * root the SM that frees first. The same grids recur op after op (every
  * layer's, every micro-batch's) and a schedule of 1,000 CTAs costs 10-40
- * us (64 waves of 132 SMs about 0.3 ms): a small cache of recent grids, one per thread, keeps it off the
+ * us (64 waves of 132 SMs about 0.4 ms): a small cache of recent grids, one per thread, keeps it off the
  * executor's path (without it the quick start took 2.1 s of CPU against
  * 1.4 s). */
 static double attn_schedule(const struct attn_grid *g)
@@ -807,7 +806,7 @@ static double attn_schedule(const struct attn_grid *g)
 		bool used;
 	} cache[ATTN_CACHE];
 	unsigned slot = ((unsigned)g->nh * 2654435761u + (unsigned)g->nq * 40503u +
-			 (unsigned)g->S + (unsigned)(g->kt * 64)) %
+			 (unsigned)g->S + (unsigned)fmod(g->kt * 64, 65536.0)) %
 			ATTN_CACHE;
 	const struct attn_grid *k = &cache[slot].g;
 	if (cache[slot].used && k->S == g->S && k->nh == g->nh && k->nq == g->nq && k->f == g->f &&
@@ -843,16 +842,20 @@ static double attn_schedule(const struct attn_grid *g)
 }
 
 /* The grid's busiest SM over its average SM (>= 1). A grid of equal CTAs
- * takes whole waves. A masked one is scheduled CTA by CTA up to
- * ATTN_SIM_WAVES waves (64: its first schedule costs up to 0.3 ms, then
+ * takes whole waves. Any other (masked, or a last partial tile: found by
+ * review, counting partial tiles by their share of a wave put 11 heads of
+ * 1,537 tokens at twice 1,536's) is scheduled CTA by CTA up to
+ * ATTN_SIM_WAVES waves (64: its first schedule costs up to 0.4 ms, then
  * the cache's); beyond, the average plus the tail the schedule left at
  * the largest grid of whole heads within those waves, a share of the
  * longest CTA that stays (0.58-0.65 of it from 8 to 1,024 waves of
  * causal heads), so that a head more never takes less; on more SMs than
  * the heap holds, 0.62 of it less the share of one SM (Graham's bound: 1
- * x). As the sequence grows by a token the time can still fall by up to
- * 0.25 % (a list schedule's anomalies, n rounded to whole keys, the tail
- * of another grid past the waves; 1.2 % at 8 waves, found by review). */
+ * x; past 1,024 SMs the waves factor steps by up to -4 %, a GPU that does
+ * not exist). As the sequence grows by a token the time can still fall by
+ * up to 0.25 % causal, 0.4 % under a window (a list schedule's anomalies, n
+ * rounded to whole keys, the window solved from them; 1.2 % at 8 waves,
+ * found by review). */
 static double attn_waves(const struct sim_compute *c, const struct sim_op_desc *op)
 {
 	if (op->m <= 0 || op->n <= 0 || op->k <= 0)
@@ -876,10 +879,8 @@ static double attn_waves(const struct sim_compute *c, const struct sim_op_desc *
 	if (g.nq > 1)
 		w_max = fmax(w_max, attn_tile_work(&g, g.nq - 2));
 	double span;
-	if (g.W < 0) /* equal tiles: whole waves (a last partial tile's CTAs
-		      * counted by their share, so that waves grow with the
-		      * sequence, not in a step back past each tile boundary) */
-		span = ceil(heads * q / S) * (kt + g.fix);
+	if (g.W < 0 && g.f == 1) /* equal CTAs: whole waves */
+		span = ceil(ncta / S) * w_max;
 	else if (ncta <= S)
 		span = w_max;
 	else if (c->sm_count > ATTN_SIM_MAX_SM)
