@@ -711,12 +711,13 @@ static void print_params(const struct sim_compute *c, const char *title)
 {
 	printf("# %s: gemm_eff_max %.4f, gemm_half_flops %.4g, launch %.3f us, hbm_eff %.4f, "
 	       "hbm_half %.4g B, attn_eff %.4f, attn_tile_overhead %.3f, attn_bwd_ratio %.4f, "
-	       "attn_fixed %.2f us, attn_head_pad %d, fp32_gemm_ratio %.4f, gemm_bound_mix %.4f, grouped_gemm_eff %.4f, grouped_tile_k "
-	       "%.1f, grouped_small_eff %.4f, dispatch %.2f us\n",
+	       "attn_fixed %.2f us, attn_head_pad %d, fp32_gemm_ratio %.4f, gemm_bound_mix %.4f, "
+	       "grouped_gemm_eff %.4f, grouped_tile_k %.1f, grouped_small_eff %.4f, dispatch %.2f "
+	       "us\n",
 	       title, c->gemm_eff_max, c->gemm_half_flops, c->launch_s * 1e6, c->hbm_eff,
 	       c->hbm_half_bytes, c->attn_eff, c->attn_tile_overhead, c->attn_bwd_ratio,
-	       c->attn_fixed_s * 1e6, c->attn_head_pad, c->fp32_gemm_ratio, c->gemm_bound_mix, c->grouped_gemm_eff, c->grouped_tile_k,
-	       c->grouped_small_eff, c->dispatch_s * 1e6);
+	       c->attn_fixed_s * 1e6, c->attn_head_pad, c->fp32_gemm_ratio, c->gemm_bound_mix,
+	       c->grouped_gemm_eff, c->grouped_tile_k, c->grouped_small_eff, c->dispatch_s * 1e6);
 }
 
 static void usage(FILE *f)
@@ -734,9 +735,9 @@ static void usage(FILE *f)
 		"                   gemm_half_flops, gemm_bound_mix, hbm_eff, hbm_half_bytes,\n"
 		"                   attn_eff, attn_tile_overhead, attn_bwd_ratio, attn_fixed_s\n"
 		"                   and fp32_gemm_ratio fitted to GEMMs, copy/add, cuDNN\n"
-		"                   attention\n"
-		"                   and TF32 GEMMs; then, those held, grouped_gemm_eff,\n"
-		"                   grouped_tile_k and grouped_small_eff to grouped GEMMs\n"
+		"                   attention and TF32 GEMMs; then, those held,\n"
+		"                   grouped_gemm_eff, grouped_tile_k and grouped_small_eff to\n"
+		"                   grouped GEMMs\n"
 		"  --write F        write the (fitted) parameters as a calibration file\n"
 		"  --rows           print every row\n");
 }

@@ -117,10 +117,10 @@ void sim_compute_init(struct sim_compute *c, const struct topo_gpu_spec *gpu)
 		 * 2026-12-04 by validate/kernels/measure_kernels.py (PyTorch 2.11,
 		 * CUDA 13.0, cuDNN 9.19; two runs of 817, validate/data/
 		 * h200-kernels-1.csv and -2.csv, a third held out) and fitted by
-		 * `bench_kernels --fit`: bf16 cuBLAS GEMMs of transformer shapes in the three
-		 * orientations of training (573 shapes; 8192^3 runs at 733-772
-		 * TFLOP/s, the clock falling to 1650-1830 MHz under sustained
-		 * GEMMs), copy and add from 16 KB to 1 GB with their operands out
+		 * `bench_kernels --fit`: bf16 cuBLAS GEMMs of transformer shapes
+		 * in the three orientations of training (573 shapes; 8192^3 runs
+		 * at 733-772 TFLOP/s, the clock falling to 1650-1830 MHz under
+		 * sustained GEMMs), copy and add from 16 KB to 1 GB with their operands out
 		 * of L2, cuDNN's fused attention (the backend Transformer Engine
 		 * takes on Hopper), TF32 GEMMs. The per-kernel cost is a tiny
 		 * kernel's time in a CUDA graph (1.06 us): launches queued ahead of
@@ -316,7 +316,8 @@ int sim_compute_check(const struct sim_compute *c, struct ts_error *err)
 static const char *const calib_keys[] = {
 	"gpu", "source", "peak_flops", "peak_fp8_flops", "hbm_bandwidth*B", "hbm_eff", "hbm_half*S",
 	"launch*T", "gemm_eff_max", "gemm_half_flops", "attn_eff", "attn_tile_overhead",
-	"attn_bwd_ratio", "attn_fixed*T", "attn_head_pad", "gemm_bound_mix", "grouped_gemm_eff", "grouped_small_eff", "grouped_tile_k",
+	"attn_bwd_ratio", "attn_fixed*T", "attn_head_pad", "gemm_bound_mix", "grouped_gemm_eff",
+	"grouped_small_eff", "grouped_tile_k",
 	"sm_count", "overlap_slowdown",
 	"tile_m", "tile_n", "vector_flops", "fp32_gemm_ratio",
 	"host_link_bandwidth*B", "host_memory_bandwidth*B", "dispatch*T", "fit", "comment", NULL
@@ -755,10 +756,11 @@ static double attn_tiling(const struct sim_compute *c, const struct sim_op_desc 
  * workload sets: inferred from kt, a rounded n put causal masks on either
  * side of a rule and moved the last tile's work, found by review), r = 1
  * and W the window in tiles that gives the op's mean of kt, kt = W - W^2
- * / (2 q); so that the work sums to what the FLOPs count. A last tile of f < 1 of a tile's queries does
- * f of a tile's work (as attn_tiling prices fractional tiles), so that
- * the time does not fall as the sequence grows past a tile boundary (found
- * by review: counted whole, 129 queries took less than 128). */
+ * / (2 q); so that the work sums to what the FLOPs count. A last tile of
+ * f < 1 of a tile's queries does f of a tile's work (as attn_tiling
+ * prices fractional tiles), so that the time does not fall as the
+ * sequence grows past a tile boundary (found by review: counted whole,
+ * 129 queries took less than 128). */
 #define ATTN_SIM_WAVES 64.0
 #define ATTN_SIM_MAX_SM 1024
 #define ATTN_TAIL 0.62
@@ -795,21 +797,20 @@ static double attn_head_work(const struct attn_grid *g)
  * finish, in key tiles. A binary min-heap of the SMs' finish times, its
  * root the SM that frees first. The same grids recur op after op (every
  * layer's, every micro-batch's) and a schedule of 1,000 CTAs costs 10-40
- * us (64 waves of 132 SMs about 0.4 ms): a small cache of recent grids, one per thread, keeps it off the
- * executor's path (without it the quick start took 2.1 s of CPU against
- * 1.4 s). */
+ * us (64 waves of 132 SMs about 0.4 ms): a small cache of recent grids,
+ * one per thread, keeps it off the executor's path (without it the quick
+ * start took 2.1 s of CPU against 1.4 s). An entry of S 0 is empty. */
 static double attn_schedule(const struct attn_grid *g)
 {
 	static _Thread_local struct {
 		struct attn_grid g;
 		double span;
-		bool used;
 	} cache[ATTN_CACHE];
 	unsigned slot = ((unsigned)g->nh * 2654435761u + (unsigned)g->nq * 40503u +
 			 (unsigned)g->S + (unsigned)fmod(g->kt * 64, 65536.0)) %
 			ATTN_CACHE;
 	const struct attn_grid *k = &cache[slot].g;
-	if (cache[slot].used && k->S == g->S && k->nh == g->nh && k->nq == g->nq && k->f == g->f &&
+	if (k->S == g->S && k->nh == g->nh && k->nq == g->nq && k->f == g->f &&
 	    k->kt == g->kt && k->W == g->W && k->r == g->r && k->fix == g->fix)
 		return cache[slot].span;
 	double h[ATTN_SIM_MAX_SM], span = 0;
@@ -837,7 +838,6 @@ static double attn_schedule(const struct attn_grid *g)
 		span = fmax(span, h[i]);
 	cache[slot].g = *g;
 	cache[slot].span = span;
-	cache[slot].used = true;
 	return span;
 }
 

@@ -401,7 +401,8 @@ START_TEST(attention_time_by_sequence)
 		at.flops = 4.0 * 4096 * (double)at.n * 2 * 128;
 		at.bytes = 8.0 * 4096 * 2 * 128;
 		double t = sim_compute_time_s(&c, &at);
-		ck_assert_msg(prev == 0 || (t >= prev * 0.9975 && t <= prev * 1.02), "window %.0f: %.6g after %.6g",
+		ck_assert_msg(prev == 0 || (t >= prev * 0.9975 && t <= prev * 1.02),
+			      "window %.0f: %.6g after %.6g",
 			      w, t, prev);
 		prev = t;
 	}
