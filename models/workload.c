@@ -390,8 +390,8 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 	double kvr = model_kv_width_rank(m, p) + model_v_width_rank(m, p), T = b->T;
 	double sq = (double)p->seq_len / p->cp, sk = p->seq_len;
 	double bh = (double)p->micro_batch * m->heads / tp, E = bh * sq * sk;
-	double attn = 2.0 * sq * model_attn_keys(m, b->layer, p->seq_len) * model_attn_width(m) *
-		      p->micro_batch / tp;
+	double keys = model_attn_keys(m, b->layer, p->seq_len);
+	double attn = 2.0 * sq * keys * model_attn_width(m) * p->micro_batch / tp;
 	if (p->flash_attention || p->cp > 1) {
 		/* a sliding window skips the tiles outside it too (model_attn_keys) */
 		double ex = FLASH_CAUSAL_FRACTION * attn, n = p->cp;
@@ -409,31 +409,25 @@ static void attn_core(struct bld *b, enum wl_phase ph, bool bwd)
 		 * each head and micro-batch, attending the FLOPs' keys each
 		 * (half the causal span; a step of the ring sees 1 / n of it),
 		 * masked on the diagonal */
-		double kq = FLASH_CAUSAL_FRACTION * model_attn_keys(m, b->layer, p->seq_len) / n;
-		double heads = (double)p->micro_batch * m->heads / tp;
+		double kq = FLASH_CAUSAL_FRACTION * keys / n;
 		/* (with context parallelism only the step on the rank's own
 		 * chunk runs masked, the diagonal; the load-balanced ring's other
 		 * steps see whole chunks, unmasked: found by review. Transformer
 		 * Engine runs the diagonal first; priced here as the last, which
 		 * changes no sum) */
 		if (n > 1)
-			repeat_op(b, attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads, WL_MASK_NONE, bwd,
+			repeat_op(b, attn_op(b, ph, name, f / n, by / n, sq, kq, d, bh, WL_MASK_NONE, bwd,
 					     WL_V_NONE),
 				  n - 1);
-		attn_op(b, ph, name, f / n, by / n, sq, kq, d, heads,
-			model_attn_keys(m, b->layer, p->seq_len) < p->seq_len ? WL_MASK_WINDOW :
-										  WL_MASK_CAUSAL,
-			bwd, WL_V_NONE);
+		attn_op(b, ph, name, f / n, by / n, sq, kq, d, bh,
+			keys < sk ? WL_MASK_WINDOW : WL_MASK_CAUSAL, bwd, WL_V_NONE);
 		return;
 	}
 	/* the fraction of a row the softmax reads: up to the diagonal where
 	 * Megatron takes its causal kernel (16-bit scores, 16 < sk <= 16384,
 	 * no window binding; otherwise the general masked softmax, whole rows;
 	 * found by review: fp32 and longer rows took the causal kernel too) */
-	double rd = model_attn_keys(m, b->layer, p->seq_len) < sk || b->wb != 2 || sk <= 16 ||
-				    sk > 16384 ?
-			    1 :
-			    0.5;
+	double rd = keys < sk || b->wb != 2 || sk <= 16 || sk > 16384 ? 1 : 0.5;
 	if (!bwd) {
 		gemm(b, ph, "attn scores bmm", sq, sk, d, bh, 1, WL_V_NONE);
 		cmp_op(b, ph, WL_ELEM, "softmax", 0, (rd + 1) * b->wb * E, 0, 0, 0, 0, WL_V_NONE);

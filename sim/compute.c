@@ -725,6 +725,10 @@ static double hbm_time_s(const struct sim_compute *c, double bytes)
  * at 1,024 causal keys and 0.61 at 8,192. */
 #define ATTN_TILE 128.0
 
+static double attn_waves(const struct sim_compute *c, const struct sim_op_desc *op, double q,
+			 double kt, double fix);
+
+/* (times the grid's waves, attn_waves, from the same tiles) */
 static double attn_tiling(const struct sim_compute *c, const struct sim_op_desc *op)
 {
 	if (op->m <= 0 || op->n <= 0 || op->k <= 0)
@@ -732,8 +736,9 @@ static double attn_tiling(const struct sim_compute *c, const struct sim_op_desc 
 	/* a sequence shorter than the tile runs a tile its size */
 	double tile = fmin(ATTN_TILE, fmax(16.0, (double)op->m));
 	double kt = (double)op->n / tile; /* key tiles of FLOPs a query tile does */
+	double fix = (op->masked ? 0.5 : 0) + c->attn_tile_overhead;
 	double d = (double)op->k, pad = c->attn_head_pad, dpad = ceil(d / pad) * pad;
-	return (kt + (op->masked ? 0.5 : 0) + c->attn_tile_overhead) / kt * (dpad / d);
+	return (kt + fix) / kt * (dpad / d) * attn_waves(c, op, (double)op->m / tile, kt, fix);
 }
 
 /* The query tiles' CTAs run on the SMs, one at a time each (the fused
@@ -841,7 +846,9 @@ static double attn_schedule(const struct attn_grid *g)
 	return span;
 }
 
-/* The grid's busiest SM over its average SM (>= 1). A grid of equal CTAs
+/* The grid's busiest SM over its average SM (>= 1), q query tiles a head
+ * (the last partial), kt key tiles a tile walks on average, fix each
+ * tile's cost besides (attn_tiling's). A grid of equal CTAs
  * takes whole waves. Any other (masked, or a last partial tile: found by
  * review, counting partial tiles by their share of a wave put 11 heads of
  * 1,537 tokens at twice 1,536's) is scheduled CTA by CTA up to
@@ -856,15 +863,12 @@ static double attn_schedule(const struct attn_grid *g)
  * up to 0.25 % causal, 0.4 % under a window (a list schedule's anomalies, n
  * rounded to whole keys, the window solved from them; 1.2 % at 8 waves,
  * found by review). */
-static double attn_waves(const struct sim_compute *c, const struct sim_op_desc *op)
+static double attn_waves(const struct sim_compute *c, const struct sim_op_desc *op, double q,
+			 double kt, double fix)
 {
-	if (op->m <= 0 || op->n <= 0 || op->k <= 0)
-		return 1;
-	double tile = fmin(ATTN_TILE, fmax(16.0, (double)op->m));
-	double q = (double)op->m / tile, kt = (double)op->n / tile;
 	double heads = op->batch > 0 ? (double)op->batch : 1, S = c->sm_count;
 	struct attn_grid g = { .S = c->sm_count, .nq = (int)fmin(ceil(q), 1e9), .kt = kt,
-			       .fix = (op->masked ? 0.5 : 0) + c->attn_tile_overhead, .W = -1, .r = 1 };
+			       .fix = fix, .W = -1, .r = 1 };
 	g.f = q - (g.nq - 1);
 	if (op->masked) {
 		if (!op->window || kt >= q / 2) { /* causal */
@@ -939,7 +943,7 @@ double sim_compute_time_s(const struct sim_compute *c, const struct sim_op_desc 
 	case SIM_OP_ATTN: {
 		bool shaped = op->m > 0 && op->n > 0 && op->k > 0;
 		if (flops > 0)
-			t_flop = flops * attn_tiling(c, op) * attn_waves(c, op) /
+			t_flop = flops * attn_tiling(c, op) /
 				 (peak_for(c, dt) *
 				  fmin(1, c->attn_eff * (op->backward ? c->attn_bwd_ratio : 1)));
 		if (shaped && flops > 0) {
