@@ -43,11 +43,16 @@ struct bld {
 	int32_t sync_next;         /* the next compute op's sync_after (a host stream sync
 	                            * before it), -1 none */
 	bool moe_path;             /* emitting the MoE dispatcher's exchange (moe_comm), flag */
+	bool vision_path;          /* emitting the vision encoder's TP all-reduce (vision_comm):
+	                            * a WL_V_VISION op from the start (emit counts the rest
+	                            * against o->max_slices), flag */
 	struct deferred *dfr;      /* compute ops that wait for DP-stream results (top-k
 	                            * scatter-adds, ZeRO-2/3 shard adds) */
 	int ndfr, capdfr;          /* entries of dfr, allocated */
 	int nrc;                   /* return code */
 	int64_t done_ops;          /* ops of the roles built before this one */
+	int64_t tl_ops;            /* ops outside the vision encoder so far (o->max_slices) */
+	bool over_slices;          /* nrc says they passed o->max_slices, flag */
 };
 
 struct deferred {
@@ -64,6 +69,7 @@ static double dt_bytes(enum plan_dtype d)
 void wl_opts_init(struct wl_opts *o)
 {
 	o->dp_reduce = true;
+	o->max_slices = 0;
 }
 
 const char *wl_dim_name(enum wl_dim d)
@@ -89,6 +95,11 @@ static int32_t emit(struct bld *b, struct wl_op *op, int32_t d1, int32_t d2, int
 		return -1;
 	if (b->done_ops + r->nops >= WL_MAX_OPS) {
 		b->nrc = TS_EINPUT; /* (workload_build says why) */
+		return -1;
+	}
+	if (b->o->max_slices > 0 && op->vary != WL_V_VISION && ++b->tl_ops > b->o->max_slices) {
+		b->nrc = TS_EINPUT;
+		b->over_slices = true;
 		return -1;
 	}
 	if (r->nops == r->cap) {
@@ -245,6 +256,7 @@ static int32_t coll_op2(struct bld *b, enum wl_phase ph, enum wl_dim dim, enum w
 	op.dim = (uint8_t)dim;
 	op.coll = (uint8_t)coll;
 	op.phase = (uint8_t)ph;
+	op.vary = b->vision_path ? WL_V_VISION : WL_V_NONE;
 	op.size_bytes = size;
 	op.name = name;
 	op.peer_stage = op.peer_op = -1;
@@ -1421,9 +1433,9 @@ static void layer_bwd(struct bld *b, int l)
  * load like the encoder's compute (the executor scales WL_V_VISION ops). */
 static void vision_comm(struct bld *b, enum wl_phase ph, double bytes, bool overlap)
 {
-	int32_t id = comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, bytes, "vit tp allreduce", overlap);
-	if (id >= 0)
-		b->r->ops[id].vary = WL_V_VISION;
+	b->vision_path = true;
+	comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, bytes, "vit tp allreduce", overlap);
+	b->vision_path = false;
 }
 
 /* Vision encoder of one micro-batch (mean load; the executor scales it per
@@ -1978,6 +1990,35 @@ static int too_many_ops(struct ts_error *err, int micro, const struct model *m, 
 			    n, micro, m->layers, WL_MAX_OPS);
 }
 
+/* With a timeline: the workload would pass o->max_slices ops outside the
+ * vision encoder, each a slice of every simulated rank: ops as estimated
+ * (how "about" or "at least"; 0: found while built). The message names
+ * the same limit as the executor's (sim/exec.c, tl_add). */
+static int too_many_slices(struct ts_error *err, const struct wl_opts *o, double ops,
+			   const char *how)
+{
+	char n[48];
+	if (ops > 0)
+		snprintf(n, sizeof(n), "have %s %.3g", how, ops);
+	else
+		snprintf(n, sizeof(n), "pass");
+	return ts_error_set(err, TS_EINPUT,
+			    "the timeline for --trace/--svg would %s slices, more than the %lld "
+			    "slices a trace Perfetto can open; trace a plan with fewer "
+			    "micro-batches or ranks",
+			    n, (long long)o->max_slices);
+}
+
+/* Ops of w outside the vision encoder (o->max_slices counts them). */
+static double tl_ops_of(const struct workload *w)
+{
+	double n = 0;
+	for (int s = 0; s < w->nroles; s++)
+		for (int32_t i = 0; i < w->roles[s].nops; i++)
+			n += w->roles[s].ops[i].vary != WL_V_VISION;
+	return n;
+}
+
 int workload_build(struct workload *w, const struct model *m, const struct plan *p,
 		   const struct wl_opts *o, struct ts_error *err)
 {
@@ -2031,6 +2072,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	/* at least 16 ops per layer and micro-batch (forward and backward) */
 	if ((double)mm * m->layers * 16 >= WL_MAX_OPS)
 		return too_many_ops(err, mm, m, (double)mm * m->layers * 16, "at least");
+	if (o->max_slices > 0 && (double)mm * m->layers * 16 > (double)o->max_slices)
+		return too_many_slices(err, o, (double)mm * m->layers * 16, "at least");
 	/* within 16 times of the limit by that count (a layer has 27 ops or
 	 * more, many more with TP, recompute or a vision encoder): the ops of
 	 * the same plan at k and 2k micro-batches (k = 1, pp where
@@ -2042,9 +2085,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	 * small beside the plan (found by review: at 2 pp micro-batches the
 	 * samples outgrew a pp 256 plan) */
 	int k0 = v > 1 ? P : 1;
-	if (mm >= 8 * k0 && (double)mm * m->layers * 16 * 16 >= WL_MAX_OPS) {
+	double lim = o->max_slices > 0 && o->max_slices < WL_MAX_OPS ? (double)o->max_slices
+								      : WL_MAX_OPS;
+	if (mm >= 8 * k0 && (double)mm * m->layers * 16 * 16 >= lim) {
 		struct plan q = *p;
-		double n[2] = { 0, 0 };
+		double n[2] = { 0, 0 }, tl[2] = { 0, 0 };
 		for (int k = 0; k < 2; k++) {
 			struct workload t;
 			q.global_batch = (k + 1) * k0 * p->dp * p->micro_batch;
@@ -2053,16 +2098,25 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * its size or more, is too (said with its own count) */
 				if (rc == TS_EINPUT && strstr(err->msg, "the simulator holds"))
 					return too_many_ops(err, mm, m, 0, NULL);
+				if (rc == TS_EINPUT && strstr(err->msg, "a trace Perfetto can open"))
+					return too_many_slices(err, o, 0, NULL);
 				return rc;
 			}
 			for (int s = 0; s < t.nroles; s++)
 				n[k] += t.roles[s].nops;
+			tl[k] = tl_ops_of(&t);
 			workload_release(&t);
 		}
 		/* (the build holds WL_MAX_OPS ops and refuses the next: emit) */
 		double est = n[0] + (n[1] - n[0]) / k0 * (mm - k0);
 		if (est > WL_MAX_OPS)
 			return too_many_ops(err, mm, m, est, "about");
+		/* the ops a timeline traces, the same way (measured, 2026-12-04: a
+		 * GPT of 8 layers at 30,000 micro-batches with --trace ran 6.8 s
+		 * and 1.5 GB before the executor refused its 4 millionth slice) */
+		est = tl[0] + (tl[1] - tl[0]) / k0 * (mm - k0);
+		if (o->max_slices > 0 && est > (double)o->max_slices)
+			return too_many_slices(err, o, est, "about");
 	}
 	w->micro = mm;
 	w->vchunks = v;
@@ -2513,7 +2567,8 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 		}
 		if (b.nrc == TS_EINPUT) {
-			rc = too_many_ops(err, mm, m, 0, NULL);
+			rc = b.over_slices ? too_many_slices(err, o, 0, NULL)
+					   : too_many_ops(err, mm, m, 0, NULL);
 			goto fail;
 		}
 		if (b.nrc) {

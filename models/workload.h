@@ -116,6 +116,10 @@ struct wl_role {
 
 struct wl_opts {
 	bool dp_reduce;            /* emit the DP gradient reduction (false: local SGD steps) */
+	int64_t max_slices;        /* with a timeline: the most ops outside the vision encoder
+	                            * the workload may have (each is a slice of every simulated
+	                            * rank, so more cannot be traced), refused before the build
+	                            * where its estimate passes it; 0: no bound, count */
 };
 
 struct workload {

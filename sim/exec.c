@@ -4315,6 +4315,26 @@ static int run_once(struct exec *x, struct run_out *ro)
 			goto out;
 		}
 	}
+	if (x->tl) {
+		/* every simulated rank's ops outside the vision encoder end
+		 * in a slice (tl_add): refused before the run, not at its
+		 * 4 millionth slice (Qwen3-VL-2B, dp 64, 1,024 micro-batches
+		 * each: 3.7 s and 600 MB first) */
+		double sl = 0;
+		for (int s = 0; s < P; s++)
+			for (int32_t i = 0; i < x->w->roles[s].nops; i++)
+				sl += (x->w->roles[s].ops[i].vary != WL_V_VISION) *
+				      (double)(x->ninst / P);
+		if (sl > SIM_TIMELINE_MAX_SLICES) {
+			rc = ts_error_set(x->errp, TS_EINPUT,
+					  "the timeline for --trace/--svg would have at least %.3g "
+					  "slices (%d simulated ranks x their stage's ops), more than "
+					  "the %d slices a trace Perfetto can open; trace a plan with "
+					  "fewer micro-batches or ranks",
+					  sl, (int)x->ninst, SIM_TIMELINE_MAX_SLICES);
+			goto out;
+		}
+	}
 	x->in = calloc((size_t)x->ninst, sizeof(*x->in));
 	/* (under --jitter with every unit simulated, their DP ops run as
 	 * their own: the background's groups start from delays taken from
@@ -4858,6 +4878,11 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		}
 	}
 	wl_opts_init(&wo);
+	/* each op of a traced rank is a slice: a workload of more ops than
+	 * the timeline holds is refused before it is built (tl_add checks
+	 * the ranks' sum as they run) */
+	if (x.tl)
+		wo.max_slices = SIM_TIMELINE_MAX_SLICES;
 	if ((rc = predict_variant(&x, &wo, &sync_run, out)))
 		goto out;
 	out->iteration_time_s = sync_run.iter_s;
@@ -4878,6 +4903,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		int micro = out->micro_batches;
 		x.tl = NULL;
 		wo.dp_reduce = false;
+		wo.max_slices = 0;
 		rc = predict_variant(&x, &wo, &nosync, out);
 		x.tl = keep;
 		if (rc)

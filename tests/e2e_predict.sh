@@ -285,6 +285,13 @@ expect "names the horizon" "horizon" "$TMP/err"
 check "a trace of more than 4 million slices" 2 "$TRAINSIM" predict $SMALL --fidelity analytic \
 	--global-batch 60000 --trace "$TMP/big.json"
 expect "names the slice limit" "4000000 slices" "$TMP/err"
+expect "refused from the workload's estimate, before it is built" "would have about" "$TMP/err"
+check "no trace left behind" 0 test ! -e "$TMP/big.json"
+# under the limit per stage, over it with the four simulated units (the
+# executor's check before the run; it was refused at the 4 millionth slice)
+check "a trace of more slices than the simulated ranks may have" 2 "$TRAINSIM" predict $SMALL \
+	--fidelity analytic --global-batch 20000 --trace "$TMP/big.json"
+expect "counts the simulated ranks' slices" "at least .* slices \(8 simulated ranks" "$TMP/err"
 check "no trace left behind" 0 test ! -e "$TMP/big.json"
 # the two layer lists together, in either order (found by review: the later
 # one won); a repeated flag overrides the first, as with getopt tools

@@ -1714,6 +1714,22 @@ START_TEST(big_allreduce_tree)
 }
 END_TEST
 
+/* Whether this build runs under a sanitizer (whose shadow memory an
+ * address-space limit counts). */
+static bool sanitized_build(void)
+{
+	bool sanitized = false;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+	sanitized = true;
+#endif
+#endif
+	return sanitized;
+}
+
 /* Address space of this process, bytes (/proc/self/statm's first field). */
 static double vm_bytes(void)
 {
@@ -1741,16 +1757,8 @@ START_TEST(flow_frees_finished_collectives)
 	struct sim_prediction r;
 	struct rlimit old, lim;
 	struct ts_error err = TS_ERROR_INIT;
-	bool sanitized = false;
+	bool sanitized = sanitized_build();
 	int rc;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	sanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-	__has_feature(memory_sanitizer)
-	sanitized = true;
-#endif
-#endif
 	load_topo("dgx-a100-hdr", 2);
 	load_model_json("{\"n_embd\": 3072, \"n_layer\": 1, \"n_head\": 32, \"vocab_size\": "
 			"50257, \"n_positions\": 2048, \"model_type\": \"gpt2\"}");
@@ -6949,6 +6957,173 @@ START_TEST(replicated_grads_count_qk_norms)
 }
 END_TEST
 
+/* Ops of w outside the vision encoder: what a timeline makes slices of,
+ * one per simulated rank of the op's stage. */
+static double traced_ops(const struct workload *w)
+{
+	double n = 0;
+	for (int s = 0; s < w->nroles; s++)
+		for (int32_t i = 0; i < w->roles[s].nops; i++)
+			n += w->roles[s].ops[i].vary != WL_V_VISION;
+	return n;
+}
+
+/* A timeline's slices are bounded before the run. The workload refuses a
+ * plan whose ops outside the vision encoder pass wl_opts.max_slices: from
+ * its estimate where the plan is large (before building it; exact on
+ * these plans, so a bound of the count builds and one less is refused) or
+ * while building it; each simulated rank's ops end in one slice each, which
+ * the executor checks before it runs. Found 2026-12-04: a GPT of 8 layers
+ * at 30,000 micro-batches with --trace ran 6.8 s and 1.5 GB before the
+ * executor refused its 4 millionth slice (now 0.01 s). */
+START_TEST(timeline_slices_bounded_before_the_run)
+{
+	struct plan p;
+	struct workload w;
+	struct wl_opts wo;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	load_topo("dgx-h100-ndr", 2);
+	for (int c = 0; c < 4; c++) {
+		double n;
+		int rc;
+		if (c < 3)
+			load_model_json(small_model);
+		else
+			ck_assert_msg(model_load(&model, "qwen3-vl-2b", &err) == 0, "%s", err.msg);
+		plan_init(&p);
+		p.tp = 2;
+		p.pp = 2;
+		p.seq_len = 512;
+		p.global_batch = c == 2 ? 8 : 256; /* 2 or 64 micro-batches of 4 replicas */
+		if (c == 1) {
+			p.schedule = PLAN_SCHED_INTERLEAVED;
+			p.virtual_stages = 2;
+		}
+		resolve(&p);
+		wl_opts_init(&wo);
+		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+		n = traced_ops(&w);
+		workload_release(&w);
+		ck_assert_msg(n > 100, "case %d: %.0f ops", c, n);
+		wo.max_slices = (int64_t)n;
+		ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "case %d at its %.0f: %s",
+			      c, n, err.msg);
+		ck_assert_double_eq(traced_ops(&w), n);
+		workload_release(&w);
+		wo.max_slices = (int64_t)n - 1;
+		rc = workload_build(&w, &model, &p, &wo, &err);
+		ck_assert_msg(rc == TS_EINPUT && strstr(err.msg, "slices a trace Perfetto can open") &&
+				      strstr(err.msg, c == 2 ? "would pass" : "would have about"),
+			      "case %d, %.0f ops, bound one less: rc %d, %s", c, n, rc, err.msg);
+		err = (struct ts_error)TS_ERROR_INIT;
+	}
+	/* each rank the executor simulates, folded or exact: one slice per
+	 * op of its stage (the small GPT: no vision ops, so equal) */
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 2;
+	p.seq_len = 512;
+	p.global_batch = 16;
+	resolve(&p);
+	wl_opts_init(&wo);
+	ck_assert_msg(workload_build(&w, &model, &p, &wo, &err) == 0, "%s", err.msg);
+	double per_stage[2] = { 0, 0 };
+	for (int st = 0; st < 2; st++)
+		for (int32_t i = 0; i < w.roles[st].nops; i++)
+			per_stage[st]++;
+	workload_release(&w);
+	for (int exact = 0; exact < 2; exact++) {
+		int ranks = 0;
+		bool *seen;
+		sim_predict_opts_init(&o);
+		o.timeline = true;
+		o.exact = exact;
+		o.fidelity = SIM_ANALYTIC;
+		run(&p, &o, &r);
+		seen = calloc((size_t)r.tl->ntracks / SIM_TL_PER + 1, sizeof(*seen));
+		ck_assert_ptr_nonnull(seen);
+		for (int32_t i = 0; i < r.tl->n; i++)
+			if (!seen[r.tl->s[i].track / SIM_TL_PER]) {
+				seen[r.tl->s[i].track / SIM_TL_PER] = true;
+				ranks++;
+			}
+		free(seen);
+		ck_assert_msg(ranks % 2 == 0 && ranks >= 2 && (!exact || ranks == 16),
+			      "exact %d: %d ranks", exact, ranks);
+		ck_assert_msg(r.tl->n == (int32_t)((per_stage[0] + per_stage[1]) * ranks / 2),
+			      "exact %d: %d slices of %d ranks, stages of %.0f and %.0f ops", exact,
+			      r.tl->n, ranks, per_stage[0], per_stage[1]);
+		sim_prediction_release(&r);
+	}
+	topo_release(&topo);
+}
+END_TEST
+
+/* The trace is written event by event: the writer holds one event, not
+ * the document (as one cJSON tree, 3.0 M slices took 4.6 GB and 33 s to
+ * write; now the timeline's 0.4 GB and 9.9 s). Here some 200 k slices
+ * are written under an address space of 48 MB more than the run's (the
+ * tree needed about 300 MB), and read back: every slice an "X" event.
+ * The limit is restored before any assertion; under a sanitizer, whose
+ * shadow memory it counts, the file is only written and read. */
+START_TEST(trace_written_as_it_goes)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct rlimit old, lim;
+	struct ts_error err = TS_ERROR_INIT;
+	char path[] = "/tmp/ts_bigtrace_XXXXXX";
+	char *text = NULL;
+	size_t len;
+	cJSON *root, *ev, *e;
+	int fd = mkstemp(path), rc, nx = 0;
+	ck_assert(fd >= 0);
+	close(fd);
+	load_topo("dgx-h100-ndr", 2);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 2;
+	p.seq_len = 512;
+	p.global_batch = 512; /* 128 micro-batches of 4 replicas */
+	resolve(&p);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	o.fidelity = SIM_ANALYTIC;
+	run(&p, &o, &r);
+	ck_assert_msg(r.tl->n > 150000, "%d slices", r.tl->n);
+	ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)(vm_bytes() + 48e6);
+	if (!sanitized_build() && (old.rlim_cur == RLIM_INFINITY || old.rlim_cur > lim.rlim_cur))
+		ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+	rc = sim_trace_write_json(&r, path, &err);
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	ck_assert_int_eq(fileio_read_all(path, (size_t)1 << 31, &text, &len, &err), 0);
+	root = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(root);
+	ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+	ck_assert(cJSON_IsArray(ev));
+	cJSON_ArrayForEach(e, ev)
+	{
+		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+		nx += cJSON_IsString(ph) && !strcmp(ph->valuestring, "X");
+	}
+	ck_assert_int_eq(nx, r.tl->n);
+	ck_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "otherData")));
+	cJSON_Delete(root);
+	free(text);
+	unlink(path);
+	sim_prediction_release(&r);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(traces_are_valid)
 {
 	struct plan p;
@@ -7352,6 +7527,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, cp_exchanges_per_pass);
 	tcase_add_test(tc, cp_ring_hides_the_exchange);
 	tcase_add_test(tc, replicated_grads_count_qk_norms);
+	tcase_add_test(tc, timeline_slices_bounded_before_the_run);
+	tcase_add_test(tc, trace_written_as_it_goes);
 	tcase_add_test(tc, traces_are_valid);
 	tcase_add_test(tc, trace_picks_large_groups);
 	tcase_add_test(tc, too_many_gpus_infeasible);
