@@ -365,6 +365,144 @@ static const char *color_of(const char *name, int stream)
 	return "#bcbd22";
 }
 
+/* One slice as a rect of width w px (at least 0.2) at x0, y, its title
+ * the op, micro-batch, layer, collective and duration. */
+static void svg_slice(FILE *f, const struct sim_slice *s, double x0, double y, double w, double h)
+{
+	fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" fill=\"%s\"><title>",
+		x0, y, w < 0.2 ? 0.2 : w, h, color_of(s->name ? s->name : "", s->track % SIM_TL_PER));
+	xml_text(f, s->name ? s->name : "op");
+	if (s->micro >= 0)
+		fprintf(f, " micro %d", s->micro);
+	if (s->layer >= 0)
+		fprintf(f, " layer %d", s->layer);
+	if (s->dim >= 0) {
+		fprintf(f, " (%s %s, %.0f bytes", wl_dim_name((enum wl_dim)s->dim),
+			wl_coll_name((enum wl_coll)s->coll), s->bytes);
+		if (s->algo > 0)
+			fprintf(f, ", %s %s", sim_algo_name((enum sim_algo)s->algo),
+				sim_proto_name((enum sim_proto)s->proto));
+		fputc(')', f);
+	}
+	fprintf(f, ": %.3f us</title></rect>\n", (s->t1_s - s->t0_s) * 1e6);
+}
+
+/* Slices of one track under a pixel wide, back to back within half a
+ * pixel, drawn as one rect while they span under a pixel: a track shows
+ * about a pixel's worth of detail, and a timeline of millions of kernels
+ * stays an SVG a browser opens (3.0 M slices, a GPT of 8 layers at 2,000
+ * micro-batches: 416 MB with a rect each). The rect takes the colour that
+ * holds most of the run's time; its title says how many ops it holds
+ * ("N ops"), the first and last, and their time. */
+struct svg_run {
+	const struct sim_slice *first, *last;
+	int32_t n;                  /* slices, count */
+	double x0, x1;              /* extent, px */
+	double busy_s;              /* the slices' durations, s */
+	const char *col[16];        /* colours (color_of's strings) */
+	double col_s[16];           /* time of each, s */
+	int ncol;
+};
+
+static void run_flush(FILE *f, struct svg_run *r, double y, double h)
+{
+	int best = 0;
+	if (r->n == 0)
+		return;
+	if (r->n == 1) {
+		svg_slice(f, r->first, r->x0, y, r->x1 - r->x0, h);
+		r->n = 0;
+		return;
+	}
+	for (int k = 1; k < r->ncol; k++)
+		if (r->col_s[k] > r->col_s[best])
+			best = k;
+	fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" fill=\"%s\">"
+		   "<title>%d ops, ",
+		r->x0, y, r->x1 - r->x0 < 0.2 ? 0.2 : r->x1 - r->x0, h, r->col[best], r->n);
+	xml_text(f, r->first->name ? r->first->name : "op");
+	fputs(" .. ", f);
+	xml_text(f, r->last->name ? r->last->name : "op");
+	fprintf(f, ": %.3f us busy in %.3f us</title></rect>\n", r->busy_s * 1e6,
+		(r->last->t1_s - r->first->t0_s) * 1e6);
+	r->n = 0;
+}
+
+static void run_add(struct svg_run *r, const struct sim_slice *s, double x0, double x1)
+{
+	const char *c = color_of(s->name ? s->name : "", s->track % SIM_TL_PER);
+	int k;
+	if (r->n == 0) {
+		r->first = s;
+		r->x0 = x0;
+		r->busy_s = 0;
+		r->ncol = 0;
+	}
+	r->last = s;
+	r->x1 = x1;
+	r->n++;
+	r->busy_s += s->t1_s - s->t0_s;
+	for (k = 0; k < r->ncol && r->col[k] != c; k++)
+		;
+	if (k == r->ncol && k < 16) {
+		r->col[k] = c;
+		r->col_s[k] = 0;
+		r->ncol++;
+	}
+	if (k < 16)
+		r->col_s[k] += s->t1_s - s->t0_s;
+}
+
+struct svg_key {
+	int32_t track, i;
+	double t0;
+};
+
+static int cmp_svg_key(const void *a, const void *b)
+{
+	const struct svg_key *x = a, *y = b;
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	if (x->t0 != y->t0)
+		return x->t0 < y->t0 ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The slices as rects, track by track in time order (span s over width px
+ * from left; rows of row px). Non-zero when out of memory. */
+static int svg_slices(FILE *f, const struct sim_timeline *tl, const int32_t *rowof, double left,
+		      double width, double span, double row)
+{
+	struct svg_key *k = malloc((size_t)(tl->n > 0 ? tl->n : 1) * sizeof(*k));
+	struct svg_run r;
+	double px = width / span;
+	if (!k)
+		return 1;
+	for (int32_t i = 0; i < tl->n; i++) {
+		k[i].track = tl->s[i].track;
+		k[i].i = i;
+		k[i].t0 = tl->s[i].t0_s;
+	}
+	qsort(k, (size_t)tl->n, sizeof(*k), cmp_svg_key);
+	r.n = 0;
+	for (int32_t j = 0; j < tl->n; j++) {
+		const struct sim_slice *s = &tl->s[k[j].i];
+		double y = 40 + row * rowof[s->track], x0 = left + px * s->t0_s,
+		       x1 = left + px * s->t1_s;
+		if (r.n > 0 && (r.first->track != s->track || x1 - x0 >= 1 || x0 - r.x1 >= 0.5 ||
+				x1 - r.x0 >= 1))
+			run_flush(f, &r, 40 + row * rowof[r.first->track], row - 3);
+		if (x1 - x0 >= 1)
+			svg_slice(f, s, x0, y, x1 - x0, row - 3);
+		else
+			run_add(&r, s, x0, x1);
+	}
+	if (r.n > 0)
+		run_flush(f, &r, 40 + row * rowof[r.first->track], row - 3);
+	free(k);
+	return 0;
+}
+
 int sim_trace_write_svg(const struct sim_prediction *out, const char *path, struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
@@ -416,27 +554,11 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 		xml_text(a.f, tl->track[i]);
 		fputs("</text>\n", a.f);
 	}
-	for (int32_t i = 0; i < tl->n; i++) {
-		const struct sim_slice *s = &tl->s[i];
-		double x0 = left + (W - left - 10) * s->t0_s / span;
-		double w = (W - left - 10) * (s->t1_s - s->t0_s) / span;
-		fprintf(a.f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" fill=\"%s\"><title>",
-			x0, 40 + row * rowof[s->track], w < 0.2 ? 0.2 : w, row - 3,
-			color_of(s->name ? s->name : "", s->track % SIM_TL_PER));
-		xml_text(a.f, s->name ? s->name : "op");
-		if (s->micro >= 0)
-			fprintf(a.f, " micro %d", s->micro);
-		if (s->layer >= 0)
-			fprintf(a.f, " layer %d", s->layer);
-		if (s->dim >= 0) {
-			fprintf(a.f, " (%s %s, %.0f bytes", wl_dim_name((enum wl_dim)s->dim),
-				wl_coll_name((enum wl_coll)s->coll), s->bytes);
-			if (s->algo > 0)
-				fprintf(a.f, ", %s %s", sim_algo_name((enum sim_algo)s->algo),
-					sim_proto_name((enum sim_proto)s->proto));
-			fputc(')', a.f);
-		}
-		fprintf(a.f, ": %.3f us</title></rect>\n", (s->t1_s - s->t0_s) * 1e6);
+	if (svg_slices(a.f, tl, rowof, left, W - left - 10, span, row)) {
+		afile_abort(&a);
+		free(used);
+		free(rowof);
+		return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
 	}
 	/* an arrow from each pipeline send's start to its receive's end (the
 	 * data's arrival), as the JSON trace's flow events */

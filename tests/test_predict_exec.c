@@ -6957,6 +6957,34 @@ START_TEST(replicated_grads_count_qk_norms)
 }
 END_TEST
 
+/* The slices an SVG timeline draws: a rect each, or "N ops" where a run
+ * of slices under a pixel wide is drawn as one rect. st (if given): [0]
+ * rects of one slice, [1] merged rects, [2] the widest merged rect, px. */
+static int svg_ops(const char *text, double *st)
+{
+	int n = 0;
+	if (st)
+		st[0] = st[1] = st[2] = 0;
+	for (const char *s = text; (s = strstr(s, "<rect")); s++) {
+		const char *t = strstr(s, "<title>"), *w = strstr(s, "width=\"");
+		int k, len = 0;
+		ck_assert_ptr_nonnull(t);
+		ck_assert_ptr_nonnull(w);
+		if (sscanf(t, "<title>%d%n", &k, &len) == 1 && !strncmp(t + len, " ops, ", 6)) {
+			n += k;
+			if (st) {
+				st[1]++;
+				st[2] = fmax(st[2], atof(w + 7));
+			}
+		} else {
+			n++;
+			if (st)
+				st[0]++;
+		}
+	}
+	return n;
+}
+
 /* Ops of w outside the vision encoder: what a timeline makes slices of,
  * one per simulated rank of the op's stage. */
 static double traced_ops(const struct workload *w)
@@ -7068,7 +7096,8 @@ END_TEST
  * are written under an address space of 48 MB more than the run's (the
  * tree needed about 300 MB), and read back: every slice an "X" event.
  * The limit is restored before any assertion; under a sanitizer, whose
- * shadow memory it counts, the file is only written and read. */
+ * shadow memory it counts, the file is only written and read. The SVG of
+ * the same run draws runs of sub-pixel slices as one rect each. */
 START_TEST(trace_written_as_it_goes)
 {
 	struct plan p;
@@ -7118,6 +7147,28 @@ START_TEST(trace_written_as_it_goes)
 	ck_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "otherData")));
 	cJSON_Delete(root);
 	free(text);
+	/* the SVG draws a run of slices under a pixel wide as one rect, at
+	 * most a pixel wide (0.2 where it is narrower), each slice once;
+	 * the slices a pixel wide or more each on its own (a rect each, it
+	 * was 200 k rects, some 28 MB) */
+	{
+		double st[3], span = r.iteration_time_s;
+		int wide = 0, n;
+		for (int32_t i = 0; i < r.tl->n; i++) /* (the SVG's time axis, 1,370 px) */
+			span = fmax(span, r.tl->s[i].t1_s);
+		for (int32_t i = 0; i < r.tl->n; i++)
+			wide += (r.tl->s[i].t1_s - r.tl->s[i].t0_s) * 1370 / span >= 1;
+		ck_assert_int_eq(sim_trace_write_svg(&r, path, &err), 0);
+		ck_assert_int_eq(fileio_read_all(path, (size_t)1 << 31, &text, &len, &err), 0);
+		n = svg_ops(text, st);
+		ck_assert_int_eq(n, r.tl->n);
+		ck_assert_msg(st[0] + st[1] < r.tl->n / 5 && st[1] > 0 && st[2] <= 1.0 + 1e-9 &&
+				      st[0] >= wide,
+			      "%.0f single and %.0f merged rects (widest %.3f px) for %d slices, %d "
+			      "of them 1 px wide or more",
+			      st[0], st[1], st[2], r.tl->n, wide);
+		free(text);
+	}
 	unlink(path);
 	sim_prediction_release(&r);
 	topo_release(&topo);
@@ -7272,7 +7323,7 @@ START_TEST(traces_are_valid)
 		for (const char *s = text; (s = strstr(s, "</rect>")); s++)
 			close++;
 		ck_assert_int_eq(open, close);
-		ck_assert_int_eq(open, r.tl->n);
+		ck_assert_int_eq(svg_ops(text, NULL), r.tl->n);
 		ck_assert_ptr_null(strstr(text, "moe dispatch"));
 		/* an arrow per pipeline transfer, as the JSON's flow events */
 		open = 0;
