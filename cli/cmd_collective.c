@@ -495,6 +495,19 @@ int cmd_collective(int argc, char **argv)
 			goto fail;
 		}
 	}
+	{
+		/* a direct plan's transfers, all groups together: refused before
+		 * NCCL's choice prices each protocol analytically (a 1 GB
+		 * all-to-all over 8,192 ranks at flow level: 143 s before the
+		 * refusal, now at once) */
+		struct sim_coll_spec s;
+		sim_coll_spec_init(&s);
+		s.op = (enum sim_op)o.op;
+		s.nranks = n;
+		s.algo = (enum sim_algo)o.algo;
+		if (sim_coll_size_check(&s, ng, o.fid != SIM_ANALYTIC, &err))
+			goto fail;
+	}
 	specs = calloc((size_t)ng, sizeof(*specs));
 	ranks = malloc((size_t)ng * (size_t)n * sizeof(int32_t));
 	if (!specs || !ranks) {

@@ -279,6 +279,52 @@ static bool nccl_has(enum sim_algo a, enum sim_op op)
 	}
 }
 
+/* Point-to-point transfers of a direct plan: every member to every other
+ * (twice for an all-reduce: reduce-scatter, then all-gather), else one per
+ * member. */
+static double direct_xfers(const struct sim_coll_spec *s)
+{
+	double n = s->nranks;
+	switch (s->op) {
+	case SIM_OP_ALLTOALL:
+	case SIM_OP_ALLGATHER:
+	case SIM_OP_REDUCESCATTER: return n * (n - 1);
+	case SIM_OP_ALLREDUCE: return 2 * n * (n - 1);
+	default: return n;
+	}
+}
+
+/* Direct plans of more transfers than these are refused: each transfer
+ * keeps some 60 bytes in the analytic model and some 500 with its flow
+ * at flow or packet level (measured 2026-12-04 on dgx-h100-ndr-fat-tree,
+ * 1 GB all-to-all: 4,096 ranks, 16.8 M transfers, 1.0 GB analytic and
+ * 8.5 GB flow; 8,192 ranks 3.9 GB analytic, and at flow level no result
+ * in minutes on its way to some 34 GB). */
+#define DIRECT_MAX_XFERS (1 << 26)
+#define DIRECT_FLOW_MAX_XFERS (1 << 24)
+
+int sim_coll_size_check(const struct sim_coll_spec *s, int ng, bool flow, struct ts_error *err)
+{
+	double x = direct_xfers(s) * ng;
+	int lim = flow ? DIRECT_FLOW_MAX_XFERS : DIRECT_MAX_XFERS;
+	if (s->algo != SIM_ALGO_DIRECT && !sim_op_p2p(s->op))
+		return 0;
+	if (x <= lim)
+		return 0;
+	char what[96];
+	if (ng > 1)
+		snprintf(what, sizeof(what), "%d concurrent direct %ss over %d ranks each are", ng,
+			 sim_op_name(s->op), (int)s->nranks);
+	else
+		snprintf(what, sizeof(what), "a direct %s over %d ranks is", sim_op_name(s->op),
+			 (int)s->nranks);
+	return ts_error_set(err, TS_EINPUT,
+			    "%s %.3g point-to-point transfers, beyond the %d %s holds (about %s); %s",
+			    what, x, lim, flow ? "a flow- or packet-level plan" : "the simulator",
+			    flow ? "8.5 GB" : "4 GB",
+			    flow ? "use --fidelity analytic" : "use smaller groups");
+}
+
 int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct ts_error *err)
 {
 	struct sim_group_info gi;
@@ -306,6 +352,8 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
 				    s->op == SIM_OP_ALLTOALL || s->op == SIM_OP_SENDRECV
 					    ? " (point-to-point: use 'direct')"
 					    : "");
+	if (s->algo == SIM_ALGO_DIRECT && (rc = sim_coll_size_check(s, 1, false, err)))
+		return rc;
 	if (s->algo == SIM_ALGO_RHD && !gi.pow2)
 		return ts_error_set(err, TS_EINPUT, "algorithm 'rhd' needs a power-of-two group, "
 				    "got %d ranks", (int)s->nranks);
@@ -1886,6 +1934,8 @@ int sim_coll_start(struct sim_net *net, const struct topo *t, const struct sim_c
 	}
 	rc = sim_coll_check(t, s, err);
 	if (rc)
+		return rc;
+	if ((rc = sim_coll_size_check(s, 1, true, err)))
 		return rc;
 	c = coll_new(t, s, &rc);
 	if (!c)

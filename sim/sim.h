@@ -360,6 +360,14 @@ int sim_tree_model(const struct topo *t, const struct sim_coll_spec *s, double r
  * Returns 0 or TS_EINPUT with a message that says why. */
 int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct ts_error *err);
 
+/* Whether ng concurrent copies of s fit the transfers the simulator holds
+ * where s runs direct (an alltoall or sendrecv always does; another op
+ * where s->algo is direct): every member to every other, about 60 bytes a
+ * transfer analytic and 500 with its flow (flow: flow or packet level).
+ * Returns 0 or TS_EINPUT with a one-line message. Checked before any plan
+ * is built, since choosing one prices each protocol first. */
+int sim_coll_size_check(const struct sim_coll_spec *s, int ng, bool flow, struct ts_error *err);
+
 /* Analytic time of a collective (alpha-beta, bottleneck bandwidth from the
  * per-link load of the algorithm's transfers on the topology). No events. */
 int sim_coll_analytic(const struct topo *t, const struct sim_coll_spec *s, double *time_s,

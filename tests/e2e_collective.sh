@@ -203,6 +203,20 @@ expect_err "unknown cluster" "dgx-z900" "$TRAINSIM" collective --cluster dgx-z90
 printf '{"preset": "dgx-h100-ndr", "nodes": "two"}\n' >"$tmp/badc.json"
 expect_err "bad cluster file" "badc\\.json:[0-9]+:[0-9]+: nodes" "$TRAINSIM" collective --cluster "$tmp/badc.json" --op allreduce -b 1M
 expect_err "bad routing" "unknown routing 'ospf'" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M --routing ospf
+# direct plans past the transfers the simulator holds: refused before any
+# plan is built (an 8,192-rank all-to-all at flow level ran 143 s before
+# its refusal, and without it heads for some 34 GB)
+F=(collective --cluster dgx-h100-ndr-fat-tree --op alltoall -b 1G)
+expect_err "flow alltoall over 8,192 ranks" \
+	"a direct alltoall over 8192 ranks is 6.71e\+07 point-to-point transfers, beyond the 16777216 a flow- or packet-level plan holds .*--fidelity analytic" \
+	"$TRAINSIM" "${F[@]}" --nodes 1024 --fidelity flow
+expect_err "concurrent groups counted together" "2 concurrent direct alltoalls over 4096 ranks each are 3.35e\+07" \
+	"$TRAINSIM" "${F[@]}" --nodes 1024 --concurrent 2 --fidelity packet
+expect_err "analytic alltoall over 16,384 ranks" \
+	"a direct alltoall over 16384 ranks is 2.68e\+08 point-to-point transfers, beyond the 67108864 the simulator holds" \
+	"$TRAINSIM" "${F[@]}" --nodes 2048 --fidelity analytic
+expect_err "direct allreduce counts both halves" "a direct allreduce over 4096 ranks is 3.35e\+07" \
+	"$TRAINSIM" collective --cluster dgx-h100-ndr-fat-tree --nodes 512 --op allreduce --algo direct -b 1G
 
 echo "e2e_collective: $((n - fail)) passed, $fail failed"
 [ "$fail" = 0 ]
