@@ -505,7 +505,11 @@ int cmd_collective(int argc, char **argv)
 		s.op = (enum sim_op)o.op;
 		s.nranks = n;
 		s.algo = (enum sim_algo)o.algo;
-		if (sim_coll_size_check(&s, ng, o.fid != SIM_ANALYTIC, &err))
+		/* (another algorithm given: sim_coll_check says whether it can
+		 * run the op at all, found by review: ring said 'a direct
+		 * alltoall ... is' for an alltoall it cannot run) */
+		if ((s.algo == SIM_ALGO_AUTO || s.algo == SIM_ALGO_DIRECT) &&
+		    sim_coll_size_check(&s, ng, o.fid != SIM_ANALYTIC, &err))
 			goto fail;
 	}
 	specs = calloc((size_t)ng, sizeof(*specs));

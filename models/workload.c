@@ -1992,20 +1992,20 @@ static int too_many_ops(struct ts_error *err, int micro, const struct model *m, 
 
 /* With a timeline: the workload would pass o->max_slices ops outside the
  * vision encoder, each a slice of every simulated rank: ops as estimated
- * (how "about" or "at least"; 0: found while built). The message names
- * the same limit as the executor's (sim/exec.c, tl_add). */
-static int too_many_slices(struct ts_error *err, const struct wl_opts *o, double ops,
-			   const char *how)
+ * (a lower bound of the slices, one rank a stage; 0: found while built).
+ * The message names the same limit as the executor's (sim/exec.c,
+ * tl_add). */
+static int too_many_slices(struct ts_error *err, const struct wl_opts *o, double ops)
 {
-	char n[48];
+	char n[64];
 	if (ops > 0)
-		snprintf(n, sizeof(n), "have %s %.3g", how, ops);
+		snprintf(n, sizeof(n), "have at least %.3g slices, more than", ops);
 	else
 		snprintf(n, sizeof(n), "pass");
 	return ts_error_set(err, TS_EINPUT,
-			    "the timeline for --trace/--svg would %s slices, more than the %lld "
-			    "slices a trace Perfetto can open; trace a plan with fewer "
-			    "micro-batches or ranks",
+			    "the timeline for --trace/--svg would %s the %lld slices a trace "
+			    "Perfetto can open (each op of each simulated rank is one); trace a plan "
+			    "with fewer micro-batches or ranks",
 			    n, (long long)o->max_slices);
 }
 
@@ -2073,7 +2073,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	if ((double)mm * m->layers * 16 >= WL_MAX_OPS)
 		return too_many_ops(err, mm, m, (double)mm * m->layers * 16, "at least");
 	if (o->max_slices > 0 && (double)mm * m->layers * 16 > (double)o->max_slices)
-		return too_many_slices(err, o, (double)mm * m->layers * 16, "at least");
+		return too_many_slices(err, o, (double)mm * m->layers * 16);
 	/* within 16 times of the limit by that count (a layer has 27 ops or
 	 * more, many more with TP, recompute or a vision encoder): the ops of
 	 * the same plan at k and 2k micro-batches (k = 1, pp where
@@ -2099,7 +2099,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				if (rc == TS_EINPUT && strstr(err->msg, "the simulator holds"))
 					return too_many_ops(err, mm, m, 0, NULL);
 				if (rc == TS_EINPUT && strstr(err->msg, "a trace Perfetto can open"))
-					return too_many_slices(err, o, 0, NULL);
+					return too_many_slices(err, o, 0);
 				return rc;
 			}
 			for (int s = 0; s < t.nroles; s++)
@@ -2116,7 +2116,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		 * and 1.5 GB before the executor refused its 4 millionth slice) */
 		est = tl[0] + (tl[1] - tl[0]) / k0 * (mm - k0);
 		if (o->max_slices > 0 && est > (double)o->max_slices)
-			return too_many_slices(err, o, est, "about");
+			return too_many_slices(err, o, est);
 	}
 	w->micro = mm;
 	w->vchunks = v;
@@ -2567,7 +2567,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 		}
 		if (b.nrc == TS_EINPUT) {
-			rc = b.over_slices ? too_many_slices(err, o, 0, NULL)
+			rc = b.over_slices ? too_many_slices(err, o, 0)
 					   : too_many_ops(err, mm, m, 0, NULL);
 			goto fail;
 		}

@@ -322,7 +322,8 @@ int sim_coll_size_check(const struct sim_coll_spec *s, int ng, bool flow, struct
 			    "%s %.3g point-to-point transfers, beyond the %d %s holds (about %s); %s",
 			    what, x, lim, flow ? "a flow- or packet-level plan" : "the simulator",
 			    flow ? "8.5 GB" : "4 GB",
-			    flow ? "use --fidelity analytic" : "use smaller groups");
+			    flow && x <= DIRECT_MAX_XFERS ? "use --fidelity analytic"
+							  : "use smaller groups");
 }
 
 int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct ts_error *err)

@@ -502,6 +502,40 @@ static int32_t peer_inst(const struct exec *x, int32_t ii, int stage)
 	return stage * per + ii % per;
 }
 
+/* Whether the run's slices fit the timeline: every simulated rank's ops
+ * outside the vision encoder end in one (tl_add); with vision (after the
+ * images are drawn, x->in set), also the encoder's ops of the
+ * micro-batches whose drawn load is not zero, its TP all-reduces but
+ * under --free-comm, where they take no time (so the count is the
+ * slices', checked on Qwen3-VL-2B with and without images, folded and
+ * --exact). TS_EINPUT with the message where they do not. */
+static int timeline_fits(struct exec *x, bool vision)
+{
+	int P = x->w->nroles;
+	double sl = 0;
+	for (int s = 0; s < P; s++)
+		for (int32_t i = 0; i < x->w->roles[s].nops; i++)
+			sl += (x->w->roles[s].ops[i].vary != WL_V_VISION) * (double)(x->ninst / P);
+	for (int32_t ii = 0; vision && ii < x->ninst; ii++) {
+		const struct wl_role *r = &x->w->roles[x->in[ii].role];
+		for (int32_t i = 0; i < r->nops; i++) {
+			const struct wl_op *op = &r->ops[i];
+			if (op->vary == WL_V_VISION &&
+			    (op->kind == WL_K_COMPUTE || !x->o->free_comm) &&
+			    (op->micro < 0 || x->in[ii].vis_f[op->micro].lin > 0))
+				sl++;
+		}
+	}
+	if (sl <= SIM_TIMELINE_MAX_SLICES)
+		return 0;
+	return ts_error_set(x->errp, TS_EINPUT,
+			    "the timeline for --trace/--svg would have at least %.3g slices (%d "
+			    "simulated ranks x their stage's ops%s), more than the %d slices a trace "
+			    "Perfetto can open; trace a plan with fewer micro-batches or ranks",
+			    sl, (int)x->ninst, vision ? ", the vision encoder's at the drawn images" : "",
+			    SIM_TIMELINE_MAX_SLICES);
+}
+
 static struct coll_pick op_pick(struct exec *x, int32_t inst, int32_t opi, double size);
 
 static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t opi,
@@ -4315,26 +4349,13 @@ static int run_once(struct exec *x, struct run_out *ro)
 			goto out;
 		}
 	}
-	if (x->tl) {
-		/* every simulated rank's ops outside the vision encoder end
-		 * in a slice (tl_add): refused before the run, not at its
-		 * 4 millionth slice (Qwen3-VL-2B, dp 64, 1,024 micro-batches
-		 * each: 3.7 s and 600 MB first) */
-		double sl = 0;
-		for (int s = 0; s < P; s++)
-			for (int32_t i = 0; i < x->w->roles[s].nops; i++)
-				sl += (x->w->roles[s].ops[i].vary != WL_V_VISION) *
-				      (double)(x->ninst / P);
-		if (sl > SIM_TIMELINE_MAX_SLICES) {
-			rc = ts_error_set(x->errp, TS_EINPUT,
-					  "the timeline for --trace/--svg would have at least %.3g "
-					  "slices (%d simulated ranks x their stage's ops), more than "
-					  "the %d slices a trace Perfetto can open; trace a plan with "
-					  "fewer micro-batches or ranks",
-					  sl, (int)x->ninst, SIM_TIMELINE_MAX_SLICES);
-			goto out;
-		}
-	}
+	/* every simulated rank's ops outside the vision encoder end in a
+	 * slice (tl_add): refused before the ranks' state is allocated, not
+	 * at the 4 millionth slice (Qwen3-VL-2B, dp 64, 1,024 micro-batches
+	 * each: 3.7 s and 600 MB first); the encoder's once the images are
+	 * drawn, below */
+	if (x->tl && (rc = timeline_fits(x, false)))
+		goto out;
 	x->in = calloc((size_t)x->ninst, sizeof(*x->in));
 	/* (under --jitter with every unit simulated, their DP ops run as
 	 * their own: the background's groups start from delays taken from
@@ -4402,6 +4423,8 @@ static int run_once(struct exec *x, struct run_out *ro)
 		if ((rc = jit_loads(x, in, vis, exp_, mm)))
 			goto out;
 	}
+	if (x->tl && (rc = timeline_fits(x, true)))
+		goto out;
 	for (int32_t s = 0; s < P && x->dp_bgon; s++)
 		for (int32_t i = 0; i < x->w->roles[s].nops && !x->err; i++)
 			if (dp_coll(&x->w->roles[s].ops[i]))

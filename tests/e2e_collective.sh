@@ -217,6 +217,13 @@ expect_err "analytic alltoall over 16,384 ranks" \
 	"$TRAINSIM" "${F[@]}" --nodes 2048 --fidelity analytic
 expect_err "direct allreduce counts both halves" "a direct allreduce over 4096 ranks is 3.35e\+07" \
 	"$TRAINSIM" collective --cluster dgx-h100-ndr-fat-tree --nodes 512 --op allreduce --algo direct -b 1G
+# (found by review) past the analytic bound too, the flow level's refusal
+# does not send the user to analytic; an algorithm that cannot run the op
+# says so, not the direct plan's size
+expect_err "flow, past the analytic bound too" "2.68e\+08 point-to-point transfers, beyond the 16777216 .*; use smaller groups" \
+	"$TRAINSIM" "${F[@]}" --nodes 2048 --fidelity flow
+expect_err "ring alltoall over 16,384 ranks" "'ring' cannot run 'alltoall'" \
+	"$TRAINSIM" "${F[@]}" --nodes 2048 --fidelity analytic --algo ring
 
 echo "e2e_collective: $((n - fail)) passed, $fail failed"
 [ "$fail" = 0 ]
