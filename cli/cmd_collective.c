@@ -498,8 +498,8 @@ int cmd_collective(int argc, char **argv)
 	{
 		/* a direct plan's transfers, all groups together: refused before
 		 * NCCL's choice prices each protocol analytically (a 1 GB
-		 * all-to-all over 8,192 ranks at flow level: 143 s before the
-		 * refusal, now at once) */
+		 * all-to-all over 8,192 ranks at flow level, refused only after
+		 * that choice, took 143 s; now at once) */
 		struct sim_coll_spec s;
 		sim_coll_spec_init(&s);
 		s.op = (enum sim_op)o.op;

@@ -204,8 +204,8 @@ printf '{"preset": "dgx-h100-ndr", "nodes": "two"}\n' >"$tmp/badc.json"
 expect_err "bad cluster file" "badc\\.json:[0-9]+:[0-9]+: nodes" "$TRAINSIM" collective --cluster "$tmp/badc.json" --op allreduce -b 1M
 expect_err "bad routing" "unknown routing 'ospf'" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M --routing ospf
 # direct plans past the transfers the simulator holds: refused before any
-# plan is built (an 8,192-rank all-to-all at flow level ran 143 s before
-# its refusal, and without it heads for some 34 GB)
+# plan is built (an 8,192-rank all-to-all at flow level heads for some
+# 34 GB; refused only after NCCL's choice it took 143 s)
 F=(collective --cluster dgx-h100-ndr-fat-tree --op alltoall -b 1G)
 expect_err "flow alltoall over 8,192 ranks" \
 	"a direct alltoall over 8192 ranks is 6.71e\+07 point-to-point transfers, beyond the 16777216 a flow- or packet-level plan holds .*--fidelity analytic" \
