@@ -716,7 +716,12 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		if (get_int2(&t, "n_positions", "max_position_embeddings", false, 1, 1 << 24,
 			     &m->max_pos, err) ||
 		    opt_number(&t, "resid_pdrop", &drop, err) ||
-		    opt_number(&t, "attn_pdrop", &adrop, err))
+		    opt_number(&t, "attn_pdrop", &adrop, err) ||
+		    /* BloomConfig's and the n_layer Falcon (RefinedWeb)
+		     * configs' spellings (found in an earlier note: not
+		     * read, so a config's dropout there was none) */
+		    opt_number(&t, "hidden_dropout", &drop, err) ||
+		    opt_number(&t, "attention_dropout", &adrop, err))
 			return TS_EINPUT;
 		/* GPT-J: rotary positions; attention without biases, the MLP
 		 * with them, one LayerNorm before its parallel attention and
@@ -770,7 +775,9 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		    opt_bool(&t, "mlp_bias", &m->mlp_bias, err) ||
 		    opt_bool(&t, "use_qkv_bias", &m->qkv_bias, err) ||
 		    opt_number(&t, "attention_dropout", &adrop, err) ||
-		    opt_number(&t, "hidden_dropout", &drop, err))
+		    opt_number(&t, "hidden_dropout", &drop, err) ||
+		    /* PhiConfig's (and GPT-NeoX-era) residual dropout */
+		    opt_number(&t, "resid_pdrop", &drop, err))
 			return TS_EINPUT;
 		/* q_norm/k_norm: per head (Qwen3, Gemma 3) or over all heads
 		 * (OLMo 2, OLMoE; found by review: not counted) */

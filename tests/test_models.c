@@ -987,7 +987,8 @@ END_TEST
  * attn_pdrop (attention), each 0.1 when absent (GPT2Config's defaults;
  * found by review: absent keys meant none and attn_pdrop was not read);
  * GPT-J's 0 when absent; Llama-style attention_dropout and hidden_dropout,
- * 0 when absent. */
+ * 0 when absent; BLOOM's hidden_dropout and attention_dropout and Phi's
+ * resid_pdrop (neither was read). */
 START_TEST(dropout_from_config)
 {
 	static const struct {
@@ -1000,6 +1001,16 @@ START_TEST(dropout_from_config)
 		{ "\"model_type\": \"gptj\"", false, false },
 		{ "\"model_type\": \"gptj\", \"attn_pdrop\": 0.1", false, true },
 	};
+	/* BLOOM's spellings, as its configs have them (n_embed; 0 when
+	 * absent, BloomConfig's defaults) */
+	static const struct {
+		const char *extra;
+		bool hidden, attn;
+	} bl[] = {
+		{ "", false, false },
+		{ ", \"hidden_dropout\": 0.1", true, false },
+		{ ", \"attention_dropout\": 0.1", false, true },
+	};
 	static const struct {
 		const char *extra;
 		bool hidden, attn;
@@ -1007,6 +1018,7 @@ START_TEST(dropout_from_config)
 		{ "", false, false },
 		{ ", \"attention_dropout\": 0.1", false, true },
 		{ ", \"hidden_dropout\": 0.1", true, false },
+		{ ", \"resid_pdrop\": 0.1", true, false }, /* Phi's spelling */
 	};
 	struct model m;
 	struct ts_error err = TS_ERROR_INIT;
@@ -1018,6 +1030,15 @@ START_TEST(dropout_from_config)
 		ck_assert_msg(load_text(&m, buf, &err) == 0, "%s", err.msg);
 		ck_assert_msg(m.dropout == c[i].hidden && m.attn_dropout == c[i].attn, "%s: %d %d", buf,
 			      m.dropout, m.attn_dropout);
+	}
+	for (size_t i = 0; i < TS_ARRAY_LEN(bl); i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"n_embed\": 64, \"n_layer\": 2, \"num_attention_heads\": 4, "
+			 "\"vocab_size\": 100, \"model_type\": \"bloom\"%s}",
+			 bl[i].extra);
+		ck_assert_msg(load_text(&m, buf, &err) == 0, "%s", err.msg);
+		ck_assert_msg(m.dropout == bl[i].hidden && m.attn_dropout == bl[i].attn, "%s: %d %d",
+			      buf, m.dropout, m.attn_dropout);
 	}
 	for (size_t i = 0; i < TS_ARRAY_LEN(l); i++) {
 		snprintf(buf, sizeof(buf),
