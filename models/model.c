@@ -553,7 +553,10 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		m->layer_norms = arch.norms;
 	if (type_is(mtype, "falcon") || type_is(mtype, "RefinedWeb") ||
 	    type_is(mtype, "RefinedWebModel")) {
-		if (parse_falcon(m, &t, err))
+		/* FalconConfig's dropout keys, 0 when absent (found in an
+		 * earlier note: not read) */
+		if (parse_falcon(m, &t, err) || opt_number(&t, "hidden_dropout", &drop, err) ||
+		    opt_number(&t, "attention_dropout", &adrop, err))
 			return TS_EINPUT;
 		goto common;
 	}
@@ -717,9 +720,8 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			     &m->max_pos, err) ||
 		    opt_number(&t, "resid_pdrop", &drop, err) ||
 		    opt_number(&t, "attn_pdrop", &adrop, err) ||
-		    /* BloomConfig's and the n_layer Falcon (RefinedWeb)
-		     * configs' spellings (found in an earlier note: not
-		     * read, so a config's dropout there was none) */
+		    /* BloomConfig's spellings (found in an earlier note:
+		     * not read, so a config's dropout there was none) */
 		    opt_number(&t, "hidden_dropout", &drop, err) ||
 		    opt_number(&t, "attention_dropout", &adrop, err))
 			return TS_EINPUT;

@@ -987,8 +987,8 @@ END_TEST
  * attn_pdrop (attention), each 0.1 when absent (GPT2Config's defaults;
  * found by review: absent keys meant none and attn_pdrop was not read);
  * GPT-J's 0 when absent; Llama-style attention_dropout and hidden_dropout,
- * 0 when absent; BLOOM's hidden_dropout and attention_dropout and Phi's
- * resid_pdrop (neither was read). */
+ * 0 when absent; BLOOM's and Falcon's hidden_dropout and
+ * attention_dropout and Phi's resid_pdrop (none was read). */
 START_TEST(dropout_from_config)
 {
 	static const struct {
@@ -1040,6 +1040,21 @@ START_TEST(dropout_from_config)
 		ck_assert_msg(m.dropout == bl[i].hidden && m.attn_dropout == bl[i].attn, "%s: %d %d",
 			      buf, m.dropout, m.attn_dropout);
 	}
+	/* Falcon's (FalconConfig: hidden_dropout, attention_dropout, 0 when
+	 * absent), new and RefinedWeb configs alike */
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < TS_ARRAY_LEN(bl); i++) {
+			snprintf(buf, sizeof(buf),
+				 k ? "{\"hidden_size\": 64, \"n_layer\": 2, \"n_head\": 4, "
+				     "\"vocab_size\": 100, \"model_type\": \"RefinedWebModel\"%s}"
+				   : "{\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+				     "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+				     "\"model_type\": \"falcon\"%s}",
+				 bl[i].extra);
+			ck_assert_msg(load_text(&m, buf, &err) == 0, "%s", err.msg);
+			ck_assert_msg(m.dropout == bl[i].hidden && m.attn_dropout == bl[i].attn,
+				      "%s: %d %d", buf, m.dropout, m.attn_dropout);
+		}
 	for (size_t i = 0; i < TS_ARRAY_LEN(l); i++) {
 		snprintf(buf, sizeof(buf),
 			 "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
