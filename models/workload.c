@@ -2009,8 +2009,7 @@ static int too_many_slices(struct ts_error *err, const struct wl_opts *o, double
 			    n, (long long)o->max_slices);
 }
 
-/* Ops of w outside the vision encoder (o->max_slices counts them). */
-static double tl_ops_of(const struct workload *w)
+double workload_traced_ops(const struct workload *w)
 {
 	double n = 0;
 	for (int s = 0; s < w->nroles; s++)
@@ -2104,7 +2103,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 			for (int s = 0; s < t.nroles; s++)
 				n[k] += t.roles[s].nops;
-			tl[k] = tl_ops_of(&t);
+			tl[k] = workload_traced_ops(&t);
 			workload_release(&t);
 		}
 		/* (the build holds WL_MAX_OPS ops and refuses the next: emit) */

@@ -137,6 +137,9 @@ void wl_opts_init(struct wl_opts *o);
 int workload_build(struct workload *w, const struct model *m, const struct plan *p,
 		   const struct wl_opts *o, struct ts_error *err);
 void workload_release(struct workload *w);
+/* Ops of w outside the vision encoder: each a slice of every simulated rank
+ * of its stage in a timeline (wl_opts.max_slices bounds them), count. */
+double workload_traced_ops(const struct workload *w);
 
 const char *wl_dim_name(enum wl_dim d);
 const char *wl_coll_name(enum wl_coll c);

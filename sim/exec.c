@@ -511,11 +511,7 @@ static int32_t peer_inst(const struct exec *x, int32_t ii, int stage)
  * --exact). TS_EINPUT with the message where they do not. */
 static int timeline_fits(struct exec *x, bool vision)
 {
-	int P = x->w->nroles;
-	double sl = 0;
-	for (int s = 0; s < P; s++)
-		for (int32_t i = 0; i < x->w->roles[s].nops; i++)
-			sl += (x->w->roles[s].ops[i].vary != WL_V_VISION) * (double)(x->ninst / P);
+	double sl = workload_traced_ops(x->w) * (double)(x->ninst / x->w->nroles);
 	for (int32_t ii = 0; vision && ii < x->ninst; ii++) {
 		const struct wl_role *r = &x->w->roles[x->in[ii].role];
 		for (int32_t i = 0; i < r->nops; i++) {
