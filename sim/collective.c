@@ -2566,6 +2566,28 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 		return rc;
 	*algo = SIM_ALGO_AUTO;
 	*proto = SIM_PROTO_AUTO;
+	if (sim_op_p2p(in.op) && (in.algo == SIM_ALGO_AUTO || in.algo == SIM_ALGO_DIRECT) &&
+	    in.proto == SIM_PROTO_AUTO) {
+		/* NCCL runs point-to-point sends (sendrecv, and an all-to-all as
+		 * grouped sends to each peer) outside its tuner's cost table:
+		 * LL for a send of at most NCCL_P2P_LL_THRESHOLD bytes (16 KiB
+		 * by default), Simple above, never LL128 (addP2pToPlan in NCCL's
+		 * enqueue.cc; recalled from NCCL's source, not in
+		 * shared/reference: an assumption). A send is an all-to-all
+		 * member's size over the group, the mean peer's under weights.
+		 * Before, the three protocols were each priced, each pricing
+		 * building the n^2-transfer plan: 25 s for a 4,096-rank
+		 * all-to-all, and LL or LL128 where NCCL runs Simple. */
+		double send = in.op == SIM_OP_ALLTOALL ? in.size_bytes / in.nranks : in.size_bytes;
+		struct sim_coll_spec c = in;
+		c.algo = SIM_ALGO_DIRECT;
+		c.proto = send <= SIM_P2P_LL_THRESHOLD ? SIM_PROTO_LL : SIM_PROTO_SIMPLE;
+		if ((rc = sim_coll_check(t, &c, err)))
+			return rc;
+		*algo = c.algo;
+		*proto = c.proto;
+		return 0;
+	}
 	if (in.algo != SIM_ALGO_AUTO) {
 		/* a fixed algorithm: only its protocol is chosen */
 		cand = &in.algo;

@@ -416,9 +416,15 @@ int sim_a2a_compile(const struct topo *t, const struct sim_coll_spec *s, int nsp
 double sim_a2a_time(const struct sim_a2a *a, const double *w, double size_bytes, double *scratch);
 void sim_a2a_release(struct sim_a2a *a);
 
+/* NCCL's default NCCL_P2P_LL_THRESHOLD: a point-to-point send of at most
+ * this many bytes runs LL, a larger one Simple (an assumption: recalled
+ * from NCCL's enqueue.cc, not in shared/reference). */
+#define SIM_P2P_LL_THRESHOLD 16384.0
+
 /* NCCL's choice: the (algorithm, protocol) of minimum predicted time among
  * those enabled for op/group (ring, tree, nvls for allreduce; ring for
- * others; direct for alltoall/sendrecv), keeping any fixed in s. */
+ * others), keeping any fixed in s; alltoall and sendrecv go direct with
+ * NCCL's point-to-point protocol by send size (SIM_P2P_LL_THRESHOLD). */
 int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum sim_algo *algo,
 		    enum sim_proto *proto, struct ts_error *err);
 

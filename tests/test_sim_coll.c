@@ -535,6 +535,57 @@ START_TEST(h100_nvswitch_ring_and_nvls)
 }
 END_TEST
 
+/* NCCL's point-to-point protocol goes by the size of a send, not by its
+ * tuner's cost table: LL up to 16 KiB a send, Simple above, never LL128
+ * (sim_coll_choose). On four DGX H100 nodes a 1 MiB all-to-all (32 KiB a
+ * peer) priced cheapest with LL128 before; a 256 KiB one (8 KiB a peer)
+ * takes LL, and a sendrecv of 16 KiB LL, of 16 KiB + 1 Simple. */
+START_TEST(p2p_protocol_by_send_size)
+{
+	static const struct {
+		enum sim_op op;
+		double size;
+		enum sim_proto want;
+	} cases[] = {
+		{ SIM_OP_ALLTOALL, 32 * 16384.0, SIM_PROTO_LL },
+		{ SIM_OP_ALLTOALL, 32 * 16384.0 + 32, SIM_PROTO_SIMPLE },
+		{ SIM_OP_ALLTOALL, TS_MiB, SIM_PROTO_SIMPLE },
+		{ SIM_OP_ALLTOALL, TS_GiB, SIM_PROTO_SIMPLE },
+		{ SIM_OP_SENDRECV, 16384, SIM_PROTO_LL },
+		{ SIM_OP_SENDRECV, 16385, SIM_PROTO_SIMPLE },
+	};
+	struct world w;
+	struct ts_error err = TS_ERROR_INIT;
+	int32_t ranks[32];
+	world_open(&w, "dgx-h100-ndr", 4, NULL, 1);
+	for (int i = 0; i < 32; i++)
+		ranks[i] = i;
+	for (size_t k = 0; k < TS_ARRAY_LEN(cases); k++) {
+		struct sim_coll_spec s;
+		enum sim_algo a;
+		enum sim_proto p;
+		sim_coll_spec_init(&s);
+		s.op = cases[k].op;
+		s.size_bytes = cases[k].size;
+		s.nranks = cases[k].op == SIM_OP_SENDRECV ? 2 : 32;
+		s.ranks = cases[k].op == SIM_OP_SENDRECV ? (int32_t[]){ 0, 8 } : ranks;
+		ck_assert_msg(sim_coll_choose(&w.t, &s, &a, &p, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(a, SIM_ALGO_DIRECT);
+		ck_assert_msg(p == cases[k].want, "case %zu: %s, want %s", k, sim_proto_name(p),
+			      sim_proto_name(cases[k].want));
+		/* a fixed direct algorithm takes the same rule */
+		s.algo = SIM_ALGO_DIRECT;
+		ck_assert_int_eq(sim_coll_choose(&w.t, &s, &a, &p, &err), 0);
+		ck_assert_int_eq(p, cases[k].want);
+		/* and a protocol given is kept */
+		s.proto = SIM_PROTO_LL128;
+		ck_assert_int_eq(sim_coll_choose(&w.t, &s, &a, &p, &err), 0);
+		ck_assert_int_eq(p, SIM_PROTO_LL128);
+	}
+	world_close(&w);
+}
+END_TEST
+
 START_TEST(a100_hdr_multinode)
 {
 	/* DGX SuperPODs are rail-optimised: the dgx-a100-hdr preset with rails. */
@@ -1253,6 +1304,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, coupled_ring_agrees_with_steps, 0, (int)TS_ARRAY_LEN(cpl));
 	tcase_add_test(tc, coupled_threshold_default);
+	tcase_add_test(tc, p2p_protocol_by_send_size);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_loop_test(tc, cannot_run_says_why, 0, (int)TS_ARRAY_LEN(bad));
