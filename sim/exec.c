@@ -197,6 +197,7 @@ struct launch {                    /* one communication op in flight */
 	int32_t left;              /* transfers/collectives outstanding, count */
 	simtime_ps t_start;        /* ps */
 	uint64_t memo_key;         /* 0 none */
+	double memo_an;            /* memoised alltoallv: its analytic time at its loads, s (0 none) */
 	double size;               /* payload per rank: the op's, scaled by the drawn load, bytes */
 	struct launch *next;       /* in the rendezvous table / free list */
 	struct launch *fprev, *fnext; /* in the in-flight list (launched, not done) */
@@ -1180,6 +1181,10 @@ static void pick_put(struct memo_tab *t, uint64_t key, struct coll_pick pk)
 		memo_put(t, pick_key(key), (simtime_ps)pk.algo << 8 | (simtime_ps)pk.proto);
 }
 
+/* Where the analytic time at the memoised run's loads is kept beside a
+ * memoised alltoallv's duration (memo_an). */
+static uint64_t an0_key(uint64_t key) { return rng_hash2(key, 0x616e30ULL) | 1; }
+
 static struct coll_pick pick_get(struct memo_tab *t, uint64_t key)
 {
 	struct memo *mm = memo_find(t, pick_key(key));
@@ -1517,6 +1522,8 @@ static void launch_done(struct exec *x, struct launch *l)
 	}
 	if (l->memo_key && x->use_memo && !memo_find(&x->memo, l->memo_key)) {
 		memo_put(&x->memo, l->memo_key, now - l->t_start);
+		if (l->memo_an > 0)
+			memo_put(&x->memo, an0_key(l->memo_key), time_from_s(l->memo_an));
 		if (x->tl)
 			pick_put(&x->memo, l->memo_key, op_pick(x, l->waiters[0], l->op, l->size));
 	}
@@ -2829,15 +2836,31 @@ static void launch_go(struct exec *x, struct launch *l)
 	l->size = launch_size(x, op, in0);
 	if (x->o->free_comm || l->size <= 0)
 		goto timer;
-	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && !ep_weighted(x, op) && gate < 0) {
-		/* (an alltoallv's loads differ from op to op: always live) */
+	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && gate < 0) {
 		int32_t lo = l->waiters[0];
+		struct memo *m0;
 		for (int32_t i = 1; i < l->nwait; i++)
 			if (l->waiters[i] < lo)
 				lo = l->waiters[i];
+		if (ep_weighted(x, op)) {
+			/* an alltoallv's loads differ from op to op: the first
+			 * one's time on the network, scaled by the analytic
+			 * model's time at this op's loads over its time at the
+			 * first's (the same concurrent groups, the same routes) */
+			struct coll_pick pk = { SIM_ALGO_AUTO, SIM_PROTO_AUTO };
+			rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size,
+						 &l->memo_an, &pk);
+			if (rc) {
+				set_err(x, rc);
+				return;
+			}
+		}
 		l->memo_key = memo_key(l->role, op, l->size, lo);
-		if ((mm = memo_find(&x->memo, l->memo_key))) {
+		if ((mm = memo_find(&x->memo, l->memo_key)) &&
+		    (!(l->memo_an > 0) || (m0 = memo_find(&x->memo, an0_key(l->memo_key))))) {
 			an = time_to_s(mm->dur);
+			if (l->memo_an > 0)
+				an *= l->memo_an / time_to_s(m0->dur);
 			note_pick(x, l, pick_get(&x->memo, l->memo_key), NULL, 0);
 			goto timer;
 		}

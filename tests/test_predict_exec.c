@@ -664,6 +664,70 @@ START_TEST(memo_keeps_each_send_peer)
 }
 END_TEST
 
+/* --memo 1 memoises an alltoallv too: the first of a kind on the network,
+ * each later one that time scaled by the analytic model's time at its own
+ * expert loads over its time at the first's. A MoE model with ep 16 over
+ * two DGX H100 nodes and drawn expert imbalance, flow level: far fewer
+ * collectives run, the iteration and each all-to-all's mean slice stay
+ * near the live run's, and the memoised slices follow their loads (they
+ * differ); before, every alltoallv ran live under the memo. */
+START_TEST(memo_scales_alltoallv)
+{
+	static const char *moe =
+		"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 8, "
+		"\"num_key_value_heads\": 4, \"head_dim\": 128, \"intermediate_size\": 2048, "
+		"\"moe_intermediate_size\": 512, \"num_experts\": 32, \"num_experts_per_tok\": 4, "
+		"\"vocab_size\": 32000, \"model_type\": \"qwen3_moe\"}";
+	static const char *names[] = { "ep dispatch", "ep combine", "ep combine bwd",
+				       "ep dispatch bwd" };
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction a, b;
+	double sa = 0, sb = 0, lo = INFINITY, hi = 0;
+	int n = 0;
+	setup_small(&p, &o, 2, moe);
+	p.ep = 16;
+	p.global_batch = 32;
+	p.seq_len = 1024;
+	p.expert_imbalance = 0.5;
+	resolve(&p);
+	run(&p, &o, &a);
+	o.memo = 1;
+	run(&p, &o, &b);
+	ck_assert_int_eq(a.tl->n, b.tl->n);
+	for (int32_t i = 0; i < a.tl->n; i++) {
+		const struct sim_slice *x = &a.tl->s[i], *y = NULL;
+		bool ep = false;
+		for (size_t k = 0; k < TS_ARRAY_LEN(names); k++)
+			ep = ep || !strcmp(x->name, names[k]);
+		if (!ep)
+			continue;
+		for (int32_t k = 0; k < b.tl->n && !y; k++)
+			if (b.tl->s[k].track == x->track && b.tl->s[k].op == x->op &&
+			    b.tl->s[k].micro == x->micro)
+				y = &b.tl->s[k];
+		ck_assert(y != NULL);
+		sa += x->t1_s - x->t0_s;
+		sb += y->t1_s - y->t0_s;
+		lo = fmin(lo, y->t1_s - y->t0_s);
+		hi = fmax(hi, y->t1_s - y->t0_s);
+		n++;
+	}
+	ck_assert_int_gt(n, 16);
+	ck_assert_msg(fabs(sb / sa - 1) < 0.05, "mean all-to-all %.3f us live, %.3f us memoised",
+		      sa / n * 1e6, sb / n * 1e6);
+	ck_assert_msg(hi > 1.01 * lo, "memoised all-to-alls %.3f-%.3f us: not scaled", lo * 1e6,
+		      hi * 1e6);
+	ck_assert_msg(fabs(b.iteration_time_s / a.iteration_time_s - 1) < 0.01,
+		      "iteration %.6f s live, %.6f s memoised", a.iteration_time_s, b.iteration_time_s);
+	ck_assert_msg(b.collectives * 4 < a.collectives, "collectives: %llu live, %llu memoised",
+		      (unsigned long long)a.collectives, (unsigned long long)b.collectives);
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
+	topo_release(&topo);
+}
+END_TEST
+
 /* ---- variation and optimisations --------------------------------------------------- */
 
 /* Qwen3-VL-30B-A3B on 2 nodes: TP 2 (with sequence parallelism, as
@@ -7481,6 +7545,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, overlap_slowdown_only_while_overlapped);
 	tcase_add_test(tc, overlap_slowdown_spares_host_work);
 	tcase_add_test(tc, memo_keeps_each_send_peer);
+	tcase_add_test(tc, memo_scales_alltoallv);
 	tcase_add_test(tc, dp_bucket_closes_mid_layer);
 	tcase_add_test(tc, topk_memory_is_the_gathered_bytes);
 	tcase_add_test(tc, sprayed_pipeline_sends);
