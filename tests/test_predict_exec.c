@@ -617,6 +617,18 @@ START_TEST(sprayed_pipeline_sends)
 }
 END_TEST
 
+/* The slice of run b on x's track for x's op and micro-batch (asserted
+ * to exist). */
+static const struct sim_slice *same_slice(const struct sim_prediction *b, const struct sim_slice *x)
+{
+	for (int32_t k = 0; k < b->tl->n; k++)
+		if (b->tl->s[k].track == x->track && b->tl->s[k].op == x->op &&
+		    b->tl->s[k].micro == x->micro)
+			return &b->tl->s[k];
+	ck_abort_msg("no slice for %s on track %d", x->name, (int)x->track);
+	return NULL;
+}
+
 /* --memo 1 keeps each pipeline send's own time: stage 1 of tp 4, pp 4 on
  * two DGX H100 nodes sends activations to stage 2 on the other node and
  * gradients to stage 0 on its own (found by review: they shared one memo
@@ -640,15 +652,12 @@ START_TEST(memo_keeps_each_send_peer)
 	run(&p, &o, &b);
 	ck_assert_int_eq(a.tl->n, b.tl->n);
 	for (int32_t i = 0; i < a.tl->n; i++) {
-		const struct sim_slice *x = &a.tl->s[i], *y = NULL;
+		const struct sim_slice *x = &a.tl->s[i];
 		double dx = x->t1_s - x->t0_s, dy;
+		const struct sim_slice *y;
 		if (strncmp(x->name, "pp send", 7))
 			continue;
-		for (int32_t k = 0; k < b.tl->n && !y; k++) /* (recorded in another order) */
-			if (b.tl->s[k].track == x->track && b.tl->s[k].op == x->op &&
-			    b.tl->s[k].micro == x->micro)
-				y = &b.tl->s[k];
-		ck_assert(y != NULL);
+		y = same_slice(&b, x); /* (recorded in another order) */
 		dy = y->t1_s - y->t0_s;
 		ck_assert_msg(fabs(dy - dx) <= 0.01 * dx, "%s on track %d: %.3f us, %.3f us memoised",
 			      x->name, (int)x->track, dx * 1e6, dy * 1e6);
@@ -696,17 +705,13 @@ START_TEST(memo_scales_alltoallv)
 	run(&p, &o, &b);
 	ck_assert_int_eq(a.tl->n, b.tl->n);
 	for (int32_t i = 0; i < a.tl->n; i++) {
-		const struct sim_slice *x = &a.tl->s[i], *y = NULL;
+		const struct sim_slice *x = &a.tl->s[i], *y;
 		bool ep = false;
 		for (size_t k = 0; k < TS_ARRAY_LEN(names); k++)
 			ep = ep || !strcmp(x->name, names[k]);
 		if (!ep)
 			continue;
-		for (int32_t k = 0; k < b.tl->n && !y; k++)
-			if (b.tl->s[k].track == x->track && b.tl->s[k].op == x->op &&
-			    b.tl->s[k].micro == x->micro)
-				y = &b.tl->s[k];
-		ck_assert(y != NULL);
+		y = same_slice(&b, x);
 		sa += x->t1_s - x->t0_s;
 		sb += y->t1_s - y->t0_s;
 		lo = fmin(lo, y->t1_s - y->t0_s);
