@@ -60,7 +60,8 @@ static void usage(FILE *out)
 		"  --help               this text\n"
 		"\n"
 		"'auto' picks, per size, the algorithm and protocol of least predicted time\n"
-		"by NCCL's cost model (ring, tree, nvls; direct for alltoall and sendrecv).\n");
+		"by NCCL's cost model (ring, tree, nvls); alltoall and sendrecv go direct,\n"
+		"LL for sends of at most 16 KiB and Simple above, as NCCL's point-to-point.\n");
 }
 
 struct opts {
@@ -497,9 +498,10 @@ int cmd_collective(int argc, char **argv)
 	}
 	{
 		/* a direct plan's transfers, all groups together: refused before
-		 * NCCL's choice prices each protocol analytically (a 1 GB
-		 * all-to-all over 8,192 ranks at flow level, refused only after
-		 * that choice, took 143 s; now at once) */
+		 * any plan is built (a 1 GB all-to-all over 8,192 ranks at flow
+		 * level, refused only after NCCL's choice had priced each
+		 * protocol analytically, took 143 s; now at once; --algo direct
+		 * on another op still prices them) */
 		struct sim_coll_spec s;
 		sim_coll_spec_init(&s);
 		s.op = (enum sim_op)o.op;

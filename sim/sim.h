@@ -365,7 +365,8 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
  * where s->algo is direct): every member to every other, about 60 bytes a
  * transfer analytic and 500 with its flow (flow: flow or packet level).
  * Returns 0 or TS_EINPUT with a one-line message. Checked before any plan
- * is built, since choosing one prices each protocol first. */
+ * is built, since choosing a protocol for a direct plan of another op
+ * prices each protocol first. */
 int sim_coll_size_check(const struct sim_coll_spec *s, int ng, bool flow, struct ts_error *err);
 
 /* Analytic time of a collective (alpha-beta, bottleneck bandwidth from the

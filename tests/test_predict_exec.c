@@ -674,12 +674,15 @@ START_TEST(memo_keeps_each_send_peer)
 END_TEST
 
 /* --memo 1 memoises an alltoallv too: the first of a kind on the network,
- * each later one that time scaled by the analytic model's time at its own
- * expert loads over its time at the first's. A MoE model with ep 16 over
- * two DGX H100 nodes and drawn expert imbalance, flow level: far fewer
- * collectives run, the iteration and each all-to-all's mean slice stay
- * near the live run's, and the memoised slices follow their loads (they
- * differ); before, every alltoallv ran live under the memo. */
+ * each later one that time scaled by the analytic model's time of its own
+ * group at its expert loads over that at the first's. A MoE model with ep
+ * 16 on four DGX H100 nodes (two EP groups a stage, each across two nodes)
+ * and a strong drawn expert imbalance, flow level: far fewer collectives
+ * run, the iteration and each all-to-all's mean slice stay near the live
+ * run's, and the memoised slices follow their loads (they differ); before,
+ * every alltoallv ran live under the memo, and scaled by the whole stage's
+ * groups (the busiest's bottleneck) the mean all-to-all came out 7 % short
+ * (407 against 439 us). */
 START_TEST(memo_scales_alltoallv)
 {
 	static const char *moe =
@@ -694,11 +697,11 @@ START_TEST(memo_scales_alltoallv)
 	struct sim_prediction a, b;
 	double sa = 0, sb = 0, lo = INFINITY, hi = 0;
 	int n = 0;
-	setup_small(&p, &o, 2, moe);
+	setup_small(&p, &o, 4, moe);
 	p.ep = 16;
-	p.global_batch = 32;
+	p.global_batch = 64;
 	p.seq_len = 1024;
-	p.expert_imbalance = 0.5;
+	p.expert_imbalance = 3;
 	resolve(&p);
 	run(&p, &o, &a);
 	o.memo = 1;
