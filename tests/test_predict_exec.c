@@ -732,6 +732,31 @@ START_TEST(memo_scales_alltoallv)
 		      (unsigned long long)a.collectives, (unsigned long long)b.collectives);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
+	/* at packet level they run live (their queues' cost does not follow
+	 * the analytic time: scaled, a combine took the dispatch's measured
+	 * share, 0.74 % short on an iteration; found by review) */
+	topo_release(&topo);
+	setup_small(&p, &o, 2, moe);
+	p.ep = 16;
+	p.global_batch = 16;
+	p.seq_len = 1024;
+	p.expert_imbalance = 3;
+	resolve(&p);
+	o.fidelity = SIM_PACKET;
+	run(&p, &o, &a);
+	o.memo = 1;
+	run(&p, &o, &b);
+	for (int32_t i = 0; i < a.tl->n; i++) {
+		const struct sim_slice *x = &a.tl->s[i], *y;
+		if (strncmp(x->name, "ep ", 3))
+			continue;
+		y = same_slice(&b, x);
+		ck_assert_msg(y->t1_s - y->t0_s == x->t1_s - x->t0_s,
+			      "packet %s: %.3f us live, %.3f us memoised", x->name,
+			      (x->t1_s - x->t0_s) * 1e6, (y->t1_s - y->t0_s) * 1e6);
+	}
+	sim_prediction_release(&a);
+	sim_prediction_release(&b);
 	topo_release(&topo);
 }
 END_TEST
