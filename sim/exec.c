@@ -2172,6 +2172,33 @@ static int a2a_compile_set(struct exec *x, struct sim_coll_spec *s, int ng, uint
 	return 0;
 }
 
+/* Time of the alltoallv set s (ng groups, member weights w) at size:
+ * its compiled model, found under key or compiled now, averaged over its
+ * ECMP draws (a draw it could not compile priced in full). Adds to *sec. */
+static int a2a_set_time(struct exec *x, struct sim_coll_spec *s, int ng, uint64_t key,
+			const double *w, double size, double *sec)
+{
+	struct a2a_entry *en = NULL;
+	int rc;
+	for (int32_t i = 0; i < x->na2a && !en; i++)
+		if (x->a2a[i].key == key)
+			en = &x->a2a[i];
+	if (!en && (rc = a2a_compile_set(x, s, ng, key, &en)))
+		return rc;
+	for (int d = 0; d < en->draws; d++) {
+		double t1;
+		if (en->ok[d]) {
+			t1 = sim_a2a_time(&en->a[d], w, size, x->a2a_ld);
+		} else {
+			draw_hashes(x, s, ng, d);
+			if ((rc = sim_coll_analytic_groups(x->t, s, ng, x->o->spray, &t1, x->errp)))
+				return rc;
+		}
+		*sec += t1 / en->draws;
+	}
+	return 0;
+}
+
 /* Analytic duration of a collective run by every group of `dim` in the
  * stage at once (as they are in the iteration: the eight DP groups of a
  * tp-8 stage share their nodes' NICs). The per-link loads of all groups add
@@ -2271,27 +2298,11 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 		 * not: priced by its compiled model (found while planning
 		 * DeepSeek-V3: EP 64 across nodes took minutes at analytic
 		 * fidelity, each all-to-all planned and routed again) */
-		struct a2a_entry *en = NULL;
 		uint64_t k2 = rng_hash2(0x6132616361636865ULL,
 					(uint64_t)op->coll << 40 | (uint64_t)dim << 32 |
 						(uint64_t)(uint32_t)stage << 1 | op->inbound);
-		for (int32_t i = 0; i < x->na2a && !en; i++)
-			if (x->a2a[i].key == k2)
-				en = &x->a2a[i];
-		if (!en && (rc = a2a_compile_set(x, s, ng, k2, &en)))
+		if ((rc = a2a_set_time(x, s, ng, k2, wt, size, sec)))
 			goto out;
-		for (int d = 0; d < en->draws; d++) {
-			double t1;
-			if (en->ok[d]) {
-				t1 = sim_a2a_time(&en->a[d], wt, size, x->a2a_ld);
-			} else {
-				draw_hashes(x, s, ng, d);
-				if ((rc = sim_coll_analytic_groups(x->t, s, ng, x->o->spray, &t1,
-								   x->errp)))
-					goto out;
-			}
-			*sec += t1 / en->draws;
-		}
 		an_keep(x, key, sec, pk);
 		goto out;
 	}
@@ -2333,11 +2344,10 @@ static int group_a2a_s(struct exec *x, const struct wl_op *op, int stage, int tp
 		       double size, double *sec)
 {
 	struct sim_coll_spec s;
-	struct a2a_entry *en = NULL;
 	int32_t *r = x->ranks_buf;
 	const double *w;
 	uint64_t k2;
-	int n, rc;
+	int n;
 	*sec = 0;
 	n = group_ranks(x, op->dim, tpi, pos, stage, r);
 	if (n < 2)
@@ -2355,23 +2365,7 @@ static int group_a2a_s(struct exec *x, const struct wl_op *op, int stage, int tp
 	k2 = rng_hash2(0x6f776e613261ULL ^ ((uint64_t)op->coll << 40 | (uint64_t)op->dim << 32 |
 					    (uint64_t)op->inbound),
 		       (uint64_t)(uint32_t)r[0]);
-	for (int32_t i = 0; i < x->na2a && !en; i++)
-		if (x->a2a[i].key == k2)
-			en = &x->a2a[i];
-	if (!en && (rc = a2a_compile_set(x, &s, 1, k2, &en)))
-		return rc;
-	for (int d = 0; d < en->draws; d++) {
-		double t1;
-		if (en->ok[d]) {
-			t1 = sim_a2a_time(&en->a[d], w, size, x->a2a_ld);
-		} else {
-			draw_hashes(x, &s, 1, d);
-			if ((rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, &t1, x->errp)))
-				return rc;
-		}
-		*sec += t1 / en->draws;
-	}
-	return 0;
+	return a2a_set_time(x, &s, 1, k2, w, size, sec);
 }
 
 /* Analytic time of the alltoallv op of instance in0's `stage` as its
