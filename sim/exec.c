@@ -2932,8 +2932,9 @@ static void launch_go(struct exec *x, struct launch *l)
 		bool wtd = ep_weighted(x, op);
 		/* an alltoallv's loads differ from op to op: the first one's
 		 * time on the network, scaled by the analytic model's time of
-		 * the group it waits for at this op's loads over that at the
-		 * first's; where either is not a positive time, it runs live */
+		 * what its launch waits for (own_a2a_s) at this op's loads over
+		 * that at the first's; where either is not a positive time, it
+		 * runs live */
 		if (wtd && (rc = own_a2a_s(x, op, l->role, in0, l->size, &l->memo_an))) {
 			set_err(x, rc);
 			return;
