@@ -2337,6 +2337,14 @@ out:
 
 static bool unit_covered(const struct exec *x, int32_t k, int u);
 
+/* Whether a launch of instance in0 waits for unit u's traffic (its own
+ * unit; all it covers when units are placed unalike, as slow as the
+ * slowest), else that traffic is background (unit_launch). */
+static bool unit_waited(const struct exec *x, const struct inst *in0, int u)
+{
+	return x->o->exact || !x->alike || u == x->sim_unit[in0->unit];
+}
+
 /* Analytic time of the alltoallv op of `stage` for the EP group holding
  * (tpi, pos), priced alone at its drawn loads by the group's compiled
  * model (cached per group). */
@@ -2383,15 +2391,13 @@ static int own_a2a_s(struct exec *x, const struct wl_op *op, int stage, const st
 	int dim = op->dim, tpn = dim == WL_D_TP ? 1 : x->p->tp, rc;
 	*sec = 0;
 	if (x->o->exact || x->one_for_all[dim]) {
-		int ti = in0->tpi, q = in0->pos;
-		if (!x->o->exact) {
-			ti = 0;
-			heaviest_group(x, op, &ti, &q);
-		}
+		/* (heaviest_group keeps --exact's own group) */
+		int ti = x->o->exact ? in0->tpi : 0, q = in0->pos;
+		heaviest_group(x, op, &ti, &q);
 		return group_a2a_s(x, op, stage, ti, q, size, sec);
 	}
 	for (int u = 0; u < x->nunits; u++) {
-		if (!unit_covered(x, in0->unit, u) || (x->alike && u != x->sim_unit[in0->unit]))
+		if (!unit_covered(x, in0->unit, u) || !unit_waited(x, in0, u))
 			continue;
 		for (int pos = u * x->U; pos < (u + 1) * x->U; pos++)
 			for (int ti = 0; ti < tpn; ti++) {
@@ -2487,8 +2493,7 @@ static bool unit_covered(const struct exec *x, int32_t k, int u)
  * memory. */
 static struct launch *unit_launch(struct exec *x, struct launch *l, struct launch **bg, int u)
 {
-	/* (units placed unalike: it waits for them, as slow as the slowest) */
-	if (x->o->exact || !x->alike || u == x->sim_unit[x->in[l->waiters[0]].unit])
+	if (unit_waited(x, &x->in[l->waiters[0]], u))
 		return l;
 	if (!*bg) {
 		struct launch *b = calloc(1, sizeof(*b));
