@@ -2889,77 +2889,18 @@ static void dp_erecv_posted(struct exec *x, int32_t ii)
 			dp_emit(x, in->role, j);
 }
 
-/* Start everything the launch stands for. */
-static void launch_go(struct exec *x, struct launch *l)
+/* Start the traffic of launch l on the network, l->size a rank (launch_go;
+ * memo_materialise the rest of a memoised one): its transfers or groups
+ * counted in l->left (or its units' background launch), or at the
+ * analytic level the time into *an. gate, track, rgate: launch_go's. */
+static int launch_traffic(struct exec *x, struct launch *l, int32_t gate, bool track,
+			  int32_t rgate, double *an)
 {
 	const struct wl_op *op = &x->w->roles[l->role].ops[l->op];
 	const struct inst *in0 = &x->in[l->waiters[0]];
-	struct memo *mm;
 	struct launch *bg = NULL, *to;
 	int32_t *r = x->ranks_buf;
 	int rc = 0, n;
-	double an = 0;
-	/* a send started early behind its DP op (dp_early_send): each slice
-	 * waits for its rank's group (gate: the op); to its peer's erecv: each
-	 * slice tracked (track) */
-	int32_t gate = -1;
-	bool track = op->kind == WL_K_SEND && x->dp_bgon &&
-		     x->dp[op->peer_stage].erecv == op->peer_op;
-	/* the tied embedding's, folded: each slice after its receiving
-	 * rank's DP group too (dp_early_send posts the receive early) */
-	bool tied = op->kind == WL_K_SEND && op->phase == WL_P_DP;
-	int32_t rgate =
-		tied && x->dp_bgon && !x->o->exact ? recv_dp(x, op->peer_stage, op->peer_op) : -1;
-	if (op->kind == WL_K_SEND && !x->o->exact && in0->dpr[l->op])
-		for (int d = 0; d < op->ndeps; d++)
-			if (in0->t1[op->deps[d]] < 0) /* (the one dp_early_send found) */
-				gate = op->deps[d];
-	l->t_start = sim_now(&x->eng);
-	launch_link(x, l);
-	for (int32_t i = 0; i < l->nwait; i++) {
-		if (x->in[l->waiters[i]].comm_inflight++ == 0)
-			comp_rerate(x, l->waiters[i]);
-		x->in[l->waiters[i]].xfer[l->op] = l->t_start;
-	}
-	l->size = launch_size(x, op, in0);
-	if (x->o->free_comm || l->size <= 0)
-		goto timer;
-	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && gate < 0 &&
-	    !(x->o->fidelity == SIM_PACKET && ep_weighted(x, op))) {
-		/* (at packet level an alltoallv runs live: its queues' cost
-		 * does not follow the analytic time it would be scaled by,
-		 * found by review: a combine 14 % over it, a dispatch not) */
-		int32_t lo = l->waiters[0];
-		struct memo *m0 = NULL;
-		for (int32_t i = 1; i < l->nwait; i++)
-			if (l->waiters[i] < lo)
-				lo = l->waiters[i];
-		bool wtd = ep_weighted(x, op);
-		/* an alltoallv's loads differ from op to op: the first one's
-		 * time on the network, scaled by the analytic model's time of
-		 * what its launch waits for (own_a2a_s) at this op's loads over
-		 * that at the first's; where either is not a positive time, it
-		 * runs live */
-		if (wtd && (rc = own_a2a_s(x, op, l->role, in0, l->size, &l->memo_an))) {
-			set_err(x, rc);
-			return;
-		}
-		l->memo_key = memo_key(l->role, op, l->size, lo);
-		if (wtd) /* a dispatch and a combine of the same bytes apart */
-			l->memo_key = rng_hash2(l->memo_key, 0x696e62ULL + op->inbound) | 1;
-		mm = memo_find(&x->memo, l->memo_key);
-		if (mm && wtd &&
-		    (!(l->memo_an > 0 && isfinite(l->memo_an)) ||
-		     !(m0 = memo_find(&x->memo, an0_key(l->memo_key))) || m0->dur <= 0))
-			mm = NULL;
-		if (mm) {
-			an = time_to_s(mm->dur);
-			if (wtd)
-				an *= l->memo_an / time_to_s(m0->dur);
-			note_pick(x, l, pick_get(&x->memo, l->memo_key), NULL, 0);
-			goto timer;
-		}
-	}
 	if (op->kind == WL_K_SEND) {
 		/* every rank the sender stands for sends its activation slice */
 		int tpn = x->o->exact ? 1 : x->p->tp;
@@ -3037,17 +2978,13 @@ static void launch_go(struct exec *x, struct launch *l)
 			}
 		}
 		if (x->o->fidelity == SIM_ANALYTIC) {
-			rc = analytic_sends(x, l->role, op->peer_stage, l->size, &an);
-			if (!rc)
-				goto timer;
+			rc = analytic_sends(x, l->role, op->peer_stage, l->size, an);
 		}
 	} else if (x->o->fidelity == SIM_ANALYTIC) {
 		/* folded or exact alike: every group of the stage at once */
 		struct coll_pick pk = { SIM_ALGO_AUTO, SIM_PROTO_AUTO };
-		rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, &an, &pk);
+		rc = analytic_concurrent(x, op, l->role, in0->tpi, in0->pos, l->size, an, &pk);
 		note_pick(x, l, pk, NULL, 0);
-		if (!rc)
-			goto timer;
 	} else if (x->o->exact) {
 		n = group_ranks(x, op->dim, in0->tpi, in0->pos, l->role, r);
 		rc = start_group(x, l, r, n, op, ep_weights(x, op, in0->tpi, in0->pos, x->wbuf));
@@ -3097,6 +3034,79 @@ static void launch_go(struct exec *x, struct launch *l)
 	}
 	if (bg && bg->left == 0)
 		launch_done(x, bg);
+	return rc;
+}
+
+/* Start everything the launch stands for. */
+static void launch_go(struct exec *x, struct launch *l)
+{
+	const struct wl_op *op = &x->w->roles[l->role].ops[l->op];
+	const struct inst *in0 = &x->in[l->waiters[0]];
+	struct memo *mm;
+	int rc = 0;
+	double an = 0;
+	/* a send started early behind its DP op (dp_early_send): each slice
+	 * waits for its rank's group (gate: the op); to its peer's erecv: each
+	 * slice tracked (track) */
+	int32_t gate = -1;
+	bool track = op->kind == WL_K_SEND && x->dp_bgon &&
+		     x->dp[op->peer_stage].erecv == op->peer_op;
+	/* the tied embedding's, folded: each slice after its receiving
+	 * rank's DP group too (dp_early_send posts the receive early) */
+	bool tied = op->kind == WL_K_SEND && op->phase == WL_P_DP;
+	int32_t rgate =
+		tied && x->dp_bgon && !x->o->exact ? recv_dp(x, op->peer_stage, op->peer_op) : -1;
+	if (op->kind == WL_K_SEND && !x->o->exact && in0->dpr[l->op])
+		for (int d = 0; d < op->ndeps; d++)
+			if (in0->t1[op->deps[d]] < 0) /* (the one dp_early_send found) */
+				gate = op->deps[d];
+	l->t_start = sim_now(&x->eng);
+	launch_link(x, l);
+	for (int32_t i = 0; i < l->nwait; i++) {
+		if (x->in[l->waiters[i]].comm_inflight++ == 0)
+			comp_rerate(x, l->waiters[i]);
+		x->in[l->waiters[i]].xfer[l->op] = l->t_start;
+	}
+	l->size = launch_size(x, op, in0);
+	if (x->o->free_comm || l->size <= 0)
+		goto timer;
+	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && gate < 0 &&
+	    !(x->o->fidelity == SIM_PACKET && ep_weighted(x, op))) {
+		/* (at packet level an alltoallv runs live: its queues' cost
+		 * does not follow the analytic time it would be scaled by,
+		 * found by review: a combine 14 % over it, a dispatch not) */
+		int32_t lo = l->waiters[0];
+		struct memo *m0 = NULL;
+		for (int32_t i = 1; i < l->nwait; i++)
+			if (l->waiters[i] < lo)
+				lo = l->waiters[i];
+		bool wtd = ep_weighted(x, op);
+		/* an alltoallv's loads differ from op to op: the first one's
+		 * time on the network, scaled by the analytic model's time of
+		 * what its launch waits for (own_a2a_s) at this op's loads over
+		 * that at the first's; where either is not a positive time, it
+		 * runs live */
+		if (wtd && (rc = own_a2a_s(x, op, l->role, in0, l->size, &l->memo_an))) {
+			set_err(x, rc);
+			return;
+		}
+		l->memo_key = memo_key(l->role, op, l->size, lo);
+		if (wtd) /* a dispatch and a combine of the same bytes apart */
+			l->memo_key = rng_hash2(l->memo_key, 0x696e62ULL + op->inbound) | 1;
+		mm = memo_find(&x->memo, l->memo_key);
+		if (mm && wtd &&
+		    (!(l->memo_an > 0 && isfinite(l->memo_an)) ||
+		     !(m0 = memo_find(&x->memo, an0_key(l->memo_key))) || m0->dur <= 0))
+			mm = NULL;
+		if (mm) {
+			an = time_to_s(mm->dur);
+			if (wtd)
+				an *= l->memo_an / time_to_s(m0->dur);
+			note_pick(x, l, pick_get(&x->memo, l->memo_key), NULL, 0);
+			goto timer;
+		}
+	}
+	rc = launch_traffic(x, l, gate, track, rgate, &an);
 	if (rc) {
 		set_err(x, rc);
 		return;
