@@ -1861,6 +1861,10 @@ static int coll_params(struct sim_coll *c)
 									   c->t->cl.node.cpu) :
 						  sim_nccl_hw_lat_us((enum sim_hw)k, c->s.algo, c->s.proto));
 	c->base_ps = time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
+	if (c->s.no_latency) {
+		memset(c->a_ps, 0, sizeof(c->a_ps));
+		c->base_ps = c->floor_ps = 0;
+	}
 	return 0;
 }
 

@@ -42,7 +42,8 @@ struct sim_predict_opts {
 	double overlap_slowdown;      /* compute slowdown while own communication runs, factor >= 1; 0 = compute's */
 	double jitter;                /* relative sigma of per-op compute jitter, dimensionless (0 = none) */
 	int replicas;                 /* folded: data-parallel units simulated (K), count; 0 = 4 */
-	int memo;                     /* 1: reuse a collective's measured time for identical later ones (speed), 0 off */
+	int memo;                     /* 1: reuse a collective's measured time for identical later ones that run
+	                               * alone on their links (speed; exec.c, memo_share), 0 off */
 	bool free_comm;               /* test hook: every communication takes zero time */
 	double coalesce;              /* flow: re-rate after a flow ends up to this fraction of
 	                               * its time later (sim_net_params.coalesce), fraction;

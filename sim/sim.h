@@ -328,6 +328,9 @@ struct sim_coll_spec {
 	 * weights[j] (weights[i]); NULL: uniform. Not owned; copied at start. */
 	const double *weights;
 	bool weight_by_sender;
+	/* the rest of an operation under way (predict's memo): no NCCL base,
+	 * per-step or floor latency, its links' own delays kept */
+	bool no_latency;
 };
 
 void sim_coll_spec_init(struct sim_coll_spec *s);
