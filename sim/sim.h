@@ -328,8 +328,10 @@ struct sim_coll_spec {
 	 * weights[j] (weights[i]); NULL: uniform. Not owned; copied at start. */
 	const double *weights;
 	bool weight_by_sender;
-	/* the rest of an operation under way (predict's memo): no NCCL base,
-	 * per-step or floor latency, its links' own delays kept */
+	/* the rest of an operation under way (predict's memo, whose kept time
+	 * holds these): no NCCL base or per-step latency and no floor (LL's
+	 * bandwidth cap, the tree's bound); its links' own delays and TCP's
+	 * per-message host cost (sim_net_send's) kept */
 	bool no_latency;
 };
 
