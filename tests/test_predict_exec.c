@@ -673,6 +673,13 @@ START_TEST(memo_keeps_each_send_peer)
 }
 END_TEST
 
+/* A small MoE model (32 experts, top 4) for the memo's tests. */
+static const char *const memo_moe =
+	"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 8, "
+	"\"num_key_value_heads\": 4, \"head_dim\": 128, \"intermediate_size\": 2048, "
+	"\"moe_intermediate_size\": 512, \"num_experts\": 32, \"num_experts_per_tok\": 4, "
+	"\"vocab_size\": 32000, \"model_type\": \"qwen3_moe\"}";
+
 /* --memo 1 memoises an alltoallv too: the first of a kind on the network,
  * each later one that time scaled by the analytic model's time of its own
  * group at its expert loads over that at the first's. A MoE model with ep
@@ -685,11 +692,6 @@ END_TEST
  * (407 against 439 us). */
 START_TEST(memo_scales_alltoallv)
 {
-	static const char *moe =
-		"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 8, "
-		"\"num_key_value_heads\": 4, \"head_dim\": 128, \"intermediate_size\": 2048, "
-		"\"moe_intermediate_size\": 512, \"num_experts\": 32, \"num_experts_per_tok\": 4, "
-		"\"vocab_size\": 32000, \"model_type\": \"qwen3_moe\"}";
 	static const char *names[] = { "ep dispatch", "ep combine", "ep combine bwd",
 				       "ep dispatch bwd" };
 	struct plan p;
@@ -697,7 +699,7 @@ START_TEST(memo_scales_alltoallv)
 	struct sim_prediction a, b;
 	double sa = 0, sb = 0, lo = INFINITY, hi = 0;
 	int n = 0;
-	setup_small(&p, &o, 4, moe);
+	setup_small(&p, &o, 4, memo_moe);
 	p.ep = 16;
 	p.global_batch = 64;
 	p.seq_len = 1024;
@@ -736,7 +738,7 @@ START_TEST(memo_scales_alltoallv)
 	 * the analytic time: scaled, a combine took the dispatch's measured
 	 * share, 0.74 % short on an iteration; found by review) */
 	topo_release(&topo);
-	setup_small(&p, &o, 2, moe);
+	setup_small(&p, &o, 2, memo_moe);
 	p.ep = 16;
 	p.global_batch = 16;
 	p.seq_len = 1024;
@@ -770,15 +772,10 @@ END_TEST
  * is still memoised (282 collectives on the network against 394). */
 START_TEST(memo_runs_overlaps_live)
 {
-	static const char *moe =
-		"{\"hidden_size\": 1024, \"num_hidden_layers\": 4, \"num_attention_heads\": 8, "
-		"\"num_key_value_heads\": 4, \"head_dim\": 128, \"intermediate_size\": 2048, "
-		"\"moe_intermediate_size\": 512, \"num_experts\": 32, \"num_experts_per_tok\": 4, "
-		"\"vocab_size\": 32000, \"model_type\": \"qwen3_moe\"}";
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction a, b;
-	setup_small(&p, &o, 4, moe);
+	setup_small(&p, &o, 4, memo_moe);
 	p.ep = 16;
 	p.zero = 3;
 	p.global_batch = 64;
