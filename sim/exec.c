@@ -1912,6 +1912,21 @@ static void ev_part_done(struct sim_engine *e, void *ctx, uint64_t arg)
 	part_done(ctx);
 }
 
+/* The collective of op over group ranks (n) with size bytes a rank, at
+ * the loads w (an alltoallv's; NULL: even) into *s; its algorithm,
+ * protocol and ECMP salt are the caller's. */
+static void op_spec(struct sim_coll_spec *s, const struct wl_op *op, double size,
+		    const int32_t *ranks, int n, const double *w)
+{
+	sim_coll_spec_init(s);
+	s->op = sim_op_of(op->coll);
+	s->size_bytes = size;
+	s->nranks = n;
+	s->ranks = ranks;
+	s->weights = w;
+	s->weight_by_sender = !op->inbound;
+}
+
 /* Start one group's collective on the network (w: its alltoallv loads). */
 static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, int n,
 		       const struct wl_op *op, const double *w)
@@ -1958,14 +1973,8 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 		x->colls_started++; /* its flows are on the network, as a sim_coll's */
 		return 0;
 	}
-	sim_coll_spec_init(&s);
-	s.op = sop;
-	s.size_bytes = l->size;
-	s.nranks = n;
-	s.ranks = ranks;
+	op_spec(&s, op, l->size, ranks, n, w);
 	s.hash = rng_hash2(x->o->seed, (uint64_t)ranks[0] << 20 ^ (uint64_t)l->op);
-	s.weights = w;
-	s.weight_by_sender = !op->inbound;
 	if (sop == SIM_OP_ALLTOALL) {
 		s.algo = SIM_ALGO_DIRECT;
 		s.proto = SIM_PROTO_SIMPLE;
@@ -2052,14 +2061,8 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	*sec = 0;
 	if (n < 2)
 		return 0;
-	sim_coll_spec_init(&s);
-	s.op = sim_op_of(op->coll);
-	s.size_bytes = size;
-	s.nranks = n;
-	s.ranks = ranks;
+	op_spec(&s, op, size, ranks, n, w);
 	s.hash = draw0_hash(x, ranks);
-	s.weights = w;
-	s.weight_by_sender = !op->inbound;
 	key = ranks_key((uint64_t)s.op << 32 | (uint64_t)cp_ring_op(op) << 40, n, size, ranks);
 	/* (an alltoallv's loads differ from op to op: not cached) */
 	if (!w && (mm = memo_find(&x->an_memo, key))) {
@@ -2297,13 +2300,8 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 			n = group_ranks(x, dim, ti, q, stage, r + nr);
 			if (n < 2)
 				continue;
-			sim_coll_spec_init(&s[ng]);
-			s[ng].op = sim_op_of(op->coll);
-			s[ng].size_bytes = size;
-			s[ng].nranks = n;
-			s[ng].ranks = r + nr;
-			s[ng].weights = weighted ? ep_weights(x, op, ti, q, wt + nr) : NULL;
-			s[ng].weight_by_sender = !op->inbound;
+			op_spec(&s[ng], op, size, r + nr, n,
+				weighted ? ep_weights(x, op, ti, q, wt + nr) : NULL);
 			s[ng].hash = draw0_hash(x, r + nr);
 			nr += n;
 			ng++;
@@ -2399,15 +2397,9 @@ static int group_a2a_s(struct exec *x, const struct wl_op *op, int stage, int tp
 	if (n < 2)
 		return 0;
 	w = ep_weights(x, op, tpi, pos, x->wbuf);
-	sim_coll_spec_init(&s);
-	s.op = sim_op_of(op->coll);
+	op_spec(&s, op, size, r, n, w);
 	s.algo = SIM_ALGO_DIRECT;
 	s.proto = SIM_PROTO_SIMPLE;
-	s.size_bytes = size;
-	s.nranks = n;
-	s.ranks = r;
-	s.weights = w;
-	s.weight_by_sender = !op->inbound;
 	k2 = rng_hash2(0x6f776e613261ULL ^ ((uint64_t)op->coll << 40 | (uint64_t)op->dim << 32 |
 					    (uint64_t)op->inbound),
 		       (uint64_t)(uint32_t)r[0]);
@@ -3197,7 +3189,7 @@ static void launch_go(struct exec *x, struct launch *l)
 	struct memo *mm;
 	int rc = 0;
 	double an = 0;
-	bool crowded = false, hit = false;
+	bool memo = x->use_memo && x->o->fidelity != SIM_ANALYTIC, crowded = false, hit = false;
 	/* a send started early behind its DP op (dp_early_send): each slice
 	 * waits for its rank's group (gate: the op); to its peer's erecv: each
 	 * slice tracked (track) */
@@ -3223,7 +3215,7 @@ static void launch_go(struct exec *x, struct launch *l)
 	l->size = launch_size(x, op, in0);
 	if (x->o->free_comm || l->size <= 0)
 		goto timer;
-	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC) {
+	if (memo) {
 		l->net = true;
 		/* a DP group joins every unit; else the units of its own
 		 * representative's k */
@@ -3233,7 +3225,7 @@ static void launch_go(struct exec *x, struct launch *l)
 			return;
 		}
 	}
-	if (x->use_memo && x->o->fidelity != SIM_ANALYTIC && gate < 0 && !crowded &&
+	if (memo && gate < 0 && !crowded &&
 	    !(x->o->fidelity == SIM_PACKET && ep_weighted(x, op))) {
 		/* (at packet level an alltoallv runs live: its queues' cost
 		 * does not follow the analytic time it would be scaled by,
