@@ -1836,7 +1836,8 @@ static int coll_params(struct sim_coll *c)
 	 * agrees (its 2-node TP all-reduces run at ring speed): the tree takes
 	 * at least NCCL's tree latency plus the ring's bandwidth time over
 	 * that factor */
-	if (c->s.algo == SIM_ALGO_TREE && c->s.op == SIM_OP_ALLREDUCE && nnodes > 1) {
+	if (c->s.algo == SIM_ALGO_TREE && c->s.op == SIM_OP_ALLREDUCE && nnodes > 1 &&
+	    !c->s.no_latency) {
 		struct sim_coll_spec r = c->s;
 		struct ts_error e2 = TS_ERROR_INIT;
 		double tr, t0;
@@ -1861,7 +1862,7 @@ static int coll_params(struct sim_coll *c)
 									   c->t->cl.node.cpu) :
 						  sim_nccl_hw_lat_us((enum sim_hw)k, c->s.algo, c->s.proto));
 	c->base_ps = time_from_us(sim_nccl_base_lat_us(c->s.algo, c->s.proto));
-	if (c->s.no_latency) {
+	if (c->s.no_latency) { /* (the tree's bound, priced by two ring plans, not taken) */
 		memset(c->a_ps, 0, sizeof(c->a_ps));
 		c->base_ps = c->floor_ps = 0;
 	}
