@@ -56,7 +56,8 @@ struct ring {
 	simtime_ps *elat;          /* coupled: per edge path latency + alpha + message cost, ps */
 	double *xfac;              /* coupled: per edge slowest edge capacity / its own (<= 1) */
 	simtime_ps cstart_ps;      /* coupled: when its flows started, ps */
-	simtime_ps cprop_ps;       /* coupled: largest path latency (one lap) of its flows, ps */
+	simtime_ps cprop_ps;       /* coupled: its flow's path latency (one lap; spread: the
+	                            * samples' mean), ps */
 	int32_t cflow;             /* coupled, one flow: its id in the flow model, else -1 */
 	struct sim_coll *c;        /* owner */
 };
@@ -1270,8 +1271,9 @@ static int coll_route(const struct sim_coll *c, int32_t a, int32_t b, uint64_t h
 
 /* Send bytes from GPU a to GPU b: one ECMP path chosen by hash, or, when
  * the network sprays (adaptive routing), equal parts over up to
- * SIM_SPRAY_MAX_PATHS of the equal-cost paths (evenly strided). path/hops
- * give a precomputed ECMP route (may be NULL). */
+ * SIM_SPRAY_MAX_PATHS of the equal-cost paths (evenly strided): one spread
+ * flow at flow level, a part per path at packet level. path/hops give a
+ * precomputed ECMP route (may be NULL). */
 static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		     const int32_t *path, int hops, double bytes, simtime_ps alpha,
 		     sim_xfer_done cb, void *ctx, uint64_t arg)
@@ -1288,6 +1290,19 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		}
 		return sim_net_send(c->net, path, hops, bytes, alpha, cb, ctx, arg);
 	}
+	if (c->net->kind == SIM_FLOW) {
+		/* one flow over all np paths (sim_net_send_paths) */
+		int32_t all[SIM_SPRAY_MAX_PATHS * TOPO_MAX_HOPS];
+		int nl = 0;
+		TS_ASSERT(np <= SIM_SPRAY_MAX_PATHS);
+		for (k = 0; k < np; k++) {
+			int h = coll_route(c, a, b, hash, np, k, all + nl);
+			if (h < 0)
+				return h;
+			nl += h;
+		}
+		return sim_net_send_paths(c->net, all, nl, (int)np, bytes, alpha, cb, ctx, arg);
+	}
 	jid = join_new(c, (int32_t)np, cb, ctx, arg);
 	if (jid < 0)
 		return jid;
@@ -1295,10 +1310,9 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		int h = coll_route(c, a, b, hash, np, k, p), rc;
 		if (h < 0)
 			return h;
-		c->net->send_weight = 1.0 / (double)np; /* the parts share as one connection */
+		/* packet level: a part per path */
 		rc = sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
 				  (uint64_t)jid);
-		c->net->send_weight = 0;
 		if (rc)
 			return rc;
 	}
@@ -1428,14 +1442,15 @@ static void ring_probe_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	}
 }
 
-/* Start ring r coupled (sim.h "Coupled rings"): K flows, each over every
- * edge of the ring, carrying 1/K of the per-edge volume; K = 1 with ECMP
- * (each edge on its connection's hashed path, as step by step), and with
- * spray the largest number of equal-cost paths sampled on an edge (up to
- * SIM_SPRAY_MAX_PATHS): flow k takes, on an edge with np_e sampled paths, path
- * k·np_e/K of that edge's sample (coll_send's strided sample; an even split
- * when np_e divides K, as on fat-trees). Paths come from ring_start. The
- * latencies are added when the flows are done (ring_coupled_done). */
+/* Start ring r coupled (sim.h "Coupled rings"): one flow over every edge
+ * of the ring. With ECMP each edge is its connection's hashed path (as step
+ * by step); with spray it is a spread flow (sim_net_send_paths) over K
+ * samples of the ring, K the largest number of equal-cost paths sampled on
+ * an edge (up to SIM_SPRAY_MAX_PATHS): sample k takes, on an edge with np_e
+ * sampled paths, path k·np_e/K of that edge's sample (coll_send's strided
+ * sample; an even split when np_e divides K, as on fat-trees), and carries
+ * 1/K of the per-edge volume. Paths come from ring_start. The latencies are
+ * added when the flow is done (ring_coupled_done). */
 static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 {
 	const struct topo *t = c->t;
@@ -1481,24 +1496,13 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 		r->xfac[i] = r->xfac[i] <= cmin * (1 + 1e-9) ? 1.0 : cmin / r->xfac[i];
 	r->cstart_ps = sim_now(net->eng);
 	r->cprop_ps = 0;
-	path = malloc((size_t)tot * sizeof(int32_t));
+	/* spray: the K samples one after another, one spread flow over them */
+	path = malloc((size_t)tot * (size_t)K * sizeof(int32_t));
 	if (!path)
 		goto fail;
 	{
-		sim_xfer_done cb = ring_coupled_done;
-		void *cctx = r;
-		uint64_t carg = 0;
-		if (K > 1) {
-			int32_t jid = join_new(c, K, ring_coupled_done, r, 0);
-			if (jid < 0)
-				goto fail;
-			cb = join_part_done;
-			cctx = c;
-			carg = (uint64_t)jid;
-		}
+		int32_t w = 0;
 		for (k = 0; k < K; k++) {
-			simtime_ps prop = 0;
-			int32_t w = 0;
 			for (i = 0; i < r->m; i++) {
 				int32_t a = r->gpu[i], b = r->gpu[(i + 1) % r->m], pk[TOPO_MAX_HOPS];
 				const int32_t *p = r->path + (size_t)i * TOPO_MAX_HOPS;
@@ -1518,20 +1522,22 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 					}
 					p = pk;
 				}
-				for (j = 0; j < h; j++) {
+				for (j = 0; j < h; j++)
 					path[w++] = p[j];
-					prop += net->links[p[j]].lat_ps;
-				}
 			}
-			if (prop > r->cprop_ps)
-				r->cprop_ps = prop;
-			net->send_weight = 1.0 / K; /* one channel's connection */
-			rc = simf_send(net, path, w, bytes / K, 0, cb, cctx, carg, &r->cflow);
-			net->send_weight = 0;
-			if (rc)
-				goto fail;
-			net->st.bytes_sent += (double)(r->m - 1) * bytes / K; /* see ring_coupled_done */
 		}
+		if (K > 1)
+			rc = simn_send_paths(net, path, w, K, bytes, 0, ring_coupled_done, r, 0,
+					     &r->cflow);
+		else
+			rc = simf_send(net, path, w, bytes, 0, ring_coupled_done, r, 0, &r->cflow);
+		if (rc)
+			goto fail;
+		/* started at once (no delay): its latency is known, and
+		 * ring_coupled_done takes it out again (a spread flow's: the
+		 * samples' mean) */
+		r->cprop_ps = simf_prop_ps(net, r->cflow);
+		net->st.bytes_sent += (double)(r->m - 1) * bytes; /* see ring_coupled_done */
 		if (K > 1)
 			r->cflow = -1;
 		else if (!sim_at(net->eng, sim_now(net->eng), ring_probe_ev, r, 0))

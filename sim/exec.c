@@ -1313,12 +1313,12 @@ static void slice_part_cb(void *ctx, uint64_t arg)
 
 /* Start one transfer of pipeline send `to` (launch_go, dp_slices_go) from
  * GPU a to GPU b: one path by hash, or (--routing spray) an even share on
- * each of its equal-cost paths, as the analytic level (analytic_sends) and
+ * each of its equal-cost paths (one spread flow at flow level, a part per
+ * path at packet level), as the analytic level (analytic_sends) and
  * the collectives take them (found by review: one hashed path at flow
  * level, so under spray, without PXN, a 4-node random placement's sends
  * starved beside the sprayed TP traffic, 5.5x the analytic level's exposed
- * pipeline time). The parts share links as one connection
- * (sim_net.send_weight). Notes for
+ * pipeline time). Notes for
  * the breakdown when a tracked slice (arg: the receiving rank + 1) and the
  * last slice of an early send (early: 1, 2 when its receiving rank's DP
  * group held it last) started. */
@@ -1345,6 +1345,21 @@ static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, u
 		x->nflows++;
 		return sim_net_send(&x->net, path, hops, launch_bytes(to), lat, slice_done_cb, to, arg);
 	}
+	if (x->net.kind == SIM_FLOW) {
+		/* one spread flow over the np paths (sim_net_send_paths) */
+		int32_t all[SIM_SPRAY_MAX_PATHS * TOPO_MAX_HOPS];
+		int nl = 0;
+		TS_ASSERT(np <= SIM_SPRAY_MAX_PATHS);
+		for (int64_t k = 0; k < np; k++) {
+			hops = sim_p2p_route(x->t, a, b, hash, np, k, all + nl);
+			if (hops < 0)
+				return hops;
+			nl += hops;
+		}
+		x->nflows++;
+		return sim_net_send_paths(&x->net, all, nl, (int)np, launch_bytes(to), lat,
+					  slice_done_cb, to, arg);
+	}
 	j = malloc(sizeof(*j));
 	if (!j)
 		return TS_ENOMEM;
@@ -1352,12 +1367,10 @@ static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, u
 	j->arg = arg;
 	j->left = np;
 	for (int64_t k = 0; k < np && !rc; k++) {
-		hops = sim_p2p_route(x->t, a, b, hash, np, k, path);
-		x->net.send_weight = 1.0 / (double)np; /* the parts share as one connection */
+		hops = sim_p2p_route(x->t, a, b, hash, np, k, path); /* packet level: a part a path */
 		rc = hops < 0 ? hops :
 			       sim_net_send(&x->net, path, hops, launch_bytes(to) / (double)np, lat,
 					    slice_part_cb, j, 0);
-		x->net.send_weight = 0;
 		if (!rc) {
 			x->nflows++;
 		} else if (k == 0) {

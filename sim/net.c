@@ -140,6 +140,67 @@ void sim_net_release(struct sim_net *n)
 	n->nlinks = 0;
 }
 
+int simn_send_paths(struct sim_net *n, const int32_t *links, int nl, int parts, double bytes,
+		    simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg,
+		    int32_t *id_out)
+{
+	/* distinct links in order of first appearance, counted through an
+	 * open-addressing table of indices into u (-1: empty) */
+	enum { ON_STACK = SIM_SPRAY_MAX_PATHS * TOPO_MAX_HOPS };
+	int32_t su[ON_STACK], st[2 * ON_STACK], *u = su, *tab = st;
+	double sc[ON_STACK], *coef = sc;
+	uint32_t mask = 1;
+	int i, m = 0, rc;
+	TS_ASSERT(n->kind == SIM_FLOW && parts >= 1 && bytes > 0);
+	if (nl <= 0)
+		return TS_EINPUT;
+	while (mask + 1 < 2 * (uint32_t)nl)
+		mask = mask * 2 + 1;
+	if (nl > ON_STACK) {
+		u = malloc((size_t)nl * sizeof(*u));
+		coef = malloc((size_t)nl * sizeof(*coef));
+		tab = malloc(((size_t)mask + 1) * sizeof(*tab));
+		if (!u || !coef || !tab) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+	}
+	memset(tab, 0xff, ((size_t)mask + 1) * sizeof(*tab));
+	for (i = 0; i < nl; i++) {
+		int32_t l = links[i];
+		uint32_t k = ((uint32_t)l * 2654435761u) & mask;
+		TS_ASSERT(l >= 0 && l < n->nlinks);
+		while (tab[k] >= 0 && u[tab[k]] != l)
+			k = (k + 1) & mask;
+		if (tab[k] >= 0) {
+			coef[tab[k]] += 1;
+			continue;
+		}
+		tab[k] = m;
+		u[m] = l;
+		coef[m++] = 1;
+	}
+	for (i = 0; i < m; i++)
+		coef[i] /= parts; /* the fraction of the paths that cross it */
+	rc = simf_send_spread(n, u, coef, m, bytes, start_delay_ps, done, ctx, arg, id_out);
+out:
+	if (u != su) {
+		free(u);
+		free(coef);
+		free(tab);
+	}
+	return rc;
+}
+
+int sim_net_send_paths(struct sim_net *n, const int32_t *links, int nl, int parts, double bytes,
+		       simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg)
+{
+	TS_ASSERT(start_delay_ps >= 0);
+	if (nl > 0 && simn_tcp_path(n, links, nl))
+		start_delay_ps += time_from_s(n->par.tcp_msg_s); /* per-message host cost */
+	return simn_send_paths(n, links, nl, parts, bytes, start_delay_ps, done, ctx, arg, NULL);
+}
+
 int sim_net_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		 simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg)
 {

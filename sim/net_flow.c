@@ -4,9 +4,15 @@
  * its weighted max-min fair share (progressive filling / water-filling,
  * Bertsekas & Gallager "Data Networks" §6.5.2; SimGrid's LMM solver,
  * network_simulators.md §4.2): a flow's weight is 1, or 1/k for a part of
- * a transfer sprayed over k paths (sim_net.send_weight), and rates, shares
+ * a connection split k ways (sim_net.send_weight), and rates, shares
  * and comparisons below are per unit weight. A link's capacity is its line rate times the
  * payload fraction mtu/(mtu+overhead) (hardware.md "Packets and MTU").
+ * A spread flow (sim_net_send_spread: a transfer sprayed evenly over
+ * several paths) lists each link once with a coefficient, the fraction of
+ * its paths that cross it: at rate r it loads that link with c x r, and
+ * the water-filling counts its weight there as c x w (a linear max-min
+ * with coefficients; every path moves the same share, as packets sprayed
+ * round-robin do).
  *
  * Timeline of one flow: start delay (software latency) -> data moves at its
  * current rate -> the last byte arrives one path latency (sum of link
@@ -76,6 +82,7 @@ struct flow {
 	                                * (coupled rings), owned; else NULL */
 	uint8_t state;                 /* F_* */
 	uint8_t coal;                  /* its end may be coalesced (sim_net.coalesce_sends), flag */
+	uint8_t spread;                /* its links carry coefficients (after the path in xp) */
 	int32_t next;                  /* free list, or the next flow of its start batch */
 	double w;                      /* max-min weight: 1, or a sprayed part's share of its
 	                                * connection (sim_net.send_weight) */
@@ -91,6 +98,12 @@ struct flow {
 /* A flow's path. */
 static inline struct fhop *fhops(struct flow *f) { return f->xp ? f->xp : f->ip; }
 static inline const struct fhop *cfhops(const struct flow *f) { return f->xp ? f->xp : f->ip; }
+/* A spread flow's coefficients per hop (stored after its path), or NULL:
+ * every hop 1. */
+static inline const double *fcoef(const struct flow *f)
+{
+	return f->spread ? (const double *)(const void *)(f->xp + f->hops) : NULL;
+}
 
 /* Warm a flow's first lines (scalars, the start of its path) before use. */
 static inline void prefetch_flow(const struct flow *f)
@@ -353,8 +366,9 @@ static void activate(struct sim_net *n, int32_t id)
 	struct sim_flow_state *s = n->flow;
 	struct flow *f = &s->fl[id];
 	struct fhop *hp = fhops(f);
+	const double *xc = fcoef(f);
 	simtime_ps prop = 0;
-	double r = INFINITY;
+	double r = INFINITY, pspread = 0;
 	bool alone = true;
 	int32_t h;
 	f->state = F_ACTIVE;
@@ -366,7 +380,9 @@ static void activate(struct sim_net *n, int32_t id)
 		__builtin_prefetch(&s->L[hp[h].link], 1); /* the misses overlap */
 	for (h = 0; h < f->hops; h++) {
 		struct lstate *l = &s->L[hp[h].link];
+		double c = xc ? xc[h] : 1;
 		prop += l->lat_ps;
+		pspread += (double)l->lat_ps * c;
 		if (l->n == l->ncap && lgrow(l)) {
 			s->oom = true;
 			hp[h].pos = -1;
@@ -378,10 +394,11 @@ static void activate(struct sim_net *n, int32_t id)
 		l->on[l->n].h = h;
 		l->n++;
 		alone = alone && l->n == 1;
-		if (l->cap_Bps < r)
-			r = l->cap_Bps;
+		if (l->cap_Bps / c < r)
+			r = l->cap_Bps / c;
 	}
-	f->prop_ps = prop;
+	/* a spread flow's last byte arrives after its paths' mean latency */
+	f->prop_ps = xc ? (simtime_ps)llround(pspread) : prop;
 	s->nactive++;
 	if (alone) {
 		/* Alone on every link of its path (none crossed twice): its
@@ -395,7 +412,7 @@ static void activate(struct sim_net *n, int32_t id)
 			r = f->cap_Bps;
 		f->rate_Bps = f->old_Bps = r;
 		for (h = 0; h < f->hops; h++)
-			s->L[hp[h].link].load_Bps = r;
+			s->L[hp[h].link].load_Bps = xc ? r * xc[h] : r;
 		f->ev = sim_after(n->eng, simn_ps_for(f->rem_bytes, r), sent_ev, n,
 			       (uint64_t)id);
 		if (!f->ev)
@@ -415,6 +432,7 @@ static void deactivate(struct sim_net *n, int32_t id, simtime_ps t)
 	struct sim_flow_state *s = n->flow;
 	struct flow *f = &s->fl[id];
 	const struct fhop *hp = fhops(f);
+	const double *xc = fcoef(f);
 	int32_t h;
 	for (h = 0; h < f->hops; h++)
 		__builtin_prefetch(&s->L[hp[h].link], 1);
@@ -423,7 +441,7 @@ static void deactivate(struct sim_net *n, int32_t id, simtime_ps t)
 		int32_t pos = hp[h].pos, last;
 		if (pos < 0)
 			continue;
-		l->load_Bps -= f->rate_Bps;
+		l->load_Bps -= xc ? f->rate_Bps * xc[h] : f->rate_Bps;
 		if (l->n == 1)
 			l->load_Bps = 0; /* no drift on an idle link */
 		last = --l->n;
@@ -501,6 +519,13 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg,
 	      int32_t *id_out)
 {
+	return simf_send_spread(n, path, NULL, hops, bytes, start_delay_ps, done, ctx, arg, id_out);
+}
+
+int simf_send_spread(struct sim_net *n, const int32_t *path, const double *coef, int hops,
+		     double bytes, simtime_ps start_delay_ps, sim_xfer_done done, void *ctx,
+		     uint64_t arg, int32_t *id_out)
+{
 	struct sim_flow_state *s = n->flow;
 	int32_t id = flow_alloc(s);
 	struct flow *f;
@@ -511,11 +536,17 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		return TS_ENOMEM;
 	f = &s->fl[id];
 	f->xp = NULL;
-	if (hops > TOPO_MAX_HOPS) {
-		f->xp = malloc((size_t)hops * sizeof(*f->xp));
+	f->spread = 0;
+	if (hops > TOPO_MAX_HOPS || coef) {
+		/* the coefficients follow the path (fcoef) */
+		f->xp = malloc((size_t)hops * (sizeof(*f->xp) + (coef ? sizeof(double) : 0)));
 		if (!f->xp) {
 			flow_free(s, id);
 			return TS_ENOMEM;
+		}
+		if (coef) {
+			memcpy(f->xp + hops, coef, (size_t)hops * sizeof(double));
+			f->spread = 1;
 		}
 	}
 	if (id_out)
@@ -737,6 +768,7 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 			int32_t id = ls->on[i].f;
 			struct flow *f = &s->fl[id];
 			const struct fhop *hp;
+			const double *xc;
 			int h;
 			if (f->mark == ep)
 				continue;
@@ -753,15 +785,17 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 			f->last_ps = now;
 			f->old_Bps = f->rate_Bps;
 			hp = cfhops(f);
+			xc = fcoef(f);
 			for (h = 0; h < f->hops; h++)
 				__builtin_prefetch(&s->L[hp[h].link], 1);
 			for (h = 0; h < f->hops; h++) {
 				int32_t j = take_link(s, hp[h].link, ep, false);
+				double c = xc ? xc[h] : 1;
 				if (j < 0)
 					return TS_ENOMEM;
 				s->Q[j].ncomp++;
-				s->Q[j].wcomp += f->w;
-				s->Q[j].csum_Bps += f->old_Bps;
+				s->Q[j].wcomp += f->w * c;
+				s->Q[j].csum_Bps += f->old_Bps * c;
 			}
 		}
 	}
@@ -773,18 +807,20 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_t fx)
 {
 	const struct fhop *hp = cfhops(f);
+	const double *xc = fcoef(f);
 	int32_t k;
 	f->fixed = fx;
 	f->rate_Bps = r;
 	for (k = 0; k < f->hops; k++) {
 		int32_t j = s->L[hp[k].link].loc;
 		struct qlk *q = &s->Q[j];
-		q->rem_Bps -= r;
+		double c = xc ? xc[k] : 1;
+		q->rem_Bps -= r * c;
 		if (q->rem_Bps < 0)
 			q->rem_Bps = 0;
-		q->fsum_Bps += r;
+		q->fsum_Bps += r * c;
 		q->nunf--;
-		q->wunf = q->nunf > 0 ? q->wunf - f->w : 0;
+		q->wunf = q->nunf > 0 ? q->wunf - f->w * c : 0;
 		if (!s->scan && q->touch != s->level) {
 			q->touch = s->level;
 			if (s->ntouched == s->captouched &&
@@ -1098,6 +1134,11 @@ double simf_rate_Bps(const struct sim_net *n, int32_t id)
 	return f->state == F_ACTIVE ? f->rate_Bps : 0;
 }
 
+simtime_ps simf_prop_ps(const struct sim_net *n, int32_t id)
+{
+	return n->flow->fl[id].prop_ps;
+}
+
 double simf_headroom_Bps(const struct sim_net *n, const int32_t *path, int hops)
 {
 	const struct sim_flow_state *s = n->flow;
@@ -1129,8 +1170,11 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 	if (!load)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	for (l = 0; l < n->nlinks; l++)
-		for (i = 0; i < s->L[l].n; i++)
-			load[l] += s->fl[s->L[l].on[i].f].rate_Bps;
+		for (i = 0; i < s->L[l].n; i++) {
+			const struct flow *f = &s->fl[s->L[l].on[i].f];
+			const double *xc = fcoef(f);
+			load[l] += xc ? f->rate_Bps * xc[s->L[l].on[i].h] : f->rate_Bps;
+		}
 	for (l = 0; l < n->nlinks; l++)
 		if (load[l] > s->L[l].cap_Bps * (1 + rel_tol)) {
 			ts_error_set(err, TS_EINPUT, "link %d over capacity: %.6g > %.6g B/s", (int)l,

@@ -200,11 +200,11 @@ struct sim_net {
 	                               * coalesced (par.coalesce): a collective sets it
 	                               * around an all-to-all's sends */
 	double send_weight;           /* flow: max-min weight of the sends made while set, in
-	                               * (0, 1); 0 or 1: whole. A transfer sprayed over k
-	                               * paths sends its parts at 1/k, so together they share
-	                               * a link as one connection (a NIC shares by queue
-	                               * pair; multipath TCP's subflows are coupled so,
-	                               * RFC 6356) */
+	                               * (0, 1); 0 or 1: whole. Parts of one connection sent
+	                               * at 1/k each share a link as that connection (a NIC
+	                               * shares by queue pair; multipath TCP's subflows are
+	                               * coupled so, RFC 6356). Sprayed transfers use
+	                               * sim_net_send_paths instead (one flow) */
 	struct sim_net_stats st;      /* counters */
 	struct sim_flow_state *flow;  /* SIM_FLOW state (owned) */
 	struct sim_pkt_state *pkt;    /* SIM_PACKET state (owned) */
@@ -235,6 +235,17 @@ void sim_net_release(struct sim_net *n);
  * TS_ENOMEM. bytes must be > 0 (0 is allowed with hops == 0: a join). */
 int sim_net_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 		 simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
+
+/* Start a transfer spread evenly over `parts` paths (flow model only):
+ * links lists the paths' links one path after another (nl in all, any
+ * length). It runs as one flow whose paths move equal shares: a link that
+ * k of the paths cross carries k/parts of its rate, and the last byte
+ * arrives after the paths' mean latency. Otherwise as sim_net_send (TCP's
+ * per-message cost when the paths leave the host). This is how a transfer
+ * sprayed over equal-cost paths (--routing spray) runs: as one flow, not
+ * one per path. Returns 0, TS_ENOMEM, or TS_EINPUT for an empty list. */
+int sim_net_send_paths(struct sim_net *n, const int32_t *links, int nl, int parts, double bytes,
+		       simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg);
 
 /* Flow model invariants, for tests: every link's allocated rate is at most
  * its capacity (feasible) and every active flow has a bottleneck: a

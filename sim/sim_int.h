@@ -17,6 +17,18 @@ int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
  * smallest unallocated capacity along a path, bytes/s; valid after the
  * solve of the current instant (an event queued after the flow started). */
 double simf_rate_Bps(const struct sim_net *n, int32_t id);
+/* simf_send of a spread flow: link h carries coef[h] x its rate (coef
+ * NULL: 1 each); sim_net_send_paths builds one. The path latency of flow
+ * id once it moves (a spread flow: its paths' mean), ps. */
+int simf_send_spread(struct sim_net *n, const int32_t *path, const double *coef, int hops,
+		     double bytes, simtime_ps start_delay_ps, sim_xfer_done done, void *ctx,
+		     uint64_t arg, int32_t *id_out);
+simtime_ps simf_prop_ps(const struct sim_net *n, int32_t id);
+/* sim_net_send_paths without TCP's per-message cost, and with the flow's
+ * id (simf_send's id_out). */
+int simn_send_paths(struct sim_net *n, const int32_t *links, int nl, int parts, double bytes,
+		    simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg,
+		    int32_t *id_out);
 double simf_headroom_Bps(const struct sim_net *n, const int32_t *path, int hops);
 
 /* Packet model (net_packet.c). */

@@ -189,6 +189,55 @@ START_TEST(flow_weighted_parts)
 }
 END_TEST
 
+/* A transfer spread over two paths (sim_net_send_paths: --routing spray
+ * at flow level) is one flow whose paths move equal shares. Paths L0-L1
+ * and L0-L2 (all 100 GB/s; L0 1 us, L1 1 us, L2 3 us); flow G alone on L2.
+ * L0 carries all of it, L1 and L2 half each, so on L2 it weighs 1/2 beside
+ * G's 1: L2's share 100 / 1.5, both at 66.67 GB/s (L2 full, L0 at 66.67,
+ * L1 at 33.33). As parts per path, the L1 part would have run at 66.67
+ * alone. Alone, it runs at L0's 100 GB/s (L1 and L2 carry 50 each) and
+ * its last byte arrives after the paths' mean latency, 3 us. */
+START_TEST(flow_spread_paths)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[3] = { mk(100 * GBps, 1000, 0, 0), mk(100 * GBps, 1000, 0, 0),
+				 mk(100 * GBps, 3000, 0, 0) };
+	int32_t both[4] = { 0, 1, 0, 2 }, pg[1] = { 2 };
+	struct done_rec r;
+	double want;
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 3, NULL, &err), 0);
+	ck_assert_int_eq(sim_net_send_paths(&n, both, 0, 2, 1e6, 0, on_done, &r, 0), TS_EINPUT);
+	/* alone: 1 MB at 100 GB/s, then the mean latency (2 + 4 us) / 2 */
+	ck_assert_int_eq(sim_net_send_paths(&n, both, 4, 2, 1e6, 0, on_done, &r, 0), 0);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_msg(llabs(r.t[0] - time_from_us(10 + 3)) <= 2, "alone: ends at %.4f us",
+		      time_to_s(r.t[0]) * 1e6);
+	/* beside G: both at 100 / 1.5 GB/s; 2 MB each */
+	ck_assert_int_eq(sim_net_send_paths(&n, both, 4, 2, 2e6, 0, on_done, &r, 1), 0);
+	ck_assert_int_eq(sim_net_send(&n, pg, 1, 2e6, 0, on_done, &r, 2), 0);
+	sim_run(&e, sim_now(&e) + time_from_us(1));
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(r.n, 3);
+	want = 2e6 / (100 * GBps / 1.5) * 1e6; /* us */
+	ck_assert_msg(llabs(r.t[1] - r.t[0] - time_from_us(want + 3)) <= 2,
+		      "spread: ends %.4f us after the first, want %.4f", time_to_s(r.t[1] - r.t[0]) * 1e6,
+		      want + 3);
+	ck_assert_msg(llabs(r.t[2] - r.t[0] - time_from_us(want + 3)) <= 2,
+		      "G: ends %.4f us after the first, want %.4f", time_to_s(r.t[2] - r.t[0]) * 1e6,
+		      want + 3);
+	ck_assert_double_eq(n.st.bytes_sent, n.st.bytes_delivered);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
 /* Random flows on a random fabric; check feasibility and fairness after
  * every instant of activity, and conservation at the end. */
 START_TEST(flow_random_invariants)
@@ -218,6 +267,20 @@ START_TEST(flow_random_invariants)
 				if (p[k] == cand)
 					goto again;
 			p[h] = cand;
+		}
+		if (i % 4 == 3) {
+			/* spread over this path and 1-2 more (random links; a
+			 * link may repeat across them) */
+			int32_t all[18];
+			int np = 2 + (int)rng_below(&g, 2), nl = hops;
+			memcpy(all, p, (size_t)hops * sizeof(int32_t));
+			for (k = 1; k < np; k++)
+				for (h = 0; h < hops; h++)
+					all[nl++] = (int32_t)rng_below(&g, 24);
+			sim_net_send_paths(&n, all, nl, np, 1e4 + (double)rng_below(&g, 1000000),
+					   time_from_us((double)rng_below(&g, 2000)), on_done, &r,
+					   (uint64_t)(i % 256));
+			continue;
 		}
 		sim_net_send(&n, p, hops, 1e4 + (double)rng_below(&g, 1000000),
 			     time_from_us((double)rng_below(&g, 2000)), on_done, &r, (uint64_t)(i % 256));
@@ -688,6 +751,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, flow_single);
 	tcase_add_test(tc, flow_share_then_speed_up);
 	tcase_add_test(tc, flow_weighted_parts);
+	tcase_add_test(tc, flow_spread_paths);
 	tcase_add_loop_test(tc, flow_maxmin_table, 0, (int)TS_ARRAY_LEN(mm_cases));
 	tcase_add_loop_test(tc, flow_random_invariants, 0, 3);
 	tcase_add_test(tc, flow_many_on_one_link);
