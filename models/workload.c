@@ -307,7 +307,10 @@ static double mats(const struct model *m)
  * GEMM and its launch; found by review: one GEMM of (n-1)/n of the rows
  * ran at the whole GEMM's efficiency, 18 % under the formula on llama3-8b
  * tp 8's MLP up); the chunks' collectives are one collective (userbuffers'
- * copies, not NCCL calls: an NCCL latency per chunk is not paid).
+ * copies, not NCCL calls: an NCCL latency per chunk is not paid). The
+ * host pays one dispatch per pipeline (its Linear call; the chunks are
+ * launched from Transformer Engine's C++: CommOverlap's split_overlap_ag /
+ * split_overlap_rs loops, as recalled, not checked here).
  * overlap.tp needs sequence parallelism (plan_resolve). */
 #define TP_OVERLAP_PIPE_SPLITS 4.0
 
@@ -323,13 +326,25 @@ static void repeat_op(struct bld *b, int32_t id, double reps)
 	}
 }
 
-/* The GEMM fed by an overlapped all-gather (emitted just before). */
+/* How the host issues op id (enum wl_dispatch). */
+static void set_dispatch(struct bld *b, int32_t id, enum wl_dispatch d)
+{
+	if (id >= 0)
+		b->r->ops[id].dispatch = (uint8_t)d;
+}
+
+/* The GEMM fed by an overlapped all-gather (emitted just before). The
+ * pipeline is one Linear call of Transformer Engine, whose C++ launches
+ * the chunks: one host dispatch for all of it, as for the GEMM without
+ * the overlap. */
 static void gemm_after_ag(struct bld *b, enum wl_phase ph, const char *name, double m, double n,
 			  double k, double scale)
 {
 	double s = b->p->tp;
-	repeat_op(b, linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE), s - 1);
-	linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
+	int32_t id = linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
+	repeat_op(b, id, s - 1);
+	set_dispatch(b, id, WL_DISP_ONCE);
+	set_dispatch(b, linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE), WL_DISP_NONE);
 }
 
 /* A linear layer's GEMM on the activation all-gathered over TP first (with
@@ -354,9 +369,13 @@ static void gemm_then_reduce(struct bld *b, enum wl_phase ph, const char *name, 
 			     const char *cname)
 {
 	double s = TP_OVERLAP_PIPE_SPLITS;
+	int32_t id;
 	linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
 	comm(b, ph, WL_D_TP, coll, bytes * (s - 1) / s, cname, true);
-	repeat_op(b, linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE), s - 1);
+	/* (the rest of the one Linear call: no dispatch of its own) */
+	id = linear(b, ph, name, m / s, n, k, 1, scale, WL_V_NONE);
+	repeat_op(b, id, s - 1);
+	set_dispatch(b, id, WL_DISP_NONE);
 	comm(b, ph, WL_D_TP, coll, bytes / s, cname, false);
 }
 

@@ -57,6 +57,14 @@ enum wl_mask {
 	WL_MASK_WINDOW, /* ... within a sliding window shorter than the sequence */
 };
 
+/* How the host issues a compute op (the compute model's dispatch_s each):
+ * once per kernel (a Python-level loop: SequentialMLP's experts, context
+ * parallelism's ring steps), once for the whole op, or not at all (its
+ * kernels are launched inside the framework call of the op before it:
+ * Transformer Engine's userbuffers loop over overlap.tp's chunks in C++
+ * within the one Linear call). */
+enum wl_dispatch { WL_DISP_EACH, WL_DISP_ONCE, WL_DISP_NONE };
+
 struct wl_op {
 	uint8_t kind;              /* enum wl_kind */
 	uint8_t stream;            /* enum wl_stream */
@@ -92,6 +100,7 @@ struct wl_op {
 	int32_t reps;              /* compute: kernels of the shape m x n x k run one after
 	                            * another (overlap.tp's chunks; flops and bytes are all
 	                            * of theirs), count; 0 = 1 */
+	uint8_t dispatch;          /* compute: the host's issues of it, enum wl_dispatch */
 	uint8_t tok_k;             /* compute with a drawn load: the load scales the GEMM's k
 	                            * (a weight gradient, whose inner dimension is the tokens),
 	                            * else its m, flag */

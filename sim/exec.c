@@ -1040,8 +1040,10 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 				if (ops[dk->deps[j]].kind == WL_K_RECV && in->t1[dk->deps[j]] > disp)
 					disp = in->t1[dk->deps[j]];
 		}
-		/* (an op of several kernels, overlap.tp's chunks: each issued) */
-		disp += time_from_s(x->comp.dispatch_s * (op->reps > 1 ? op->reps : 1));
+		/* (an op of several kernels issued one by one, wl_dispatch) */
+		disp += time_from_s(x->comp.dispatch_s *
+				    (op->dispatch == WL_DISP_NONE ? 0 :
+				     op->dispatch == WL_DISP_ONCE || op->reps <= 1 ? 1 : op->reps));
 		if (disp > now)
 			dur += time_to_s(disp - now);
 		in->cpu_ps = disp;
