@@ -833,15 +833,26 @@ static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_
 	}
 }
 
+/* The links a level changed: a link's share only grows as flows on it
+ * are fixed (a flow is fixed at the smallest share, at most this link's,
+ * so it takes no more than its part), so a link already in the heap keeps
+ * its entry, now a lower bound, and water_fill re-places an entry whose
+ * share has grown when it reaches the top (lazy keys: the order of the
+ * links taken is the same as with every key kept exact). Rounding can
+ * make a share a hair smaller: such an entry moves at once. */
 static void flush_level(struct sim_flow_state *s)
 {
 	int32_t i;
 	for (i = 0; i < s->ntouched; i++) { /* none when scanning */
-		struct qlk *q = &s->Q[s->touched[i]];
-		if (q->nunf > 0)
-			hpush(s, q->rem_Bps / q->wunf, s->touched[i]);
-		else
-			hremove(s, s->touched[i]);
+		int32_t j = s->touched[i];
+		struct qlk *q = &s->Q[j];
+		if (q->nunf > 0) {
+			double sh = q->rem_Bps / q->wunf;
+			if (q->hpos < 0 || sh < s->heap[q->hpos].share)
+				hpush(s, sh, j);
+		} else {
+			hremove(s, j);
+		}
 	}
 	s->ntouched = 0;
 	s->level++;
@@ -921,6 +932,14 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 				qi++;
 			}
 		} else {
+			/* the top's share as it is now (flush_level's lazy keys) */
+			while (s->nheap > 0) {
+				const struct qlk *q = &s->Q[s->heap[0].loc];
+				double sh = q->rem_Bps / q->wunf;
+				if (!(sh > s->heap[0].share))
+					break;
+				hplace(s, 0, (struct hent){ sh, q->link, s->heap[0].loc });
+			}
 			have = s->nheap > 0;
 			if (have)
 				h = s->heap[0];
