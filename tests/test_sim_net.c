@@ -151,8 +151,9 @@ START_TEST(flow_maxmin_table)
 }
 END_TEST
 
-/* A transfer sprayed over two paths sends its parts at weight 1/2 each
- * (sim_net.send_weight): on the link they share with a whole flow they take
+/* Two parts of one connection sent at weight 1/2 each (sim_net.send_weight;
+ * how a sprayed transfer ran until it became one spread flow,
+ * flow_spread_paths): on the link they share with a whole flow they take
  * half of it together, as one connection, not two thirds (found by review:
  * under --routing spray a sprayed ring's parts starved a PXN send at a
  * NIC). L0 (1 GB/s) carries flow A and both parts; L1, L2 (10 GB/s) one
