@@ -7,7 +7,7 @@
  * a connection split k ways (sim_net.send_weight), and rates, shares
  * and comparisons below are per unit weight. A link's capacity is its line rate times the
  * payload fraction mtu/(mtu+overhead) (hardware.md "Packets and MTU").
- * A spread flow (sim_net_send_spread: a transfer sprayed evenly over
+ * A spread flow (sim_net_send_paths, simf_send_spread: a transfer sprayed evenly over
  * several paths) lists each link once with a coefficient, the fraction of
  * its paths that cross it: at rate r it loads that link with c x r, and
  * the water-filling counts its weight there as c x w (a linear max-min
@@ -49,8 +49,8 @@
  * Invariants: a flow is on the per-link lists of its path exactly while it
  * is ACTIVE; rem_bytes is exact at time last_ps; the solve event is pending
  * iff ndirty > 0 or the flag solve_pending is set; load_Bps of a link is
- * the sum of the rates of the flows on it (each crossing counted) up to
- * rounding. */
+ * the sum of the rates of the flows on it (each crossing counted; a spread
+ * flow's times its coefficient there) up to rounding. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,12 +79,13 @@ struct flow {
 	int32_t hops;                  /* path length, links */
 	/* second line on */
 	struct fhop *xp;               /* the path when longer than TOPO_MAX_HOPS
-	                                * (coupled rings), owned; else NULL */
+	                                * (coupled rings) or spread (its coefficients
+	                                * follow it: fcoef), owned; else NULL */
 	uint8_t state;                 /* F_* */
 	uint8_t coal;                  /* its end may be coalesced (sim_net.coalesce_sends), flag */
 	uint8_t spread;                /* its links carry coefficients (after the path in xp) */
 	int32_t next;                  /* free list, or the next flow of its start batch */
-	double w;                      /* max-min weight: 1, or a sprayed part's share of its
+	double w;                      /* max-min weight: 1, or a part's share of its
 	                                * connection (sim_net.send_weight) */
 	struct fhop ip[TOPO_MAX_HOPS]; /* the path (up to TOPO_MAX_HOPS links) */
 	/* cold: at the start and the end only */
