@@ -205,6 +205,23 @@ int sim_p2p_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int
 	return h1 + h2;
 }
 
+int sim_send_sprayed(struct sim_net *n, const struct topo *t, int32_t a, int32_t b, uint64_t hash,
+		     int64_t np, bool p2p, double bytes, simtime_ps start_delay_ps, sim_xfer_done done,
+		     void *ctx, uint64_t arg)
+{
+	int32_t all[SIM_SPRAY_MAX_PATHS * TOPO_MAX_HOPS];
+	int nl = 0;
+	TS_ASSERT(n->kind == SIM_FLOW && np > 1 && np <= SIM_SPRAY_MAX_PATHS);
+	for (int64_t k = 0; k < np; k++) {
+		int h = p2p ? sim_p2p_route(t, a, b, hash, np, k, all + nl) :
+			      sim_spray_route(t, a, b, hash, np, k, all + nl);
+		if (h < 0)
+			return h;
+		nl += h;
+	}
+	return sim_net_send_paths(n, all, nl, (int)np, bytes, start_delay_ps, done, ctx, arg);
+}
+
 void sim_coll_spec_init(struct sim_coll_spec *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -1290,19 +1307,8 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 		}
 		return sim_net_send(c->net, path, hops, bytes, alpha, cb, ctx, arg);
 	}
-	if (c->net->kind == SIM_FLOW) {
-		/* one flow over all np paths (sim_net_send_paths) */
-		int32_t all[SIM_SPRAY_MAX_PATHS * TOPO_MAX_HOPS];
-		int nl = 0;
-		TS_ASSERT(np <= SIM_SPRAY_MAX_PATHS);
-		for (k = 0; k < np; k++) {
-			int h = coll_route(c, a, b, hash, np, k, all + nl);
-			if (h < 0)
-				return h;
-			nl += h;
-		}
-		return sim_net_send_paths(c->net, all, nl, (int)np, bytes, alpha, cb, ctx, arg);
-	}
+	if (c->net->kind == SIM_FLOW) /* one flow over all np paths */
+		return sim_send_sprayed(c->net, c->t, a, b, hash, np, c->p2p, bytes, alpha, cb, ctx, arg);
 	jid = join_new(c, (int32_t)np, cb, ctx, arg);
 	if (jid < 0)
 		return jid;

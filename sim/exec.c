@@ -1348,19 +1348,10 @@ static int slice_send(struct exec *x, struct launch *to, int32_t a, int32_t b, u
 		return sim_net_send(&x->net, path, hops, launch_bytes(to), lat, slice_done_cb, to, arg);
 	}
 	if (x->net.kind == SIM_FLOW) {
-		/* one spread flow over the np paths (sim_net_send_paths) */
-		int32_t all[SIM_SPRAY_MAX_PATHS * TOPO_MAX_HOPS];
-		int nl = 0;
-		TS_ASSERT(np <= SIM_SPRAY_MAX_PATHS);
-		for (int64_t k = 0; k < np; k++) {
-			hops = sim_p2p_route(x->t, a, b, hash, np, k, all + nl);
-			if (hops < 0)
-				return hops;
-			nl += hops;
-		}
+		/* one spread flow over the np paths */
 		x->nflows++;
-		return sim_net_send_paths(&x->net, all, nl, (int)np, launch_bytes(to), lat,
-					  slice_done_cb, to, arg);
+		return sim_send_sprayed(&x->net, x->t, a, b, hash, np, true, launch_bytes(to), lat,
+					slice_done_cb, to, arg);
 	}
 	j = malloc(sizeof(*j));
 	if (!j)
@@ -1773,41 +1764,34 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 			 * here, so a sprayed DP ring of over 64 ranks ran as ECMP,
 			 * 47 % above the analytic level on a 2:1 leaf-spine) */
 			int64_t np = sim_spray_paths(x->t, a, b, x->o->spray);
-			if (np > 1) {
-				int32_t all[SIM_SPRAY_MAX_PATHS * TOPO_MAX_HOPS];
-				int nl = 0;
-				TS_ASSERT(np <= SIM_SPRAY_MAX_PATHS);
-				for (int64_t k = 0; k < np; k++) {
-					int hops = sim_spray_route(x->t, a, b, hash, np, k, all + nl);
-					if (hops < 0) {
-						rc = hops;
-						goto out;
-					}
-					if (x->net.kind != SIM_FLOW) {
-						/* packet level: a part per path */
-						l->left++;
-						x->nflows++;
-						rc = sim_net_send(&x->net, all + nl, hops, per / (double)np, lat,
-								  xfer_done_cb, l, 0);
-						if (rc) {
-							l->left--;
-							goto out;
-						}
-						continue;
-					}
-					nl += hops;
-				}
-				if (x->net.kind != SIM_FLOW)
-					continue;
+			if (np > 1 && x->net.kind == SIM_FLOW) {
 				l->left++;
 				x->nflows++;
-				rc = sim_net_send_paths(&x->net, all, nl, (int)np, per, lat, xfer_done_cb, l, 0);
+				rc = sim_send_sprayed(&x->net, x->t, a, b, hash, np, false, per, lat,
+						      xfer_done_cb, l, 0);
 				if (rc) {
 					l->left--;
 					goto out;
 				}
 				continue;
 			}
+			for (int64_t k = 0; k < np && np > 1; k++) {
+				/* packet level: a part per path */
+				int hops = sim_spray_route(x->t, a, b, hash, np, k, path);
+				if (hops < 0) {
+					rc = hops;
+					goto out;
+				}
+				l->left++;
+				x->nflows++;
+				rc = sim_net_send(&x->net, path, hops, per / (double)np, lat, xfer_done_cb, l, 0);
+				if (rc) {
+					l->left--;
+					goto out;
+				}
+			}
+			if (np > 1)
+				continue;
 			int hops = topo_route(x->t, a, b, hash, path);
 			if (hops < 0) {
 				rc = hops;

@@ -61,6 +61,14 @@ int64_t sim_spray_paths(const struct topo *t, int32_t a, int32_t b, bool spray);
 int sim_spray_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int64_t np,
 		    int64_t k, int32_t *path);
 
+/* Flow level: send bytes from GPU a to GPU b spread over its np (> 1)
+ * sprayed paths (sim_spray_route's, or sim_p2p_route's when p2p) as one
+ * flow (sim_net_send_paths). Returns 0, a negative route error or
+ * TS_ENOMEM. */
+int sim_send_sprayed(struct sim_net *n, const struct topo *t, int32_t a, int32_t b, uint64_t hash,
+		     int64_t np, bool p2p, double bytes, simtime_ps start_delay_ps, sim_xfer_done done,
+		     void *ctx, uint64_t arg);
+
 /* A transfer from GPU a to GPU b pays TCP's host costs in the analytic
  * models: TCP, between hosts (the flow and packet models: simn_tcp_path). */
 static inline bool sim_tcp_hop(const struct topo *t, int32_t a, int32_t b)
