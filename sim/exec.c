@@ -1775,8 +1775,8 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 				}
 				continue;
 			}
-			for (int64_t k = 0; k < np && np > 1; k++) {
-				/* packet level: a part per path */
+			/* its hashed path (np 1), or at packet level a part per path */
+			for (int64_t k = 0; k < np; k++) {
 				int hops = sim_spray_route(x->t, a, b, hash, np, k, path);
 				if (hops < 0) {
 					rc = hops;
@@ -1789,20 +1789,6 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 					l->left--;
 					goto out;
 				}
-			}
-			if (np > 1)
-				continue;
-			int hops = topo_route(x->t, a, b, hash, path);
-			if (hops < 0) {
-				rc = hops;
-				goto out;
-			}
-			l->left++;
-			x->nflows++;
-			rc = sim_net_send(&x->net, path, hops, per, lat, xfer_done_cb, l, 0);
-			if (rc) {
-				l->left--;
-				goto out;
 			}
 		}
 	}
