@@ -3,7 +3,7 @@
  * of 8 ranks, group g = ranks g, g+2048, ...) allreducing 1 GiB. Prints wall
  * time, peak RSS, events, max-min solves and the simulated busbw.
  *   bench_sim_flow [cluster] [groups] [ranks] [size_bytes] [routing ecmp|spray]
- *                  [coupled_above]
+ *                  [coupled_above] [seed]
  * coupled_above: rings of more ranks run coupled (sim.h; default 64, a
  * huge value forces step by step, for comparison).
  * Targets (issue 3): under 2 s wall and under 1 GiB memory. */
@@ -37,6 +37,7 @@ int main(int argc, char **argv)
 	double size = argc > 4 ? atof(argv[4]) : 1073741824.0;
 	bool spray = argc > 5 && !strcmp(argv[5], "spray");
 	long coupled_above = argc > 6 ? atol(argv[6]) : -1;
+	uint64_t seed = argc > 7 ? strtoull(argv[7], NULL, 10) : 1; /* the rings' hashes */
 	struct topo_cluster cl;
 	struct topo t;
 	struct ts_error err = TS_ERROR_INIT;
@@ -81,7 +82,7 @@ int main(int argc, char **argv)
 		sp[g].size_bytes = size;
 		sp[g].nranks = n;
 		sp[g].ranks = ranks + (size_t)g * n;
-		sp[g].hash = rng_hash2(1, (uint64_t)g);
+		sp[g].hash = rng_hash2(seed, (uint64_t)g);
 		if (sim_coll_start(&net, &t, &sp[g], on_done, &ndone, &cs[g], &err)) {
 			fprintf(stderr, "bench_sim_flow: %s\n", err.msg);
 			return 2;

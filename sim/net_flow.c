@@ -1159,17 +1159,20 @@ simtime_ps simf_prop_ps(const struct sim_net *n, int32_t id)
 	return n->flow->fl[id].prop_ps;
 }
 
-double simf_headroom_Bps(const struct sim_net *n, const int32_t *path, int hops)
+void simf_bottleneck(const struct sim_net *n, const int32_t *path, int hops, double *cap_Bps,
+		     double *load_Bps)
 {
 	const struct sim_flow_state *s = n->flow;
 	double m = INFINITY;
-	int h;
-	for (h = 0; h < hops; h++) {
+	*cap_Bps = *load_Bps = 0;
+	for (int h = 0; h < hops; h++) {
 		double fr = s->L[path[h]].cap_Bps - s->L[path[h]].load_Bps;
-		if (fr < m)
+		if (fr < m) {
 			m = fr;
+			*cap_Bps = s->L[path[h]].cap_Bps;
+			*load_Bps = s->L[path[h]].load_Bps;
+		}
 	}
-	return m < 0 ? 0 : m;
 }
 
 int32_t sim_net_active_flows(const struct sim_net *n)

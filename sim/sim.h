@@ -157,10 +157,13 @@ struct sim_net_params {
  * edge, which is the pipelined ring's steady-state rate (every edge moves
  * the same bytes). The per-step latency is paid as one chain: the largest
  * sum, over nsteps consecutive edges (a chunk's journey), of the edge's
- * path latency + NCCL's alpha (+ TCP's per-message cost), as the step mode
- * pays it. Agreement with step by step: within 2% on rings of 16-256
- * ranks, single and concurrent groups, 1:1 and 2:1 fabrics, ECMP and
- * spray (tests/test_sim_coll.c coupled_ring_agrees_with_steps). Packet
+ * chunk time + path latency + NCCL's alpha (+ TCP's per-message cost), as
+ * the step mode pays it, or the slowest edge's own sends if longer; a fast
+ * edge's chunk time counts the other flows on its link at the share of
+ * the time they send (collective.c, ring_coupled_done). Agreement with
+ * step by step: within 2% on rings of 16-512 ranks, single and concurrent
+ * groups, 1:1 and 2:1 fabrics, 1 and 8 GPUs a node, ECMP and spray
+ * (tests/test_sim_coll.c coupled_ring_agrees_with_steps). Packet
  * fidelity always runs step by step. The default threshold 64 keeps the
  * results of groups of up to 64 ranks exactly as before. */
 

@@ -13,9 +13,9 @@ void simf_release(struct sim_net *n);
 int simf_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	      simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg,
 	      int32_t *id_out);
-/* The current rate of flow id (0 unless it is moving data), and the
- * smallest unallocated capacity along a path, bytes/s; valid after the
- * solve of the current instant (an event queued after the flow started). */
+/* The current rate of flow id (0 unless it is moving data), bytes/s;
+ * valid after the solve of the current instant (an event queued after the
+ * flow started), as simf_bottleneck's loads. */
 double simf_rate_Bps(const struct sim_net *n, int32_t id);
 /* simf_send of a spread flow: link h carries coef[h] x its rate (coef
  * NULL: 1 each); sim_net_send_paths builds one. The path latency of flow
@@ -29,7 +29,10 @@ simtime_ps simf_prop_ps(const struct sim_net *n, int32_t id);
 int simn_send_paths(struct sim_net *n, const int32_t *links, int nl, int parts, double bytes,
 		    simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg,
 		    int32_t *id_out);
-double simf_headroom_Bps(const struct sim_net *n, const int32_t *path, int hops);
+/* The link of path with the least spare capacity at the current rates:
+ * its capacity and load, bytes/s (0 and 0 for an empty path). */
+void simf_bottleneck(const struct sim_net *n, const int32_t *path, int hops, double *cap_Bps,
+		     double *load_Bps);
 
 /* Packet model (net_packet.c). */
 int simp_init(struct sim_net *n, struct ts_error *err);
