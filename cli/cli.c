@@ -228,6 +228,16 @@ int cli_parse_double(const char *cmd, const char *opt, const char *val, double m
 	return 0;
 }
 
+int cli_parse_routing(const char *cmd, const char *val, int *out)
+{
+	for (int i = 0; topo_routing_names[i]; i++)
+		if (!strcmp(val, topo_routing_names[i])) {
+			*out = i;
+			return 0;
+		}
+	return cli_usage(cmd, "unknown routing '%s' (ecmp, spray, dmodk)", val);
+}
+
 int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double min, double max,
 		    double *out)
 {

@@ -69,6 +69,9 @@ int cli_parse_long(const char *cmd, const char *opt, const char *val, long long 
 		   long long max, long long *out);
 int cli_parse_double(const char *cmd, const char *opt, const char *val, double min,
 		     double max, double *out);
+/* --routing's value: "ecmp", "spray" or "dmodk" (enum topo_routing, as the
+ * cluster key "routing"); otherwise a usage error. */
+int cli_parse_routing(const char *cmd, const char *val, int *out);
 /* A byte size: "1048576", "8M", "1G", "64KiB", "1.5GB" (nccl-tests style: K M G
  * are binary). */
 int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double min,

@@ -49,9 +49,12 @@ static void usage(FILE *out)
 		"                       the cluster file's seed, else 1)\n"
 		"  --channels K         ring channels (default: one per GPU of a node in the\n"
 		"                       group on multi-node groups, else 1)\n"
-		"  --routing R          ecmp: one equal-cost path per connection by hash\n"
-		"                       (default); spray: every transfer spread evenly over\n"
-		"                       the equal-cost paths (adaptive routing)\n"
+		"  --routing R          ecmp: one equal-cost path per connection by hash;\n"
+		"                       spray: every transfer spread evenly over the\n"
+		"                       equal-cost paths (adaptive routing); dmodk: each\n"
+		"                       destination's static route (InfiniBand's fat-tree\n"
+		"                       routing; structured fabrics). Default: the cluster's\n"
+		"                       \"routing\", else ecmp\n"
 		"  --flow-coalesce F    flow: an all-to-all flow's end re-rates the flows it\n"
 		"                       leaves up to F of its own time later (ends close\n"
 		"                       together share one max-min solve); 0 = exact at every\n"
@@ -77,7 +80,8 @@ struct opts {
 	long long seed;            /* ECMP / placement seed, -1: the cluster's (default 1) */
 	long long channels;        /* 0 = automatic */
 	bool json;                 /* --json */
-	bool spray;                /* --routing spray */
+	bool spray;                /* routing spray (the cluster's or --routing's) */
+	int routing;               /* --routing (enum topo_routing), -1: the cluster's */
 	double coalesce;           /* --flow-coalesce */
 };
 
@@ -220,6 +224,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 	o->factor = 2;
 	o->fid = SIM_FLOW;
 	o->seed = -1;
+	o->routing = -1;
 	o->coalesce = SIM_FLOW_COALESCE;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, ":b:e:f:h", lo, NULL)) != -1) {
@@ -299,12 +304,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 			o->json = true;
 			break;
 		case 'R':
-			if (!strcmp(optarg, "ecmp"))
-				o->spray = false;
-			else if (!strcmp(optarg, "spray"))
-				o->spray = true;
-			else
-				return cli_usage(CMD, "unknown routing '%s' (ecmp, spray)", optarg);
+			if (cli_parse_routing(CMD, optarg, &o->routing))
+				return 2;
 			break;
 		case 'K':
 			if (cli_parse_double(CMD, "--flow-coalesce", optarg, 0, 0.5, &o->coalesce))
@@ -359,7 +360,7 @@ static void print_table(const struct topo *t, const struct opts *o, int n, int n
 	       "routing %s, seed %lld\n",
 	       sim_op_name((enum sim_op)o->op), t->cl.name, (int)t->ngpus, ng, ng > 1 ? "s" : "", n,
 	       n > 1 ? "s" : "", o->fid == SIM_ANALYTIC ? "analytic" : o->fid == SIM_FLOW ? "flow" : "packet",
-	       o->spray ? "spray" : "ecmp", o->seed);
+	       topo_routing_names[t->cl.fabric.routing], o->seed);
 	printf("#\n");
 	/* nccl-tests' columns, so its parsers read the table: #wrong is N/A
 	 * (nothing is checked, as nccl-tests prints with -c 0) and the in-place
@@ -408,7 +409,7 @@ static int print_json(const struct topo *t, const struct opts *o, int n, int ng,
 		snprintf(sd, sizeof(sd), "%lld", o->seed);
 		cJSON_AddRawToObject(root, "seed", sd);
 	}
-	cJSON_AddStringToObject(root, "routing", o->spray ? "spray" : "ecmp");
+	cJSON_AddStringToObject(root, "routing", topo_routing_names[t->cl.fabric.routing]);
 	/* the table's type, redop and root columns (found by review) */
 	cJSON_AddStringToObject(root, "type", "float");
 	cJSON_AddStringToObject(root, "redop", has_redop(o->op) ? "sum" : "none");
@@ -461,6 +462,9 @@ int cmd_collective(int argc, char **argv)
 	if (o.seed >= 0)
 		cl.seed = (uint64_t)o.seed;
 	o.seed = (long long)cl.seed;
+	if (o.routing >= 0)
+		cl.fabric.routing = (enum topo_routing)o.routing;
+	o.spray = cl.fabric.routing == TOPO_ROUTING_SPRAY;
 	if (o.placement && topo_placement_parse(&cl, o.placement, &err))
 		goto fail;
 	if (topo_build(&t, &cl, &err))

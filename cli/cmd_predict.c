@@ -61,9 +61,12 @@ static void usage(FILE *out)
 		"                       together share one max-min solve); 0 = exact at every\n"
 		"                       instant (default 0.002)\n"
 		"  --routing R          ecmp: each connection on one equal-cost path by hash\n"
-		"                       (default, Ethernet/RoCE ECMP); spray: every transfer\n"
-		"                       spread evenly over its equal-cost paths (InfiniBand\n"
-		"                       adaptive routing, packet spraying)\n"
+		"                       (Ethernet/RoCE ECMP); spray: every transfer spread\n"
+		"                       evenly over its equal-cost paths (InfiniBand adaptive\n"
+		"                       routing, packet spraying); dmodk: each destination's\n"
+		"                       static route (InfiniBand's fat-tree routing engine;\n"
+		"                       structured fabrics). Default: the cluster's\n"
+		"                       \"routing\", else ecmp\n"
 		"  --trace FILE         Chrome trace-event JSON (open in Perfetto)\n"
 		"  --svg FILE           SVG timeline of the iteration\n"
 		"  --json               JSON: iteration_time_s, tokens_per_s, tflops_per_gpu, mfu,\n"
@@ -108,7 +111,7 @@ static const struct option opts[] = {
 
 static int report(const struct model *m, const struct plan *p, const struct sim_prediction *r,
 		  const char *cluster, const char *fid, bool exact, const char *cal,
-		  const struct sim_compute *comp, bool json)
+		  const struct sim_compute *comp, const char *routing, bool json)
 {
 	static const char *const comm[] = { "tp", "pp", "dp", "ep", "cp" };
 	if (json) {
@@ -117,6 +120,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddStringToObject(root, "model", m->name);
 		cJSON_AddStringToObject(root, "cluster", cluster);
 		cJSON_AddStringToObject(root, "fidelity", fid);
+		cJSON_AddStringToObject(root, "routing", routing);
 		cJSON_AddBoolToObject(root, "exact", exact);
 		if (cal)
 			cJSON_AddStringToObject(root, "calibration", cal);
@@ -221,12 +225,12 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 			}
 		}
 		printf("model %s on %s: %d GPUs, tp %d pp %d dp %d ep %d%s%s cp %d, %d micro-batches of "
-		       "%d, %s schedule, fidelity %s%s\n\n",
+		       "%d, %s schedule, fidelity %s%s, routing %s\n\n",
 		       m->name, cluster, r->ngpus, p->tp, p->pp, p->dp, p->ep,
 		       plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "",
 		       p->dispatcher == PLAN_DISP_ALLGATHER ? " (allgather dispatcher)" : "", p->cp,
 		       r->micro_batches, p->micro_batch, plan_schedule_name(p->schedule), fid,
-		       exact ? " (exact)" : "");
+		       exact ? " (exact)" : "", routing);
 		table_print(&t, stdout);
 		table_release(&t);
 		printf("\ncompute model: %s%s%s\n", comp->source, cal ? "; file " : "", cal ? cal : "");
@@ -310,7 +314,7 @@ int cmd_predict(int argc, char **argv)
 	char warn[600] = "";
 	struct cli_plan_args pa;
 	struct option all[96];
-	int c, rc = 2;
+	int c, rc = 2, routing = -1;
 	struct model *m = NULL;
 	struct plan *p = NULL;
 	struct topo_cluster cl;
@@ -398,12 +402,8 @@ int cmd_predict(int argc, char **argv)
 				return 2;
 			break;
 		case O_ROUTING:
-			if (!strcmp(optarg, "ecmp"))
-				o.spray = false;
-			else if (!strcmp(optarg, "spray"))
-				o.spray = true;
-			else
-				return cli_usage("predict", "unknown routing '%s' (ecmp, spray)", optarg);
+			if (cli_parse_routing("predict", optarg, &routing))
+				return 2;
 			break;
 		case O_GPUS:
 		case O_GPUMEM:
@@ -480,6 +480,9 @@ int cmd_predict(int argc, char **argv)
 		warn[n] = '\n';
 		warn[n + 1] = '\0';
 	}
+	if (routing >= 0)
+		cl.fabric.routing = (enum topo_routing)routing;
+	o.spray = cl.fabric.routing == TOPO_ROUTING_SPRAY;
 	if (topo_build(&t, &cl, &err))
 		goto fail;
 	have_t = true;
@@ -512,7 +515,8 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
-	rc = report(m, p, &r, cname, fid, exact, cal, &comp, json);
+	rc = report(m, p, &r, cname, fid, exact, cal, &comp,
+		    topo_routing_names[t.cl.fabric.routing], json);
 	/* the report is out before the files are written: a report that could
 	 * not be written leaves no trace or SVG (found by review) */
 	if (!rc)

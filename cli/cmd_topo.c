@@ -68,6 +68,7 @@ static int print_json(const struct topo *t, const struct topo_summary *s)
 	cJSON_AddStringToObject(root, "source", t->cl.source);
 	cJSON_AddStringToObject(root, "fabric", topo_fabric_name(t->cl.fabric.kind));
 	cJSON_AddBoolToObject(root, "rails", t->cl.fabric.rails);
+	cJSON_AddStringToObject(root, "routing", topo_routing_names[t->cl.fabric.routing]);
 	cJSON_AddStringToObject(root, "placement", topo_placement_name(t->cl.placement));
 	cJSON_AddNumberToObject(root, "hosts", s->hosts);
 	cJSON_AddNumberToObject(root, "gpus", s->gpus);
@@ -153,6 +154,7 @@ static int print_table(const struct topo *t, const struct topo_summary *s)
 	printf("diameter   %d hops GPU to GPU\n", s->diameter_hops);
 	printf("ecmp       %lld equal-cost paths at most, first to last host\n",
 	       (long long)s->ecmp_paths_max);
+	printf("routing    %s\n", topo_routing_names[c->fabric.routing]);
 	return 0;
 }
 

@@ -60,6 +60,33 @@ if "$TRAINSIM" "${C[@]}" --op broadcast -b 1M -e 1M --json >"$tmp/bj" 2>"$tmp/er
    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if (d["type"], d["redop"], d["root"], d["routing"]) == ("float", "none", 0, "ecmp") else 1)' "$tmp/bj"; then
 	ok "--json: type, redop, root, routing"
 else bad "--json table keys: $(head -c 300 "$tmp/bj") $(cat "$tmp/err")"; fi
+# --routing dmodk (InfiniBand's static D-mod-K routes): a ring's steps are
+# shift permutations, which it routes without contention on the 1:1
+# leaf-spine, as spraying does; ECMP's hashes collide on the uplinks.
+# --routing overrides the cluster's "routing"; the header and JSON say it.
+R=(collective --cluster h100-roce-leafspine --op allreduce -b 1G -e 1G --algo ring --proto Simple)
+printf '%s\n' '{ "preset": "h100-roce-leafspine", "fabric": { "routing": "dmodk" } }' >"$tmp/dk.json"
+if "$TRAINSIM" "${R[@]}" --routing ecmp >"$tmp/re" 2>"$tmp/err" &&
+   "$TRAINSIM" "${R[@]}" --routing spray >"$tmp/rs" 2>>"$tmp/err" &&
+   "$TRAINSIM" "${R[@]}" --routing dmodk >"$tmp/rd" 2>>"$tmp/err" &&
+   "$TRAINSIM" "${R[@]/h100-roce-leafspine/$tmp/dk.json}" --json >"$tmp/rj" 2>>"$tmp/err" &&
+   "$TRAINSIM" "${R[@]/h100-roce-leafspine/$tmp/dk.json}" --routing ecmp >"$tmp/rf" 2>>"$tmp/err" &&
+   grep -q 'routing dmodk' "$tmp/rd" && grep -q 'routing ecmp' "$tmp/rf" &&
+   python3 - "$tmp/re" "$tmp/rs" "$tmp/rd" "$tmp/rj" "$tmp/rf" <<'PY'
+import json, sys
+def busbw(f):
+    return float([l for l in open(f) if not l.startswith('#')][0].split()[7])
+e, s, d, f = busbw(sys.argv[1]), busbw(sys.argv[2]), busbw(sys.argv[3]), busbw(sys.argv[5])
+j = json.load(open(sys.argv[4]))
+ok = abs(d / s - 1) < 1e-3 and d > 1.5 * e and f == e and j["routing"] == "dmodk"
+ok = ok and abs(j["rows"][0]["busbw_GBps"] / d - 1) < 1e-3
+sys.exit(0 if ok else 1)
+PY
+then
+	ok "--routing dmodk: the ring at spray's busbw, over ECMP's; cluster key and override"
+else
+	bad "--routing dmodk: $(cat "$tmp/re" "$tmp/rs" "$tmp/rd" "$tmp/rj" "$tmp/err" | grep -v '^#' | head -c 600)"
+fi
 # count is nccl-tests' paramcount: elements per rank for an all-gather
 if "$TRAINSIM" "${C[@]}" --op allgather -b 1M -e 4M -f 4 >"$tmp/out" 2>"$tmp/err" &&
    awk '!/^#/ { n++; if ($2 != $1 / 4 / 8) exit 1 } END { exit n == 0 }' "$tmp/out"; then
@@ -202,7 +229,9 @@ expect_err "unknown option" "unknown option|unrecognized|--frobnicate" "$TRAINSI
 expect_err "unknown cluster" "dgx-z900" "$TRAINSIM" collective --cluster dgx-z900 --op allreduce -b 1M
 printf '{"preset": "dgx-h100-ndr", "nodes": "two"}\n' >"$tmp/badc.json"
 expect_err "bad cluster file" "badc\\.json:[0-9]+:[0-9]+: nodes" "$TRAINSIM" collective --cluster "$tmp/badc.json" --op allreduce -b 1M
-expect_err "bad routing" "unknown routing 'ospf'" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M --routing ospf
+expect_err "bad routing" "unknown routing 'ospf' \\(ecmp, spray, dmodk\\)" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M --routing ospf
+expect_err "dmodk on an explicit fabric" "fabric.routing: routing 'dmodk' needs a structured fabric" \
+	"$TRAINSIM" collective --cluster "$TS_SOURCE_DIR/examples/clusters/explicit-two-switches.json" --op allreduce -b 1M --routing dmodk
 # direct plans past the transfers the simulator holds: refused before any
 # plan is built (an 8,192-rank all-to-all at flow level heads for some
 # 34 GB; refused only after NCCL's choice it took 143 s)

@@ -19,6 +19,24 @@ for k in iteration_time_s tokens_per_s tflops_per_gpu mfu hfu memory_gib_per_gpu
 	expect "json key $k" "$k" "$TMP/out"
 done
 check "predict analytic" 0 "$TRAINSIM" predict $SMALL --fidelity analytic --json
+# --routing dmodk: llama3-8b, dp 128 with ZeRO 1 on 16 nodes of the 2:1
+# leaf-spine. Its DP rings' steps are shifts, which D-mod-K routes as
+# spraying does (one route a link), where ECMP's hashes collide on the
+# uplinks; the header and JSON say the routing.
+DP="--cluster h100-roce-leafspine-2to1 --nodes 16 --model llama3-8b --zero 1 --global-batch 128 --seq-len 4096 --flash-attention"
+for r in ecmp spray dmodk; do
+	"$TRAINSIM" predict $DP --routing $r --json >"$TMP/dp_$r.json" 2>"$TMP/err" || bad "predict --routing $r: $(cat "$TMP/err")"
+done
+if "$TRAINSIM" predict $DP --routing dmodk | grep -q 'fidelity flow, routing dmodk$' &&
+   python3 - "$TMP/dp_ecmp.json" "$TMP/dp_spray.json" "$TMP/dp_dmodk.json" <<'PY'
+import json, sys
+e, s, d = (json.load(open(f)) for f in sys.argv[1:4])
+x = lambda j: j["breakdown"]["exposed_comm_s"]["dp"]
+ok = d["routing"] == "dmodk" and e["routing"] == "ecmp" and abs(x(d) / x(s) - 1) < 1e-3
+sys.exit(0 if ok and x(e) > 1.5 * x(d) else 1)
+PY
+then ok "predict --routing dmodk: DP rings as sprayed, well under ECMP"
+else bad "predict --routing dmodk: $(head -c 300 "$TMP/dp_dmodk.json")"; fi
 check "predict exact" 0 "$TRAINSIM" predict $SMALL --exact --json
 expect "exact simulates every rank" '"instances":[[:space:]]*16' "$TMP/out"
 check "predict with traces" 0 "$TRAINSIM" predict $SMALL --trace "$TMP/t.json" --svg "$TMP/t.svg"

@@ -114,6 +114,17 @@ bad_file cpu_vendor "node.cpu: .*'via'.*intel, amd, arm" '{ "preset": "dgx-a100-
 	printf '%s\n' '{ "preset": "dgx-a100-hdr", "node": { "cpu": "intel" } }' >"$tmp/intel.json" &&
 	"$TRAINSIM" topo --cluster "$tmp/intel.json" | grep -q ' intel CPUs$' &&
 	ok "node.cpu: preset amd, file intel" || bad "node.cpu not shown or not read"
+# fabric.routing: the cluster's equal-cost path choice, shown by topo and
+# taken by collective and predict unless --routing says otherwise
+printf '%s\n' '{ "preset": "h100-roce-leafspine", "fabric": { "routing": "dmodk" } }' >"$tmp/dmodk.json"
+if "$TRAINSIM" topo --cluster "$tmp/dmodk.json" | grep -q '^routing    dmodk$' &&
+   "$TRAINSIM" topo --cluster "$tmp/dmodk.json" --json | python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["routing"] == "dmodk" else 1)' &&
+   "$TRAINSIM" topo --cluster h100-roce-leafspine | grep -q '^routing    ecmp$'; then
+	ok "fabric.routing dmodk shown (ecmp by default)"
+else bad "fabric.routing not shown"; fi
+bad_file routing_name "fabric.routing: .*'ospf'.*ecmp, spray, dmodk" '{ "preset": "h100-roce-leafspine", "fabric": { "routing": "ospf" } }'
+bad_file routing_type "fabric.routing: " '{ "preset": "h100-roce-leafspine", "fabric": { "routing": 3 } }'
+bad_file routing_explicit "fabric.routing: routing 'dmodk' needs a structured fabric" '{ "preset": "h100-roce-leafspine", "nodes": 2, "fabric": { "type": "explicit", "routing": "dmodk", "switches": [ { "name": "s0" } ], "links": [ { "from": "host0/nic0", "to": "s0" } ] } }'
 bad_file unknown_key "fabric.link_bandwith: unknown field" '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwith": "400Gb/s" } }'
 # a quantity key with a unit suffix that is not its kind's (was read as
 # absent: the preset's 400 Gb/s stood; found by review)

@@ -448,6 +448,116 @@ START_TEST(single_node_cases)
 }
 END_TEST
 
+/* ---- D-mod-K: shift permutations without contention ----------------------------- */
+
+/* Non-blocking fabrics: a k=8 fat-tree of 3 tiers and of 2, a 1:1
+ * leaf-spine and a 1:1 three-tier Clos with 2 cables per leaf-spine and
+ * spine-core pair, 1 GPU a node; and 64 DGX H100 nodes of the
+ * rail-optimised NDR fat-tree. */
+static void dmodk_fabric(struct topo_cluster *c, int i)
+{
+	struct ts_error err = TS_ERROR_INIT;
+	switch (i) {
+	case 0:
+		fat_tree_cluster(c, 8, 3);
+		break;
+	case 1:
+		fat_tree_cluster(c, 8, 2);
+		break;
+	case 2:
+		one_gpu_nodes(c, 32);
+		c->fabric.kind = TOPO_FABRIC_LEAF_SPINE;
+		c->fabric.switch_ports = 16;
+		c->fabric.leaves = 4;
+		c->fabric.spines = 4;
+		c->fabric.hosts_per_leaf = 8;
+		c->fabric.uplinks_per_leaf = 8; /* 2 cables to each spine */
+		break;
+	case 3:
+		one_gpu_nodes(c, 16);
+		c->fabric.kind = TOPO_FABRIC_CLOS3;
+		c->fabric.tiers = 3;
+		c->fabric.switch_ports = 8;
+		c->fabric.pods = 2;
+		c->fabric.leaves = 2;
+		c->fabric.spines = 2;
+		c->fabric.hosts_per_leaf = 4;
+		c->fabric.uplinks_per_leaf = 4; /* 2 cables to each spine */
+		c->fabric.super_spines = 4;     /* 2 a plane */
+		c->fabric.spine_uplinks = 4;    /* 2 cables to each */
+		break;
+	default:
+		ck_assert_int_eq(topo_cluster_load(c, "dgx-h100-ndr-fat-tree", 64, &err), 0);
+		break;
+	}
+}
+
+/* The most routes on one link when GPU g of every host h sends to GPU g of
+ * host h + s, for the worst shift s; every route checked to be connected,
+ * two hosts' to be shortest paths. */
+static int worst_shift_load(const struct topo *t)
+{
+	int gpn = t->cl.node.gpus, nh = t->nhosts, worst = 0, bad = 0;
+	int *use = malloc((size_t)t->nlinks * sizeof(int));
+	int32_t p[TOPO_MAX_HOPS];
+	ck_assert_ptr_nonnull(use);
+	for (int s = 1; s < nh; s++) {
+		memset(use, 0, (size_t)t->nlinks * sizeof(int));
+		for (int h = 0; h < nh; h++)
+			for (int g = 0; g < gpn; g++) {
+				int32_t a = h * gpn + g, b = ((h + s) % nh) * gpn + g;
+				int n = topo_route(t, a, b, rng_hash2((uint64_t)s, (uint64_t)a), p);
+				if (h < 2) { /* (a search of the whole graph each) */
+					assert_connected(t, a, b, p, n);
+					ck_assert_int_eq(n, topo_bfs_hops(t, a, b));
+				}
+				/* (connected, without a check per hop: Check's
+				 * asserts cost a pipe write each) */
+				bad += n < 1 || n > TOPO_MAX_HOPS || t->links[p[0]].from != a ||
+				       t->links[p[n - 1]].to != b;
+				for (int k = 0; k < n; k++) {
+					bad += k > 0 && t->links[p[k]].from != t->links[p[k - 1]].to;
+					if (++use[p[k]] > worst)
+						worst = use[p[k]];
+				}
+			}
+	}
+	free(use);
+	ck_assert_int_eq(bad, 0);
+	return worst;
+}
+
+/* D-mod-K (InfiniBand's fat-tree routing): on a non-blocking fabric every
+ * shift permutation (a ring's step, nccl-tests' sendrecv) runs with one
+ * route per link, where ECMP's hashes put two or more on some link. */
+START_TEST(dmodk_shifts_contention_free)
+{
+	struct topo_cluster c;
+	struct topo t;
+	struct ts_error err = TS_ERROR_INIT;
+	int e, d;
+	dmodk_fabric(&c, _i);
+	ck_assert_msg(topo_build(&t, &c, &err) == 0, "%s", err.msg);
+	e = worst_shift_load(&t);
+	topo_release(&t);
+	c.fabric.routing = TOPO_ROUTING_DMODK;
+	ck_assert_msg(topo_build(&t, &c, &err) == 0, "%s", err.msg);
+	d = worst_shift_load(&t);
+	ck_assert_msg(d == 1, "fabric %d: %d routes on a link under dmodk", _i, d);
+	ck_assert_msg(e > 1, "fabric %d: ECMP put at most %d on a link", _i, e);
+	/* static: one route per pair, whatever the hash */
+	{
+		int32_t p[TOPO_MAX_HOPS], q[TOPO_MAX_HOPS];
+		int32_t b = t.ngpus - 1;
+		int n = topo_route(&t, 0, b, 1, p);
+		ck_assert_int_eq(topo_route(&t, 0, b, 12345, q), n);
+		ck_assert(memcmp(p, q, (size_t)n * sizeof(int32_t)) == 0);
+	}
+	topo_release(&t);
+	topo_cluster_release(&c);
+}
+END_TEST
+
 Suite *topo_suite(void);
 Suite *topo_suite(void)
 {
@@ -465,6 +575,7 @@ Suite *topo_suite(void)
 	tcase_add_test(tc, link_attributes);
 	tcase_add_test(tc, explicit_fabric_routes);
 	tcase_add_test(tc, single_node_cases);
+	tcase_add_loop_test(tc, dmodk_shifts_contention_free, 0, 5);
 	suite_add_tcase(s, tc);
 	return s;
 }

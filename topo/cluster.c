@@ -64,6 +64,7 @@ const char *topo_cpu_name(enum topo_cpu c)
 	return (unsigned)c < TS_ARRAY_LEN(cpu_names) - 1 ? cpu_names[c] : "?";
 }
 static const char *const transport_names[] = { "rdma", "tcp", NULL };
+const char *const topo_routing_names[] = { "ecmp", "spray", "dmodk", NULL };
 
 const char *topo_fabric_name(enum topo_fabric_kind k)
 {
@@ -440,6 +441,11 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 		    f->overhead_bytes);
 	if (f->tcp_byte_s < 0 || f->tcp_msg_s < 0)
 		BAD("fabric", "TCP host costs must not be negative");
+	if ((unsigned)f->routing > TOPO_ROUTING_DMODK)
+		BAD("fabric.routing", "unknown routing (%d)", (int)f->routing);
+	if (f->routing == TOPO_ROUTING_DMODK && f->kind == TOPO_FABRIC_EXPLICIT)
+		BAD("fabric.routing", "routing 'dmodk' needs a structured fabric (switch, fat-tree, "
+		    "leaf-spine or clos3)");
 	ports = (long long)c->nodes * nd->nics;
 
 	switch (f->kind) {
@@ -1003,7 +1009,7 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 {
 	static const char *const keys[] = {
 		"type", "k", "tiers", "switch_ports", "leaves", "spines", "hosts_per_leaf",
-		"uplinks_per_leaf", "pods", "super_spines", "spine_uplinks", "rails", "pxn",
+		"uplinks_per_leaf", "pods", "super_spines", "spine_uplinks", "rails", "pxn", "routing",
 		"link_bandwidth*B", "link_latency*T", "switch_latency*T", "mtu_bytes",
 		"packet_overhead_bytes", "transport", "tcp_byte_cost*T", "tcp_msg_cost*T", "switches",
 		"links", NULL
@@ -1048,6 +1054,10 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 	if (jval_get_enum(o, "transport", false, transport_names, &e, err))
 		return TS_EINPUT;
 	f->transport = (enum topo_transport)e;
+	e = (int)f->routing;
+	if (jval_get_enum(o, "routing", false, topo_routing_names, &e, err))
+		return TS_EINPUT;
+	f->routing = (enum topo_routing)e;
 	/* TCP without costs given: the assumed host costs (TCP_BYTE_S,
 	 * TCP_MSG_S; found by review: TCP cost nothing by default, so it
 	 * changed no prediction) */
@@ -1083,6 +1093,13 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 			if (!(dims[i].kinds >> f->kind & 1u) && jval_child(o, dims[i].key, &x))
 				return jval_error(&x, err, "not a dimension of a fabric of type '%s'",
 						  fabric_names[f->kind]);
+		}
+		if (f->routing == TOPO_ROUTING_DMODK && f->kind == TOPO_FABRIC_EXPLICIT) {
+			struct jval x;
+			if (jval_child(o, "routing", &x))
+				return jval_error(&x, err, "routing 'dmodk' needs a structured fabric "
+						  "(switch, fat-tree, leaf-spine or clos3)");
+			f->routing = TOPO_ROUTING_ECMP; /* a preset's, as rails below */
 		}
 		if (f->rails && !(f->kind == TOPO_FABRIC_FAT_TREE || f->kind == TOPO_FABRIC_LEAF_SPINE ||
 				  f->kind == TOPO_FABRIC_CLOS3)) {

@@ -6,7 +6,8 @@
  * same pod's spines, or the cores), choosing the uplinks by the path index,
  * then down deterministically. Path i of the N equal-cost ones is decoded
  * from i as a mixed-radix number, so topo_route_nth enumerates every path
- * exactly once and topo_route picks i = hash(seed, flow) mod N.
+ * exactly once and topo_route picks i = hash(seed, flow) mod N, or under
+ * "dmodk" routing the destination's static route (clos_dmodk).
  *
  * Explicit fabrics: a breadth-first search from the destination NIC over the
  * network (switches forward, NICs do not), counting shortest paths per node;
@@ -63,6 +64,43 @@ static int clos_path(const struct topo *t, int32_t na, int32_t nb, int64_t i, in
 	}
 	out[n++] = t->links[rs->nic_up[nb]].rev;
 	return n;
+}
+
+/* D-mod-K (destination-based static routing, as InfiniBand's fat-tree
+ * routing engine computes it; Zahavi et al., "Optimized InfiniBand fat-tree
+ * routing for shift all-to-all communication patterns", 2010), on the
+ * Clos seen as an extended generalised fat tree whose level-2 switches are
+ * the (spine, cable) pairs of a leaf's S*u uplinks: destination NIC d,
+ * numbered leaf by leaf in port order, goes up from every leaf on uplink
+ * q = d mod (S*u) (spines first, then their cables) and, across pods, from
+ * that spine on one of the w = C*v/u uplinks that cable q's share holds,
+ * (d / (S*u)) mod w. Down it takes the cables its up route took, so each
+ * down cable serves the destinations of one port index, and on a
+ * non-blocking fabric a shift permutation puts one route on each link
+ * (tests/test_topo.c). Where u does not divide C*v the spine's uplink is
+ * (d / (S*u)) mod (C*v), still static. Returns clos_path's index. */
+static int64_t clos_dmodk(const struct topo *t, int32_t na, int32_t nb)
+{
+	const struct topo_rs *rs = topo_rs(t);
+	int32_t la = t->nic_leaf[na] - rs->first_leaf, lb = t->nic_leaf[nb] - rs->first_leaf;
+	int64_t S = rs->S, u = rs->u, C = rs->C, v = rs->v, K = S * u, d, q, s, cu, p2, j, cv;
+	int nics = t->cl.node.nics;
+	if (la == lb)
+		return 0;
+	/* the destination's port on its leaf (build.c's nic_leaf_index) */
+	d = (int64_t)lb * rs->hpl + (rs->rails ? (nb / nics) % rs->hpl : nb % rs->hpl);
+	q = d % K;
+	s = q % S;
+	cu = q / S;
+	if (rs->tiers < 3 || la / rs->lpp == lb / rs->lpp)
+		return cu + u * (cu + u * s);
+	if ((C * v) % u == 0)
+		p2 = cu * (C * v / u) + (d / K) % (C * v / u);
+	else
+		p2 = (d / K) % (C * v);
+	j = p2 % C;
+	cv = p2 / C;
+	return cu + u * (cv + v * (cv + v * (j + C * (cu + u * s))));
 }
 
 /* ---- explicit: BFS from the destination ---------------------------------------------- */
@@ -286,6 +324,10 @@ int topo_route(const struct topo *t, int32_t a, int32_t b, uint64_t hash, int32_
 	c = topo_route_count(t, a, b);
 	if (c <= 0)
 		return c < 0 ? (int)c : TS_EINPUT;
+	if (t->cl.fabric.routing == TOPO_ROUTING_DMODK)
+		return path_nth(t, a, b,
+				clos_dmodk(t, topo_gpu_nic_index(t, a), topo_gpu_nic_index(t, b)),
+				links);
 	return path_nth(t, a, b, (int64_t)(rng_hash2(t->cl.seed, hash) % (uint64_t)c), links);
 }
 

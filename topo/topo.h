@@ -46,6 +46,18 @@ enum topo_fabric_kind {
 	TOPO_FABRIC_EXPLICIT       /* nodes and links listed in the file */
 };
 enum topo_transport { TOPO_TRANSPORT_RDMA, TOPO_TRANSPORT_TCP };
+/* How a switch picks among equal-cost paths (cluster key "routing",
+ * overridden by --routing). */
+enum topo_routing {
+	TOPO_ROUTING_ECMP,         /* per-connection hash (Ethernet/RoCE ECMP; the default) */
+	TOPO_ROUTING_SPRAY,        /* each transfer spread evenly over its paths (adaptive
+	                            * routing, packet spraying; the simulator's choice, sim/) */
+	TOPO_ROUTING_DMODK         /* destination-based static routing (InfiniBand's fat-tree
+	                            * engine, D-mod-K): the up port is the destination's
+	                            * index mod the ports; structured fabrics only */
+};
+/* Its names, in enum order ("ecmp", "spray", "dmodk"), NULL-terminated. */
+extern const char *const topo_routing_names[];
 enum topo_placement {
 	TOPO_PLACE_LINEAR,         /* rank r on GPU r */
 	TOPO_PLACE_ROUND_ROBIN,    /* rank r on node r % nodes, GPU r / nodes */
@@ -87,6 +99,7 @@ struct topo_fabric_spec {
 	int super_spines;          /* CLOS3: switches in the top tier */
 	int spine_uplinks;         /* CLOS3: ports up per spine (super_spines*n; oversubscription) */
 	bool rails;                /* rail-optimised: NIC i of every node on rail i */
+	enum topo_routing routing; /* equal-cost path choice */
 	bool no_pxn;               /* NCCL_PXN_DISABLE=1: point-to-point sends leave through the
 	                            * sender's own NIC (cluster key "pxn": false) */
 	double link_Bps;           /* switch-to-switch and NIC-to-switch, bytes/s */
@@ -206,7 +219,8 @@ static inline int topo_gpu_local(const struct topo *t, int32_t gpu) { return gpu
 #define TOPO_MAX_HOPS 16
 
 /* One equal-cost shortest path from GPU src to GPU dst, chosen by hash
- * (deterministic: same hash, same path). Writes the directed link ids into
+ * (deterministic: same hash, same path), or under TOPO_ROUTING_DMODK the
+ * destination's static route whatever the hash. Writes the directed link ids into
  * links (capacity TOPO_MAX_HOPS) and returns the hop count, or a negative
  * error. src == dst gives 0 hops. */
 int topo_route(const struct topo *t, int32_t src_gpu, int32_t dst_gpu, uint64_t hash,
