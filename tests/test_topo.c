@@ -558,6 +558,46 @@ START_TEST(dmodk_shifts_contention_free)
 }
 END_TEST
 
+/* D-mod-K's routes are paths of the fabric on every preset (with enough
+ * nodes for every tier) and on an oversubscribed CLOS3 whose 3 cables per
+ * leaf-spine pair do not divide the spine's 4 uplinks (the fallback):
+ * connected, shortest, one per pair whatever the hash. */
+START_TEST(dmodk_routes_valid)
+{
+	static const int nodes[] = { 160, 200, 64, 64, 200, 2 };
+	struct topo_cluster c;
+	struct topo t;
+	struct ts_error err = TS_ERROR_INIT;
+	if (_i < (int)TS_ARRAY_LEN(all_presets)) {
+		ck_assert_int_eq(topo_cluster_load(&c, all_presets[_i], nodes[_i], &err), 0);
+	} else {
+		one_gpu_nodes(&c, 24);
+		c.fabric.kind = TOPO_FABRIC_CLOS3;
+		c.fabric.tiers = 3;
+		c.fabric.switch_ports = 12;
+		c.fabric.pods = 2;
+		c.fabric.leaves = 2;
+		c.fabric.spines = 2;
+		c.fabric.hosts_per_leaf = 6;
+		c.fabric.uplinks_per_leaf = 6; /* 3 cables to each spine */
+		c.fabric.super_spines = 4;     /* 2 a plane */
+		c.fabric.spine_uplinks = 4;    /* 2 cables to each */
+	}
+	c.fabric.routing = TOPO_ROUTING_DMODK;
+	ck_assert_msg(topo_build(&t, &c, &err) == 0, "%s", err.msg);
+	random_pairs(&t, 1500, 11 + (uint64_t)_i);
+	for (int32_t b = 0; b < t.ngpus; b += 1 + t.ngpus / 97) {
+		int32_t p[TOPO_MAX_HOPS], q[TOPO_MAX_HOPS];
+		int n = topo_route(&t, 0, b, 3, p);
+		ck_assert_int_eq(n, topo_bfs_hops(&t, 0, b));
+		ck_assert_int_eq(topo_route(&t, 0, b, 77, q), n);
+		ck_assert(memcmp(p, q, (size_t)n * sizeof(int32_t)) == 0);
+	}
+	topo_release(&t);
+	topo_cluster_release(&c);
+}
+END_TEST
+
 Suite *topo_suite(void);
 Suite *topo_suite(void)
 {
@@ -576,6 +616,7 @@ Suite *topo_suite(void)
 	tcase_add_test(tc, explicit_fabric_routes);
 	tcase_add_test(tc, single_node_cases);
 	tcase_add_loop_test(tc, dmodk_shifts_contention_free, 0, 5);
+	tcase_add_loop_test(tc, dmodk_routes_valid, 0, (int)TS_ARRAY_LEN(all_presets) + 1);
 	suite_add_tcase(s, tc);
 	return s;
 }

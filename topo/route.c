@@ -77,8 +77,9 @@ static int clos_path(const struct topo *t, int32_t na, int32_t nb, int64_t i, in
  * (d / (S*u)) mod w. Down it takes the cables its up route took, so each
  * down cable serves the destinations of one port index, and on a
  * non-blocking fabric a shift permutation puts one route on each link
- * (tests/test_topo.c). Where u does not divide C*v the spine's uplink is
- * (d / (S*u)) mod (C*v), still static. Returns clos_path's index. */
+ * (tests/test_topo.c). Where u does not divide C*v (an oversubscribed
+ * spine) the spine's uplink is (cu + u*(d / (S*u))) mod (C*v), still
+ * static. Returns clos_path's index. */
 static int64_t clos_dmodk(const struct topo *t, int32_t na, int32_t nb)
 {
 	const struct topo_rs *rs = topo_rs(t);
@@ -96,8 +97,9 @@ static int64_t clos_dmodk(const struct topo *t, int32_t na, int32_t nb)
 		return cu + u * (cu + u * s);
 	if ((C * v) % u == 0)
 		p2 = cu * (C * v / u) + (d / K) % (C * v / u);
-	else
-		p2 = (d / K) % (C * v);
+	else /* (the cable still spreads them: found by review, d/K alone put
+	      * a spine's u cables' destinations on one uplink) */
+		p2 = (cu + u * (d / K)) % (C * v);
 	j = p2 % C;
 	cv = p2 / C;
 	return cu + u * (cv + v * (cv + v * (j + C * (cu + u * s))));
