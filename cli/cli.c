@@ -238,6 +238,19 @@ int cli_parse_routing(const char *cmd, const char *val, int *out)
 	return cli_usage(cmd, "unknown routing '%s' (ecmp, spray, dmodk)", val);
 }
 
+int cli_apply_routing(struct topo_cluster *cl, int routing, struct ts_error *err)
+{
+	if (routing < 0)
+		return 0;
+	if (routing == TOPO_ROUTING_DMODK && cl->fabric.kind == TOPO_FABRIC_EXPLICIT)
+		return ts_error_set(err, TS_EINPUT,
+				    "--routing dmodk needs a structured fabric (switch, fat-tree, "
+				    "leaf-spine or clos3); cluster '%s' has an explicit one",
+				    cl->name);
+	cl->fabric.routing = (enum topo_routing)routing;
+	return 0;
+}
+
 int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double min, double max,
 		    double *out)
 {

@@ -72,6 +72,11 @@ int cli_parse_double(const char *cmd, const char *opt, const char *val, double m
 /* --routing's value: "ecmp", "spray" or "dmodk" (enum topo_routing, as the
  * cluster key "routing"); otherwise a usage error. */
 int cli_parse_routing(const char *cmd, const char *val, int *out);
+struct topo_cluster;
+/* Put --routing's value (routing >= 0; -1 keeps the cluster's) on cl; an
+ * error naming the flag where the fabric cannot route so (dmodk on an
+ * explicit fabric). */
+int cli_apply_routing(struct topo_cluster *cl, int routing, struct ts_error *err);
 /* A byte size: "1048576", "8M", "1G", "64KiB", "1.5GB" (nccl-tests style: K M G
  * are binary). */
 int cli_parse_bytes(const char *cmd, const char *opt, const char *val, double min,

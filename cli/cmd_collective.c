@@ -462,8 +462,8 @@ int cmd_collective(int argc, char **argv)
 	if (o.seed >= 0)
 		cl.seed = (uint64_t)o.seed;
 	o.seed = (long long)cl.seed;
-	if (o.routing >= 0)
-		cl.fabric.routing = (enum topo_routing)o.routing;
+	if (cli_apply_routing(&cl, o.routing, &err))
+		goto fail;
 	o.spray = cl.fabric.routing == TOPO_ROUTING_SPRAY;
 	if (o.placement && topo_placement_parse(&cl, o.placement, &err))
 		goto fail;

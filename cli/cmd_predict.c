@@ -69,7 +69,8 @@ static void usage(FILE *out)
 		"                       \"routing\", else ecmp\n"
 		"  --trace FILE         Chrome trace-event JSON (open in Perfetto)\n"
 		"  --svg FILE           SVG timeline of the iteration\n"
-		"  --json               JSON: iteration_time_s, tokens_per_s, tflops_per_gpu, mfu,\n"
+		"  --json               JSON: routing, iteration_time_s, tokens_per_s,\n"
+		"                       tflops_per_gpu, mfu,\n"
 		"                       hfu, memory_gib_per_gpu, fits, breakdown {compute_s,\n"
 		"                       bubble_s, optimizer_s, exposed_comm_s {tp, pp, dp, ep, cp}},\n"
 		"                       comm_bytes_per_gpu {..}, expert_load_max and\n"
@@ -480,8 +481,8 @@ int cmd_predict(int argc, char **argv)
 		warn[n] = '\n';
 		warn[n + 1] = '\0';
 	}
-	if (routing >= 0)
-		cl.fabric.routing = (enum topo_routing)routing;
+	if (cli_apply_routing(&cl, routing, &err))
+		goto fail;
 	o.spray = cl.fabric.routing == TOPO_ROUTING_SPRAY;
 	if (topo_build(&t, &cl, &err))
 		goto fail;

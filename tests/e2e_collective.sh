@@ -230,7 +230,7 @@ expect_err "unknown cluster" "dgx-z900" "$TRAINSIM" collective --cluster dgx-z90
 printf '{"preset": "dgx-h100-ndr", "nodes": "two"}\n' >"$tmp/badc.json"
 expect_err "bad cluster file" "badc\\.json:[0-9]+:[0-9]+: nodes" "$TRAINSIM" collective --cluster "$tmp/badc.json" --op allreduce -b 1M
 expect_err "bad routing" "unknown routing 'ospf' \\(ecmp, spray, dmodk\\)" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M --routing ospf
-expect_err "dmodk on an explicit fabric" "fabric.routing: routing 'dmodk' needs a structured fabric" \
+expect_err "dmodk on an explicit fabric" "--routing dmodk needs a structured fabric.*explicit" \
 	"$TRAINSIM" collective --cluster "$TS_SOURCE_DIR/examples/clusters/explicit-two-switches.json" --op allreduce -b 1M --routing dmodk
 # direct plans past the transfers the simulator holds: refused before any
 # plan is built (an 8,192-rank all-to-all at flow level heads for some

@@ -37,6 +37,8 @@ sys.exit(0 if ok and x(e) > 1.5 * x(d) else 1)
 PY
 then ok "predict --routing dmodk: DP rings as sprayed, well under ECMP"
 else bad "predict --routing dmodk: $(head -c 300 "$TMP/dp_dmodk.json")"; fi
+expect_err "predict --routing dmodk on an explicit fabric" "--routing dmodk needs a structured fabric.*explicit" \
+	"$TRAINSIM" predict --cluster "$TS_SOURCE_DIR/examples/clusters/explicit-two-switches.json" --model llama3-8b --routing dmodk
 check "predict exact" 0 "$TRAINSIM" predict $SMALL --exact --json
 expect "exact simulates every rank" '"instances":[[:space:]]*16' "$TMP/out"
 check "predict with traces" 0 "$TRAINSIM" predict $SMALL --trace "$TMP/t.json" --svg "$TMP/t.svg"
