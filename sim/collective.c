@@ -63,7 +63,8 @@ struct ring {
 	simtime_ps cstart_ps;      /* coupled: when its flows started, ps */
 	simtime_ps cprop_ps;       /* coupled: its flow's path latency (one lap; spread: the
 	                            * samples' mean), ps */
-	int32_t cflow;             /* coupled, one flow: its id in the flow model, else -1 */
+	int32_t cflow;             /* coupled: its flow's id in the flow model (a spread flow
+	                            * under spray), else -1 */
 	struct sim_coll *c;        /* owner */
 };
 
@@ -1412,15 +1413,13 @@ static double edge_xfac(const struct ring *r, int32_t i, double sigma)
  * (edge_xfac): the longest chain of nsteps waits (ring_coupled_done). */
 static double ring_chain_ps(const struct ring *r, double x, double sigma)
 {
-	double lap = 0, win = 0, best, self = 0, tot, f0 = 0;
+	double lap = 0, win = 0, best, self = 0, tot;
 	int32_t i, q = r->nsteps / r->m, rem = r->nsteps % r->m;
 	for (i = 0; i < r->m; i++) {
 		double f = edge_xfac(r, i, sigma), v = x * f + (double)r->elat[i];
 		lap += v;
 		if (i < rem)
 			win += v;
-		if (i == 0)
-			f0 = f;
 		if (f >= 1.0) {
 			double a = (double)r->alpha[i];
 			double st = r->nsteps * (x + (double)r->elat[i] - a) + a;
@@ -1431,8 +1430,8 @@ static double ring_chain_ps(const struct ring *r, double x, double sigma)
 	best = win;
 	for (i = 1; i < r->m && rem > 0; i++) {
 		int32_t in = (i + rem - 1) % r->m;
-		double fi = edge_xfac(r, in, sigma), fo = i == 1 ? f0 : edge_xfac(r, i - 1, sigma);
-		win += x * fi + (double)r->elat[in] - x * fo - (double)r->elat[i - 1];
+		win += x * edge_xfac(r, in, sigma) + (double)r->elat[in] -
+		       x * edge_xfac(r, i - 1, sigma) - (double)r->elat[i - 1];
 		if (win > best)
 			best = win;
 	}

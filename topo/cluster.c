@@ -65,6 +65,9 @@ const char *topo_cpu_name(enum topo_cpu c)
 }
 static const char *const transport_names[] = { "rdma", "tcp", NULL };
 const char *const topo_routing_names[] = { "ecmp", "spray", "dmodk", NULL };
+/* (said where a file sets it and where the description is checked) */
+static const char dmodk_needs[] =
+	"routing 'dmodk' needs a structured fabric (switch, fat-tree, leaf-spine or clos3)";
 
 const char *topo_fabric_name(enum topo_fabric_kind k)
 {
@@ -444,8 +447,7 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 	if ((unsigned)f->routing > TOPO_ROUTING_DMODK)
 		BAD("fabric.routing", "unknown routing (%d)", (int)f->routing);
 	if (f->routing == TOPO_ROUTING_DMODK && f->kind == TOPO_FABRIC_EXPLICIT)
-		BAD("fabric.routing", "routing 'dmodk' needs a structured fabric (switch, fat-tree, "
-		    "leaf-spine or clos3)");
+		BAD("fabric.routing", "%s", dmodk_needs);
 	ports = (long long)c->nodes * nd->nics;
 
 	switch (f->kind) {
@@ -1097,8 +1099,7 @@ static int load_fabric(const struct jval *o, struct topo_cluster *c, bool base, 
 		if (f->routing == TOPO_ROUTING_DMODK && f->kind == TOPO_FABRIC_EXPLICIT) {
 			struct jval x;
 			if (jval_child(o, "routing", &x))
-				return jval_error(&x, err, "routing 'dmodk' needs a structured fabric "
-						  "(switch, fat-tree, leaf-spine or clos3)");
+				return jval_error(&x, err, "%s", dmodk_needs);
 			f->routing = TOPO_ROUTING_ECMP; /* a preset's, as rails below */
 		}
 		if (f->rails && !(f->kind == TOPO_FABRIC_FAT_TREE || f->kind == TOPO_FABRIC_LEAF_SPINE ||

@@ -51,7 +51,8 @@ enum topo_transport { TOPO_TRANSPORT_RDMA, TOPO_TRANSPORT_TCP };
 enum topo_routing {
 	TOPO_ROUTING_ECMP,         /* per-connection hash (Ethernet/RoCE ECMP; the default) */
 	TOPO_ROUTING_SPRAY,        /* each transfer spread evenly over its paths (adaptive
-	                            * routing, packet spraying; the simulator's choice, sim/) */
+	                            * routing, packet spraying): sim/ spreads it over
+	                            * topo_route_nth's paths; topo_route hashes as ECMP */
 	TOPO_ROUTING_DMODK         /* destination-based static routing (InfiniBand's fat-tree
 	                            * engine, D-mod-K): the up port is the destination's
 	                            * index mod the ports; structured fabrics only */
