@@ -1565,11 +1565,7 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 		if (cap < cmin)
 			cmin = cap;
 		tot += r->hops[i];
-		np[i] = 1;
-		if (net->par.spray) {
-			int64_t cnt = topo_route_count(t, r->gpu[i], r->gpu[(i + 1) % r->m]);
-			np[i] = cnt > SIM_SPRAY_MAX_PATHS ? SIM_SPRAY_MAX_PATHS : cnt < 1 ? 1 : (int32_t)cnt;
-		}
+		np[i] = (int32_t)sim_spray_paths(t, r->gpu[i], r->gpu[(i + 1) % r->m], net->par.spray);
 		if (np[i] > K)
 			K = np[i];
 		r->bcap[i] = 1.0; /* to be probed */
@@ -1592,13 +1588,8 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 				int h = r->hops[i];
 				if (np[i] > 1) {
 					/* coll_send's sample, part k*np/K of it */
-					uint64_t hash = rng_hash2(r->hash, (uint64_t)i);
-					int64_t total = topo_route_count(t, a, b);
-					int64_t part = (int64_t)k * np[i] / K;
-					int64_t idx = (int64_t)((rng_hash64(hash) % (uint64_t)total +
-								 (uint64_t)(part * total / np[i])) %
-								(uint64_t)total);
-					h = topo_route_nth(t, a, b, idx, pk);
+					h = sim_spray_route(t, a, b, rng_hash2(r->hash, (uint64_t)i), np[i],
+							    (int64_t)k * np[i] / K, pk);
 					if (h < 0) {
 						rc = h;
 						goto fail;
