@@ -140,6 +140,12 @@ void sim_net_release(struct sim_net *n)
 	n->nlinks = 0;
 }
 
+/* A link's first slot in simn_send_paths' open-addressing table. */
+static inline uint32_t link_slot(int32_t l, uint32_t mask)
+{
+	return ((uint32_t)l * 2654435761u) & mask;
+}
+
 int simn_send_paths(struct sim_net *n, const int32_t *links, int nl, int parts, double bytes,
 		    simtime_ps start_delay_ps, sim_xfer_done done, void *ctx, uint64_t arg,
 		    int32_t *id_out)
@@ -166,9 +172,17 @@ int simn_send_paths(struct sim_net *n, const int32_t *links, int nl, int parts, 
 		}
 	}
 	memset(tab, 0xff, ((size_t)mask + 1) * sizeof(*tab));
-	for (i = 0; i < nl; i++) {
+	/* the first link outside the loop (nl > 0): GCC 12 at -O3 does not
+	 * see that the loop writes u and coef, and warned at the call below
+	 * (-Wmaybe-uninitialized: an error with TRAINSIM_WERROR) */
+	TS_ASSERT(links[0] >= 0 && links[0] < n->nlinks);
+	tab[link_slot(links[0], mask)] = 0;
+	u[0] = links[0];
+	coef[0] = 1;
+	m = 1;
+	for (i = 1; i < nl; i++) {
 		int32_t l = links[i];
-		uint32_t k = ((uint32_t)l * 2654435761u) & mask;
+		uint32_t k = link_slot(l, mask);
 		TS_ASSERT(l >= 0 && l < n->nlinks);
 		while (tab[k] >= 0 && u[tab[k]] != l)
 			k = (k + 1) & mask;
