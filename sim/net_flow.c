@@ -1,16 +1,14 @@
 /* net_flow.c: the flow model: max-min fair sharing of link capacity.
  *
  * A transfer is a flow along a fixed path. While it moves data its rate is
- * its weighted max-min fair share (progressive filling / water-filling,
+ * its max-min fair share (progressive filling / water-filling,
  * Bertsekas & Gallager "Data Networks" §6.5.2; SimGrid's LMM solver,
- * network_simulators.md §4.2): a flow's weight is 1, or 1/k for a part of
- * a connection split k ways (sim_net.send_weight), and rates, shares
- * and comparisons below are per unit weight. A link's capacity is its line rate times the
- * payload fraction mtu/(mtu+overhead) (hardware.md "Packets and MTU").
+ * network_simulators.md §4.2). A link's capacity is its line rate times
+ * the payload fraction mtu/(mtu+overhead) (hardware.md "Packets and MTU").
  * A spread flow (sim_net_send_paths, simf_send_spread: a transfer sprayed evenly over
  * several paths) lists each link once with a coefficient, the fraction of
  * its paths that cross it: at rate r it loads that link with c x r, and
- * the water-filling counts its weight there as c x w (a linear max-min
+ * the water-filling counts it there as c flows (a linear max-min
  * with coefficients; every path moves the same share, as packets sprayed
  * round-robin do).
  *
@@ -23,11 +21,11 @@
  * links dirty and one solve event is queued at the current time, after the
  * events already queued for it. The part re-solved: the flows of the dirty
  * links, then onward through saturated links to the flows bottlenecked
- * there (an unsaturated link couples nobody; a slower flow, per unit
- * weight, on a saturated link is bottlenecked elsewhere); other links on
+ * there (an unsaturated link couples nobody; a slower flow on a
+ * saturated link is bottlenecked elsewhere); other links on
  * those flows' paths enter as boundary links with the capacity the outside
  * flows leave. If the new rates saturate a boundary link on which an
- * outside flow is faster (per unit weight) than the
+ * outside flow is faster than the
  * component's flows there, that link joins fully and the part is solved
  * again, so every flow keeps a bottleneck (exact max-min).
  * Completion events are cancelled and reinserted (by handle) only for
@@ -85,8 +83,6 @@ struct flow {
 	uint8_t coal;                  /* its end may be coalesced (sim_net.coalesce_sends), flag */
 	uint8_t spread;                /* its links carry coefficients (after the path in xp) */
 	int32_t next;                  /* free list, or the next flow of its start batch */
-	double w;                      /* max-min weight: 1, or a part's share of its
-	                                * connection (sim_net.send_weight) */
 	struct fhop ip[TOPO_MAX_HOPS]; /* the path (up to TOPO_MAX_HOPS links) */
 	/* cold: at the start and the end only */
 	double bytes;                  /* payload, bytes */
@@ -144,14 +140,15 @@ struct qlk {
 	int32_t link;                  /* link id */
 	int32_t ncomp;                 /* component flows on it (per crossing), count */
 	int32_t nunf;                  /* of those, not yet fixed, count */
-	double wcomp, wunf;            /* their weights' sums (= the counts at weight 1) */
+	double wcomp, wunf;            /* their coefficients' sums (= the counts when
+	                                * no spread flow is among them) */
 	uint32_t touch;                /* filling level that last changed it */
 	int32_t hpos;                  /* its entry in the heap, -1 none */
 	bool full;                     /* joined with all its flows */
 };
 
 struct hent {
-	double share;                  /* remaining capacity / unfixed flows' weight, bytes/s */
+	double share;                  /* remaining capacity / unfixed flows' coefficients, bytes/s */
 	int32_t link;                  /* link id (ties: the lower first) */
 	int32_t loc;                   /* its index in the solve's link array */
 };
@@ -563,7 +560,6 @@ int simf_send_spread(struct sim_net *n, const int32_t *path, const double *coef,
 	f->next = -1;
 	f->bytes = bytes;
 	f->coal = n->coalesce_sends;
-	f->w = n->send_weight > 0 && n->send_weight < 1 ? n->send_weight : 1;
 	f->prop_ps = 0;
 	f->done = done;
 	f->ctx = ctx;
@@ -574,7 +570,7 @@ int simf_send_spread(struct sim_net *n, const int32_t *path, const double *coef,
 		hp[h].pos = -1;
 	}
 	if (n->par.tcp_byte_s > 0 && simn_tcp_path(n, path, hops))
-		f->cap_Bps = f->w / n->par.tcp_byte_s; /* host copy cost per byte (its share) */
+		f->cap_Bps = 1 / n->par.tcp_byte_s; /* host copy cost per byte */
 	n->st.bytes_sent += bytes;
 	n->st.xfers_started++;
 	if (hops == 0) {
@@ -696,8 +692,8 @@ static void hremove(struct sim_flow_state *s, int32_t j)
 
 /* Add link l to the solve; returns its index in Q, or -1 when memory ran
  * out. full (a dirty link, or one found to need it): all its flows join.
- * A saturated link: the flows bottlenecked on it (the fastest there per
- * unit weight) join; slower ones are bottlenecked elsewhere and keep their rates unless the
+ * A saturated link: the flows bottlenecked on it (the fastest there)
+ * join; slower ones are bottlenecked elsewhere and keep their rates unless the
  * check after filling says otherwise. Any other link is a boundary: its
  * flows keep their rates (an unsaturated link couples nobody). */
 static int32_t take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool full)
@@ -762,8 +758,8 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 		if (!all)
 			for (i = 0; i < ls->n; i++) {
 				const struct flow *g = &s->fl[ls->on[i].f];
-				if (g->rate_Bps / g->w > mx)
-					mx = g->rate_Bps / g->w;
+				if (g->rate_Bps > mx)
+					mx = g->rate_Bps;
 			}
 		for (i = 0; i < ls->n; i++) {
 			int32_t id = ls->on[i].f;
@@ -773,7 +769,7 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 			int h;
 			if (f->mark == ep)
 				continue;
-			if (!all && f->rate_Bps / f->w < mx * (1 - 1e-9))
+			if (!all && f->rate_Bps < mx * (1 - 1e-9))
 				continue; /* bottlenecked elsewhere */
 			f->mark = ep;
 			if (s->nqf == s->capqf && grow_i32(&s->qflows, &s->capqf, s->nqf + 1))
@@ -795,7 +791,7 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 				if (j < 0)
 					return TS_ENOMEM;
 				s->Q[j].ncomp++;
-				s->Q[j].wcomp += f->w * c;
+				s->Q[j].wcomp += c;
 				s->Q[j].csum_Bps += f->old_Bps * c;
 			}
 		}
@@ -821,7 +817,7 @@ static void fix_flow(struct sim_flow_state *s, struct flow *f, double r, uint32_
 			q->rem_Bps = 0;
 		q->fsum_Bps += r * c;
 		q->nunf--;
-		q->wunf = q->nunf > 0 ? q->wunf - f->w * c : 0;
+		q->wunf = q->nunf > 0 ? q->wunf - c : 0;
 		if (!s->scan && q->touch != s->level) {
 			q->touch = s->level;
 			if (s->ntouched == s->captouched &&
@@ -909,8 +905,8 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 		if (ncapped > 0)
 			for (i = 0; i < nqf; i++) {
 				const struct flow *f = &s->fl[qf[i]];
-				if (f->fixed != fx && f->cap_Bps > 0 && f->cap_Bps / f->w < mincap)
-					mincap = f->cap_Bps / f->w; /* the share at which it caps */
+				if (f->fixed != fx && f->cap_Bps > 0 && f->cap_Bps < mincap)
+					mincap = f->cap_Bps; /* the share at which it caps */
 			}
 		if (s->scan) {
 			/* the smallest share, ties to the lower link id (the heap's
@@ -955,13 +951,13 @@ static void water_fill(struct sim_flow_state *s, uint32_t ep, uint32_t fx, const
 					continue;
 				if (f->cap_Bps > 0)
 					ncapped--;
-				fix_flow(s, f, h.share * f->w, fx);
+				fix_flow(s, f, h.share, fx);
 			}
 			flush_level(s);
 		} else if (ncapped > 0 && mincap < INFINITY) {
 			for (i = 0; i < nqf; i++) {
 				struct flow *f = &s->fl[qf[i]];
-				if (f->fixed == fx || !(f->cap_Bps > 0) || f->cap_Bps / f->w > mincap)
+				if (f->fixed == fx || !(f->cap_Bps > 0) || f->cap_Bps > mincap)
 					continue;
 				ncapped--;
 				fix_flow(s, f, f->cap_Bps, fx);
@@ -1101,7 +1097,7 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 			ls = &s->L[s->Q[i].link];
 			for (j = 0; j < ls->n; j++) {
 				const struct flow *f = &s->fl[ls->on[j].f];
-				double nr = f->rate_Bps / f->w; /* its share per unit weight */
+				double nr = f->rate_Bps;
 				if (f->mark == ep) {
 					if (nr > mx)
 						mx = nr;
@@ -1220,10 +1216,10 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 				continue;
 			for (j = 0; j < s->L[lk].n; j++) {
 				const struct flow *g = &s->fl[s->L[lk].on[j].f];
-				if (g->rate_Bps / g->w > mx)
-					mx = g->rate_Bps / g->w;
+				if (g->rate_Bps > mx)
+					mx = g->rate_Bps;
 			}
-			if (f->rate_Bps / f->w >= mx * (1 - rel_tol))
+			if (f->rate_Bps >= mx * (1 - rel_tol))
 				ok = 1;
 		}
 		if (!ok) {

@@ -204,12 +204,6 @@ struct sim_net {
 	bool coalesce_sends;          /* flow: sends made while set may have their ends
 	                               * coalesced (par.coalesce): a collective sets it
 	                               * around an all-to-all's sends */
-	double send_weight;           /* flow: max-min weight of the sends made while set, in
-	                               * (0, 1); 0 or 1: whole. Parts of one connection sent
-	                               * at 1/k each share a link as that connection (a NIC
-	                               * shares by queue pair; multipath TCP's subflows are
-	                               * coupled so, RFC 6356). Sprayed transfers use
-	                               * sim_net_send_paths instead (one flow) */
 	struct sim_net_stats st;      /* counters */
 	struct sim_flow_state *flow;  /* SIM_FLOW state (owned) */
 	struct sim_pkt_state *pkt;    /* SIM_PACKET state (owned) */

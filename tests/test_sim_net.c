@@ -151,37 +151,33 @@ START_TEST(flow_maxmin_table)
 }
 END_TEST
 
-/* Two parts of one connection sent at weight 1/2 each (sim_net.send_weight;
- * how a sprayed transfer ran until it became one spread flow,
- * flow_spread_paths): on the link they share with a whole flow they take
- * half of it together, as one connection, not two thirds (found by review:
- * under --routing spray a sprayed ring's parts starved a PXN send at a
- * NIC). L0 (1 GB/s) carries flow A and both parts; L1, L2 (10 GB/s) one
- * part each: A at 0.5 GB/s, each part at 0.25, all ending at 2 ms (1.5 ms
- * for the parts at a third each). */
-START_TEST(flow_weighted_parts)
+/* A transfer sprayed over two paths that share their first link takes
+ * one share there, as one connection, not one a path (found by review when
+ * a sprayed transfer was one flow a path: under --routing spray a sprayed
+ * ring's parts starved a PXN send at a NIC). L0 (1 GB/s) carries flow A
+ * and both paths; L1, L2 (10 GB/s) one path each: A and the sprayed
+ * transfer at 0.5 GB/s each, both ending at 2 ms (1.5 ms for the paths at
+ * a third each, 3 ms for A, had each path counted on L0). */
+START_TEST(flow_spread_one_share)
 {
 	struct sim_engine e;
 	struct sim_net n;
 	struct ts_error err = TS_ERROR_INIT;
 	struct sim_link l[3] = { mk(1 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0),
 				 mk(10 * GBps, 0, 0, 0) };
-	int32_t pa[1] = { 0 }, p1[2] = { 0, 1 }, p2[2] = { 0, 2 };
+	int32_t pa[1] = { 0 }, both[4] = { 0, 1, 0, 2 };
 	struct done_rec r;
 	memset(&r, 0, sizeof(r));
 	sim_engine_init(&e);
 	g_eng = &e;
 	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 3, NULL, &err), 0);
 	ck_assert_int_eq(sim_net_send(&n, pa, 1, 1e6, 0, on_done, &r, 0), 0);
-	n.send_weight = 0.5;
-	ck_assert_int_eq(sim_net_send(&n, p1, 2, 0.5e6, 0, on_done, &r, 1), 0);
-	ck_assert_int_eq(sim_net_send(&n, p2, 2, 0.5e6, 0, on_done, &r, 2), 0);
-	n.send_weight = 0;
+	ck_assert_int_eq(sim_net_send_paths(&n, both, 4, 2, 1e6, 0, on_done, &r, 1), 0);
 	sim_run(&e, time_from_us(100));
 	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
 	sim_run(&e, TS_SIMTIME_MAX);
-	ck_assert_int_eq(r.n, 3);
-	for (int i = 0; i < 3; i++)
+	ck_assert_int_eq(r.n, 2);
+	for (int i = 0; i < 2; i++)
 		ck_assert_msg(llabs(r.t[i] - time_from_us(2000)) <= 2, "flow %d ends at %.3f us", i,
 			      time_to_s(r.t[i]) * 1e6);
 	ck_assert_double_eq(n.st.bytes_sent, n.st.bytes_delivered);
@@ -753,7 +749,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("flow");
 	tcase_add_test(tc, flow_single);
 	tcase_add_test(tc, flow_share_then_speed_up);
-	tcase_add_test(tc, flow_weighted_parts);
+	tcase_add_test(tc, flow_spread_one_share);
 	tcase_add_test(tc, flow_spread_paths);
 	tcase_add_loop_test(tc, flow_maxmin_table, 0, (int)TS_ARRAY_LEN(mm_cases));
 	tcase_add_loop_test(tc, flow_random_invariants, 0, 5);
