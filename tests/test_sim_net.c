@@ -186,6 +186,54 @@ START_TEST(flow_spread_one_share)
 }
 END_TEST
 
+/* A spread flow's end re-rates only through the links it leaves
+ * saturated: on an unsaturated one nobody is bottlenecked, so nobody's
+ * rate can change there. A is sprayed over L0-L1 and L0-L3 (L0 1 GB/s,
+ * its bottleneck; L1 and L3 10 GB/s, half of A each); B crosses L1 and L2
+ * (2 GB/s, its bottleneck): L1 carries 2.5 GB/s. A's end at 1 ms leaves L0
+ * and L3 idle and L1 unsaturated: no solve (the build before this rule
+ * re-rated B through L1, one solve of one flow). Then, with 2 of its 4 MB
+ * left, B meets C (1 MB) on L2: 1 GB/s each; C ends at 2 ms, B alone
+ * again at 2 GB/s at 2.5 ms; max-min at every step. */
+START_TEST(flow_end_unsaturated_no_solve)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[4] = { mk(1 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(2 * GBps, 0, 0, 0),
+				 mk(10 * GBps, 0, 0, 0) };
+	int32_t pa[4] = { 0, 1, 0, 3 }, pb[2] = { 1, 2 }, pc[1] = { 2 };
+	struct done_rec r;
+	uint64_t solves, flows;
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 4, NULL, &err), 0);
+	ck_assert_int_eq(sim_net_send_paths(&n, pa, 4, 2, 1e6, 0, on_done, &r, 0), 0);
+	ck_assert_int_eq(sim_net_send(&n, pb, 2, 4e6, 0, on_done, &r, 1), 0);
+	sim_run(&e, time_from_us(500));
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	solves = n.st.recomputes;
+	flows = n.st.solve_flows;
+	sim_run(&e, time_from_us(1500)); /* A ends at 1 ms, the last event */
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_int_eq(sim_now(&e), time_from_us(1000));
+	ck_assert_int_eq(r.t[0], time_from_us(1000));
+	ck_assert_uint_eq(n.st.recomputes, solves);
+	ck_assert_uint_eq(n.st.solve_flows, flows);
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	ck_assert_int_eq(sim_net_send(&n, pc, 1, 1e6, 0, on_done, &r, 2), 0);
+	sim_run(&e, time_from_us(1100));
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_msg(llabs(r.t[2] - time_from_us(2000)) <= 2, "C ends at %.3f us", time_to_s(r.t[2]) * 1e6);
+	ck_assert_msg(llabs(r.t[1] - time_from_us(2500)) <= 2, "B ends at %.3f us", time_to_s(r.t[1]) * 1e6);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
 /* A transfer spread over two paths (sim_net_send_paths: --routing spray
  * at flow level) is one flow whose paths move equal shares. Paths L0-L1
  * and L0-L2 (all 100 GB/s; L0 1 us, L1 1 us, L2 3 us); flow G alone on L2.
@@ -750,6 +798,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, flow_single);
 	tcase_add_test(tc, flow_share_then_speed_up);
 	tcase_add_test(tc, flow_spread_one_share);
+	tcase_add_test(tc, flow_end_unsaturated_no_solve);
 	tcase_add_test(tc, flow_spread_paths);
 	tcase_add_loop_test(tc, flow_maxmin_table, 0, (int)TS_ARRAY_LEN(mm_cases));
 	tcase_add_loop_test(tc, flow_random_invariants, 0, 5);
