@@ -33,13 +33,18 @@
  * that starts alone on every link of its path gets the smallest capacity
  * there at once (nothing else to re-rate), and a link that a flow leaves
  * empty is not marked dirty (nobody to re-rate through it). A spread flow
- * marks only the links it leaves saturated: on an unsaturated link no flow
- * is bottlenecked, so no rate can grow there. It crosses hundreds of
- * links, mostly unsaturated, and each end pulled all their flows into the
- * solve (the sprayed 16,384-GPU benchmark plan took 56 s, now 23 s, the
- * same iteration time). A single-path flow still marks every link it
- * leaves: the rule is as exact there, but saves about 10 % (a 64-node
- * tree all-reduce) and re-orders ties among the events of an instant,
+ * crosses hundreds of links, mostly unsaturated, and marking them all
+ * pulled all their flows into each solve, so it does less: its end marks
+ * only the links it leaves saturated (on an unsaturated link no flow is
+ * bottlenecked, so no rate can grow there), and its start marks none: it
+ * joins the solve by itself (join_flow), its links enter as any joining
+ * flow's do (a saturated one brings the flows bottlenecked there), and
+ * the exactness check brings any faster flow on a link it fills (the
+ * sprayed 16,384-GPU benchmark plan took 56 s, now 19 s, the same
+ * iteration time). A single-path flow still marks every link it
+ * leaves, and its start marks its links: the end rule is as exact there,
+ * but saves about 10 % (a 64-node tree all-reduce) and re-orders ties
+ * among the events of an instant,
  * which moves chunked pipelines within their numeric noise (a 128-rank
  * LL128 tree at 64 MiB 515.06 -> 512.61 us, as a 1-5 ps shift of every
  * completion does: 512.28-515.00 us) and every figure quoted at the 5th
@@ -57,7 +62,7 @@
  *
  * Invariants: a flow is on the per-link lists of its path exactly while it
  * is ACTIVE; rem_bytes is exact at time last_ps; the solve event is pending
- * iff ndirty > 0 or the flag solve_pending is set; load_Bps of a link is
+ * iff ndirty > 0, nseed > 0 or the flag solve_pending is set; load_Bps of a link is
  * the sum of the rates of the flows on it (each crossing counted; a spread
  * flow's times its coefficient there) up to rounding. */
 #include <math.h>
@@ -190,6 +195,8 @@ struct sim_flow_state {
 	int32_t capuf, caplg, capcnt, capsf, capsl; /* allocated */
 	int32_t *dirty;                /* links changed since the last solve */
 	int32_t ndirty, capdirty;      /* count, allocated */
+	int32_t *seed;                 /* spread flows started since the last solve */
+	int32_t nseed, capseed;        /* count, allocated */
 	uint32_t epoch;                /* solve epoch, count */
 	bool solve_pending;            /* a solve event is queued */
 	simtime_ps solve_t;            /* when, ps */
@@ -286,6 +293,7 @@ void simf_release(struct sim_net *n)
 	free(s->sflows);
 	free(s->slinks);
 	free(s->dirty);
+	free(s->seed);
 	free(s->heap);
 	free(s->fl);
 	free(s);
@@ -426,6 +434,19 @@ static void activate(struct sim_net *n, int32_t id)
 			       (uint64_t)id);
 		if (!f->ev)
 			s->oom = true;
+		queue_solve(n);
+		return;
+	}
+	if (xc && !s->oom) {
+		/* a spread flow joins the solve by itself (join_flow): its links
+		 * enter as any joining flow's do, so only saturated ones bring
+		 * their flows, and the exactness check brings the faster flows
+		 * on a link it fills */
+		if (s->nseed == s->capseed && grow_i32(&s->seed, &s->capseed, s->nseed + 1)) {
+			s->oom = true;
+			return;
+		}
+		s->seed[s->nseed++] = id;
 		queue_solve(n);
 		return;
 	}
@@ -760,6 +781,37 @@ static int32_t take_link(struct sim_flow_state *s, int32_t l, uint32_t ep, bool 
 	return j;
 }
 
+/* Flow id joins the solve: its remaining bytes brought up to now at its
+ * old rate, its links taken (take_link, not full). */
+static int join_flow(struct sim_flow_state *s, int32_t id, uint32_t ep, simtime_ps now)
+{
+	struct flow *f = &s->fl[id];
+	const struct fhop *hp = cfhops(f);
+	const double *xc = fcoef(f);
+	int h;
+	f->mark = ep;
+	if (s->nqf == s->capqf && grow_i32(&s->qflows, &s->capqf, s->nqf + 1))
+		return TS_ENOMEM;
+	s->qflows[s->nqf++] = id;
+	f->rem_bytes -= f->rate_Bps * time_to_s(now - f->last_ps);
+	if (f->rem_bytes < 0)
+		f->rem_bytes = 0;
+	f->last_ps = now;
+	f->old_Bps = f->rate_Bps;
+	for (h = 0; h < f->hops; h++)
+		__builtin_prefetch(&s->L[hp[h].link], 1);
+	for (h = 0; h < f->hops; h++) {
+		int32_t j = take_link(s, hp[h].link, ep, false);
+		double c = xc ? xc[h] : 1;
+		if (j < 0)
+			return TS_ENOMEM;
+		s->Q[j].ncomp++;
+		s->Q[j].wcomp += c;
+		s->Q[j].csum_Bps += f->old_Bps * c;
+	}
+	return 0;
+}
+
 /* Grow the component: the flows of full and saturated links (see
  * take_link), and their links. */
 static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps now)
@@ -778,37 +830,13 @@ static int expand(struct sim_flow_state *s, uint32_t ep, int32_t *qi, simtime_ps
 			}
 		for (i = 0; i < ls->n; i++) {
 			int32_t id = ls->on[i].f;
-			struct flow *f = &s->fl[id];
-			const struct fhop *hp;
-			const double *xc;
-			int h;
+			const struct flow *f = &s->fl[id];
 			if (f->mark == ep)
 				continue;
 			if (!all && f->rate_Bps < mx * (1 - 1e-9))
 				continue; /* bottlenecked elsewhere */
-			f->mark = ep;
-			if (s->nqf == s->capqf && grow_i32(&s->qflows, &s->capqf, s->nqf + 1))
+			if (join_flow(s, id, ep, now))
 				return TS_ENOMEM;
-			s->qflows[s->nqf++] = id;
-			/* bring remaining bytes up to now at the old rate */
-			f->rem_bytes -= f->rate_Bps * time_to_s(now - f->last_ps);
-			if (f->rem_bytes < 0)
-				f->rem_bytes = 0;
-			f->last_ps = now;
-			f->old_Bps = f->rate_Bps;
-			hp = cfhops(f);
-			xc = fcoef(f);
-			for (h = 0; h < f->hops; h++)
-				__builtin_prefetch(&s->L[hp[h].link], 1);
-			for (h = 0; h < f->hops; h++) {
-				int32_t j = take_link(s, hp[h].link, ep, false);
-				double c = xc ? xc[h] : 1;
-				if (j < 0)
-					return TS_ENOMEM;
-				s->Q[j].ncomp++;
-				s->Q[j].wcomp += c;
-				s->Q[j].csum_Bps += f->old_Bps * c;
-			}
 		}
 	}
 	return 0;
@@ -1078,7 +1106,7 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	bool again;
 	(void)arg;
 	s->solve_pending = false;
-	if (s->ndirty == 0)
+	if (s->ndirty == 0 && s->nseed == 0)
 		return;
 	n->st.recomputes++;
 	ep = ++s->epoch;
@@ -1089,6 +1117,12 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 		if (take_link(s, s->dirty[d], ep, true) < 0)
 			goto oom;
 	s->ndirty = 0;
+	for (d = 0; d < s->nseed; d++) {
+		struct flow *f = &s->fl[s->seed[d]];
+		if (f->state == F_ACTIVE && f->mark != ep && join_flow(s, s->seed[d], ep, e->now))
+			goto oom;
+	}
+	s->nseed = 0;
 	do {
 		if (expand(s, ep, &qi, e->now))
 			goto oom;
@@ -1198,7 +1232,7 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 	double *load;
 	if (!s)
 		return ts_error_set(err, TS_EINPUT, "not a flow-level network");
-	if (s->ndirty > 0)
+	if (s->ndirty > 0 || s->nseed > 0)
 		return ts_error_set(err, TS_EINPUT, "rates are stale: a solve is pending");
 	load = calloc((size_t)(n->nlinks ? n->nlinks : 1), sizeof(double));
 	if (!load)

@@ -234,6 +234,54 @@ START_TEST(flow_end_unsaturated_no_solve)
 }
 END_TEST
 
+/* A spread flow's start joins the solve by itself: its links bring their
+ * flows only where saturated, and the exactness check those a link it
+ * fills makes yield. B runs on L1 (10 GB/s) and L2 (2 GB/s, its
+ * bottleneck); A, sprayed over L0-L1 and L0-L3 (L0 1 GB/s), re-rates
+ * itself alone (one flow; the build before this rule re-rated B through
+ * L1 as well). Then D (L2 only) meets B on its saturated L2 and both
+ * join: 1 GB/s each. Then E, sprayed over L4-L2 and L4-L5 (L4 10 GB/s,
+ * L5 10 GB/s), starts beside B and D at their bottleneck L2: all three
+ * re-rated, max-min at every instant. */
+START_TEST(flow_spread_start_joins_alone)
+{
+	struct sim_engine e;
+	struct sim_net n;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_link l[6] = { mk(1 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(2 * GBps, 0, 0, 0),
+				 mk(10 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0) };
+	int32_t pa[4] = { 0, 1, 0, 3 }, pb[2] = { 1, 2 }, pd[1] = { 2 }, pe[4] = { 4, 2, 4, 5 };
+	struct done_rec r;
+	uint64_t flows;
+	memset(&r, 0, sizeof(r));
+	sim_engine_init(&e);
+	g_eng = &e;
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 6, NULL, &err), 0);
+	ck_assert_int_eq(sim_net_send(&n, pb, 2, 8e6, 0, on_done, &r, 1), 0);
+	sim_run(&e, time_from_us(100));
+	flows = n.st.solve_flows;
+	ck_assert_int_eq(sim_net_send_paths(&n, pa, 4, 2, 1e6, 0, on_done, &r, 0), 0);
+	sim_run(&e, time_from_us(100));
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	ck_assert_uint_eq(n.st.solve_flows, flows + 1);
+	flows = n.st.solve_flows;
+	ck_assert_int_eq(sim_net_send(&n, pd, 1, 1e6, 0, on_done, &r, 2), 0);
+	sim_run(&e, time_from_us(100));
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	ck_assert_uint_eq(n.st.solve_flows, flows + 2);
+	flows = n.st.solve_flows;
+	ck_assert_int_eq(sim_net_send_paths(&n, pe, 4, 2, 1e6, 0, on_done, &r, 3), 0);
+	sim_run(&e, time_from_us(100));
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	ck_assert_uint_eq(n.st.solve_flows, flows + 3);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(r.n, 4);
+	ck_assert_double_eq(n.st.bytes_sent, n.st.bytes_delivered);
+	sim_net_release(&n);
+	sim_engine_release(&e);
+}
+END_TEST
+
 /* A transfer spread over two paths (sim_net_send_paths: --routing spray
  * at flow level) is one flow whose paths move equal shares. Paths L0-L1
  * and L0-L2 (all 100 GB/s; L0 1 us, L1 1 us, L2 3 us); flow G alone on L2.
@@ -799,6 +847,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, flow_share_then_speed_up);
 	tcase_add_test(tc, flow_spread_one_share);
 	tcase_add_test(tc, flow_end_unsaturated_no_solve);
+	tcase_add_test(tc, flow_spread_start_joins_alone);
 	tcase_add_test(tc, flow_spread_paths);
 	tcase_add_loop_test(tc, flow_maxmin_table, 0, (int)TS_ARRAY_LEN(mm_cases));
 	tcase_add_loop_test(tc, flow_random_invariants, 0, 5);
