@@ -186,64 +186,20 @@ START_TEST(flow_spread_one_share)
 }
 END_TEST
 
-/* A spread flow's end re-rates only through the links it leaves
- * saturated: on an unsaturated one nobody is bottlenecked, so nobody's
- * rate can change there. A is sprayed over L0-L1 and L0-L3 (L0 1 GB/s,
- * its bottleneck; L1 and L3 10 GB/s, half of A each); B crosses L1 and L2
- * (2 GB/s, its bottleneck): L1 carries 2.5 GB/s. A's end at 1 ms leaves L0
- * and L3 idle and L1 unsaturated: no solve (the build before this rule
- * re-rated B through L1, one solve of one flow). Then, with 2 of its 4 MB
- * left, B meets C (1 MB) on L2: 1 GB/s each; C ends at 2 ms, B alone
- * again at 2 GB/s at 2.5 ms; max-min at every step. */
-START_TEST(flow_end_unsaturated_no_solve)
-{
-	struct sim_engine e;
-	struct sim_net n;
-	struct ts_error err = TS_ERROR_INIT;
-	struct sim_link l[4] = { mk(1 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(2 * GBps, 0, 0, 0),
-				 mk(10 * GBps, 0, 0, 0) };
-	int32_t pa[4] = { 0, 1, 0, 3 }, pb[2] = { 1, 2 }, pc[1] = { 2 };
-	struct done_rec r;
-	uint64_t solves, flows;
-	memset(&r, 0, sizeof(r));
-	sim_engine_init(&e);
-	g_eng = &e;
-	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 4, NULL, &err), 0);
-	ck_assert_int_eq(sim_net_send_paths(&n, pa, 4, 2, 1e6, 0, on_done, &r, 0), 0);
-	ck_assert_int_eq(sim_net_send(&n, pb, 2, 4e6, 0, on_done, &r, 1), 0);
-	sim_run(&e, time_from_us(500));
-	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
-	solves = n.st.recomputes;
-	flows = n.st.solve_flows;
-	sim_run(&e, time_from_us(1500)); /* A ends at 1 ms, the last event */
-	ck_assert_int_eq(r.n, 1);
-	ck_assert_int_eq(sim_now(&e), time_from_us(1000));
-	ck_assert_int_eq(r.t[0], time_from_us(1000));
-	ck_assert_uint_eq(n.st.recomputes, solves);
-	ck_assert_uint_eq(n.st.solve_flows, flows);
-	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
-	ck_assert_int_eq(sim_net_send(&n, pc, 1, 1e6, 0, on_done, &r, 2), 0);
-	sim_run(&e, time_from_us(1100));
-	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
-	sim_run(&e, TS_SIMTIME_MAX);
-	ck_assert_int_eq(r.n, 3);
-	ck_assert_msg(llabs(r.t[2] - time_from_us(2000)) <= 2, "C ends at %.3f us", time_to_s(r.t[2]) * 1e6);
-	ck_assert_msg(llabs(r.t[1] - time_from_us(2500)) <= 2, "B ends at %.3f us", time_to_s(r.t[1]) * 1e6);
-	sim_net_release(&n);
-	sim_engine_release(&e);
-}
-END_TEST
-
-/* A spread flow's start joins the solve by itself: its links bring their
- * flows only where saturated, and the exactness check those a link it
- * fills makes yield. B runs on L1 (10 GB/s) and L2 (2 GB/s, its
- * bottleneck); A, sprayed over L0-L1 and L0-L3 (L0 1 GB/s), re-rates
- * itself alone (one flow; the build before this rule re-rated B through
- * L1 as well). Then D (L2 only) meets B on its saturated L2 and both
- * join: 1 GB/s each. Then E, sprayed over L4-L2 and L4-L5 (L4 10 GB/s,
- * L5 10 GB/s), starts beside B and D at their bottleneck L2: all three
- * re-rated, max-min at every instant. */
-START_TEST(flow_spread_start_joins_alone)
+/* A spread flow re-rates little: its start joins the solve by itself (its
+ * links bring their flows only where saturated, and the exactness check
+ * those a link it fills makes yield), and its end re-rates only through
+ * the links it leaves saturated (nobody is bottlenecked on an unsaturated
+ * one). B runs alone on L1 (10 GB/s) and L2 (2 GB/s). A, sprayed over
+ * L0-L1 and L0-L3 (L0 1 GB/s, L3 10 GB/s), is solved alone: L1 stays
+ * unsaturated (one flow re-rated; marking its links re-rated B too). D
+ * (L2 only) meets B on the saturated L2: both re-rated. E, sprayed over
+ * L4-L2 and L4-L5 (10 GB/s each; half of E on L2), joins them at L2: three
+ * re-rated, at 2 / 2.5 = 0.8 GB/s each, A at 1 GB/s. A ends at 1 ms
+ * leaving L0 and L3 idle and L1 unsaturated: no solve (the build before
+ * this rule re-rated B, D and E through L1 and L2). D and E end at 1.25
+ * ms, B (8 MB) alone again at 2 GB/s at 4.75 ms; max-min at every step. */
+START_TEST(flow_spread_rerates_little)
 {
 	struct sim_engine e;
 	struct sim_net n;
@@ -251,31 +207,39 @@ START_TEST(flow_spread_start_joins_alone)
 	struct sim_link l[6] = { mk(1 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(2 * GBps, 0, 0, 0),
 				 mk(10 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0) };
 	int32_t pa[4] = { 0, 1, 0, 3 }, pb[2] = { 1, 2 }, pd[1] = { 2 }, pe[4] = { 4, 2, 4, 5 };
+	static const double end_us[4] = { 1000, 4750, 1250, 1250 }; /* A, B, D, E */
 	struct done_rec r;
-	uint64_t flows;
+	uint64_t flows, solves;
 	memset(&r, 0, sizeof(r));
 	sim_engine_init(&e);
 	g_eng = &e;
 	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 6, NULL, &err), 0);
 	ck_assert_int_eq(sim_net_send(&n, pb, 2, 8e6, 0, on_done, &r, 1), 0);
-	sim_run(&e, time_from_us(100));
+	sim_run(&e, 0);
 	flows = n.st.solve_flows;
 	ck_assert_int_eq(sim_net_send_paths(&n, pa, 4, 2, 1e6, 0, on_done, &r, 0), 0);
-	sim_run(&e, time_from_us(100));
+	sim_run(&e, 0);
 	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
 	ck_assert_uint_eq(n.st.solve_flows, flows + 1);
-	flows = n.st.solve_flows;
 	ck_assert_int_eq(sim_net_send(&n, pd, 1, 1e6, 0, on_done, &r, 2), 0);
-	sim_run(&e, time_from_us(100));
-	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
-	ck_assert_uint_eq(n.st.solve_flows, flows + 2);
-	flows = n.st.solve_flows;
-	ck_assert_int_eq(sim_net_send_paths(&n, pe, 4, 2, 1e6, 0, on_done, &r, 3), 0);
-	sim_run(&e, time_from_us(100));
+	sim_run(&e, 0);
 	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
 	ck_assert_uint_eq(n.st.solve_flows, flows + 3);
+	ck_assert_int_eq(sim_net_send_paths(&n, pe, 4, 2, 1e6, 0, on_done, &r, 3), 0);
+	sim_run(&e, 0);
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	ck_assert_uint_eq(n.st.solve_flows, flows + 6);
+	solves = n.st.recomputes;
+	sim_run(&e, time_from_us(1100)); /* A's end at 1 ms */
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_int_eq(sim_now(&e), time_from_us(1000));
+	ck_assert_uint_eq(n.st.recomputes, solves);
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
 	sim_run(&e, TS_SIMTIME_MAX);
 	ck_assert_int_eq(r.n, 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(llabs(r.t[i] - time_from_us(end_us[i])) <= 2, "flow %d ends at %.3f us", i,
+			      time_to_s(r.t[i]) * 1e6);
 	ck_assert_double_eq(n.st.bytes_sent, n.st.bytes_delivered);
 	sim_net_release(&n);
 	sim_engine_release(&e);
@@ -846,8 +810,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, flow_single);
 	tcase_add_test(tc, flow_share_then_speed_up);
 	tcase_add_test(tc, flow_spread_one_share);
-	tcase_add_test(tc, flow_end_unsaturated_no_solve);
-	tcase_add_test(tc, flow_spread_start_joins_alone);
+	tcase_add_test(tc, flow_spread_rerates_little);
 	tcase_add_test(tc, flow_spread_paths);
 	tcase_add_loop_test(tc, flow_maxmin_table, 0, (int)TS_ARRAY_LEN(mm_cases));
 	tcase_add_loop_test(tc, flow_random_invariants, 0, 5);
