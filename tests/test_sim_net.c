@@ -198,22 +198,30 @@ END_TEST
  * re-rated, at 2 / 2.5 = 0.8 GB/s each, A at 1 GB/s. A ends at 1 ms
  * leaving L0 and L3 idle and L1 unsaturated: no solve (the build before
  * this rule re-rated B, D and E through L1 and L2). D and E end at 1.25
- * ms, B (8 MB) alone again at 2 GB/s at 4.75 ms; max-min at every step. */
+ * ms, B (8 MB) alone again at 2 GB/s at 4.75 ms; max-min at every step.
+ * Then G (10 MB) runs on L3 and L6 (8 GB/s, its bottleneck), leaving L3 2
+ * GB/s, and S (5 MB), sprayed over L3-L4 and L3-L5, fills L3: alone in
+ * its solve it would take those 2 GB/s beside G's 8, so the exactness
+ * check brings G in (two re-rated): 5 GB/s each on L3; S ends 1 ms later,
+ * G 0.625 ms after it at 8 GB/s (found by review: nothing but the random
+ * test had a sprayed start slow a faster flow). */
 START_TEST(flow_spread_rerates_little)
 {
 	struct sim_engine e;
 	struct sim_net n;
 	struct ts_error err = TS_ERROR_INIT;
-	struct sim_link l[6] = { mk(1 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(2 * GBps, 0, 0, 0),
-				 mk(10 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0) };
+	struct sim_link l[7] = { mk(1 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(2 * GBps, 0, 0, 0),
+				 mk(10 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0), mk(10 * GBps, 0, 0, 0),
+				 mk(8 * GBps, 0, 0, 0) };
 	int32_t pa[4] = { 0, 1, 0, 3 }, pb[2] = { 1, 2 }, pd[1] = { 2 }, pe[4] = { 4, 2, 4, 5 };
-	static const double end_us[4] = { 1000, 4750, 1250, 1250 }; /* A, B, D, E */
+	int32_t pg[2] = { 3, 6 }, ps[4] = { 3, 4, 3, 5 };
+	static const double end_us[6] = { 1000, 4750, 1250, 1250, 5750, 6375 }; /* A, B, D, E, S, G */
 	struct done_rec r;
 	uint64_t flows, solves;
 	memset(&r, 0, sizeof(r));
 	sim_engine_init(&e);
 	g_eng = &e;
-	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 6, NULL, &err), 0);
+	ck_assert_int_eq(sim_net_init(&n, &e, SIM_FLOW, l, 7, NULL, &err), 0);
 	ck_assert_int_eq(sim_net_send(&n, pb, 2, 8e6, 0, on_done, &r, 1), 0);
 	sim_run(&e, 0);
 	flows = n.st.solve_flows;
@@ -237,7 +245,17 @@ START_TEST(flow_spread_rerates_little)
 	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
 	sim_run(&e, TS_SIMTIME_MAX);
 	ck_assert_int_eq(r.n, 4);
-	for (int i = 0; i < 4; i++)
+	ck_assert_int_eq(sim_now(&e), time_from_us(4750));
+	ck_assert_int_eq(sim_net_send(&n, pg, 2, 10e6, 0, on_done, &r, 5), 0);
+	sim_run(&e, sim_now(&e));
+	flows = n.st.solve_flows;
+	ck_assert_int_eq(sim_net_send_paths(&n, ps, 4, 2, 5e6, 0, on_done, &r, 4), 0);
+	sim_run(&e, sim_now(&e));
+	ck_assert_int_eq(sim_net_check_maxmin(&n, 1e-9, &err), 0);
+	ck_assert_uint_eq(n.st.solve_flows, flows + 2);
+	sim_run(&e, TS_SIMTIME_MAX);
+	ck_assert_int_eq(r.n, 6);
+	for (int i = 0; i < 6; i++)
 		ck_assert_msg(llabs(r.t[i] - time_from_us(end_us[i])) <= 2, "flow %d ends at %.3f us", i,
 			      time_to_s(r.t[i]) * 1e6);
 	ck_assert_double_eq(n.st.bytes_sent, n.st.bytes_delivered);
