@@ -36,19 +36,20 @@
  * crosses hundreds of links, mostly unsaturated, and marking them all
  * pulled all their flows into each solve, so it does less: its end marks
  * only the links it leaves saturated (on an unsaturated link no flow is
- * bottlenecked, so no rate can grow there), and its start marks none: it
- * joins the solve by itself (join_flow), its links enter as any joining
- * flow's do (a saturated one brings the flows bottlenecked there), and
- * the exactness check brings any faster flow on a link it fills (the
- * sprayed 16,384-GPU benchmark plan took 56 s, now 17 s, the same
- * iteration time). A single-path flow still marks every link it
- * leaves, and its start marks its links: the end rule is as exact there,
- * but saves about 10 % (a 64-node tree all-reduce) and re-orders ties
- * among the events of an instant,
- * which moves chunked pipelines within their numeric noise (a 128-rank
- * LL128 tree at 64 MiB 515.06 -> 512.61 us, as a 1-5 ps shift of every
- * completion does: 512.28-515.00 us) and every figure quoted at the 5th
- * digit (the quick start 12.031236 -> 12.031364 s).
+ * bottlenecked, so no rate can grow there), its solve queued at its time
+ * all the same (coalesced ends' marked links are re-rated then), and its
+ * start marks none: it joins the solve by itself (join_flow), its links
+ * enter as any joining flow's do (a saturated one brings the flows
+ * bottlenecked there), and the exactness check brings any faster flow on
+ * a link it fills (the sprayed 16,384-GPU benchmark plan took 56 s, now
+ * 17 s, the same iteration time). A single-path flow still marks every
+ * link it enters and leaves: the end rule is as exact there, but saves
+ * about 10 % (a 64-node tree all-reduce) and reorders ties among the
+ * events of an instant, which moves chunked pipelines within their
+ * numerical noise (a 128-rank LL128 tree at 64 MiB 515.06 -> 512.61 us,
+ * as a 1-5 ps shift of every completion does: 512.28-515.00 us) and
+ * figures quoted at their fifth digit (the quick start 12.031236 ->
+ * 12.031364 s).
  *
  * Memory layout (the model is bound by cache misses on large fabrics: a
  * 16k-GPU fat-tree has 197k links and millions of flows pass through):
@@ -495,8 +496,9 @@ static void deactivate(struct sim_net *n, int32_t id, simtime_ps t)
 	}
 	/* the solve at t stands all the same: it is when the links that
 	 * other coalesced ends marked for later are re-rated too (found by
-	 * review: without it those ends kept their whole delay, and results
-	 * with coalescing came out later, +1e-4 at the default window) */
+	 * review: without it those ends kept their whole delay, and in its
+	 * random harness the last end came out 1e-4 later at the default
+	 * window) */
 	if (left)
 		queue_solve_at(n, t);
 	s->nactive--;
@@ -1155,12 +1157,11 @@ static void solve_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 			ls = &s->L[s->Q[i].link];
 			for (j = 0; j < ls->n; j++) {
 				const struct flow *f = &s->fl[ls->on[j].f];
-				double nr = f->rate_Bps;
 				if (f->mark == ep) {
-					if (nr > mx)
-						mx = nr;
-				} else if (nr > outmax) {
-					outmax = nr;
+					if (f->rate_Bps > mx)
+						mx = f->rate_Bps;
+				} else if (f->rate_Bps > outmax) {
+					outmax = f->rate_Bps;
 				}
 			}
 			if (outmax > mx * (1 + 1e-9)) {
