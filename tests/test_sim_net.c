@@ -156,8 +156,8 @@ END_TEST
  * a sprayed transfer was one flow a path: under --routing spray a sprayed
  * ring's parts starved a PXN send at a NIC). L0 (1 GB/s) carries flow A
  * and both paths; L1, L2 (10 GB/s) one path each: A and the sprayed
- * transfer at 0.5 GB/s each, both ending at 2 ms (1.5 ms for the paths at
- * a third each, 3 ms for A, had each path counted on L0). */
+ * transfer at 0.5 GB/s each, both ending at 2 ms (had each path counted
+ * on L0, both would get a third of it and end at 3 ms). */
 START_TEST(flow_spread_one_share)
 {
 	struct sim_engine e;
