@@ -80,7 +80,6 @@ struct opts {
 	long long seed;            /* ECMP / placement seed, -1: the cluster's (default 1) */
 	long long channels;        /* 0 = automatic */
 	bool json;                 /* --json */
-	bool spray;                /* routing spray (the cluster's or --routing's) */
 	int routing;               /* --routing (enum topo_routing), -1: the cluster's */
 	double coalesce;           /* --flow-coalesce */
 };
@@ -123,9 +122,10 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 	struct sim_coll **cs = NULL;
 	struct run_ctx rc_ = { 0, 0 };
 	int g, rc;
+	bool spray = t->cl.fabric.routing == TOPO_ROUTING_SPRAY; /* the cluster's or --routing's */
 	if (o->fid == SIM_ANALYTIC) {
 		double ts;
-		rc = sim_coll_analytic_groups(t, specs, ng, o->spray, &ts, err);
+		rc = sim_coll_analytic_groups(t, specs, ng, spray, &ts, err);
 		if (!rc && !(ts <= SIM_HORIZON_S))
 			return beyond(ts, err);
 		if (!rc)
@@ -137,7 +137,7 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 		 * event times overflow (found by review: a 1 MB/s fabric at
 		 * 2^50 bytes aborted at flow level) */
 		double ts;
-		rc = sim_coll_analytic_groups(t, specs, ng, o->spray, &ts, err);
+		rc = sim_coll_analytic_groups(t, specs, ng, spray, &ts, err);
 		if (rc)
 			return rc;
 		if (!(ts <= SIM_HORIZON_S))
@@ -149,7 +149,7 @@ static int run_size(const struct topo *t, const struct opts *o, struct sim_coll_
 		sim_engine_release(&eng);
 		return rc;
 	}
-	net.par.spray = o->spray;
+	net.par.spray = spray;
 	net.par.coalesce = o->coalesce;
 	cs = calloc((size_t)ng, sizeof(*cs));
 	if (!cs) {
@@ -464,7 +464,6 @@ int cmd_collective(int argc, char **argv)
 	o.seed = (long long)cl.seed;
 	if (cli_apply_routing(&cl, o.routing, &err))
 		goto fail;
-	o.spray = cl.fabric.routing == TOPO_ROUTING_SPRAY;
 	if (o.placement && topo_placement_parse(&cl, o.placement, &err))
 		goto fail;
 	if (topo_build(&t, &cl, &err))

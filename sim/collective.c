@@ -56,8 +56,8 @@ struct ring {
 	simtime_ps *elat;          /* coupled: per edge path latency + alpha + message cost, ps */
 	double *xfac;              /* coupled: per edge slowest edge capacity / its own (<= 1) */
 	double *bcap, *both;       /* coupled, probed: per edge its bottleneck link's capacity
-	                            * and the other flows' load on it, bytes/s (bcap 0: not
-	                            * probed) */
+	                            * and the other flows' load on it, bytes/s (bcap 0: no
+	                            * link, or not probed) */
 	double cmin;               /* coupled: the slowest edge's capacity, bytes/s */
 	double prate;              /* coupled: its flow's rate at the probe (0: none), bytes/s */
 	simtime_ps cstart_ps;      /* coupled: when its flows started, ps */
@@ -1512,8 +1512,6 @@ static void ring_probe_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	r->prate = rate;
 	for (i = 0; i < r->m; i++) {
 		double cap, load;
-		if (!(r->bcap[i] > 0))
-			continue;
 		simf_bottleneck(r->c->net, r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i], &cap, &load);
 		r->bcap[i] = cap;
 		r->both[i] = load > rate ? load - rate : 0;
@@ -1540,7 +1538,7 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 	int rc = TS_ENOMEM;
 	r->elat = malloc((size_t)r->m * sizeof(simtime_ps));
 	r->xfac = malloc((size_t)r->m * sizeof(double));
-	r->bcap = malloc((size_t)r->m * sizeof(double));
+	r->bcap = calloc((size_t)r->m, sizeof(double));
 	r->both = calloc((size_t)r->m, sizeof(double));
 	r->prate = 0;
 	if (!np || !r->elat || !r->xfac || !r->bcap || !r->both)
@@ -1568,7 +1566,6 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 		np[i] = (int32_t)sim_spray_paths(t, r->gpu[i], r->gpu[(i + 1) % r->m], net->par.spray);
 		if (np[i] > K)
 			K = np[i];
-		r->bcap[i] = 1.0; /* to be probed */
 	}
 	r->cmin = cmin;
 	for (i = 0; i < r->m; i++)
