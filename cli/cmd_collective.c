@@ -339,11 +339,15 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 /* nccl-tests' count column: its paramcount, the elements per rank for the
  * ops whose size is the whole buffer (found by review: size / 4 was
  * printed for every op, 8 x too many for an all-gather on 8 ranks). */
+static bool per_rank(const struct opts *o)
+{
+	return o->op == SIM_OP_ALLGATHER || o->op == SIM_OP_REDUCESCATTER ||
+	       o->op == SIM_OP_ALLTOALL;
+}
+
 static double row_count(const struct opts *o, int n, double size_bytes)
 {
-	bool per_rank = o->op == SIM_OP_ALLGATHER || o->op == SIM_OP_REDUCESCATTER ||
-			o->op == SIM_OP_ALLTOALL;
-	return floor(size_bytes / 4 / (per_rank ? n : 1));
+	return floor(size_bytes / 4 / (per_rank(o) ? n : 1));
 }
 
 /* nccl-tests' root column: broadcast's and reduce's root, -1 for the rest. */
@@ -536,17 +540,19 @@ int cmd_collective(int argc, char **argv)
 	}
 	for (size = o.minb; size <= o.maxb * (1 + 1e-12) && nrows < MAX_SIZES; size *= o.factor) {
 		struct row *r = &rows[nrows];
-		double S = floor(size);
+		double S = floor(size), per;
 		enum sim_algo a;
 		enum sim_proto p;
-		/* nccl-tests: AG/RS/alltoall buffers hold a multiple of n floats,
-		 * rounded down; a size below one float per rank, or one that
-		 * rounds onto the previous row's, gives no row of its own */
-		if (o.op == SIM_OP_ALLGATHER || o.op == SIM_OP_REDUCESCATTER || o.op == SIM_OP_ALLTOALL) {
-			S = floor(S / (4.0 * n)) * 4.0 * n;
-			if (S < 4.0 * n || (nrows > 0 && S == rows[nrows - 1].size_bytes))
-				continue;
-		}
+		/* nccl-tests: a buffer holds whole floats, and AG/RS/alltoall
+		 * buffers a multiple of n floats, rounded down (found by review:
+		 * the other ops kept -b 1001 as 1001 bytes, 250 floats, and
+		 * their bandwidths counted the extra byte); a size below one
+		 * float (per rank), or one that rounds onto the previous row's,
+		 * gives no row of its own */
+		per = per_rank(&o) ? n : 1;
+		S = floor(S / (4.0 * per)) * 4.0 * per;
+		if (S < 4.0 * per || (nrows > 0 && S == rows[nrows - 1].size_bytes))
+			continue;
 		for (g = 0; g < ng; g++) {
 			specs[g].size_bytes = S;
 			specs[g].algo = (enum sim_algo)o.algo;
@@ -571,10 +577,15 @@ int cmd_collective(int argc, char **argv)
 			break;
 	}
 	if (nrows == 0) {
-		status = cli_usage("collective",
-				   "-b/-e: no size from %.0f to %.0f holds one float per rank (%d bytes "
-				   "for %d ranks)",
-				   o.minb, o.maxb, 4 * n, n);
+		if (per_rank(&o))
+			status = cli_usage("collective",
+					   "-b/-e: no size from %.0f to %.0f holds one float per rank "
+					   "(%d bytes for %d ranks)",
+					   o.minb, o.maxb, 4 * n, n);
+		else
+			status = cli_usage("collective",
+					   "-b/-e: no size from %.0f to %.0f holds one float (4 bytes)",
+					   o.minb, o.maxb);
 		goto out;
 	}
 	avg /= nrows;

@@ -25,6 +25,20 @@ else
 	bad "allgather sizes: $(cat "$tmp/out" "$tmp/err")"
 fi
 
+# the other ops' buffers hold whole floats (found by review: 1001 B was
+# kept, 250 floats, and the bandwidths counted the extra byte): 1..12 B by
+# 1.5 leaves 4, 7 -> 4 (dropped as the previous row), 10 -> 8
+for op in allreduce sendrecv; do
+	if "$TRAINSIM" "${C[@]}" --op $op -b 1 -e 12 -f 1.5 >"$tmp/out" 2>"$tmp/err" &&
+	   [ "$(grep -v '^#' "$tmp/out" | awk '{ printf "%s/%s ", $1, $2 }')" = "4/1 8/2 " ] &&
+	   "$TRAINSIM" "${C[@]}" --op $op -b 1001 -e 1001 --json >"$tmp/out" 2>"$tmp/err" &&
+	   python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; sys.exit(not (r["size_bytes"]==1000 and abs(r["algbw_GBps"]-1000/r["time_us"]/1e3)<1e-9*r["algbw_GBps"]))' "$tmp/out"; then
+		ok "$op sizes round down to whole floats"
+	else
+		bad "$op sizes: $(cat "$tmp/out" "$tmp/err")"
+	fi
+done
+
 # nccl-tests table: '#' header, one row per size (8 sizes 1M..128M), footer
 if "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 128M -f 2 >"$tmp/out" 2>"$tmp/err"; then
 	rows=$(grep -vc '^#' "$tmp/out")
@@ -197,6 +211,8 @@ expect_err "unknown fidelity" "unknown fidelity 'exact'" "$TRAINSIM" "${C[@]}" -
 expect_err "size zero" "-b must be between 1 and" "$TRAINSIM" "${C[@]}" --op allreduce -b 0
 expect_err "no size holds a float per rank" "no size from 1 to 16 holds one float per rank \\(32 bytes for 8 ranks\\)" \
 	"$TRAINSIM" "${C[@]}" --op allgather -b 1 -e 16
+expect_err "no size holds a float" "no size from 1 to 3 holds one float \\(4 bytes\\)" \
+	"$TRAINSIM" "${C[@]}" --op allreduce -b 1 -e 3
 expect_err "size beyond 2^50" "-e must be between 1 and 1125899906842624" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 2251799813685248
 expect_err "size 2^50+1" "-e must be between" "$TRAINSIM" "${C[@]}" --op allreduce -b 1M -e 1125899906842625
 expect_err "bad size" "-b needs a size" "$TRAINSIM" "${C[@]}" --op allreduce -b lots
