@@ -66,6 +66,18 @@ static double gib(double b)
 	return bytes_to_gib(b);
 }
 
+/* Whether predict's drawn images can differ from the mean this counts: a
+ * distribution, or a fractional count (rounded up with its fraction's
+ * probability). */
+static bool images_vary(const struct model *m, const struct plan *p)
+{
+	const struct plan_dist *n = &p->images_per_sample;
+	if (!m->has_vision || !(plan_dist_mean(n) > 0))
+		return false;
+	return n->kind != PLAN_DIST_FIXED || n->value != floor(n->value) ||
+	       p->image_tokens.kind != PLAN_DIST_FIXED;
+}
+
 static int report(const struct model *m, const struct plan *p, const struct memory_env *env,
 		  const struct memory_report *r, const char *cluster, bool json, int gpn)
 {
@@ -154,6 +166,9 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		       r->fits ? "fits"
 		       : r->peak_bytes > env->gpu_mem_bytes ? "does not fit"
 							     : "fits, but host memory does not");
+		if (images_vary(m, p))
+			printf("(images at their mean; predict draws them per sample, and its stage 0 "
+			       "holds the heaviest run of micro-batches in flight, which can need more)\n");
 	}
 	if (!r->fits) {
 		if (r->peak_bytes > env->gpu_mem_bytes)
