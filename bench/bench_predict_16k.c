@@ -62,9 +62,9 @@ static int run_mode(const struct topo *t, const struct model *m, const struct pl
 	       memo ? "flow, memoised collectives" : "flow, all live", r.iteration_time_s, r.wall_s,
 	       cpu_s(&ru), (unsigned long long)r.events, (unsigned long long)r.flows,
 	       (unsigned long long)r.collectives, ru.ru_maxrss / 1024.0 /* Linux: KiB */);
-	printf("  breakdown: compute %.3f bubble %.3f optimizer %.3f exposed tp %.3f pp %.3f "
-	       "dp %.3f ep %.3f cp %.3f s; mfu %.3f; memory %.1f GiB\n",
-	       r.bd.compute_s, r.bd.bubble_s, r.bd.optimizer_s, r.bd.exposed_comm_s[0],
+	printf("  breakdown: compute %.3f bubble %.3f optimizer %.3f host %.3f exposed tp %.3f "
+	       "pp %.3f dp %.3f ep %.3f cp %.3f s; mfu %.3f; memory %.1f GiB\n",
+	       r.bd.compute_s, r.bd.bubble_s, r.bd.optimizer_s, r.bd.host_s, r.bd.exposed_comm_s[0],
 	       r.bd.exposed_comm_s[1], r.bd.exposed_comm_s[2], r.bd.exposed_comm_s[3],
 	       r.bd.exposed_comm_s[4], r.mfu, r.memory_gib_per_gpu);
 	sim_prediction_release(&r);

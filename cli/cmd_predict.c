@@ -72,7 +72,9 @@ static void usage(FILE *out)
 		"  --json               JSON: routing, iteration_time_s, tokens_per_s,\n"
 		"                       tflops_per_gpu, mfu,\n"
 		"                       hfu, memory_gib_per_gpu, fits, breakdown {compute_s,\n"
-		"                       bubble_s, optimizer_s, exposed_comm_s {tp, pp, dp, ep, cp}},\n"
+		"                       bubble_s, optimizer_s, host_s (the compute ops' wait\n"
+		"                       for the host's dispatch), exposed_comm_s {tp, pp, dp,\n"
+		"                       ep, cp}},\n"
 		"                       comm_bytes_per_gpu {..}, expert_load_max and\n"
 		"                       expert_load_mean (MoE with ep > 1 or a capacity: the\n"
 		"                       busiest and the mean rank's drawn expert load over the\n"
@@ -141,6 +143,7 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		cJSON_AddNumberToObject(bd, "compute_s", r->bd.compute_s);
 		cJSON_AddNumberToObject(bd, "bubble_s", r->bd.bubble_s);
 		cJSON_AddNumberToObject(bd, "optimizer_s", r->bd.optimizer_s);
+		cJSON_AddNumberToObject(bd, "host_s", r->bd.host_s);
 		for (int k = 0; k < SIM_COMM_COUNT; k++) {
 			cJSON_AddNumberToObject(ex, comm[k], r->bd.exposed_comm_s[k]);
 			cJSON_AddNumberToObject(cb, comm[k], r->comm_bytes[k]);
@@ -213,6 +216,8 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		table_cell(&t, "%.4f s", r->bd.bubble_s);
 		table_cell(&t, "optimizer");
 		table_cell(&t, "%.4f s", r->bd.optimizer_s);
+		table_cell(&t, "host dispatch wait");
+		table_cell(&t, "%.4f s", r->bd.host_s);
 		for (int k = 0; k < SIM_COMM_COUNT; k++) {
 			table_cell(&t, "exposed %s communication", comm[k]);
 			table_cell(&t, "%.4f s", r->bd.exposed_comm_s[k]);

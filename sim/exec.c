@@ -143,7 +143,9 @@ struct inst {
 	int32_t tpi;               /* exact: TP index; folded: 0 */
 	int16_t *ndeps;            /* per op: unfinished dependencies */
 	simtime_ps *t0, *t1;       /* per op: start and end, ps (-1 before) */
-	simtime_ps *xfer;          /* per COLL/SEND op: when it launched (all members there), ps */
+	simtime_ps *xfer;          /* per COLL/SEND op: when it launched (all members there);
+	                            * per COMPUTE op: when its GPU work started, after the
+	                            * host's dispatch wait, ps */
 	uint8_t *arrived;          /* per RECV op: data arrived (1), receive posted (2), the
 	                            * tied-embedding send waits for it to be posted (3) */
 	int32_t comm_inflight;     /* communication ops running, count */
@@ -1100,6 +1102,7 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		in->comp_rate = in->comp_slows ? comp_speed(x, in) : 1;
 		in->comp_left = gpu;
 		in->comp_t0 = sim_now(&x->eng) + time_from_s(wait);
+		in->xfer[oi] = in->comp_t0;
 		in->comp_op = oi;
 		in->comp_ev = 0;
 		if (!after_s(x, wait + gpu / in->comp_rate, ev_comp_end, x, ev_arg(ii, oi), op->name))
@@ -4184,13 +4187,16 @@ static int dp_rings_hashed(const struct exec *x)
 
 struct path_sum {
 	double comp_s, opt_s, idle_s;          /* compute, optimizer, unexplained wait, s */
+	double host_s;                         /* compute ops' wait for the host's dispatch, s */
 	double comp_crit_s;                    /* of comp_s, on the critical stage's ranks, s */
 	double comm_s[SIM_COMM_COUNT];         /* communication by kind, s */
 };
 
 /* When an instance's compute stream is busy: its compute ops (those of the
- * optimizer phase, or all others) as disjoint intervals sorted by start,
- * with prefix sums of their lengths. */
+ * optimizer phase, or all others, or of those the host's dispatch waits
+ * before their GPU work) as disjoint intervals sorted by start, with
+ * prefix sums of their lengths. */
+enum busy_kind { BUSY_COMP, BUSY_OPT, BUSY_HOST, BUSY_KINDS };
 struct busy_iv {
 	int32_t n;                 /* intervals, count */
 	simtime_ps *a, *b;         /* starts, ends, ps */
@@ -4203,8 +4209,10 @@ static int cmp_iv(const void *p, const void *q)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-static int busy_build(const struct exec *x, const struct inst *in, bool opt, struct busy_iv *bv)
+static int busy_build(const struct exec *x, const struct inst *in, enum busy_kind k,
+		      struct busy_iv *bv)
 {
+	bool opt = k == BUSY_OPT;
 	const struct wl_role *r = &x->w->roles[in->role];
 	simtime_ps *iv = malloc((size_t)(r->nops ? r->nops : 1) * 2 * sizeof(simtime_ps));
 	int32_t n = 0, m = 0;
@@ -4213,9 +4221,9 @@ static int busy_build(const struct exec *x, const struct inst *in, bool opt, str
 		return TS_ENOMEM;
 	for (int32_t i = 0; i < r->nops; i++)
 		if (r->ops[i].kind == WL_K_COMPUTE && (r->ops[i].phase == WL_P_OPT) == opt &&
-		    in->t1[i] > in->t0[i]) {
+		    in->t1[i] > in->t0[i] && (k != BUSY_HOST || in->xfer[i] > in->t0[i])) {
 			iv[2 * n] = in->t0[i];
-			iv[2 * n + 1] = in->t1[i];
+			iv[2 * n + 1] = k == BUSY_HOST && in->xfer[i] < in->t1[i] ? in->xfer[i] : in->t1[i];
 			sorted = sorted && (n == 0 || iv[2 * n] >= iv[2 * n - 2]);
 			n++;
 		}
@@ -4282,8 +4290,8 @@ static double busy_within(const struct busy_iv *bv, simtime_ps t0, simtime_ps t1
 
 struct walk {
 	const struct exec *x;
-	struct busy_iv *bv;        /* per instance, [2w] its other compute, [2w + 1] its
-	                            * optimizer phase's, built when the path first needs them */
+	struct busy_iv *bv;        /* per instance w, [BUSY_KINDS w + k] its busy_kind k,
+	                            * built when the path first needs them */
 	struct path_sum *ps;
 	int crit;                  /* the critical stage's role (path_sum.comp_crit_s) */
 };
@@ -4296,21 +4304,23 @@ struct walk {
  * pipeline). The two share one stream, so they do not overlap. */
 static int walk_comm(struct walk *wk, int32_t w, simtime_ps t0, simtime_ps t1, enum sim_comm_kind k)
 {
-	double busy[2];
+	double busy[BUSY_KINDS];
 	int rc;
 	if (t1 <= t0)
 		return 0;
-	for (int o = 0; o < 2; o++) {
-		struct busy_iv *bv = &wk->bv[2 * w + o];
-		if (!bv->cum && (rc = busy_build(wk->x, &wk->x->in[w], o, bv)))
+	for (int o = 0; o < BUSY_KINDS; o++) {
+		struct busy_iv *bv = &wk->bv[BUSY_KINDS * w + o];
+		if (!bv->cum && (rc = busy_build(wk->x, &wk->x->in[w], (enum busy_kind)o, bv)))
 			return rc;
 		busy[o] = busy_within(bv, t0, t1);
 	}
-	wk->ps->comp_s += busy[0];
+	/* (the host's waits are within the compute ops' intervals) */
+	wk->ps->comp_s += busy[BUSY_COMP] - busy[BUSY_HOST];
+	wk->ps->host_s += busy[BUSY_HOST];
 	if (wk->x->in[w].role == wk->crit)
-		wk->ps->comp_crit_s += busy[0];
-	wk->ps->opt_s += busy[1];
-	wk->ps->comm_s[k] += time_to_s(t1 - t0) - busy[0] - busy[1];
+		wk->ps->comp_crit_s += busy[BUSY_COMP] - busy[BUSY_HOST];
+	wk->ps->opt_s += busy[BUSY_OPT];
+	wk->ps->comm_s[k] += time_to_s(t1 - t0) - busy[BUSY_COMP] - busy[BUSY_OPT];
 	return 0;
 }
 
@@ -4320,7 +4330,8 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 			 struct path_sum *ps)
 {
 	int32_t per = x->ninst / x->w->nroles, waiter = -1;
-	struct walk wk = { x, calloc(2 * (size_t)x->ninst, sizeof(struct busy_iv)), ps, crit };
+	struct walk wk = { x, calloc(BUSY_KINDS * (size_t)x->ninst, sizeof(struct busy_iv)), ps,
+			   crit };
 	int rc = wk.bv ? 0 : TS_ENOMEM;
 	int64_t steps = 0, max_steps = 1;
 	for (int32_t i = 0; i < x->ninst; i++)
@@ -4350,9 +4361,13 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 			if (op->phase == WL_P_OPT) {
 				ps->opt_s += time_to_s(e - t);
 			} else {
-				ps->comp_s += time_to_s(e - t);
+				/* the host's dispatch wait first, then the GPU work */
+				simtime_ps g = in->xfer[oi] < e ? in->xfer[oi] : e;
+				double h = g > t ? time_to_s(g - t) : 0;
+				ps->host_s += h;
+				ps->comp_s += time_to_s(e - t) - h;
 				if (in->role == crit)
-					ps->comp_crit_s += time_to_s(e - t);
+					ps->comp_crit_s += time_to_s(e - t) - h;
 			}
 		} else if (op->kind == WL_K_RECV) {
 			int32_t so = op->peer_op; /* the send that feeds it */
@@ -4465,7 +4480,7 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 		oi = pred;
 	}
 	if (wk.bv)
-		for (int32_t i = 0; i < 2 * x->ninst; i++) {
+		for (int32_t i = 0; i < BUSY_KINDS * x->ninst; i++) {
 			free(wk.bv[i].a);
 			free(wk.bv[i].b);
 			free(wk.bv[i].cum);
@@ -4474,19 +4489,25 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 	return rc;
 }
 
-/* Busy compute and optimizer time of one instance, s. */
-static void busy_time(const struct exec *x, const struct inst *in, double *comp, double *opt)
+/* Busy compute and optimizer time of one instance, s; of comp, the
+ * host's dispatch waits before the GPU work. */
+static void busy_time(const struct exec *x, const struct inst *in, double *comp, double *opt,
+		      double *host)
 {
 	const struct wl_role *r = &x->w->roles[in->role];
-	*comp = *opt = 0;
+	*comp = *opt = *host = 0;
 	for (int32_t i = 0; i < r->nops; i++) {
 		const struct wl_op *op = &r->ops[i];
 		if (op->kind != WL_K_COMPUTE)
 			continue;
-		if (op->phase == WL_P_OPT)
+		if (op->phase == WL_P_OPT) {
 			*opt += time_to_s(in->t1[i] - in->t0[i]);
-		else
+		} else {
 			*comp += time_to_s(in->t1[i] - in->t0[i]);
+			if (in->xfer[i] > in->t0[i])
+				*host += time_to_s((in->xfer[i] < in->t1[i] ? in->xfer[i] : in->t1[i]) -
+						   in->t0[i]);
+		}
 	}
 }
 
@@ -4775,13 +4796,13 @@ static int run_once(struct exec *x, struct run_out *ro)
 		goto out;
 	}
 	for (int32_t ii = 0; ii < x->ninst; ii++) {
-		double c, o, busy = 0;
+		double c, o, h, busy = 0;
 		const struct wl_role *r = &x->w->roles[x->in[ii].role];
-		busy_time(x, &x->in[ii], &c, &o);
+		busy_time(x, &x->in[ii], &c, &o, &h);
 		if (c + o > best + 1e-12) {
 			best = c + o;
 			ro->crit = x->in[ii].role;
-			ro->bd.compute_s = c;
+			ro->bd.compute_s = c - h;
 		}
 		/* the busiest DP stream of any rank: every stage's reduction must
 		 * keep up under SSP/async (found by review: the critical stage's
@@ -4829,6 +4850,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 		if (ps.comp_s < ro->bd.compute_s)
 			ro->bd.compute_s = ps.comp_s;
 		ro->bd.optimizer_s = ps.opt_s;
+		ro->bd.host_s = ps.host_s;
 		for (int k = 0; k < SIM_COMM_COUNT; k++)
 			ro->bd.exposed_comm_s[k] = ps.comm_s[k];
 		ro->bd.bubble_s = ps.comp_s - ro->bd.compute_s + ps.idle_s;
@@ -5256,6 +5278,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 			out->bd.compute_s = ((H - 1) * nosync.bd.compute_s + sync_run.bd.compute_s) / H;
 			out->bd.optimizer_s = ((H - 1) * nosync.bd.optimizer_s + sync_run.bd.optimizer_s) / H;
 			out->bd.bubble_s = ((H - 1) * nosync.bd.bubble_s + sync_run.bd.bubble_s) / H;
+			out->bd.host_s = ((H - 1) * nosync.bd.host_s + sync_run.bd.host_s) / H;
 			for (int k = 0; k < SIM_COMM_COUNT; k++)
 				out->comm_bytes[k] = ((H - 1) * nosync.comm_bytes[k] +
 						      sync_run.comm_bytes[k]) / H;

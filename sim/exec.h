@@ -67,6 +67,9 @@ struct sim_breakdown {
 	double bubble_s;                      /* the rest of the path's compute (pipeline fill and
 	                                       * drain on other stages) and unexplained waits, s */
 	double optimizer_s;                   /* optimizer step (and compression compute) on the path, s */
+	double host_s;                        /* compute ops' wait for the host's dispatch on the
+	                                       * path (host-bound stretches; in none of the
+	                                       * others), s */
 	double exposed_comm_s[SIM_COMM_COUNT];/* path communication while the waiting rank's compute idles, s */
 };
 

@@ -13,9 +13,10 @@ expect "help names --trace" "--trace FILE" "$TMP/out"
 check "predict table" 0 "$TRAINSIM" predict $SMALL
 expect "table has iteration time" "^iteration time" "$TMP/out"
 expect "table has bubble" "^pipeline bubble" "$TMP/out"
+expect "table has the host's wait" "^host dispatch wait" "$TMP/out"
 check "predict json" 0 "$TRAINSIM" predict $SMALL --json
 for k in iteration_time_s tokens_per_s tflops_per_gpu mfu hfu memory_gib_per_gpu fits breakdown \
-	compute_s bubble_s optimizer_s exposed_comm_s '"tp"' '"pp"' '"dp"' '"ep"' '"cp"'; do
+	compute_s bubble_s optimizer_s host_s exposed_comm_s '"tp"' '"pp"' '"dp"' '"ep"' '"cp"'; do
 	expect "json key $k" "$k" "$TMP/out"
 done
 check "predict analytic" 0 "$TRAINSIM" predict $SMALL --fidelity analytic --json
