@@ -350,6 +350,17 @@ static double row_count(const struct opts *o, int n, double size_bytes)
 	return floor(size_bytes / 4 / (per_rank(o) ? n : 1));
 }
 
+/* nccl-tests: a buffer holds whole floats, and AG/RS/alltoall buffers a
+ * multiple of n floats, rounded down (found by review: the other ops kept
+ * -b 1001 as 1001 bytes, 250 floats, and their bandwidths counted the
+ * extra byte). A size below one float (per rank), or one that rounds onto
+ * the previous row's (prev), gives no row of its own: 0. */
+static double row_size(const struct opts *o, int n, double size, double prev)
+{
+	double per = per_rank(o) ? n : 1, S = floor(floor(size) / (4.0 * per)) * 4.0 * per;
+	return S < 4.0 * per || S == prev ? 0 : S;
+}
+
 /* nccl-tests' root column: broadcast's and reduce's root, -1 for the rest. */
 static int op_root(const struct opts *o)
 {
@@ -490,10 +501,17 @@ int cmd_collective(int argc, char **argv)
 		/* every packet is an event per hop: bound the work (found by
 		 * review: -e 1PB ran for days), over the rows the loop below runs,
 		 * at the fabric's payload per packet */
-		double mtu = cli_packet_mtu(&t), pk = 0, s_est;
+		double mtu = cli_packet_mtu(&t), pk = 0, s_est, S, prev = 0;
 		int k = 0;
-		for (size = o.minb; size <= o.maxb * (1 + 1e-12) && k < MAX_SIZES; size *= o.factor, k++)
-			pk += ceil(floor(size) * sim_busbw_factor((enum sim_op)o.op, n) / mtu) * n * ng;
+		for (size = o.minb; size <= o.maxb * (1 + 1e-12) && k < MAX_SIZES; size *= o.factor) {
+			if (!(S = row_size(&o, n, size, prev)))
+				continue;
+			pk += ceil(S * sim_busbw_factor((enum sim_op)o.op, n) / mtu) * n * ng;
+			prev = S;
+			k++;
+			if (o.minb == o.maxb)
+				break;
+		}
 		s_est = cli_packet_s(&t, pk);
 		if (s_est > PACKET_MAX_S) {
 			ts_error_set(&err, TS_EINPUT, "--fidelity packet: these sizes move about %.2g "
@@ -540,18 +558,10 @@ int cmd_collective(int argc, char **argv)
 	}
 	for (size = o.minb; size <= o.maxb * (1 + 1e-12) && nrows < MAX_SIZES; size *= o.factor) {
 		struct row *r = &rows[nrows];
-		double S = floor(size), per;
+		double S = row_size(&o, n, size, nrows > 0 ? rows[nrows - 1].size_bytes : 0);
 		enum sim_algo a;
 		enum sim_proto p;
-		/* nccl-tests: a buffer holds whole floats, and AG/RS/alltoall
-		 * buffers a multiple of n floats, rounded down (found by review:
-		 * the other ops kept -b 1001 as 1001 bytes, 250 floats, and
-		 * their bandwidths counted the extra byte); a size below one
-		 * float (per rank), or one that rounds onto the previous row's,
-		 * gives no row of its own */
-		per = per_rank(&o) ? n : 1;
-		S = floor(S / (4.0 * per)) * 4.0 * per;
-		if (S < 4.0 * per || (nrows > 0 && S == rows[nrows - 1].size_bytes))
+		if (!S)
 			continue;
 		for (g = 0; g < ng; g++) {
 			specs[g].size_bytes = S;

@@ -73,8 +73,8 @@ static void usage(FILE *out)
 		"                       tflops_per_gpu, mfu,\n"
 		"                       hfu, memory_gib_per_gpu, fits, breakdown {compute_s,\n"
 		"                       bubble_s, optimizer_s, host_s (the compute ops' wait\n"
-		"                       for the host's dispatch), exposed_comm_s {tp, pp, dp,\n"
-		"                       ep, cp}},\n"
+		"                       for the host's dispatch, but the optimizer phase's),\n"
+		"                       exposed_comm_s {tp, pp, dp, ep, cp}},\n"
 		"                       comm_bytes_per_gpu {..}, expert_load_max and\n"
 		"                       expert_load_mean (MoE with ep > 1 or a capacity: the\n"
 		"                       busiest and the mean rank's drawn expert load over the\n"
@@ -315,7 +315,9 @@ static void not_fit_msg(const struct sim_prediction *r, const struct topo_cluste
 	char why[200] = "see trainsim memory";
 	if (mean) {
 		memory_eval(m, p, &env, mean);
-		if (bytes_to_gib(mean->peak_bytes) < r->memory_gib_per_gpu - 0.05)
+		/* (apart as printed) */
+		if (floor(10 * bytes_to_gib(mean->peak_bytes) + 0.5) <
+		    floor(10 * r->memory_gib_per_gpu + 0.5))
 			snprintf(why, sizeof(why),
 				 "with the images drawn by --seed %llu on stage 0; %.1f GiB at the "
 				 "mean images, as trainsim memory counts them",

@@ -27,7 +27,8 @@ fi
 
 # the other ops' buffers hold whole floats (found by review: 1001 B was
 # kept, 250 floats, and the bandwidths counted the extra byte): 1..12 B by
-# 1.5 leaves 4, 7 -> 4 (dropped as the previous row), 10 -> 8
+# 1.5 is 1, 1, 2, 3, 5, 7, 11 B: 5 -> 4, 7 -> 4 (the previous row's:
+# dropped), 11 -> 8
 for op in allreduce sendrecv; do
 	if "$TRAINSIM" "${C[@]}" --op $op -b 1 -e 12 -f 1.5 >"$tmp/out" 2>"$tmp/err" &&
 	   [ "$(grep -v '^#' "$tmp/out" | awk '{ printf "%s/%s ", $1, $2 }')" = "4/1 8/2 " ] &&
