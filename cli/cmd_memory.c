@@ -91,6 +91,7 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		cJSON_AddNumberToObject(root, "peak_stage", peak);
 		cJSON_AddNumberToObject(root, "gpu_mem_gib", gib(env->gpu_mem_bytes));
 		cJSON_AddNumberToObject(root, "peak_host_gib", gib(r->peak_host_bytes));
+		cJSON_AddBoolToObject(root, "images_vary", images_vary(m, p));
 		cJSON_AddStringToObject(root, "model", m->name);
 		cJSON_AddStringToObject(root, "cluster", cluster);
 		cJSON_AddNumberToObject(root, "gpus", env->ngpus);

@@ -198,6 +198,10 @@ expect "memory says its images are the mean" "^peak 73\\.67 GiB .*: fits" "$TMP/
 expect "and that predict can need more" "^\\(images at their mean; predict draws them per sample" "$TMP/out"
 check "memory of fixed images" 0 "$TRAINSIM" memory $QS --images-per-sample 2 --image-tokens 300
 if grep -q "images at their mean" "$TMP/out"; then bad "no images note at fixed images"; else ok "no images note at fixed images"; fi
+check "memory json of fixed images" 0 "$TRAINSIM" memory $QS --images-per-sample 2 --image-tokens 300 --json
+expect "says the images do not vary" '"images_vary":[[:space:]]*false' "$TMP/out"
+check "memory json of drawn images" 0 "$TRAINSIM" memory $QS --json
+expect "says they vary" '"images_vary":[[:space:]]*true' "$TMP/out"
 check "does not fit, with --trace and --svg" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model qwen3-vl-235b-a22b --tp 1 --pp 1 --global-batch 8 --seq-len 1024 --fidelity analytic \
 	--trace "$TMP/nofit.json" --svg "$TMP/nofit.svg"
