@@ -595,6 +595,9 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	s->name = op->name;
 	s->micro = op->micro;
 	s->layer = op->layer;
+	s->host_wait_s = 0;
+	if (!comm && x->in[inst].xfer[opi] > t0)
+		s->host_wait_s = time_to_s((x->in[inst].xfer[opi] < t1 ? x->in[inst].xfer[opi] : t1) - t0);
 	/* (found by review: collective slices carried no size or group);
 	 * whole bytes: a size scaled by a drawn image or expert load, or
 	 * top-k's k, is an expected value (found by review: the encoder's TP

@@ -97,6 +97,8 @@ struct sim_slice {
 	                               * collective */
 	int64_t flow;                 /* a send and its receive: an id they share (the receive's
 	                               * instance x workload ops + its op + 1), else 0 */
+	double host_wait_s;           /* compute: of t1_s - t0_s, the wait for the host's
+	                               * dispatch before the GPU work (breakdown host_s), s */
 };
 
 /* At most this many slices are recorded (about 260 MB here and 600 MB of

@@ -228,6 +228,10 @@ static cJSON *slice_event(const struct sim_slice *s)
 		cJSON_AddNumberToObject(a, "micro", s->micro);
 	if (s->layer >= 0)
 		cJSON_AddNumberToObject(a, "layer", s->layer);
+	/* of the slice, the wait for the host's dispatch before the GPU
+	 * work (whole nanoseconds, as dur) */
+	if (s->host_wait_s > 0)
+		cJSON_AddNumberToObject(a, "host_wait_us", round(s->host_wait_s * 1e9) / 1e3);
 	if (s->dim >= 0) {
 		cJSON_AddStringToObject(a, "group", wl_dim_name((enum wl_dim)s->dim));
 		cJSON_AddStringToObject(a, "collective", wl_coll_name((enum wl_coll)s->coll));

@@ -515,6 +515,24 @@ START_TEST(host_wait_is_its_own_part)
 			      b.bd.compute_s, a.bd.compute_s);
 		ck_assert_msg(fabs(parts(&b) / b.iteration_time_s - 1) < 1e-9,
 			      "pp %d: parts %.9f s, iteration %.9f s", pp, parts(&b), b.iteration_time_s);
+		/* the trace's compute slices carry their wait: none without a
+		 * dispatch; host-bound, within each slice, on most of them */
+		for (int k = 0; k < 2; k++) {
+			const struct sim_prediction *q = k ? &b : &a;
+			int nw = 0, nc = 0;
+			for (int32_t i = 0; i < q->tl->n; i++) {
+				const struct sim_slice *sl = &q->tl->s[i];
+				if (sl->coll >= 0)
+					continue;
+				nc++;
+				nw += sl->host_wait_s > 0;
+				ck_assert_msg(sl->host_wait_s <= sl->t1_s - sl->t0_s + 1e-15,
+					      "%s: wait %.9g s in a slice of %.9g s", sl->name,
+					      sl->host_wait_s, sl->t1_s - sl->t0_s);
+			}
+			ck_assert_msg(k ? nw > nc / 2 : nw == 0, "pp %d, dispatch %d: %d of %d slices wait",
+				      pp, k, nw, nc);
+		}
 		sim_prediction_release(&a);
 		sim_prediction_release(&b);
 		topo_release(&topo);
