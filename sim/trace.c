@@ -388,7 +388,10 @@ static void svg_slice(FILE *f, const struct sim_slice *s, double x0, double y, d
 				sim_proto_name((enum sim_proto)s->proto));
 		fputc(')', f);
 	}
-	fprintf(f, ": %.3f us</title></rect>\n", (s->t1_s - s->t0_s) * 1e6);
+	fprintf(f, ": %.3f us", (s->t1_s - s->t0_s) * 1e6);
+	if (s->host_wait_s > 0)
+		fprintf(f, ", of it %.3f us waiting for the host", s->host_wait_s * 1e6);
+	fputs("</title></rect>\n", f);
 }
 
 /* Slices of one track under a pixel wide, back to back within half a
@@ -403,6 +406,7 @@ struct svg_run {
 	int32_t n;                  /* slices, count */
 	double x0, x1;              /* extent, px */
 	double busy_s;              /* the slices' durations, s */
+	double host_s;              /* of busy_s, the waits for the host's dispatch, s */
 	const char *col[16];        /* colours (color_of's strings) */
 	double col_s[16];           /* time of each, s */
 	int ncol;
@@ -427,8 +431,11 @@ static void run_flush(FILE *f, struct svg_run *r, double y, double h)
 	xml_text(f, r->first->name ? r->first->name : "op");
 	fputs(" .. ", f);
 	xml_text(f, r->last->name ? r->last->name : "op");
-	fprintf(f, ": %.3f us busy in %.3f us</title></rect>\n", r->busy_s * 1e6,
+	fprintf(f, ": %.3f us busy in %.3f us", r->busy_s * 1e6,
 		(r->last->t1_s - r->first->t0_s) * 1e6);
+	if (r->host_s > 0)
+		fprintf(f, ", of it %.3f us waiting for the host", r->host_s * 1e6);
+	fputs("</title></rect>\n", f);
 	r->n = 0;
 }
 
@@ -440,12 +447,14 @@ static void run_add(struct svg_run *r, const struct sim_slice *s, double x0, dou
 		r->first = s;
 		r->x0 = x0;
 		r->busy_s = 0;
+		r->host_s = 0;
 		r->ncol = 0;
 	}
 	r->last = s;
 	r->x1 = x1;
 	r->n++;
 	r->busy_s += s->t1_s - s->t0_s;
+	r->host_s += s->host_wait_s;
 	for (k = 0; k < r->ncol && r->col[k] != c; k++)
 		;
 	if (k == r->ncol && k < 16) {

@@ -51,6 +51,10 @@ if grep -Eo '"(ts|dur)":-?[0-9.eE+-]+' "$TMP/t.json" | grep -q . &&
 	ok "trace times in whole nanoseconds"
 else bad "trace times: $(grep -Eo '"(ts|dur)":-?[0-9.eE+-]+' "$TMP/t.json" | grep -E '\.[0-9]{4,}|[eE]' | head -3)"; fi
 expect "svg root" '<svg xmlns="http://www.w3.org/2000/svg"' "$TMP/t.svg"
+# the tiny model is host-bound at the default dispatch: its compute slices
+# say how long they waited for the host
+expect "trace slices carry the host's wait" '"host_wait_us":[0-9]' "$TMP/t.json"
+expect "svg titles say it" 'us waiting for the host</title>' "$TMP/t.svg"
 # an output that is an input file would replace it (found by review: the
 # model config became the SVG); through another spelling of the path too
 cp "$TMP/tiny.json" "$TMP/tiny-copy.json"
