@@ -250,6 +250,13 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 			printf("(uncalibrated: these defaults predict 14-60 %% short of the measured "
 			       "A100 runs in the README's accuracy set; a --calibration file fitted "
 			       "to the GPU and software stack removes that)\n");
+		/* what a host-bound run is told (found by review: the host's
+		 * waits were counted as compute) */
+		if (r->bd.host_s > 0.2 * r->iteration_time_s)
+			printf("(host-bound: %.0f %% of the iteration waits for the host to issue "
+			       "kernels at %.0f us an op; a stack of fused kernels or CUDA graphs "
+			       "issues faster: --host-dispatch US)\n",
+			       100 * r->bd.host_s / r->iteration_time_s, comp->dispatch_s * 1e6);
 		printf("\nbreakdown along the critical path (compute: stage %d); %d representative "
 		       "ranks, %lld ops, %llu events, "
 		       "%.2f s wall\n",

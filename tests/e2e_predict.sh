@@ -55,6 +55,9 @@ expect "svg root" '<svg xmlns="http://www.w3.org/2000/svg"' "$TMP/t.svg"
 # say how long they waited for the host
 expect "trace slices carry the host's wait" '"host_wait_us":[0-9]' "$TMP/t.json"
 expect "svg titles say it" 'us waiting for the host</title>' "$TMP/t.svg"
+expect "the summary says it is host-bound" '^\(host-bound: [0-9]+ % of the iteration waits for the host to issue kernels at 55 us an op' "$TMP/out"
+check "not host-bound without a dispatch" 0 "$TRAINSIM" predict $SMALL --host-dispatch 0 --fidelity analytic
+if grep -q "host-bound" "$TMP/out"; then bad "no host-bound note at dispatch 0"; else ok "no host-bound note at dispatch 0"; fi
 # an output that is an input file would replace it (found by review: the
 # model config became the SVG); through another spelling of the path too
 cp "$TMP/tiny.json" "$TMP/tiny-copy.json"
