@@ -146,6 +146,12 @@ bad_file missing_fabric_type "fabric.type: missing" '{ "gpu": { "bf16_tflops": 9
 # of these left out was 0 (a latency, the MTU, the packet overhead, sm_arch)
 # or told "must be positive" at its object
 full="$TS_SOURCE_DIR/examples/clusters/h100-roce-leafspine-2to1.json"
+# the file spelled out is the preset: its GPU memory too (found by review:
+# "80GB", 74.5 GiB, against the preset's 81,559 MiB)
+a=$("$TRAINSIM" memory --cluster "$full" --nodes 1 --model llama3-8b --json 2>&1 | grep '"gpu_mem_gib"')
+b=$("$TRAINSIM" memory --cluster h100-roce-leafspine-2to1 --nodes 1 --model llama3-8b --json 2>&1 | grep '"gpu_mem_gib"')
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "example file's GPU memory is the preset's"
+else bad "example file's GPU memory: '$a' against the preset's '$b'"; fi
 for f in gpu.sm_arch gpu.nvlink_bandwidth node.nvlink_latency node.nics node.nic_bandwidth \
 	node.pcie_bandwidth node.pcie_latency fabric.link_bandwidth fabric.link_latency \
 	fabric.switch_latency fabric.mtu_bytes fabric.packet_overhead_bytes; do
