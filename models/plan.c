@@ -721,6 +721,82 @@ static int ds_offload(const struct jval *zo, const char *key, bool *on, struct t
 	return 0;
 }
 
+/* DeepSpeed features that change memory or traffic but are not modelled:
+ * refused where set to other than their default, so that a prediction
+ * does not take them silently as off (found by review: ZeRO++'s
+ * quantized collectives and hpZ, MiCS, a partial optimizer offload and an
+ * fp32 gradient accumulation changed nothing). */
+static int ds_unmodelled_bool(const struct jval *o, const char *key, const char *what,
+			      struct ts_error *err)
+{
+	struct jval c;
+	bool on = false;
+	if (!jval_child(o, key, &c) || cJSON_IsNull(c.j))
+		return 0;
+	if (jval_get_bool(o, key, true, &on, err))
+		return TS_EINPUT;
+	return on ? jval_error(&c, err, "%s: not modelled", what) : 0;
+}
+
+/* A number refused where it differs from off (off_max: the largest value
+ * that means off). */
+static int ds_unmodelled_num(const struct jval *o, const char *key, double off_max, bool above,
+			     const char *what, struct ts_error *err)
+{
+	struct jval c;
+	double v;
+	if (!jval_child(o, key, &c) || cJSON_IsNull(c.j))
+		return 0;
+	if (jval_get_number(o, key, true, &v, err))
+		return TS_EINPUT;
+	if (above ? v > off_max : v < off_max)
+		return jval_error(&c, err, "%s: not modelled", what);
+	return 0;
+}
+
+static int ds_unmodelled(const struct jval *r, const struct jval *zo, const struct plan *p,
+			 struct ts_error *err)
+{
+	struct jval c, off;
+	const char *qw = "ZeRO++'s quantized weight all-gathers (qwZ)";
+	if (ds_unmodelled_bool(r, "zero_quantized_weights", qw, err))
+		return TS_EINPUT;
+	if (zo && (ds_unmodelled_bool(zo, "zero_quantized_weights", qw, err) ||
+		   ds_unmodelled_bool(zo, "zero_quantized_nontrainable_weights",
+				      "ZeRO++'s quantized frozen weights", err) ||
+		   ds_unmodelled_bool(zo, "zero_quantized_gradients",
+				      "ZeRO++'s quantized gradient reduce-scatter (qgZ)", err) ||
+		   ds_unmodelled_num(zo, "zero_hpz_partition_size", 1, true,
+				     "ZeRO++'s hierarchical weight partition (hpZ, a copy of the "
+				     "weights in each group of that size)", err) ||
+		   ds_unmodelled_num(zo, "mics_shard_size", 0, true,
+				     "MiCS (state sharded within groups of that size, replicated "
+				     "across them)", err)))
+		return TS_EINPUT;
+	if (zo && jval_child(zo, "offload_optimizer", &off) && cJSON_IsObject(off.j) &&
+	    ds_unmodelled_num(&off, "ratio", 1, false,
+			      "a partial optimizer offload (ratio below 1: that share of the "
+			      "optimizer on the host, the rest on the GPU)", err))
+		return TS_EINPUT;
+	if (jval_child(r, "data_types", &c) && cJSON_IsObject(c.j)) {
+		struct jval g;
+		if (jval_child(&c, "grad_accum_dtype", &g) && !cJSON_IsNull(g.j)) {
+			static const char *const dts[] = { "fp32", "fp16", "bf16", NULL };
+			static const enum plan_dtype dtv[] = { PLAN_DT_FP32, PLAN_DT_FP16, PLAN_DT_BF16 };
+			int e = 0;
+			if (jval_get_enum(&c, "grad_accum_dtype", true, dts, &e, err))
+				return TS_EINPUT;
+			if (dtv[e] != p->precision)
+				return jval_error(&g, err,
+						  "gradient accumulation in %s beside %s training is not "
+						  "modelled (DeepSpeed's gradients are taken in the "
+						  "training precision)",
+						  dts[e], plan_dtype_name(p->precision));
+		}
+	}
+	return 0;
+}
+
 int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *err)
 {
 	struct jval r = jdoc_root(d), zo;
@@ -927,6 +1003,8 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		p->micro_batch = mb;
 		plan_set_src(p, PF_MICRO, w_mb);
 	}
+	if (ds_unmodelled(&r, jval_child(&r, "zero_optimization", &zo) ? &zo : NULL, p, err))
+		return TS_EINPUT;
 	p->ds_gas = gas;
 	snprintf(p->ds_gas_src, sizeof(p->ds_gas_src), "%s", w_gas);
 	p->ds_tb_given = tb != 0;
@@ -1136,9 +1214,13 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 	long long per;
 	/* a --global-batch or --micro-batch flag overrides the ds_config's
 	 * value and takes part in DeepSpeed's rule like it (found by review:
-	 * the config's other numbers silently replaced the flag's) */
-	bool tb_given = p->ds_tb_given || p->src[PF_GLOBAL][0] == '-';
-	bool mb_given = p->ds_mb_given || p->src[PF_MICRO][0] == '-';
+	 * the config's other numbers silently replaced the flag's); so does
+	 * a plan file's where the ds_config leaves it out (found by review: a
+	 * config of gradient_accumulation_steps alone replaced the plan's
+	 * global_batch 64 with micro 1 x 4 x dp 8 = 32, where the flag was
+	 * refused) */
+	bool tb_given = p->ds_tb_given || p->src[PF_GLOBAL][0] != '\0';
+	bool mb_given = p->ds_mb_given || p->src[PF_MICRO][0] != '\0';
 	if (p->ds_used && (p->ds_gas || tb_given || mb_given)) {
 		/* DeepSpeed: train_batch_size = micro x gas x data-parallel world. */
 		long long dpw = p->dp;

@@ -153,6 +153,38 @@ expect "schedule position" "sched.json:1:[0-9]+: schedule" "$TMP/err"
 printf '{"zero_optimization": {"stage": 4}}\n' >"$TMP/ds4.json"
 check "DeepSpeed bad stage" 2 "$TRAINSIM" memory $A100 --model llama3-8b --deepspeed "$TMP/ds4.json"
 expect "stage position" "ds4.json:1:[0-9]+: zero_optimization.stage" "$TMP/err"
+# DeepSpeed features not modelled are refused where on, not run as off
+# (found by review: ZeRO++, MiCS, a partial offload and fp32 gradient
+# accumulation changed nothing)
+G8="--gpus 8 --gpu-mem-gib 80 --model llama3-8b --seq-len 2048"
+for f in 'zero_quantized_weights": true' 'zero_quantized_gradients": true' \
+	'zero_hpz_partition_size": 8' 'mics_shard_size": 4'; do
+	printf '{"bf16": {"enabled": true},\n "zero_optimization": {"stage": 3, "%s}}\n' "$f" >"$TMP/dsx.json"
+	check "DeepSpeed ${f%%\"*} refused" 2 "$TRAINSIM" memory $G8 --deepspeed "$TMP/dsx.json"
+	expect "${f%%\"*}: position and reason" "dsx.json:2:[0-9]+: zero_optimization.${f%%\"*}: .*: not modelled" "$TMP/err"
+done
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 3,\n "zero_quantized_weights": false, "zero_hpz_partition_size": 1, "mics_shard_size": -1,\n "offload_optimizer": {"device": "cpu", "ratio": 1}}, "data_types": {"grad_accum_dtype": "bf16"}}\n' >"$TMP/dsoff.json"
+check "DeepSpeed features at their defaults" 0 "$TRAINSIM" memory $G8 --deepspeed "$TMP/dsoff.json"
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 3,\n "offload_optimizer": {"device": "cpu", "ratio": 0.3}}}\n' >"$TMP/dsratio.json"
+check "partial offload refused" 2 "$TRAINSIM" memory $G8 --deepspeed "$TMP/dsratio.json"
+expect "ratio's position" "dsratio.json:2:[0-9]+: zero_optimization.offload_optimizer.ratio: a partial optimizer offload" "$TMP/err"
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2},\n "data_types": {"grad_accum_dtype": "fp32"}}\n' >"$TMP/dsgad.json"
+check "fp32 accumulation refused" 2 "$TRAINSIM" memory $G8 --deepspeed "$TMP/dsgad.json"
+expect "its position" "dsgad.json:2:[0-9]+: data_types.grad_accum_dtype: gradient accumulation in fp32 beside bf16" "$TMP/err"
+# a plan file's batch keys take part in DeepSpeed's rule as the flags do
+# (found by review: gradient_accumulation_steps alone replaced the plan's
+# global_batch 64 with micro 1 x 4 x dp 8 = 32)
+G8B="--gpus 8 --gpu-mem-gib 80 --model $EX/models/gpt2.json --seq-len 1024"
+printf '{"gradient_accumulation_steps": 4, "zero_optimization": {"stage": 1}}\n' >"$TMP/dsgas.json"
+printf '{"global_batch": 64}\n' >"$TMP/gb64.json"
+check "plan's global batch with the config's accumulation" 0 "$TRAINSIM" memory $G8B \
+	--deepspeed "$TMP/dsgas.json" --plan "$TMP/gb64.json" --json
+expect "global batch kept" '"global_batch":[[:space:]]*64,' "$TMP/out"
+expect "micro-batch from DeepSpeed's rule" '"micro_batch":[[:space:]]*2,' "$TMP/out"
+printf '{"global_batch": 64,\n "micro_batch": 1}\n' >"$TMP/gb64m1.json"
+check "plan's batches breaking DeepSpeed's rule" 2 "$TRAINSIM" memory $G8B \
+	--deepspeed "$TMP/dsgas.json" --plan "$TMP/gb64m1.json"
+expect "refused at the plan's position" "gb64m1.json:1:[0-9]+: global_batch: train_batch_size 64 != micro-batch 1 x gradient_accumulation_steps 4 x data-parallel size 8" "$TMP/err"
 printf '{"hidden_size": 64, "num_hidden_layers": 0, "num_attention_heads": 4, "vocab_size": 10, "hidden_act": "silu", "intermediate_size": 8}\n' >"$TMP/zero.json"
 check "zero layers in config" 2 "$TRAINSIM" model --model "$TMP/zero.json"
 expect "layers position" "zero.json:1:[0-9]+: num_hidden_layers" "$TMP/err"
