@@ -239,7 +239,11 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 		       exact ? " (exact)" : "", routing);
 		table_print(&t, stdout);
 		table_release(&t);
-		printf("\ncompute model: %s%s%s\n", comp->source, cal ? "; file " : "", cal ? cal : "");
+		/* (a file without "source" is named in it already: found by
+		 * review, the name came twice) */
+		bool named = cal && strstr(comp->source, cal);
+		printf("\ncompute model: %s%s%s\n", comp->source, cal && !named ? "; file " : "",
+		       cal && !named ? cal : "");
 		if (m->note[0])
 			printf("model: %s\n", m->note);
 		if (!cal && comp->measured_defaults) /* README, Accuracy: bench_kernels */

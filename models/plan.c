@@ -1329,7 +1329,8 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	 * the fused kernel's small memory) */
 	if (p->flash_attention && p->precision == PLAN_DT_FP32)
 		REFUSE(PF_FLASH, "flash_attention (default)",
-		       "flash attention needs fp16, bf16 or fp8 training, not fp32");
+		       "flash attention needs fp16, bf16 or fp8 training, not fp32 (from %s)",
+		       where(p, PF_PRECISION, "precision (default)"));
 	/* (a default sequence longer than them is lowered by plan_resolve;
 	 * found by review: predict and memory checked it first and refused
 	 * GPT-3 and GPT-2 without --seq-len) */

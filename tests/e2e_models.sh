@@ -171,6 +171,12 @@ expect "ratio's position" "dsratio.json:2:[0-9]+: zero_optimization.offload_opti
 printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2},\n "data_types": {"grad_accum_dtype": "fp32"}}\n' >"$TMP/dsgad.json"
 check "fp32 accumulation refused" 2 "$TRAINSIM" memory $G8 --deepspeed "$TMP/dsgad.json"
 expect "its position" "dsgad.json:2:[0-9]+: data_types.grad_accum_dtype: gradient accumulation in fp32 beside bf16" "$TMP/err"
+# fp32 from a ds_config without a 16-bit section: the refusal of flash
+# attention says where the precision came from (found by review: it named
+# only the flag)
+printf '{"zero_optimization": {"stage": 1}}\n' >"$TMP/ds1.json"
+check "flash attention in DeepSpeed's default fp32" 2 "$TRAINSIM" memory $G8 --deepspeed "$TMP/ds1.json" --flash-attention
+expect "names the ds_config" "not fp32 \\(from .*ds1\\.json:1:1: no fp16/bf16 section" "$TMP/err"
 # a plan file's batch keys take part in DeepSpeed's rule as the flags do
 # (found by review: gradient_accumulation_steps alone replaced the plan's
 # global_batch 64 with micro 1 x 4 x dp 8 = 32)

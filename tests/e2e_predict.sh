@@ -181,6 +181,9 @@ check "mismatched calibration, plan does not fit" 1 "$TRAINSIM" predict --cluste
 	--calibration "$EX/calibration/a100-vtrain.json"
 check "default compute model" 0 "$TRAINSIM" predict $SMALL --fidelity analytic
 expect "summary names the compute model" "^compute model: defaults: H100" "$TMP/out"
+printf '{"gpu": "H100-SXM5-80GB", "hbm_eff": 0.8}\n' >"$TMP/cal_nosrc.json"
+check "a calibration without a source" 0 "$TRAINSIM" predict $SMALL --fidelity analytic --calibration "$TMP/cal_nosrc.json"
+expect "names its file once" "^compute model: calibration file [^;]*cal_nosrc\.json$" "$TMP/out"
 
 # ---- bad input ----
 check "more GPUs than the cluster" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
