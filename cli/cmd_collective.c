@@ -350,15 +350,25 @@ static double row_count(const struct opts *o, int n, double size_bytes)
 	return floor(size_bytes / 4 / (per_rank(o) ? n : 1));
 }
 
-/* nccl-tests: a buffer holds whole floats, and AG/RS/alltoall buffers a
- * multiple of n floats, rounded down (found by review: the other ops kept
- * -b 1001 as 1001 bytes, 250 floats, and their bandwidths counted the
- * extra byte). A size below one float (per rank), or one that rounds onto
- * the previous row's (prev), gives no row of its own: 0. */
-static double row_size(const struct opts *o, int n, double size, double prev)
+/* The rows' sizes, MIN, MIN*FACTOR, ... MAX, at most MAX_SIZES, into S;
+ * returns how many. nccl-tests: a buffer holds whole floats, and
+ * AG/RS/alltoall buffers a multiple of n floats, rounded down (found by
+ * review: the other ops kept -b 1001 as 1001 bytes, 250 floats, and their
+ * bandwidths counted the extra byte). A size below one float (per rank),
+ * or one that rounds onto the previous row's, gives no row of its own. */
+static int row_sizes(const struct opts *o, int n, double *S)
 {
-	double per = per_rank(o) ? n : 1, S = floor(floor(size) / (4.0 * per)) * 4.0 * per;
-	return S < 4.0 * per || S == prev ? 0 : S;
+	double per = per_rank(o) ? n : 1, size;
+	int k = 0;
+	for (size = o->minb; size <= o->maxb * (1 + 1e-12) && k < MAX_SIZES; size *= o->factor) {
+		double b = floor(size / (4.0 * per)) * 4.0 * per;
+		if (b < 4.0 * per || (k > 0 && b == S[k - 1]))
+			continue;
+		S[k++] = b;
+		if (o->minb == o->maxb)
+			break;
+	}
+	return k;
 }
 
 /* nccl-tests' root column: broadcast's and reduce's root, -1 for the rest. */
@@ -459,8 +469,8 @@ int cmd_collective(int argc, char **argv)
 	int32_t *ranks = NULL;
 	struct row rows[MAX_SIZES];
 	bool help = false, have_cl = false, have_t = false;
-	int rc, nrows = 0, g, n, ng, status = 2;
-	double size, avg = 0;
+	int rc, nrows = 0, nsizes, g, n, ng, status = 2;
+	double sizes[MAX_SIZES], avg = 0;
 	memset(&t, 0, sizeof(t));
 	rc = parse_opts(argc, argv, &o, &help);
 	if (rc)
@@ -497,21 +507,14 @@ int cmd_collective(int argc, char **argv)
 			     (int)t.ngpus);
 		goto fail;
 	}
+	nsizes = row_sizes(&o, n, sizes);
 	if (o.fid == SIM_PACKET) {
 		/* every packet is an event per hop: bound the work (found by
 		 * review: -e 1PB ran for days), over the rows the loop below runs,
 		 * at the fabric's payload per packet */
-		double mtu = cli_packet_mtu(&t), pk = 0, s_est, S, prev = 0;
-		int k = 0;
-		for (size = o.minb; size <= o.maxb * (1 + 1e-12) && k < MAX_SIZES; size *= o.factor) {
-			if (!(S = row_size(&o, n, size, prev)))
-				continue;
-			pk += ceil(S * sim_busbw_factor((enum sim_op)o.op, n) / mtu) * n * ng;
-			prev = S;
-			k++;
-			if (o.minb == o.maxb)
-				break;
-		}
+		double mtu = cli_packet_mtu(&t), pk = 0, s_est;
+		for (int k = 0; k < nsizes; k++)
+			pk += ceil(sizes[k] * sim_busbw_factor((enum sim_op)o.op, n) / mtu) * n * ng;
 		s_est = cli_packet_s(&t, pk);
 		if (s_est > PACKET_MAX_S) {
 			ts_error_set(&err, TS_EINPUT, "--fidelity packet: these sizes move about %.2g "
@@ -556,13 +559,11 @@ int cmd_collective(int argc, char **argv)
 		specs[g].channels = (int32_t)o.channels;
 		specs[g].hash = rng_hash2((uint64_t)o.seed, (uint64_t)g);
 	}
-	for (size = o.minb; size <= o.maxb * (1 + 1e-12) && nrows < MAX_SIZES; size *= o.factor) {
+	for (nrows = 0; nrows < nsizes; nrows++) {
 		struct row *r = &rows[nrows];
-		double S = row_size(&o, n, size, nrows > 0 ? rows[nrows - 1].size_bytes : 0);
+		double S = sizes[nrows];
 		enum sim_algo a;
 		enum sim_proto p;
-		if (!S)
-			continue;
 		for (g = 0; g < ng; g++) {
 			specs[g].size_bytes = S;
 			specs[g].algo = (enum sim_algo)o.algo;
@@ -582,9 +583,6 @@ int cmd_collective(int argc, char **argv)
 		r->algbw = S / (r->time_us * 1e-6) / 1e9;
 		r->busbw = r->algbw * sim_busbw_factor((enum sim_op)o.op, n);
 		avg += r->busbw;
-		nrows++;
-		if (o.minb == o.maxb)
-			break;
 	}
 	if (nrows == 0) {
 		if (per_rank(&o))

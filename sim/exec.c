@@ -553,6 +553,14 @@ static int timeline_fits(struct exec *x, bool vision)
 
 static struct coll_pick op_pick(struct exec *x, int32_t inst, int32_t opi, double size);
 
+/* When compute op i's GPU work started (its host dispatch wait is [t0,
+ * this]), within its span; t0 where it did not wait. */
+static simtime_ps gpu_start(const struct inst *in, int32_t i)
+{
+	simtime_ps g = in->xfer[i];
+	return g <= in->t0[i] ? in->t0[i] : g < in->t1[i] ? g : in->t1[i];
+}
+
 static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t opi,
 		   simtime_ps t0, simtime_ps t1)
 {
@@ -595,9 +603,7 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	s->name = op->name;
 	s->micro = op->micro;
 	s->layer = op->layer;
-	s->host_wait_s = 0;
-	if (!comm && x->in[inst].xfer[opi] > t0)
-		s->host_wait_s = time_to_s((x->in[inst].xfer[opi] < t1 ? x->in[inst].xfer[opi] : t1) - t0);
+	s->host_wait_s = comm ? 0 : time_to_s(gpu_start(&x->in[inst], opi) - t0);
 	/* (found by review: collective slices carried no size or group);
 	 * whole bytes: a size scaled by a drawn image or expert load, or
 	 * top-k's k, is an expected value (found by review: the encoder's TP
@@ -4224,9 +4230,9 @@ static int busy_build(const struct exec *x, const struct inst *in, enum busy_kin
 		return TS_ENOMEM;
 	for (int32_t i = 0; i < r->nops; i++)
 		if (r->ops[i].kind == WL_K_COMPUTE && (r->ops[i].phase == WL_P_OPT) == opt &&
-		    in->t1[i] > in->t0[i] && (k != BUSY_HOST || in->xfer[i] > in->t0[i])) {
+		    in->t1[i] > in->t0[i] && (k != BUSY_HOST || gpu_start(in, i) > in->t0[i])) {
 			iv[2 * n] = in->t0[i];
-			iv[2 * n + 1] = k == BUSY_HOST && in->xfer[i] < in->t1[i] ? in->xfer[i] : in->t1[i];
+			iv[2 * n + 1] = k == BUSY_HOST ? gpu_start(in, i) : in->t1[i];
 			sorted = sorted && (n == 0 || iv[2 * n] >= iv[2 * n - 2]);
 			n++;
 		}
@@ -4365,7 +4371,7 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 				ps->opt_s += time_to_s(e - t);
 			} else {
 				/* the host's dispatch wait first, then the GPU work */
-				simtime_ps g = in->xfer[oi] < e ? in->xfer[oi] : e;
+				simtime_ps g = gpu_start(in, oi) < e ? gpu_start(in, oi) : e;
 				double h = g > t ? time_to_s(g - t) : 0;
 				ps->host_s += h;
 				ps->comp_s += time_to_s(e - t) - h;
@@ -4507,9 +4513,7 @@ static void busy_time(const struct exec *x, const struct inst *in, double *comp,
 			*opt += time_to_s(in->t1[i] - in->t0[i]);
 		} else {
 			*comp += time_to_s(in->t1[i] - in->t0[i]);
-			if (in->xfer[i] > in->t0[i])
-				*host += time_to_s((in->xfer[i] < in->t1[i] ? in->xfer[i] : in->t1[i]) -
-						   in->t0[i]);
+			*host += time_to_s(gpu_start(in, i) - in->t0[i]);
 		}
 	}
 }
