@@ -6,11 +6,12 @@
  * (sim_coll_start) or evaluated in closed form (sim_coll_analytic).
  *
  * Rings are executed lazily (O(ranks) state, not O(ranks x steps)): rank i
- * sends its step-k chunk once it can use step k-1 from rank i-1 and its
- * step k-1 send has arrived (one send in flight per connection, FIFO like
- * one QP). A chunk becomes usable alpha after it arrived; the link is free
- * meanwhile, so latency overlaps other chunks' transfers as in NCCL's
- * slotted pipeline. On a symmetric ring this gives exactly
+ * sends its step-k chunk once it can use step k-1 from rank i-1 and the
+ * last byte of its step k-1 send has left (one send at a time per
+ * connection, FIFO like one QP; sim_net.on_left), so the path latency of
+ * one chunk overlaps the next one's transfer. A chunk becomes usable alpha
+ * after it arrived; the link is free meanwhile, so latency overlaps other
+ * chunks' transfers as in NCCL's slotted pipeline. On a symmetric ring this gives exactly
  * 2(n-1)·(alpha + S/(n·B)) for allreduce (nccl-tests PERFORMANCE.md, the
  * closed form of DESIGN.md); on mixed rings the latency paid is the sum of
  * hop latencies along a chunk's journey, as NCCL's model counts it
@@ -54,6 +55,7 @@ struct ring {
 	simtime_ps *alpha;         /* per position: software latency of its hop, ps */
 	bool coupled;              /* runs as coupled flows (sim.h), not step by step */
 	simtime_ps *elat;          /* coupled: per edge path latency + alpha + message cost, ps */
+	simtime_ps *emsg;          /* coupled: per edge message cost (TCP's host), ps */
 	double *xfac;              /* coupled: per edge slowest edge capacity / its own (<= 1) */
 	double *bcap, *both;       /* coupled, probed: per edge its bottleneck link's capacity
 	                            * and the other flows' load on it, bytes/s (bcap 0: no
@@ -125,10 +127,13 @@ struct sim_coll {
 	int32_t njoins, capjoins, join_free; /* used, allocated, free list */
 };
 
-/* A transfer sprayed over several equal-cost paths: done when all parts are. */
+/* A transfer sprayed over several equal-cost paths: done when all parts
+ * are, and off the sender (lcb) when all parts are. */
 struct join {
 	int32_t left;              /* parts still in flight */
+	int32_t unsent;            /* parts not yet off the sender */
 	sim_xfer_done cb;          /* the transfer's callback */
+	sim_xfer_done lcb;         /* its sim_net.on_left callback, or NULL */
 	void *ctx;                 /* its context */
 	uint64_t arg;              /* its argument */
 };
@@ -511,6 +516,7 @@ static void ring_release(struct ring *r)
 	free(r->hops);
 	free(r->alpha);
 	free(r->elat);
+	free(r->emsg);
 	free(r->xfac);
 	free(r->bcap);
 	free(r->both);
@@ -1253,10 +1259,22 @@ static void join_part_done(void *ctx, uint64_t arg)
 	cb(cctx, carg);
 }
 
-/* A join of parts transfers that calls cb(ctx, arg) when the last is done;
- * returns its id for join_part_done, or TS_ENOMEM. */
-static int32_t join_new(struct sim_coll *c, int32_t parts, sim_xfer_done cb, void *ctx,
-			uint64_t arg)
+/* A part is off the sender; the last calls the transfer's lcb (which may
+ * start transfers, so no join pointer is held across the call). */
+static void join_part_left(void *ctx, uint64_t arg)
+{
+	struct sim_coll *c = ctx;
+	struct join *j = &c->joins[arg];
+	if (--j->unsent > 0 || !j->lcb)
+		return;
+	j->lcb(j->ctx, j->arg);
+}
+
+/* A join of parts transfers that calls cb(ctx, arg) when the last is done
+ * (and lcb, where not NULL, when the last is off the sender); returns its
+ * id for join_part_done, or TS_ENOMEM. */
+static int32_t join_new(struct sim_coll *c, int32_t parts, sim_xfer_done cb, sim_xfer_done lcb,
+			void *ctx, uint64_t arg)
 {
 	int32_t jid;
 	if (c->join_free >= 0) {
@@ -1274,7 +1292,9 @@ static int32_t join_new(struct sim_coll *c, int32_t parts, sim_xfer_done cb, voi
 		jid = c->njoins++;
 	}
 	c->joins[jid].left = parts;
+	c->joins[jid].unsent = parts;
 	c->joins[jid].cb = cb;
+	c->joins[jid].lcb = lcb;
 	c->joins[jid].ctx = ctx;
 	c->joins[jid].arg = arg;
 	return jid;
@@ -1306,6 +1326,8 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 	int32_t p[TOPO_MAX_HOPS];
 	int64_t np = b >= 0 ? coll_paths(c, a, b, c->net->par.spray) : 1, k;
 	int32_t jid;
+	sim_xfer_done lcb;
+	int rc = 0;
 	if (np <= 1) {
 		if (!path) {
 			hops = b < 0 || a == b ? 0 : coll_route(c, a, b, hash, 1, 0, p);
@@ -1317,20 +1339,20 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 	}
 	if (c->net->kind == SIM_FLOW) /* one flow over all np paths */
 		return sim_send_sprayed(c->net, c->t, a, b, hash, np, c->p2p, bytes, alpha, cb, ctx, arg);
-	jid = join_new(c, (int32_t)np, cb, ctx, arg);
+	lcb = c->net->on_left;
+	jid = join_new(c, (int32_t)np, cb, lcb, ctx, arg);
 	if (jid < 0)
 		return jid;
-	for (k = 0; k < np; k++) {
-		int h = coll_route(c, a, b, hash, np, k, p), rc;
-		if (h < 0)
-			return h;
+	c->net->on_left = lcb ? join_part_left : NULL;
+	for (k = 0; k < np && !rc; k++) {
+		int h = coll_route(c, a, b, hash, np, k, p);
 		/* packet level: a part per path */
-		rc = sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
-				  (uint64_t)jid);
-		if (rc)
-			return rc;
+		rc = h < 0 ? h :
+			     sim_net_send(c->net, p, h, bytes / (double)np, alpha, join_part_done, c,
+					  (uint64_t)jid);
 	}
-	return 0;
+	c->net->on_left = lcb;
+	return rc;
 }
 
 static void ring_try(struct ring *r, int32_t i);
@@ -1348,14 +1370,20 @@ static void ring_recv_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	finish_phase_item(r->c);
 }
 
-static void ring_done_cb(void *ctx, uint64_t arg)
+/* Position i's send is off the sender: its connection's next may go. */
+static void ring_left_cb(void *ctx, uint64_t arg)
 {
 	struct ring *r = ctx;
 	int32_t i = (int32_t)arg;
 	r->busy[i] = false;
 	ring_try(r, i);
-	if (r->alpha[i] > 0) {
-		if (!sim_after(r->c->net->eng, r->alpha[i], ring_recv_ev, r, arg) && !r->c->err)
+}
+
+static void ring_done_cb(void *ctx, uint64_t arg)
+{
+	struct ring *r = ctx;
+	if (r->alpha[arg] > 0) {
+		if (!sim_after(r->c->net->eng, r->alpha[arg], ring_recv_ev, r, arg) && !r->c->err)
 			r->c->err = TS_ENOMEM;
 	} else {
 		ring_recv_ev(r->c->net->eng, r, arg);
@@ -1365,15 +1393,19 @@ static void ring_done_cb(void *ctx, uint64_t arg)
 static void ring_try(struct ring *r, int32_t i)
 {
 	struct sim_coll *c = r->c;
-	/* one send in flight per connection (FIFO, like one QP), and only
-	 * data that has arrived can be sent on */
+	/* one send at a time per connection (FIFO, like one QP: the next
+	 * goes once the last byte of this one has left, ring_left_cb), and
+	 * only data that has arrived can be sent on */
 	if (!r->busy[i] && r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i])) {
+		sim_xfer_done keep = c->net->on_left;
 		int rc;
 		r->sent[i]++;
 		r->busy[i] = true;
+		c->net->on_left = ring_left_cb;
 		rc = coll_send(c, r->gpu[i], r->gpu[(i + 1) % r->m], rng_hash2(r->hash, (uint64_t)i),
 			       r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i],
 			       r->step_bytes * c->wire_factor, 0, ring_done_cb, r, (uint64_t)i);
+		c->net->on_left = keep;
 		if (rc && !c->err)
 			c->err = rc;
 	}
@@ -1421,8 +1453,10 @@ static double ring_chain_ps(const struct ring *r, double x, double sigma)
 		if (i < rem)
 			win += v;
 		if (f >= 1.0) {
-			double a = (double)r->alpha[i];
-			double st = r->nsteps * (x + (double)r->elat[i] - a) + a;
+			/* one send after another on the edge; the last one's
+			 * latency after it */
+			double m = (double)r->emsg[i];
+			double st = r->nsteps * (x + m) + (double)r->elat[i] - m;
 			if (st > self)
 				self = st;
 		}
@@ -1443,8 +1477,8 @@ static double ring_chain_ps(const struct ring *r, double x, double sigma)
  * gives the ring's mean step transfer time x = W/nsteps on its slowest
  * edges (xfac 1); a faster edge moves a chunk in x·xfac. Step by step,
  * each step waits for the latest of (a) the same edge's previous send
- * (x + path latency + message cost: alpha overlaps the next chunk on the
- * wire) and (b) the chunk from the previous rank (its transfer + path
+ * leaving (x + message cost: its latency and alpha overlap the next chunk
+ * on the wire) and (b) the chunk from the previous rank (its transfer + path
  * latency + alpha): the ring takes the longest chain of nsteps such
  * waits, which is (a) repeated on one slowest edge or (b) along a chunk's
  * journey (the maximum cycle mean of the step recurrence). On a uniform
@@ -1537,11 +1571,12 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 	double bytes = (double)r->nsteps * r->step_bytes * c->wire_factor, cmin = INFINITY;
 	int rc = TS_ENOMEM;
 	r->elat = malloc((size_t)r->m * sizeof(simtime_ps));
+	r->emsg = malloc((size_t)r->m * sizeof(simtime_ps));
 	r->xfac = malloc((size_t)r->m * sizeof(double));
 	r->bcap = calloc((size_t)r->m, sizeof(double));
 	r->both = calloc((size_t)r->m, sizeof(double));
 	r->prate = 0;
-	if (!np || !r->elat || !r->xfac || !r->bcap || !r->both)
+	if (!np || !r->elat || !r->emsg || !r->xfac || !r->bcap || !r->both)
 		goto fail;
 	for (i = 0; i < r->m; i++) {
 		const int32_t *p = r->path + (size_t)i * TOPO_MAX_HOPS;
@@ -1559,6 +1594,7 @@ static int ring_start_coupled(struct sim_coll *c, struct ring *r)
 				cap = l->bw_Bps * simn_payload_eff(l);
 		}
 		r->elat[i] = pl + r->alpha[i] + msg_ps;
+		r->emsg[i] = msg_ps;
 		r->xfac[i] = cap; /* capacity for now, a ratio below */
 		if (cap < cmin)
 			cmin = cap;

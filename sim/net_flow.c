@@ -105,6 +105,7 @@ struct flow {
 	double bytes;                  /* payload, bytes */
 	simtime_ps prop_ps;            /* path latency, ps (set when it starts moving) */
 	sim_xfer_done done;            /* callback */
+	sim_xfer_done left;            /* when the last byte has left (sim_net.on_left), or NULL */
 	void *ctx;                     /* callback context (not owned) */
 	uint64_t arg;                  /* callback argument */
 };
@@ -509,13 +510,15 @@ static void deliver_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	struct sim_net *n = ctx;
 	struct sim_flow_state *s = n->flow;
 	struct flow *f = &s->fl[arg];
-	sim_xfer_done done = f->done;
+	sim_xfer_done done = f->done, left = f->left;
 	void *dctx = f->ctx;
 	uint64_t darg = f->arg;
 	(void)e;
 	n->st.bytes_delivered += f->bytes;
 	n->st.xfers_done++;
 	flow_free(s, (int32_t)arg);
+	if (left)
+		left(dctx, darg); /* same GPU: nothing left before */
 	if (done)
 		done(dctx, darg);
 }
@@ -540,6 +543,13 @@ static void sent_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	f->ev = sim_after(e, f->prop_ps, deliver_ev, n, arg);
 	if (!f->ev)
 		n->flow->oom = true;
+	if (f->left) {
+		/* the last byte has left: the connection's next transfer may
+		 * start (it may add flows, so f is not used after) */
+		sim_xfer_done left = f->left;
+		f->left = NULL;
+		left(f->ctx, f->arg);
+	}
 }
 
 /* A start batch: arg is its first flow; the flows are linked by next. */
@@ -609,6 +619,7 @@ int simf_send_spread(struct sim_net *n, const int32_t *path, const double *coef,
 	f->coal = n->coalesce_sends;
 	f->prop_ps = 0;
 	f->done = done;
+	f->left = n->on_left;
 	f->ctx = ctx;
 	f->arg = arg;
 	hp = fhops(f);

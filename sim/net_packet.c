@@ -136,6 +136,8 @@ struct pflow {
 	int32_t mtu;               /* path MTU, bytes */
 	simtime_ps prop_ps;        /* path latency (ACK delay), ps */
 	sim_xfer_done done;        /* callback */
+	sim_xfer_done left;        /* when the last packet is off the first link
+	                            * (sim_net.on_left), then cleared; or NULL */
 	void *ctx;                 /* callback context (not owned) */
 	uint64_t arg;              /* callback argument */
 	int32_t next_free;         /* free list */
@@ -379,6 +381,7 @@ static void wake_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 
 static void forward(struct sim_net *n, struct pkt *k, simtime_ps ready_ps);
 static void last_hop(struct sim_net *n, const struct pkt *k, simtime_ps arrive_ps);
+static void flow_left(struct sim_net *n, int32_t fi);
 
 static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
@@ -388,6 +391,7 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	struct port *p = &s->ports[l];
 	struct pkt k;
 	uint64_t na;
+	bool first;
 	if (sim_peek_next(e, tx_done_ev, &na)) {
 		/* the next event is another port's transmit end, due now: start
 		 * fetching its port and head packet (cache misses dominate) */
@@ -400,7 +404,8 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	p->busy = false;
 	p->occ_bytes -= wire_bytes(p, pkt_bytes(&k));
 	n->st.pkt_hops++;
-	if (pkt_hop(&k) == 0) {
+	first = pkt_hop(&k) == 0; /* (forward moves k on) */
+	if (first) {
 		/* the sender's NIC serves its connections round-robin: a flow
 		 * refills its share of the first queue as its packets leave */
 		s->fl[fi].q0--;
@@ -417,15 +422,37 @@ static void tx_done_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 	if (p->nwait > 0 && p->occ_bytes < (n->par.tcp ? n->par.buffer_bytes : n->par.pfc_bytes))
 		wake(n, l);
 	port_kick(n, l);
+	if (first)
+		flow_left(n, fi);
+}
+
+/* Tell the owner once the last packet is off the first link, all of the
+ * payload cut into packets and none waiting to be sent again (a loss found
+ * later is sent again beside the connection's next transfer), or at the
+ * latest when all of it is through its last hop (same GPU; flow_notify).
+ * The owner may start transfers, so no pflow pointer is held across the
+ * call. */
+static void flow_left(struct sim_net *n, int32_t fi)
+{
+	struct pflow *f = &n->pkt->fl[fi];
+	sim_xfer_done left = f->left;
+	if (!left || (f->delivered_bytes < f->bytes &&
+		      (f->q0 > 0 || f->queued_bytes < f->bytes || f->retx_bytes > 0)))
+		return;
+	f->left = NULL;
+	left(f->ctx, f->arg);
 }
 
 /* The last byte arrived: tell the owner (once). */
 static void flow_notify(struct sim_net *n, int32_t fi)
 {
 	struct pflow *f = &n->pkt->fl[fi];
-	sim_xfer_done done = f->done;
+	sim_xfer_done done;
 	if (f->notified || f->delivered_bytes < f->bytes)
 		return;
+	flow_left(n, fi); /* (all of it arrived: it has left) */
+	f = &n->pkt->fl[fi];
+	done = f->done;
 	f->notified = true;
 	n->st.bytes_delivered += f->bytes;
 	n->st.xfers_done++;
@@ -735,6 +762,7 @@ int simp_send(struct sim_net *n, const int32_t *path, int hops, double bytes,
 	f->live = true;
 	f->bytes = bytes;
 	f->done = done;
+	f->left = n->on_left;
 	f->ctx = ctx;
 	f->arg = arg;
 	f->hops = (int8_t)hops;

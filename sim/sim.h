@@ -204,6 +204,12 @@ struct sim_net {
 	bool coalesce_sends;          /* flow: sends made while set may have their ends
 	                               * coalesced (par.coalesce): a collective sets it
 	                               * around an all-to-all's sends */
+	sim_xfer_done on_left;        /* sends made while set call it, with their done's
+	                               * ctx and arg, once their last byte has left the
+	                               * sender (before done: one path latency earlier at
+	                               * flow level; the last packet off the first link at
+	                               * packet level): a connection's next transfer may
+	                               * go then (FIFO, like one QP). NULL: none */
 	struct sim_net_stats st;      /* counters */
 	struct sim_flow_state *flow;  /* SIM_FLOW state (owned) */
 	struct sim_pkt_state *pkt;    /* SIM_PACKET state (owned) */

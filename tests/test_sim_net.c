@@ -673,6 +673,56 @@ START_TEST(packet_single_closed_form)
 }
 END_TEST
 
+/* sim_net.on_left: a send made while it is set reports its last byte
+ * leaving the sender, before its arrival: one path latency before it at
+ * flow level; at packet level when the last packet is off the first link,
+ * which is the arrival less the last packet's store and forward at the
+ * second hop and the two links' latencies. A same-GPU send (no hops)
+ * reports it with its done. Sends made after it is cleared report none. */
+static struct done_rec g_left;
+
+static void on_left(void *ctx, uint64_t arg)
+{
+	(void)ctx;
+	on_done(&g_left, arg);
+}
+
+START_TEST(left_before_arrival)
+{
+	struct sim_link l[2] = { mk(10 * GBps, 500, 4096, 82), mk(10 * GBps, 500, 4096, 82) };
+	int32_t path[2] = { 0, 1 };
+	double bytes = 4096.0 * 1000, w = (4096 + 82) / (10 * GBps);
+	for (int k = 0; k < 2; k++) {
+		enum sim_fidelity fid = k ? SIM_PACKET : SIM_FLOW;
+		struct sim_engine e;
+		struct sim_net n;
+		struct ts_error err = TS_ERROR_INIT;
+		struct done_rec r;
+		memset(&r, 0, sizeof(r));
+		memset(&g_left, 0, sizeof(g_left));
+		sim_engine_init(&e);
+		g_eng = &e;
+		ck_assert_int_eq(sim_net_init(&n, &e, fid, l, 2, NULL, &err), 0);
+		n.on_left = on_left;
+		ck_assert_int_eq(sim_net_send(&n, path, 2, bytes, 0, on_done, &r, 0), 0);
+		ck_assert_int_eq(sim_net_send(&n, path, 0, 0, time_from_us(3), on_done, &r, 1), 0);
+		n.on_left = NULL;
+		ck_assert_int_eq(sim_net_send(&n, path + 1, 1, 4096, 0, on_done, &r, 2), 0);
+		sim_run(&e, TS_SIMTIME_MAX);
+		ck_assert_int_eq(r.n, 3);
+		ck_assert_int_eq(g_left.n, 2);
+		ck_assert_int_eq(g_left.t[1], r.t[1]);
+		ck_assert_int_eq(g_left.t[2], 0);
+		if (fid == SIM_FLOW)
+			ck_assert_int_eq(r.t[0] - g_left.t[0], time_from_us(1));
+		else
+			ck_assert_double_eq_tol(time_to_s(r.t[0] - g_left.t[0]), w + 1e-6, 1e-11);
+		sim_net_release(&n);
+		sim_engine_release(&e);
+	}
+}
+END_TEST
+
 START_TEST(packet_vs_flow_incast)
 {
 	/* 4 senders into one 10 GB/s downlink through per-sender uplinks: the
@@ -840,6 +890,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("packet");
 	tcase_add_test(tc, packet_single_closed_form);
+	tcase_add_test(tc, left_before_arrival);
 	tcase_add_test(tc, packet_vs_flow_incast);
 	tcase_add_test(tc, packet_mtu_small_messages);
 	tcase_add_test(tc, packet_cut_at_network_mtu);
