@@ -41,6 +41,13 @@
 
 /* ---- plan ----------------------------------------------------------------- */
 
+/* Buffer slots of a connection: a sender is at most this many chunks
+ * ahead of what its receiver has consumed, and learns of a freed slot one
+ * path latency later (NCCL_STEPS, 8, in NCCL's device.h, recalled: not in
+ * shared/reference, an assumption; found by review: without it, a ring
+ * over 16-GPU nodes with 100 us links had 16 chunks in flight on a link). */
+#define RING_SLOTS 8
+
 struct ring {
 	int32_t m;                 /* ranks in this ring */
 	int32_t *gpu;              /* GPU of ring position i */
@@ -50,6 +57,13 @@ struct ring {
 	/* execution state */
 	int32_t *sent, *recvd;     /* per position: sends started, chunks received */
 	bool *busy;                /* per position: a send is in flight (FIFO connection) */
+	int32_t *freed;            /* per position: its receiver's slots handed back (credits
+	                            * arrived); sent - freed <= RING_SLOTS */
+	simtime_ps *cr;            /* per position: RING_SLOTS credit arrival times, a FIFO
+	                            * from cr_head (cr_n entries) */
+	int8_t *cr_head, *cr_n;    /* per position: its credit FIFO */
+	bool *cr_armed;            /* per position: a ring_credit_ev is queued */
+	simtime_ps *plat;          /* per position: its path's latency (a credit's way back), ps */
 	int32_t *path;             /* per position: route to the next, TOPO_MAX_HOPS each */
 	int8_t *hops;              /* per position: route length */
 	simtime_ps *alpha;         /* per position: software latency of its hop, ps */
@@ -512,6 +526,12 @@ static void ring_release(struct ring *r)
 	free(r->sent);
 	free(r->recvd);
 	free(r->busy);
+	free(r->freed);
+	free(r->cr);
+	free(r->cr_head);
+	free(r->cr_n);
+	free(r->cr_armed);
+	free(r->plat);
 	free(r->path);
 	free(r->hops);
 	free(r->alpha);
@@ -1363,11 +1383,27 @@ static void ring_try(struct ring *r, int32_t i);
 static void ring_recv_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
 	struct ring *r = ctx;
-	int32_t nx = (int32_t)((arg + 1) % (uint64_t)r->m);
+	int32_t i = (int32_t)arg, nx = (int32_t)((arg + 1) % (uint64_t)r->m);
 	r->recvd[nx]++;
 	r->c->bytes += r->step_bytes;
+	/* the receiver consumes the chunk (assumption: at once) and hands its
+	 * slot back: the sender learns of it one path latency later (chunks
+	 * arrive in order on a connection, so the credits do too) */
+	TS_ASSERT(r->cr_n[i] < RING_SLOTS);
+	r->cr[(size_t)i * RING_SLOTS + (r->cr_head[i] + r->cr_n[i]) % RING_SLOTS] = e->now + r->plat[i];
+	r->cr_n[i]++;
 	ring_try(r, nx);
+	ring_try(r, i);
 	finish_phase_item(r->c);
+}
+
+/* A slot's credit has arrived at position arg's sender. */
+static void ring_credit_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct ring *r = ctx;
+	(void)e;
+	r->cr_armed[arg] = false;
+	ring_try(r, (int32_t)arg);
 }
 
 /* Position i's send is off the sender: its connection's next may go. */
@@ -1394,8 +1430,26 @@ static void ring_try(struct ring *r, int32_t i)
 {
 	struct sim_coll *c = r->c;
 	/* one send at a time per connection (FIFO, like one QP: the next
-	 * goes once the last byte of this one has left, ring_left_cb), and
-	 * only data that has arrived can be sent on */
+	 * goes once the last byte of this one has left, ring_left_cb), into
+	 * a free slot of the receiver's (RING_SLOTS), and only data that has
+	 * arrived can be sent on */
+	simtime_ps now = c->net->eng->now;
+	simtime_ps *cq = r->cr + (size_t)i * RING_SLOTS;
+	while (r->cr_n[i] > 0 && cq[r->cr_head[i]] <= now) {
+		r->cr_head[i] = (int8_t)((r->cr_head[i] + 1) % RING_SLOTS);
+		r->cr_n[i]--;
+		r->freed[i]++;
+	}
+	if (!r->busy[i] && r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i]) &&
+	    r->sent[i] - r->freed[i] >= RING_SLOTS) {
+		/* every slot taken: wait for the first credit on its way */
+		if (r->cr_n[i] > 0 && !r->cr_armed[i]) {
+			r->cr_armed[i] = true;
+			if (!sim_at(c->net->eng, cq[r->cr_head[i]], ring_credit_ev, r, (uint64_t)i) && !c->err)
+				c->err = TS_ENOMEM;
+		}
+		return;
+	}
 	if (!r->busy[i] && r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i])) {
 		sim_xfer_done keep = c->net->on_left;
 		int rc;
@@ -1453,10 +1507,17 @@ static double ring_chain_ps(const struct ring *r, double x, double sigma)
 		if (i < rem)
 			win += v;
 		if (f >= 1.0) {
-			/* one send after another on the edge; the last one's
-			 * latency after it */
-			double m = (double)r->emsg[i];
-			double st = r->nsteps * (x + m) + (double)r->elat[i] - m;
+			/* one send after another on the edge (x + m each), and
+			 * send k + RING_SLOTS after send k's slot came back (rt:
+			 * it left, arrived, was usable, and the credit came back
+			 * one path latency later); the last one's latency after */
+			double m = (double)r->emsg[i], e = (double)r->elat[i];
+			double rt = x + e + (e - (double)r->alpha[i] - m);
+			int32_t j = (r->nsteps - 1) / RING_SLOTS;
+			double st = (r->nsteps - 1) * (x + m);
+			if (j * rt + (r->nsteps - 1 - j * RING_SLOTS) * (x + m) > st)
+				st = j * rt + (r->nsteps - 1 - j * RING_SLOTS) * (x + m);
+			st += x + e;
 			if (st > self)
 				self = st;
 		}
@@ -1662,10 +1723,17 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 	r->sent = calloc((size_t)r->m, sizeof(int32_t));
 	r->recvd = calloc((size_t)r->m, sizeof(int32_t));
 	r->busy = calloc((size_t)r->m, sizeof(bool));
+	r->freed = calloc((size_t)r->m, sizeof(int32_t));
+	r->cr = malloc((size_t)r->m * RING_SLOTS * sizeof(simtime_ps));
+	r->cr_head = calloc((size_t)r->m, 1);
+	r->cr_n = calloc((size_t)r->m, 1);
+	r->cr_armed = calloc((size_t)r->m, sizeof(bool));
+	r->plat = calloc((size_t)r->m, sizeof(simtime_ps));
 	r->path = malloc((size_t)r->m * TOPO_MAX_HOPS * sizeof(int32_t));
 	r->hops = malloc((size_t)r->m);
 	r->alpha = malloc((size_t)r->m * sizeof(simtime_ps));
-	if (!r->sent || !r->recvd || !r->busy || !r->path || !r->hops || !r->alpha)
+	if (!r->sent || !r->recvd || !r->busy || !r->freed || !r->cr || !r->cr_head || !r->cr_n ||
+	    !r->cr_armed || !r->plat || !r->path || !r->hops || !r->alpha)
 		return TS_ENOMEM;
 	for (i = 0; i < r->m; i++) {
 		int32_t a = r->gpu[i], b = r->gpu[(i + 1) % r->m];
@@ -1674,6 +1742,8 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 			return h;
 		r->hops[i] = (int8_t)h;
 		r->alpha[i] = c->a_ps[hop_class(c->t, a, b)];
+		for (int j = 0; j < h; j++)
+			r->plat[i] += c->net->links[r->path[(size_t)i * TOPO_MAX_HOPS + j]].lat_ps;
 	}
 	if (r->coupled)
 		return ring_start_coupled(c, r);

@@ -158,14 +158,17 @@ struct sim_net_params {
  * the same bytes). The per-step latency is paid as one chain: the largest
  * sum, over nsteps consecutive edges (a chunk's journey), of the edge's
  * chunk time + path latency + NCCL's alpha (+ TCP's per-message cost), as
- * the step mode pays it, or the slowest edge's own sends if longer; a fast
+ * the step mode pays it, or the slowest edge's own sends if longer (back
+ * to back, and 8 a round trip: a connection's slots, RING_SLOTS); a fast
  * edge's chunk time counts the other flows on its link at the share of
  * the time they send (collective.c, ring_coupled_done). Agreement with
  * step by step: within 2% on the rings of tests/test_sim_coll.c
  * coupled_ring_agrees_with_steps (16-512 ranks, single and concurrent
- * groups, 1:1 and 2:1 fabrics, 1 and 8 GPUs a node, ECMP and spray), -1.7
- * to +1.1 % on 342 power-of-two sizes; up to +5.3 % at sizes between
- * them and +3.8 % on groups placed at random (README). Packet
+ * groups, 1:1 and 2:1 fabrics, 1 and 8 GPUs a node, ECMP and spray, 10 us
+ * links), -3.8 to +6.4 % on 342 power-of-two sizes (the most, +0.3 to
+ * +6.4 %, at 256 ranks and 1 GiB, where a chunk's journey and the NIC's
+ * own sends take about as long); up to +8.2 % at sizes between them
+ * (README). Packet
  * fidelity always runs step by step. The default threshold 64 keeps the
  * results of groups of up to 64 ranks exactly as before. */
 
