@@ -2372,6 +2372,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 			for (i = 0; i < ph->nrings; i++) {
 				struct ring *r = &ph->rings[i];
 				double lap = 0;
+				bool tcp = false;
 				for (k = 0; k < r->m; k++) {
 					int32_t a = r->gpu[k], b = r->gpu[(k + 1) % r->m];
 					double eb = r->step_bytes * c->wire_factor * r->nsteps;
@@ -2386,6 +2387,7 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 						 * message, and the edge's bytes at most at the
 						 * host copy rate */
 						lap += t->cl.fabric.tcp_msg_s;
+						tcp = true;
 						if (eb * t->cl.fabric.tcp_byte_s > bw)
 							bw = eb * t->cl.fabric.tcp_byte_s;
 					}
@@ -2393,6 +2395,11 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 				/* a chunk's journey: nsteps hops, lap/m each on average */
 				if (lap / r->m * r->nsteps > lat)
 					lat = lap / r->m * r->nsteps;
+				/* or a TCP connection's own sends, one after another,
+				 * each after its per-message host cost (the flow
+				 * level's self chain; the bytes are in bw) */
+				if (tcp && r->nsteps * t->cl.fabric.tcp_msg_s > lat)
+					lat = r->nsteps * t->cl.fabric.tcp_msg_s;
 			}
 			if (ph->dag.n > 0) {
 				struct dag *d = &ph->dag;
