@@ -561,8 +561,15 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		goto common;
 	}
 	{
+		/* GPT-2's spellings say GPT-2's block where the type is one
+		 * whose config spells them so, or unknown; a known type's config
+		 * class ignores them (found by review: a Llama config with an
+		 * extra n_layer got biases, LayerNorm and 1,024 learned
+		 * positions, 8036098048 parameters for 8030261248) */
 		struct jval probe;
-		gpt2 = jval_child(&t, "n_embd", &probe) || jval_child(&t, "n_layer", &probe);
+		gpt2 = (jval_child(&t, "n_embd", &probe) || jval_child(&t, "n_layer", &probe)) &&
+		       (arch.gated < 0 || type_is(mtype, "gpt2") || type_is(mtype, "gpt_bigcode") ||
+			str_starts(mtype, "gptj") || type_is(mtype, "bloom"));
 	}
 	/* said with the counts (found by review: an unknown type's
 	 * structure was guessed without a word) */

@@ -2114,6 +2114,36 @@ START_TEST(model_notes)
 }
 END_TEST
 
+/* A known type whose config class does not spell GPT-2's keys ignores
+ * them, as transformers does: a Llama config with an extra n_layer or
+ * n_embd (the same values) counts as without it (found by review: GPT-2's
+ * block, biases, LayerNorm and 1,024 learned positions, 8036098048
+ * parameters for Llama-3-8B's 8030261248); GPT-2's own type keeps it. */
+START_TEST(gpt2_keys_on_a_known_type)
+{
+	struct model m;
+	struct model_params p0, p1;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"model_type\": \"llama\"}", &err), 0);
+	model_count_params(&m, &p0);
+	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"model_type\": \"llama\", \"n_layer\": 6}", &err),
+			 0);
+	model_count_params(&m, &p1);
+	ck_assert_int_eq(p1.sum_total, p0.sum_total);
+	ck_assert(!m.bias && m.max_pos == 0 && m.norm != MODEL_NORM_LAYER);
+	ck_assert_int_eq(load_text(&m, "{" SWA_BASE "\"model_type\": \"llama\", \"n_embd\": 256}", &err),
+			 0);
+	model_count_params(&m, &p1);
+	ck_assert_int_eq(p1.sum_total, p0.sum_total);
+	ck_assert_int_eq(load_text(&m,
+				   "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, "
+				   "\"n_head\": 12, \"vocab_size\": 50257}",
+				   &err),
+			 0);
+	ck_assert(m.bias && m.max_pos == 1024 && m.norm == MODEL_NORM_LAYER);
+}
+END_TEST
+
 /* Sliding-window attention: the layers each config class windows, and the
  * attention FLOPs of a windowed layer: causal pairs w s - w(w-1)/2 instead
  * of s(s+1)/2, in Megatron's convention of s keys per query. */
@@ -3049,6 +3079,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, good_model_config_hf);
 	tcase_add_loop_test(tc, hf_model_families, 0, (int)TS_ARRAY_LEN(family_models));
 	tcase_add_test(tc, model_notes);
+	tcase_add_test(tc, gpt2_keys_on_a_known_type);
 	tcase_add_loop_test(tc, sliding_window_layers, 0, (int)TS_ARRAY_LEN(swa_models));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flops");
