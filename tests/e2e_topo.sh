@@ -154,7 +154,8 @@ if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "example file's GPU memory is the pre
 else bad "example file's GPU memory: '$a' against the preset's '$b'"; fi
 for f in gpu.sm_arch gpu.nvlink_bandwidth node.nvlink_latency node.nics node.nic_bandwidth \
 	node.pcie_bandwidth node.pcie_latency fabric.link_bandwidth fabric.link_latency \
-	fabric.switch_latency fabric.mtu_bytes fabric.packet_overhead_bytes; do
+	fabric.switch_latency fabric.mtu_bytes fabric.packet_overhead_bytes \
+	fabric.switch_ports fabric.leaves fabric.spines fabric.hosts_per_leaf fabric.uplinks_per_leaf; do
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); p, k = sys.argv[2].split("."); del d[p][k]; json.dump(d, open(sys.argv[3], "w"), indent=1)' \
 		"$full" "$f" "$tmp/no_$f.json"
 	expect_err "no preset, no $f" "^trainsim: error: .*no_$f\\.json:[0-9]+:[0-9]+: $f: missing field \\(no \"preset\" to take it from\\)" \
@@ -204,6 +205,13 @@ expect_err "explicit fabric without node.nics" "explicit_nonics\.json:[0-9]+:[0-
 	"$TRAINSIM" topo --cluster "$tmp/explicit_nonics.json"
 expect_err "explicit link without bandwidth" "explicit_nobw\.json:[0-9]+:[0-9]+: fabric\.links\[2\]\.bandwidth: missing field \(no fabric\.link_bandwidth or \"preset\"" \
 	"$TRAINSIM" topo --cluster "$tmp/explicit_nobw.json"
+# (found by review) a fabric type's dimensions left out were told "must be
+# at least 1 (got 0)", without a preset (the loop above) or on a preset of
+# another type
+bad_file retyped_preset_k "fabric\.k: missing field \(the preset's fabric is of another type\)" \
+	'{"preset": "h100-roce-leafspine", "fabric": {"type": "fat-tree"}}'
+bad_file retyped_preset_leaves "fabric\.leaves: missing field \(the preset's fabric is of another type\)" \
+	'{"preset": "dgx-h100-ndr-fat-tree", "fabric": {"type": "leaf-spine", "switch_ports": 64}}'
 bad_file pcie_preset_nvswitch "node\.nvlink_latency: missing field \(the preset has no NVSwitch to take it from\)" \
 	'{"preset": "pcie-2x2-tcp", "gpu": {"nvlink_bandwidth": "300GB/s"}, "node": {"intra": "nvswitch"}}'
 # (found by the second review) the NVSwitch fields a PCIe preset lacks are

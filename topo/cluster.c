@@ -1198,9 +1198,12 @@ static int load_placement(const struct jval *root, struct topo_cluster *c, struc
  * (a single switch has no switch-to-switch cable, an explicit fabric's
  * links may each give theirs), the node's interconnect and NICs. */
 static int need_fields(const struct jval *root, const struct topo_cluster *c, bool base,
-		       bool preset_nvs, struct ts_error *err)
+		       bool preset_nvs, enum topo_fabric_kind preset_kind, struct ts_error *err)
 {
-	enum { ALWAYS, NET, NVS, PCIE, TRUNK, CABLE };
+	/* (FT, LS, C3: a fabric type's dimensions, needed without a preset or
+	 * where the file's type is not the preset's, whose are then 0; found
+	 * by review: told "must be at least 1 (got 0)") */
+	enum { ALWAYS, NET, NVS, PCIE, TRUNK, CABLE, FT, LS, C3 };
 	static const struct {
 		const char *part, *key;
 		int qty; /* enum ts_qty, or -1 for a plain number */
@@ -1220,6 +1223,15 @@ static int need_fields(const struct jval *root, const struct topo_cluster *c, bo
 		{ "fabric", "switch_latency", TS_QTY_TIME, NET },
 		{ "fabric", "mtu_bytes", -1, NET },
 		{ "fabric", "packet_overhead_bytes", -1, NET },
+		{ "fabric", "k", -1, FT }, /* (tiers: 2 when left out) */
+		{ "fabric", "switch_ports", -1, LS },
+		{ "fabric", "leaves", -1, LS },
+		{ "fabric", "spines", -1, LS },
+		{ "fabric", "hosts_per_leaf", -1, LS },
+		{ "fabric", "uplinks_per_leaf", -1, LS },
+		{ "fabric", "pods", -1, C3 },
+		{ "fabric", "super_spines", -1, C3 },
+		{ "fabric", "spine_uplinks", -1, C3 },
 	};
 	enum topo_fabric_kind k = c->fabric.kind;
 	bool net = k != TOPO_FABRIC_NONE;
@@ -1230,14 +1242,22 @@ static int need_fields(const struct jval *root, const struct topo_cluster *c, bo
 		[PCIE] = c->node.nics > 0 || c->node.intra == TOPO_INTRA_PCIE,
 		[TRUNK] = net && k != TOPO_FABRIC_SWITCH && k != TOPO_FABRIC_EXPLICIT,
 		[CABLE] = net && k != TOPO_FABRIC_EXPLICIT,
+		[FT] = k == TOPO_FABRIC_FAT_TREE,
+		[LS] = k == TOPO_FABRIC_LEAF_SPINE || k == TOPO_FABRIC_CLOS3,
+		[C3] = k == TOPO_FABRIC_CLOS3,
 	};
+	bool pls = preset_kind == TOPO_FABRIC_LEAF_SPINE || preset_kind == TOPO_FABRIC_CLOS3;
+	/* on a preset of another type, whose dimensions are then 0 */
+	bool retyped[] = { [FT] = preset_kind != TOPO_FABRIC_FAT_TREE, [LS] = !pls,
+			   [C3] = preset_kind != TOPO_FABRIC_CLOS3 };
 	for (size_t i = 0; i < TS_ARRAY_LEN(need); i++) {
 		struct jval o, x;
 		bool have;
 		/* on a preset, what the file turns on that the preset lacks: an
 		 * NVSwitch on a PCIe preset (found by review: its NVLink
 		 * latency stayed the preset's 0) */
-		if (base && !(need[i].when == NVS && !preset_nvs))
+		bool dims = need[i].when >= FT;
+		if (base && !(need[i].when == NVS && !preset_nvs) && !(dims && retyped[need[i].when]))
 			continue;
 		if (!on[need[i].when])
 			continue;
@@ -1250,9 +1270,10 @@ static int need_fields(const struct jval *root, const struct topo_cluster *c, bo
 							    (enum ts_qty)need[i].qty, &x);
 		if (!have) {
 			jval_child(&o, need[i].key, &x);
-			return jval_error(&x, err, base ? "missing field (the preset has no NVSwitch to "
-							  "take it from)"
-							: "missing field (no \"preset\" to take it from)");
+			return jval_error(&x, err,
+					  !base ? "missing field (no \"preset\" to take it from)"
+					  : dims ? "missing field (the preset's fabric is of another type)"
+						 : "missing field (the preset has no NVSwitch to take it from)");
 		}
 	}
 	return 0;
@@ -1268,6 +1289,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	const char *field = "";
 	char msg[300];
 	bool base = false, preset_nvs = false;
+	enum topo_fabric_kind preset_kind = TOPO_FABRIC_NONE;
 	int rc = TS_EINPUT, own;
 
 	if (jdoc_load(&d, path, err))
@@ -1285,6 +1307,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 		}
 		base = true;
 		preset_nvs = c->node.intra == TOPO_INTRA_NVSWITCH;
+		preset_kind = c->fabric.kind;
 	}
 	s = NULL;
 	if (jval_get_string(&root, "name", false, &s, err))
@@ -1333,7 +1356,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 				goto fail;
 		}
 	}
-	if (need_fields(&root, c, base, preset_nvs, err))
+	if (need_fields(&root, c, base, preset_nvs, preset_kind, err))
 		goto fail;
 	if (!base)
 		c->nodes = 1;
