@@ -778,7 +778,7 @@ int jval_get_number(const struct jval *obj, const char *key, bool required, doub
 	if (!cJSON_IsNumber(c.j))
 		return jval_error(&c, err, "expected a number, got %s", type_name(c.j));
 	if (!isfinite(c.j->valuedouble))
-		return jval_error(&c, err, "not a finite number");
+		return jval_error(&c, err, "too large (beyond a double's 1.8e308)");
 	*out = c.j->valuedouble;
 	return 0;
 }
@@ -800,6 +800,8 @@ int jval_expect_whole(const struct jval *v, struct ts_error *err)
 	if (!cJSON_IsNumber(v->j))
 		return jval_error(v, err, "expected an integer, got %s", type_name(v->j));
 	d = v->j->valuedouble;
+	if (isinf(d)) /* (a literal past a double's range; found by review: "got inf") */
+		return jval_error(v, err, "too large (beyond a double's 1.8e308)");
 	if (!isfinite(d) || d != floor(d))
 		return jval_error(v, err, "expected an integer, got %s",
 				  json_num_text(d, nb, sizeof(nb)));
@@ -813,6 +815,9 @@ int jval_get_int(const struct jval *obj, const char *key, bool required, long lo
 	double v;
 	if (!jval_child(obj, key, &c))
 		return required ? missing(obj, &c, err) : 0;
+	if (cJSON_IsNumber(c.j) && isinf(c.j->valuedouble))
+		return jval_error(&c, err, "must be between %lld and %lld (got a number past a "
+				  "double's 1.8e308)", min, max);
 	if (jval_expect_whole(&c, err))
 		return TS_EINPUT;
 	v = c.j->valuedouble;
@@ -932,8 +937,8 @@ int jval_get_quantity(const struct jval *obj, const char *key, enum ts_qty kind,
 		jval_child(obj, key, &c);
 		return missing(obj, &c, err);
 	}
-	if (!isfinite(value))
-		return jval_error(&found, err, "not a finite number");
+	if (!isfinite(value)) /* (a finite number times its unit; found by review) */
+		return jval_error(&found, err, "too large (beyond a double's 1.8e308 in base units)");
 	if (value < 0 || (!allow_zero && value == 0)) {
 		/* where 0 is allowed, "not negative" (found by review: a
 		 * calibration's launch_us -1 was told "must be positive" while

@@ -102,6 +102,10 @@ int units_parse(const char *s, enum ts_qty kind, double *out, const char **why)
 	t = table_for(kind, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (strlen(t[i].name) == ulen && memcmp(t[i].name, unit, ulen) == 0) {
+			if (!isfinite(v * t[i].scale)) {
+				*why = "too large (beyond a double's 1.8e308 in base units)";
+				return TS_EINPUT;
+			}
 			*out = v * t[i].scale;
 			return 0;
 		}

@@ -205,6 +205,15 @@ expect_err "explicit fabric without node.nics" "explicit_nonics\.json:[0-9]+:[0-
 	"$TRAINSIM" topo --cluster "$tmp/explicit_nonics.json"
 expect_err "explicit link without bandwidth" "explicit_nobw\.json:[0-9]+:[0-9]+: fabric\.links\[2\]\.bandwidth: missing field \(no fabric\.link_bandwidth or \"preset\"" \
 	"$TRAINSIM" topo --cluster "$tmp/explicit_nobw.json"
+# (found by review) a value past a double's range once scaled by its unit,
+# or as written, was told "not a finite number" or "expected an integer,
+# got inf"
+bad_file huge_gbps "node\.nic_bandwidth_gbps: too large \(beyond a double's 1\.8e308 in base units\)" \
+	'{"preset": "dgx-h100-ndr", "node": {"nic_bandwidth_gbps": 1e308}}'
+bad_file huge_memory "gpu\.memory: bad quantity '1e300GiB': too large" \
+	'{"preset": "dgx-h100-ndr", "gpu": {"memory": "1e300GiB"}}'
+bad_file huge_nodes "nodes: must be between 1 and 200000 \(got a number past a double's 1\.8e308\)" \
+	"{\"preset\": \"dgx-h100-ndr\", \"nodes\": 1$(printf '0%.0s' $(seq 1 400))}"
 # (found by review) a fabric type's dimensions left out were told "must be
 # at least 1 (got 0)", without a preset (the loop above) or on a preset of
 # another type
