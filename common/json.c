@@ -174,6 +174,86 @@ static size_t utf8_len(const unsigned char *p)
 	return n;
 }
 
+/* Append n bytes of s to buf (capacity cap, used at) as printable text:
+ * valid UTF-8 as it is, any other byte below 0x20 or from 0x80 as \xNN,
+ * so an error line stays one valid line (found by review: a stray 0xFF
+ * was echoed raw). Returns the new length. */
+static size_t append_clean(char *buf, size_t cap, size_t at, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && at + 1 < cap; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		size_t k = ch >= 0x80 ? utf8_len((const unsigned char *)s + i) : 1;
+		if (k > 1 && i + k <= n && at + k < cap) {
+			memcpy(buf + at, s + i, k);
+			at += k;
+			i += k - 1;
+		} else if (ch < 0x20 || ch >= 0x80) {
+			if (at + 4 >= cap)
+				break;
+			snprintf(buf + at, cap - at, "\\x%02x", ch);
+			at += 4;
+		} else {
+			buf[at++] = (char)ch;
+		}
+	}
+	buf[at] = '\0';
+	return at;
+}
+
+/* The path (as jval names fields: a.b[2].c) of the innermost key or value
+ * of the JSON text at *pp that holds byte t, into buf from at; true when
+ * found. The text is one cJSON parsed. */
+static bool path_walk(const char **pp, const char *t, char *buf, size_t cap, size_t at)
+{
+	const char *p = skip_ws(*pp);
+	if (*p == '{' || *p == '[') {
+		bool obj = *p == '{';
+		int i = 0;
+		p = skip_ws(p + 1);
+		while (*p && *p != (obj ? '}' : ']')) {
+			size_t nat = at;
+			if (obj) {
+				const char *ke = skip_string(p);
+				if (at && at + 1 < cap)
+					buf[nat++] = '.';
+				nat = append_clean(buf, cap, nat, p + 1, (size_t)(ke - 1 - (p + 1)));
+				if (t >= p && t < ke) {
+					*pp = ke;
+					return true;
+				}
+				p = skip_ws(ke);
+				if (*p == ':')
+					p = skip_ws(p + 1);
+			} else {
+				int w = snprintf(buf + at, cap - at, "[%d]", i++);
+				nat = w > 0 && (size_t)w < cap - at ? at + (size_t)w : at;
+			}
+			if (path_walk(&p, t, buf, cap, nat))
+				return true;
+			buf[at] = '\0';
+			p = skip_ws(p);
+			if (*p == ',')
+				p = skip_ws(p + 1);
+		}
+		*pp = *p ? p + 1 : p;
+		return false;
+	}
+	{
+		const char *v = p;
+		*pp = skip_value(p);
+		return t >= v && t < *pp;
+	}
+}
+
+/* The path of the key or value holding text[off], or "" (the root). */
+static void path_at(const char *text, size_t off, char *buf, size_t cap)
+{
+	const char *p = text;
+	buf[0] = '\0';
+	if (!path_walk(&p, text + off, buf, cap, 0))
+		buf[0] = '\0';
+}
+
 /* Length of the JSON number (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?
  * ([eE][+-]?[0-9]+)?) at t, 0 if the token there is not one. */
 static size_t json_number_len(const unsigned char *t, size_t n)
@@ -383,9 +463,13 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 		else if (off >= len)
 			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON: unexpected end of input",
 				     name, l, c);
-		else
-			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON near '%.*s'", name, l,
-				     c, snippet_len(d->text + off), d->text + off);
+		else {
+			char near[64];
+			append_clean(near, sizeof(near), 0, d->text + off,
+				     (size_t)snippet_len(d->text + off));
+			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON near '%s'", name, l, c,
+				     near);
+		}
 		goto fail;
 	}
 	{
@@ -393,8 +477,12 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 		long at = bad_string_at(d->text, len, &why);
 		if (at >= 0) {
 			int l, c;
+			char path[256];
 			offset_to_linecol(d->text, (size_t)at, &l, &c);
-			ts_error_set(err, TS_EINPUT, "%s:%d:%d: %s", name, l, c, why);
+			/* the field too (found by review: not named) */
+			path_at(d->text, (size_t)at, path, sizeof(path));
+			ts_error_set(err, TS_EINPUT, "%s:%d:%d: %s%s%s", name, l, c, path,
+				     path[0] ? ": " : "", why);
 			goto fail;
 		}
 	}
@@ -406,9 +494,12 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 			goto nomem;
 		if (dup.s) {
 			int l, c;
+			char path[256];
 			offset_to_linecol(d->text, (size_t)(dup.at - 1 - d->text), &l, &c);
-			ts_error_set(err, TS_EINPUT, "%s:%d:%d: duplicate key '%.*s' in one object", name,
-				     l, c, (int)(dup.n > 64 ? 64 : dup.n), dup.s);
+			/* its whole path (found by review: the key alone) */
+			path_at(d->text, (size_t)(dup.at - 1 - d->text), path, sizeof(path));
+			ts_error_set(err, TS_EINPUT, "%s:%d:%d: %s: given twice in one object", name, l,
+				     c, path);
 			cJSON_free(dup.own);
 			goto fail;
 		}

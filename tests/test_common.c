@@ -322,6 +322,9 @@ static const char *const malformed[] = {
 	 * "near ''" on the next line); one inside a string is text */
 	"{\"model_type\":\"llama\",\"hidden_size\":4096,}",
 	"{\n  \"a\": \"x,}\",\n  \"b\": [1, 2,\n]}",
+	/* a stray byte outside strings is shown escaped, the line stays UTF-8
+	 * (found by review: echoed raw) */
+	"{\"a\": 1 \xff}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -329,23 +332,25 @@ static const char *const malformed_want[] = {
 	"m.json:1:1: malformed JSON: unexpected end of input",
 	"m.json:1:8: malformed JSON: unexpected end of input",
 	"m.json:1:2: malformed JSON near 'tru]'",
-	"m.json:2:20: duplicate key 'b' in one object",
-	"m.json:1:20: duplicate key 'tp' in one object",
-	"m.json:1:36: duplicate key 'tp' in one object",
-	"m.json:1:36: a string holds a NUL character (\\u0000)",
-	"m.json:1:16: a string is not valid UTF-8" /* (characters: the é counts once) */,
-	"m.json:1:11: a string is not valid UTF-8",
-	"m.json:1:11: a string is not valid UTF-8",
-	"m.json:1:7: a string is not valid UTF-8",
-	"m.json:1:8: malformed JSON: not a JSON number (leading zero, or a point or exponent without "
-	"digits)",
-	"m.json:1:8: malformed JSON: not a JSON number (leading zero, or a point or exponent without "
-	"digits)",
+	"m.json:2:20: l[1].b: given twice in one object",
+	"m.json:1:20: tp: given twice in one object",
+	"m.json:1:36: tp: given twice in one object",
+	"m.json:1:36: transport: a string holds a NUL character (\\u0000)",
+	"m.json:1:16: name: a string is not valid UTF-8" /* (characters: the é counts once) */,
+	"m.json:1:11: name: a string is not valid UTF-8",
+	"m.json:1:11: name: a string is not valid UTF-8",
+	"m.json:1:7: name\\xff: a string is not valid UTF-8",
+	"m.json:1:8: tp: malformed JSON: not a JSON number (leading zero, or a point or exponent "
+	"without digits)",
+	"m.json:1:8: tp: malformed JSON: not a JSON number (leading zero, or a point or exponent "
+	"without digits)",
 	"m.json:1:9: malformed JSON near 'e]}'", /* (cJSON's own) */
-	"m.json:1:12: malformed JSON: \\u needs four hex digits",
-	"m.json:1:12: malformed JSON: a raw control character in a string (JSON needs it escaped)",
+	"m.json:1:12: name: malformed JSON: \\u needs four hex digits",
+	"m.json:1:12: name: malformed JSON: a raw control character in a string (JSON needs it "
+	"escaped)",
 	"m.json:1:41: malformed JSON: a comma before '}' (JSON has no trailing commas)",
 	"m.json:3:13: malformed JSON: a comma before ']' (JSON has no trailing commas)",
+	"m.json:1:9: malformed JSON near '\\xff}'",
 };
 
 START_TEST(json_malformed_positions)
