@@ -541,8 +541,10 @@ int cmd_predict(int argc, char **argv)
 		struct afile a;
 		if (!path)
 			continue;
-		if (!path[0]) { /* the option named (found by review) */
-			ts_error_set(&err, TS_EINPUT, "%s: the file name is empty", k ? "--svg" : "--trace");
+		if (!path[strspn(path, " \t\r\n\v\f")]) { /* the option named (found by review;
+							   blanks alone too, found by a fuzzer) */
+			ts_error_set(&err, TS_EINPUT, "%s: the file name is empty or blank",
+				     k ? "--svg" : "--trace");
 			goto fail;
 		}
 		if (afile_open(&a, path, &err))

@@ -228,8 +228,11 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 	int fd;
 
 	*a = (struct afile)AFILE_INIT;
-	if (!user_path[0]) /* (found by review: refused only after the run) */
-		return ts_error_set(err, TS_EINPUT, "an output file name is empty");
+	/* (found by review: refused only after the run); a name of blanks
+	 * alone is an empty one gone wrong, not a file to make (found by a
+	 * fuzzer: --svg ' ' wrote a file named by a space) */
+	if (!user_path[0] || !user_path[strspn(user_path, " \t\r\n\v\f")])
+		return ts_error_set(err, TS_EINPUT, "an output file name is empty or blank");
 	path = follow_links(user_path);
 	if (!path)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");

@@ -257,6 +257,12 @@ expect_err "packet level, too long" "^trainsim: error: --fidelity packet: .* pac
 # report was printed first)
 expect_err "empty --trace name" "--trace: the file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --trace ''
 expect_err "empty --svg name" "--svg: the file name is empty" "$TRAINSIM" predict $SMALL --fidelity analytic --json --svg ''
+# a name of blanks alone too, and no file by that name (found by a fuzzer)
+cd "$TMP" || exit 1
+expect_err "blank --svg name" "--svg: the file name is empty or blank" "$TRAINSIM" predict $SMALL --fidelity analytic --svg ' '
+cd - >/dev/null || exit 1
+if [ -e "$TMP/ " ]; then bad "blank --svg name left a file"; else ok "blank --svg name leaves no file"; fi
+expect_err "blank --dot name" "an output file name is empty or blank" "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 1 --dot "$(printf '\t')"
 mkfifo "$TMP/fifo"
 check "trace onto a FIFO is refused" 2 "$TRAINSIM" predict $SMALL --fidelity analytic --trace "$TMP/fifo"
 check "the FIFO is still a FIFO" 0 test -p "$TMP/fifo"
