@@ -1440,8 +1440,9 @@ static void ring_try(struct ring *r, int32_t i)
 		r->cr_n[i]--;
 		r->freed[i]++;
 	}
-	if (!r->busy[i] && r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i]) &&
-	    r->sent[i] - r->freed[i] >= RING_SLOTS) {
+	if (r->busy[i] || r->sent[i] >= r->nsteps || (r->sent[i] > 0 && r->recvd[i] < r->sent[i]))
+		return;
+	if (r->sent[i] - r->freed[i] >= RING_SLOTS) {
 		/* every slot taken: wait for the first credit on its way */
 		if (r->cr_n[i] > 0 && !r->cr_armed[i]) {
 			r->cr_armed[i] = true;
@@ -1450,7 +1451,7 @@ static void ring_try(struct ring *r, int32_t i)
 		}
 		return;
 	}
-	if (!r->busy[i] && r->sent[i] < r->nsteps && (r->sent[i] == 0 || r->recvd[i] >= r->sent[i])) {
+	{
 		sim_xfer_done keep = c->net->on_left;
 		int rc;
 		r->sent[i]++;
