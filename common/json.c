@@ -213,10 +213,20 @@ static bool path_walk(const char **pp, const char *t, char *buf, size_t cap, siz
 		while (*p && *p != (obj ? '}' : ']')) {
 			size_t nat = at;
 			if (obj) {
+				/* .key, or ["key"] as written (escapes kept) where it
+				 * holds path syntax, as path_join_key writes it */
 				const char *ke = skip_string(p);
-				if (at && at + 1 < cap)
+				size_t kn = (size_t)(ke - 1 - (p + 1));
+				bool quote = !kn;
+				for (size_t q = 0; q < kn && !quote; q++)
+					quote = strchr(".[]\"\\", p[1 + q]) != NULL;
+				if (quote)
+					nat = append_clean(buf, cap, nat, "[\"", 2);
+				else if (at && at + 1 < cap)
 					buf[nat++] = '.';
-				nat = append_clean(buf, cap, nat, p + 1, (size_t)(ke - 1 - (p + 1)));
+				nat = append_clean(buf, cap, nat, p + 1, kn);
+				if (quote)
+					nat = append_clean(buf, cap, nat, "\"]", 2);
 				if (t >= p && t < ke) {
 					*pp = ke;
 					return true;

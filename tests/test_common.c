@@ -325,6 +325,8 @@ static const char *const malformed[] = {
 	/* a stray byte outside strings is shown escaped, the line stays UTF-8
 	 * (found by review: echoed raw) */
 	"{\"a\": 1 \xff}",
+	/* a key with path syntax in the path is quoted, as jval names it */
+	"{\"a.b\": {\"x\": 1, \"x\": 2}}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -351,6 +353,7 @@ static const char *const malformed_want[] = {
 	"m.json:1:41: malformed JSON: a comma before '}' (JSON has no trailing commas)",
 	"m.json:3:13: malformed JSON: a comma before ']' (JSON has no trailing commas)",
 	"m.json:1:9: malformed JSON near '\\xff}'",
+	"m.json:1:18: [\"a.b\"].x: given twice in one object",
 };
 
 START_TEST(json_malformed_positions)
