@@ -805,7 +805,8 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 
 	if (jval_expect_object(&r, err) || ds_keys(&r, ds_top_keys, true, err))
 		return TS_EINPUT;
-	if (jval_child(&r, "zero_optimization", &zo)) {
+	bool have_zo = jval_child(&r, "zero_optimization", &zo);
+	if (have_zo) {
 		struct jval st;
 		bool off_opt = false, off_par = false;
 		if (jval_expect_object(&zo, err) ||
@@ -1003,7 +1004,7 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		p->micro_batch = mb;
 		plan_set_src(p, PF_MICRO, w_mb);
 	}
-	if (ds_unmodelled(&r, jval_child(&r, "zero_optimization", &zo) ? &zo : NULL, p, err))
+	if (ds_unmodelled(&r, have_zo ? &zo : NULL, p, err))
 		return TS_EINPUT;
 	p->ds_gas = gas;
 	snprintf(p->ds_gas_src, sizeof(p->ds_gas_src), "%s", w_gas);

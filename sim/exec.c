@@ -4371,7 +4371,9 @@ static int critical_path(const struct exec *x, int32_t ii, int32_t oi, int crit,
 				ps->opt_s += time_to_s(e - t);
 			} else {
 				/* the host's dispatch wait first, then the GPU work */
-				simtime_ps g = gpu_start(in, oi) < e ? gpu_start(in, oi) : e;
+				simtime_ps g = gpu_start(in, oi);
+				if (g > e)
+					g = e;
 				double h = g > t ? time_to_s(g - t) : 0;
 				ps->host_s += h;
 				ps->comp_s += time_to_s(e - t) - h;
