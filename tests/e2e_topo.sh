@@ -278,7 +278,10 @@ bad_file nul_in_string "fabric\\.transport: a string holds a NUL character" '{ "
 bad_file nics_not_dividing "node.nics: must divide" '{ "preset": "dgx-h100-ndr", "node": { "nics": 3 } }'
 bad_file bad_enum "fabric.type: " '{ "preset": "dgx-h100-ndr", "fabric": { "type": "torus" } }'
 bad_file bad_placement "placement: " '{ "preset": "pcie-2x2-tcp", "placement": "sideways" }'
-bad_file placement_dup "placement: entry 1 repeats GPU 0" '{ "preset": "pcie-2x2-tcp", "placement": [0, 0, 1, 2] }'
+bad_file placement_dup "placement\\[1\\]: repeats GPU 0 of placement\\[0\\]" '{ "preset": "pcie-2x2-tcp", "placement": [0, 0, 1, 2] }'
+# (the error sits at the entry: the file's position of placement[1])
+expect_err "placement_dup at its entry" "placement_dup\\.json:1:46: " "$TRAINSIM" topo --cluster "$tmp/placement_dup.json"
+bad_file placement_range "placement\\[3\\]: GPU 9 is outside 0..3" '{ "preset": "pcie-2x2-tcp", "placement": [0, 1, 2, 9] }'
 bad_file placement_len "placement: the list has 2 entries" '{ "preset": "pcie-2x2-tcp", "placement": [1, 0] }'
 bad_file none_many_nodes "nodes: fabric \"none\" holds one node" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "none" } }'
 bad_file explicit_unknown_switch "fabric.links\\[0\\].to: unknown switch 'tor-z'" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic0", "to": "tor-z" } ] } }'
@@ -289,7 +292,7 @@ bad_file dim_of_other_type "fabric.spines: not a dimension of a fabric of type '
 bad_file k_on_explicit "fabric.k: not a dimension of a fabric of type 'explicit'" '{ "preset": "pcie-2x2-tcp", "nodes": 2, "fabric": { "type": "explicit", "k": 8, "switches": [ { "name": "a" } ], "links": [ { "from": "host0/nic0", "to": "a" }, { "from": "host1/nic0", "to": "a" } ] } }'
 bad_file rails_on_switch "fabric.rails: a fabric of type 'switch' has no rails" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "switch", "rails": true } }'
 bad_file gpu_memory_tiny "gpu.memory: must be at least 1 MiB \\(got 1 bytes\\)" '{ "preset": "dgx-h100-ndr", "gpu": { "memory": "1B" } }'
-bad_file explicit_nic_twice "fabric.links: cable 2: host0/nic0 is already cabled" '{ "preset": "pcie-2x2-tcp", "nodes": 2, "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic0", "to": "tor-a" }, { "from": "host1/nic0", "to": "tor-a" }, { "from": "host0/nic0", "to": "tor-a" } ] } }'
+bad_file explicit_nic_twice "fabric.links\\[2\\].from: host0/nic0 is already cabled by fabric.links\\[0\\]" '{ "preset": "pcie-2x2-tcp", "nodes": 2, "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ], "links": [ { "from": "host0/nic0", "to": "tor-a" }, { "from": "host1/nic0", "to": "tor-a" }, { "from": "host0/nic0", "to": "tor-a" } ] } }'
 bad_file explicit_missing_links "fabric.links: missing" '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "tor-a" } ] } }'
 bad_file links_not_explicit "fabric.links: only an explicit fabric" '{ "preset": "pcie-2x2-tcp", "fabric": { "links": [] } }'
 bad_file not_object "\(top level\): expected an object" '[1, 2, 3]'
@@ -304,7 +307,7 @@ expect_err "file --nodes too many" "dgx-h100-ndr-32\\.json:[0-9]+:[0-9]+: nodes:
 	"$TRAINSIM" topo --cluster "$TS_SOURCE_DIR/examples/clusters/dgx-h100-ndr-32.json" --nodes 999
 # A file that holds as written but not with --nodes: the flag is named as the cause
 expect_err "explicit file --nodes below its cabled hosts" \
-	"explicit-two-switches\\.json:[0-9]+:[0-9]+: fabric\\.links: cable 2 names a NIC of a host beyond the 2 nodes \\(--nodes 2; the file has 3\\)" \
+	"explicit-two-switches\\.json:15:17: fabric\\.links\\[2\\]\\.from: host2/nic0 names a host beyond the cluster's 2 nodes \\(--nodes 2; the file has 3\\)" \
 	"$TRAINSIM" topo --cluster "$TS_SOURCE_DIR/examples/clusters/explicit-two-switches.json" --nodes 2
 
 echo "e2e_topo: $((n - fail)) passed, $fail failed"

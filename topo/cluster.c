@@ -381,7 +381,7 @@ static int preset_apply(struct topo_cluster *c, const char *name, struct ts_erro
 /* Fabric capacity in NIC ports, leaves needed, etc. are derived in build.c
  * too; the checks here are the ones a user can get wrong. On failure *field
  * is the JSON path of the culprit and msg the reason. */
-static int check_fields(const struct topo_cluster *c, const char **field, char *msg, size_t n)
+static int check_fields(const struct topo_cluster *c, char *field, size_t fn, char *msg, size_t n)
 {
 	const struct topo_node_spec *nd = &c->node;
 	const struct topo_fabric_spec *f = &c->fabric;
@@ -389,9 +389,16 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 
 #define BAD(fld, ...)                               \
 	do {                                        \
-		*field = (fld);                     \
+		snprintf(field, fn, "%s", (fld));   \
 		snprintf(msg, n, __VA_ARGS__);      \
 		return TS_EINPUT;                   \
+	} while (0)
+/* an element of an array, or a field of one ("fabric.links[3].to") */
+#define BAD_AT(arr, idx, sub, ...)                                    \
+	do {                                                          \
+		snprintf(field, fn, "%s[%d]%s", (arr), (int)(idx), (sub)); \
+		snprintf(msg, n, __VA_ARGS__);                        \
+		return TS_EINPUT;                                     \
 	} while (0)
 
 	if (c->nodes < 1 || c->nodes > MAX_NODES)
@@ -552,16 +559,21 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 		if (f->nxswitches < 1)
 			BAD("fabric.switches", "an explicit fabric needs at least one switch");
 		{
-			unsigned char *cabled = calloc((size_t)ports + 1, 1);
+			/* per NIC port: 1 + the cable that holds it, or 0 */
+			int *cabled = calloc((size_t)ports + 1, sizeof(*cabled));
 			long long missing = -1;
 			if (!cabled)
 				BAD("fabric.links", "out of memory");
 			for (int i = 0; i < f->nxlinks; i++) {
 				const struct topo_xlink *l = &f->xlinks[i];
-				if ((l->a < 0 && -l->a - 1 >= ports) || (l->b < 0 && -l->b - 1 >= ports)) {
+				bool far_a = l->a < 0 && -l->a - 1 >= ports;
+				if (far_a || (l->b < 0 && -l->b - 1 >= ports)) {
 					free(cabled);
-					BAD("fabric.links", "cable %d names a NIC of a host beyond the "
-					    "%d nodes", i, c->nodes);
+					long long nic = far_a ? -l->a - 1 : -l->b - 1;
+					BAD_AT("fabric.links", i, far_a ? ".from" : ".to",
+					       "host%lld/nic%lld names a host beyond the cluster's %d "
+					       "node%s", nic / nd->nics, nic % nd->nics, c->nodes,
+					       c->nodes == 1 ? "" : "s");
 				}
 				long long nic = l->a < 0 ? -l->a - 1 : l->b < 0 ? -l->b - 1 : -1;
 				if (nic < 0)
@@ -569,12 +581,14 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 				if (cabled[nic]) {
 					/* one port per NIC: a second cable would double its
 					 * bandwidth (found by review) */
+					int first = cabled[nic] - 1;
 					free(cabled);
-					BAD("fabric.links", "cable %d: host%lld/nic%lld is already cabled (a NIC "
-					    "has one port; list a dual-port card as two NICs)",
-					    i, nic / nd->nics, nic % nd->nics);
+					BAD_AT("fabric.links", i, l->a < 0 ? ".from" : ".to",
+					       "host%lld/nic%lld is already cabled by fabric.links[%d] (a NIC "
+					       "has one port; list a dual-port card as two NICs)",
+					       nic / nd->nics, nic % nd->nics, first);
 				}
-				cabled[nic] = 1;
+				cabled[nic] = i + 1;
 			}
 			for (long long p = 0; p < ports && missing < 0; p++)
 				if (!cabled[p])
@@ -627,34 +641,38 @@ static int check_fields(const struct topo_cluster *c, const char **field, char *
 			    c->place_len, ngpus);
 		for (int i = 0; i < c->place_len; i++)
 			if (c->place_list[i] < 0 || c->place_list[i] >= ngpus)
-				BAD("placement", "entry %d is GPU %d, outside 0..%lld", i,
-				    (int)c->place_list[i], ngpus - 1);
+				BAD_AT("placement", i, "", "GPU %d is outside 0..%lld",
+				       (int)c->place_list[i], ngpus - 1);
 		/* a permutation: every GPU once */
 		{
-			unsigned char *seen = calloc((size_t)ngpus, 1);
-			int dup = -1;
+			/* per GPU: 1 + the entry that holds it, or 0 */
+			int *seen = calloc((size_t)ngpus, sizeof(*seen));
+			int dup = -1, first = -1;
 			if (!seen)
 				BAD("placement", "out of memory");
 			for (int i = 0; i < c->place_len && dup < 0; i++) {
-				if (seen[c->place_list[i]])
+				if (seen[c->place_list[i]]) {
 					dup = i;
-				seen[c->place_list[i]] = 1;
+					first = seen[c->place_list[i]] - 1;
+				}
+				seen[c->place_list[i]] = i + 1;
 			}
 			free(seen);
 			if (dup >= 0)
-				BAD("placement", "entry %d repeats GPU %d (each GPU takes one rank)",
-				    dup, (int)c->place_list[dup]);
+				BAD_AT("placement", dup, "",
+				       "repeats GPU %d of placement[%d] (each GPU takes one rank)",
+				       (int)c->place_list[dup], first);
 		}
 	}
+#undef BAD_AT
 #undef BAD
 	return 0;
 }
 
 int topo_cluster_check(const struct topo_cluster *c, struct ts_error *err)
 {
-	const char *field = "";
-	char msg[300];
-	if (check_fields(c, &field, msg, sizeof(msg)))
+	char field[160], msg[300];
+	if (check_fields(c, field, sizeof(field), msg, sizeof(msg)))
 		return ts_error_set(err, TS_EINPUT, "cluster '%s': %.*s: %s", c->name,
 				    (int)strcspn(field, "|"), field, msg);
 	return 0;
@@ -662,7 +680,8 @@ int topo_cluster_check(const struct topo_cluster *c, struct ts_error *err)
 
 /* ---- JSON ----------------------------------------------------------------------------- */
 
-/* The value at the dotted path path[0..len) and whether the file has it. */
+/* The value at the path path[0..len) ("a.b", "a.b[3].c") and whether the
+ * file has it. */
 static struct jval jval_path(const struct jdoc *d, const char *path, size_t len, bool *found)
 {
 	struct jval v = jdoc_root(d), c;
@@ -670,7 +689,7 @@ static struct jval jval_path(const struct jdoc *d, const char *path, size_t len,
 	const char *p = path, *end = path + len;
 	*found = true;
 	while (p < end) {
-		size_t n = strcspn(p, ".|");
+		size_t n = strcspn(p, ".|[");
 		if ((size_t)(end - p) < n)
 			n = (size_t)(end - p);
 		memcpy(part, p, n < sizeof(part) ? n : sizeof(part) - 1);
@@ -679,6 +698,17 @@ static struct jval jval_path(const struct jdoc *d, const char *path, size_t len,
 		*found = jval_child(&v, part, &c) && *found;
 		v = c;
 		p += n;
+		while (p < end && *p == '[') { /* an element: [index] */
+			char *q;
+			long i = strtol(p + 1, &q, 10);
+			const cJSON *it = v.j && cJSON_IsArray(v.j) && i >= 0 && i < INT_MAX ?
+						  cJSON_GetArrayItem(v.j, (int)i) : NULL;
+			TS_ASSERT(q < end && *q == ']');
+			*found = it && *found;
+			jval_elem(&v, it, (int)i, &c);
+			v = c;
+			p = q + 1;
+		}
 		if (p < end && *p == '.')
 			p++;
 	}
@@ -1286,8 +1316,7 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	struct jdoc d = JDOC_INIT;
 	struct jval root, o;
 	const char *s = NULL;
-	const char *field = "";
-	char msg[300];
+	char field[160], msg[300];
 	bool base = false, preset_nvs = false;
 	enum topo_fabric_kind preset_kind = TOPO_FABRIC_NONE;
 	int rc = TS_EINPUT, own;
@@ -1374,17 +1403,17 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 	own = c->nodes;
 	if (nodes > 0)
 		c->nodes = nodes;
-	if (check_fields(c, &field, msg, sizeof(msg))) {
+	if (check_fields(c, field, sizeof(field), msg, sizeof(msg))) {
 		struct jval v = jval_at(&d, field);
 		bool flag = false;
 		if (nodes > 0 && nodes != own) {
 			/* a file that holds as written but not with --nodes (an
 			 * explicit fabric's cable to a host past the new count):
 			 * the flag is the cause, and the error says so */
-			const char *f0;
-			char m0[8];
+			char f0[160], m0[8];
 			c->nodes = own;
-			flag = !strcmp(field, "nodes") || !check_fields(c, &f0, m0, sizeof(m0));
+			flag = !strcmp(field, "nodes") ||
+			       !check_fields(c, f0, sizeof(f0), m0, sizeof(m0));
 			c->nodes = nodes;
 		}
 		if (flag)
