@@ -123,7 +123,7 @@ struct sim_prediction {
 	double memory_gib_per_gpu;    /* worst rank, GiB (with error-feedback residuals) */
 	bool fits;                    /* memory fits in GPU memory */
 	struct sim_breakdown bd;      /* along the critical path */
-	int critical_stage;           /* stage with the most compute and optimizer time */
+	int critical_stage;           /* stage the critical path spends the most compute on */
 	double model_flops;           /* per iteration, all GPUs: Megatron's count (full s x s
 	                               * attention, every routed token, no recompute), FLOP */
 	double hw_flops;              /* per iteration, all GPUs: what the ops execute (recompute,
