@@ -920,6 +920,57 @@ START_TEST(oversubscription_halves_cross_leaf_rings)
 }
 END_TEST
 
+/* Sprayed, a collective's time and NCCL's pick do not follow the ECMP
+ * draw: found by review, the double binary tree's floor (NCCL's tree
+ * bandwidth from the ring's) was priced on the ECMP ring, so a sprayed
+ * 1 GiB tree over 8 nodes of the 2:1 leaf-spine took 18.0 / 12.1 / 24.0 ms
+ * at seeds 1-3 (the sprayed ring 5.4 ms at any seed), and the pick was
+ * priced on the ECMP network too (an 8 MiB all-gather: ring LL at one seed,
+ * LL128, 23 % faster, at another). Now both are priced on the nominal
+ * network, as NCCL's model knows no routing. */
+START_TEST(spray_does_not_follow_the_ecmp_draw)
+{
+	struct world w;
+	double t[3];
+	enum sim_algo a0 = SIM_ALGO_AUTO;
+	enum sim_proto p0 = SIM_PROTO_AUTO;
+	world_open(&w, "h100-roce-leafspine-2to1", 8, NULL, 1);
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_SIMPLE,
+				      TS_GiB, 1, 64, true, seed);
+		t[seed - 1] = r.time_s;
+	}
+	ck_assert_msg(t[0] == t[1] && t[1] == t[2], "sprayed tree by seed: %.6f %.6f %.6f ms",
+		      t[0] * 1e3, t[1] * 1e3, t[2] * 1e3);
+	/* near the fabric's capacity (the ring's 5.4 ms sprayed, the tree's
+	 * own bandwidth factor), not an ECMP ring's collisions */
+	ck_assert_msg(t[0] < 8e-3, "sprayed tree %.6f ms", t[0] * 1e3);
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		int32_t ranks[64];
+		struct sim_coll_spec sp;
+		struct ts_error err = TS_ERROR_INIT;
+		enum sim_algo a;
+		enum sim_proto p;
+		for (int i = 0; i < 64; i++)
+			ranks[i] = i;
+		sim_coll_spec_init(&sp);
+		sp.op = SIM_OP_ALLGATHER;
+		sp.size_bytes = 8 * TS_MiB;
+		sp.nranks = 64;
+		sp.ranks = ranks;
+		sp.hash = rng_hash2(seed, 0);
+		ck_assert_msg(sim_coll_choose(&w.t, &sp, &a, &p, &err) == 0, "%s", err.msg);
+		if (seed == 1) {
+			a0 = a;
+			p0 = p;
+		}
+		ck_assert_msg(a == a0 && p == p0, "seed %d picks %s %s, seed 1 %s %s", (int)seed,
+			      sim_algo_name(a), sim_proto_name(p), sim_algo_name(a0), sim_proto_name(p0));
+	}
+	world_close(&w);
+}
+END_TEST
+
 /* ---- invariants ---------------------------------------------------------------------- */
 
 static const struct {
@@ -1393,6 +1444,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tcp_ring_pays_each_message);
 	tcase_add_test(tc, rdma_payload_mtu_capped);
 	tcase_add_test(tc, oversubscription_halves_cross_leaf_rings);
+	tcase_add_test(tc, spray_does_not_follow_the_ecmp_draw);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("invariants");
 	tcase_set_timeout(tc, 120);
