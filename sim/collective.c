@@ -89,7 +89,10 @@ struct xfer {
 	int32_t link;              /* link id when dst < 0 */
 	double bytes;              /* payload, bytes */
 	bool pay_alpha;            /* first chunk of its edge */
-	int32_t ndeps;             /* unfinished predecessors */
+	int32_t ndeps;             /* unfinished predecessors (and the connection's last
+	                            * transfer while it has not left) */
+	int32_t onext;             /* the next transfer on this connection, which may go
+	                            * once this one's last byte has left (dag_order), or -1 */
 	int32_t stage;             /* staged DAG: transfers with bytes on its longest chain before it */
 	uint64_t hash;             /* ECMP hash */
 };
@@ -447,6 +450,7 @@ static int dag_add(struct dag *d, int32_t src, int32_t dst, int32_t link, double
 	d->x[d->n].bytes = bytes;
 	d->x[d->n].pay_alpha = pay_alpha;
 	d->x[d->n].ndeps = 0;
+	d->x[d->n].onext = -1;
 	d->x[d->n].stage = 0;
 	d->x[d->n].hash = hash;
 	return d->n++;
@@ -471,6 +475,22 @@ static int dag_dep(struct dag *d, int32_t from, int32_t to)
 	TS_ASSERT(from < to); /* added in topological order */
 	d->efrom[d->ne] = from;
 	d->eto[d->ne++] = to;
+	d->x[to].ndeps++;
+	return 0;
+}
+
+/* `to` follows `from` on one connection (the same sender and receiver,
+ * one chunk after the other): it may go once from's last byte has left
+ * the sender, as NCCL posts a connection's next step while the last is on
+ * the wire (found by review: as a data dependency, each later chunk of a
+ * chain or tree waited out the last one's path latency, so finer chunks
+ * added latency). */
+static int dag_order(struct dag *d, int32_t from, int32_t to)
+{
+	if (from < 0 || to < 0)
+		return 0;
+	TS_ASSERT(from < to && d->x[from].onext < 0);
+	d->x[from].onext = to;
 	d->x[to].ndeps++;
 	return 0;
 }
@@ -701,10 +721,47 @@ static int32_t auto_channels(const struct topo *t, const int32_t *gpus, int32_t 
 	return nch;
 }
 
+/* LL's step: its FIFO of 512 KiB of 16-byte lines (8 data bytes and a
+ * flag each) over NCCL_STEPS = 8 steps, 32 KiB of data (recalled from
+ * NCCL's source, not in shared/reference: an assumption). */
+#define LL_STEP_BYTES 32768.0
+
+/* Chunks of size *cs each, the last the remainder, for `bytes` pipelined
+ * in chunks of about `chunk`, as NCCL's loops cut a channel's data (the
+ * last loop's chunk is what is left: found by review, splitting into
+ * equal chunks made 4 more bytes than 512 KiB a channel two pipelined
+ * chunks, a broadcast over 8 H100s 25 % faster than at 512 KiB); at most
+ * 64 (equal ones then) to keep plans small, or s->chunks equal ones. */
+static int32_t chunks_of(const struct sim_coll_spec *s, double bytes, double chunk, double *cs)
+{
+	double c;
+	if (s->chunks > 0) {
+		*cs = bytes / s->chunks;
+		return s->chunks;
+	}
+	c = ceil(bytes / chunk);
+	if (c <= 1) {
+		*cs = bytes;
+		return 1;
+	}
+	if (c > 64) {
+		*cs = bytes / 64;
+		return 64;
+	}
+	*cs = chunk;
+	return (int32_t)c;
+}
+
+/* Chunk k's bytes of `chunks` chunks of cs, the last the remainder. */
+static double chunk_bytes(double bytes, int32_t chunks, double cs, int32_t k)
+{
+	return k + 1 < chunks ? cs : bytes - cs * (chunks - 1);
+}
+
 /* Pipelined chain root -> ... (broadcast) or ... -> root (reduce) over
  * the ring order with chunks. */
 static int build_chain(struct sim_coll *c, struct dag *d, const int32_t *ord, int32_t n,
-		       bool toward_root, double bytes, int32_t chunks)
+		       bool toward_root, double bytes, int32_t chunks, double cs)
 {
 	int32_t h, k, *prev_hop = malloc((size_t)chunks * sizeof(int32_t));
 	if (!prev_hop)
@@ -716,9 +773,9 @@ static int build_chain(struct sim_coll *c, struct dag *d, const int32_t *ord, in
 		int32_t dst = toward_root ? ord[n - 2 - h] : ord[h + 1];
 		int32_t last = -1;
 		for (k = 0; k < chunks; k++) {
-			int32_t id = dag_add(d, src, dst, -1, bytes / chunks, k == 0,
+			int32_t id = dag_add(d, src, dst, -1, chunk_bytes(bytes, chunks, cs, k), k == 0,
 					     rng_hash2(c->s.hash, (uint64_t)src << 20 | (uint64_t)dst));
-			if (id < 0 || dag_dep(d, prev_hop[k], id) || dag_dep(d, last, id))
+			if (id < 0 || dag_dep(d, prev_hop[k], id) || dag_order(d, last, id))
 				goto oom;
 			prev_hop[k] = id;
 			last = id;
@@ -734,7 +791,7 @@ oom:
 /* One binary tree (heap layout over hosts, a chain inside each host) rooted
  * at ord's first host; up (reduce) and/or down (broadcast) with chunks. */
 static int build_tree(struct sim_coll *c, struct dag *d, const int32_t *ord, int32_t n,
-		      bool up, bool down, double bytes, int32_t chunks, uint64_t salt)
+		      bool up, bool down, double bytes, int32_t chunks, double cs, uint64_t salt)
 {
 	int32_t *parent = malloc((size_t)n * sizeof(int32_t)), *hostrep = malloc((size_t)n * sizeof(int32_t));
 	int32_t *upid = NULL, *downid = NULL, *kid = NULL, *sib = NULL, i, k, nh = 0, rc = TS_ENOMEM;
@@ -770,13 +827,14 @@ static int build_tree(struct sim_coll *c, struct dag *d, const int32_t *ord, int
 		 * from the last position down */
 		for (k = 0; k < chunks; k++)
 			for (i = n - 1; i > 0; i--) {
-				int32_t id = dag_add(d, ord[i], ord[parent[i]], -1, bytes / chunks, k == 0,
+				int32_t id = dag_add(d, ord[i], ord[parent[i]], -1,
+						     chunk_bytes(bytes, chunks, cs, k), k == 0,
 						     rng_hash2(c->s.hash ^ salt, (uint64_t)i));
 				int32_t j;
 				if (id < 0)
 					goto fail;
 				upid[i * chunks + k] = id;
-				if (k > 0 && dag_dep(d, upid[i * chunks + k - 1], id))
+				if (k > 0 && dag_order(d, upid[i * chunks + k - 1], id))
 					goto fail;
 				for (j = kid[i]; j >= 0; j = sib[j]) /* children of i */
 					if (dag_dep(d, upid[j * chunks + k], id))
@@ -787,12 +845,12 @@ static int build_tree(struct sim_coll *c, struct dag *d, const int32_t *ord, int
 		for (k = 0; k < chunks; k++)
 			for (i = 1; i < n; i++) {
 				int32_t p = parent[i], j, id;
-				id = dag_add(d, ord[p], ord[i], -1, bytes / chunks, k == 0,
+				id = dag_add(d, ord[p], ord[i], -1, chunk_bytes(bytes, chunks, cs, k), k == 0,
 					     rng_hash2(c->s.hash ^ salt ^ 0x5bd1e995u, (uint64_t)i));
 				if (id < 0)
 					goto fail;
 				downid[i * chunks + k] = id;
-				if (k > 0 && dag_dep(d, downid[i * chunks + k - 1], id))
+				if (k > 0 && dag_order(d, downid[i * chunks + k - 1], id))
 					goto fail;
 				if (p > 0 && dag_dep(d, downid[p * chunks + k], id))
 					goto fail;
@@ -830,15 +888,12 @@ static void rotate_hosts(const struct topo *t, const int32_t *ord, int32_t *out,
  * (sim_tree_model) in the analytic model rather than planned. */
 #define TREE_PLAN_MAX_RANKS 64
 
-static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes)
+/* A chain's chunks (broadcast/reduce): NCCL's step, 512 KiB of Simple
+ * (4 MiB over 8 steps) and LL128 (assumption: about Simple's), LL's 32 KiB
+ * (LL forwards line by line inside a node, so this bounds it). */
+static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes, double *cs)
 {
-	double c;
-	if (s->chunks > 0)
-		return s->chunks;
-	/* Assumption: NCCL pipelines in chunks of about 512 KiB (Simple);
-	 * at most 64 per operation to keep plans small. */
-	c = ceil(bytes / (512.0 * 1024));
-	return c < 1 ? 1 : c > 64 ? 64 : (int32_t)c;
+	return chunks_of(s, bytes, s->proto == SIM_PROTO_LL ? LL_STEP_BYTES : 512.0 * 1024, cs);
 }
 
 /* A tree's chunks: NCCL halves the tree's chunk from 512 KiB while a
@@ -847,11 +902,10 @@ static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes)
  * enqueue.cc; found by review: fixed 512 KiB chunks left an 8 MiB tree over
  * 16 nodes one chunk per tree, a store-and-forward at twice the analytic
  * time); at most 64 per operation, as pick_chunks. */
-static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh)
+static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh,
+				double *cs)
 {
-	double chunk = 512.0 * 1024, depth = (double)n / (nh > 0 ? nh : 1) - 1 + floor(log2(nh > 0 ? nh : 1)), c;
-	if (s->chunks > 0)
-		return s->chunks;
+	double chunk = 512.0 * 1024, depth = (double)n / (nh > 0 ? nh : 1) - 1 + floor(log2(nh > 0 ? nh : 1));
 	if (depth < 1)
 		depth = 1;
 	while (bytes / chunk < depth * 8 && chunk > 131072)
@@ -860,8 +914,10 @@ static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int
 		chunk /= 2;
 	while (bytes / chunk < depth && chunk > 32768)
 		chunk /= 2;
-	c = ceil(bytes / chunk);
-	return c < 1 ? 1 : c > 64 ? 64 : (int32_t)c;
+	/* LL: its step at most (pick_chunks) */
+	if (s->proto == SIM_PROTO_LL && chunk > LL_STEP_BYTES)
+		chunk = LL_STEP_BYTES;
+	return chunks_of(s, bytes, chunk, cs);
 }
 
 /* The GPU->switch NVLink ports of a GPU (one or several), for NVLS. */
@@ -914,8 +970,9 @@ static int build_plan(struct sim_coll *c)
 						at = k;
 				for (k = 0; k < n; k++)
 					ord[k] = ring[(at + k) % n];
-				rc = build_chain(c, d, ord, n, s->op == SIM_OP_REDUCE, S / nch,
-						 pick_chunks(s, S / nch));
+				double cs;
+				int32_t chunks = pick_chunks(s, S / nch, &cs);
+				rc = build_chain(c, d, ord, n, s->op == SIM_OP_REDUCE, S / nch, chunks, cs);
 			}
 			free(sorted);
 			free(off);
@@ -979,6 +1036,7 @@ static int build_plan(struct sim_coll *c)
 			 * node: one NIC's bandwidth); a channel's trees rotate each
 			 * node's GPUs by the channel */
 			int32_t tch = 1, chunks;
+			double cs;
 			int32_t *oc = malloc((size_t)n * sizeof(int32_t)), *rc2 = malloc((size_t)n * sizeof(int32_t));
 			if (!oc || !rc2) {
 				free(oc);
@@ -988,14 +1046,14 @@ static int build_plan(struct sim_coll *c)
 			}
 			if (s->op == SIM_OP_ALLREDUCE && nh > 1)
 				tch = s->channels > 0 ? s->channels : auto_channels(c->t, c->gpus, n);
-			chunks = pick_tree_chunks(s, S / 2 / tch, n, nh);
+			chunks = pick_tree_chunks(s, S / 2 / tch, n, nh, &cs);
 			for (int32_t ch = 0; ch < tch && !rc; ch++) {
 				rotate_hosts(c->t, ord, oc, n, ch);
 				rotate_hosts(c->t, rev, rc2, n, ch);
-				rc = build_tree(c, d, oc, n, up, down, S / 2 / tch, chunks,
+				rc = build_tree(c, d, oc, n, up, down, S / 2 / tch, chunks, cs,
 						0x1111 + 0x10000 * (uint64_t)ch);
 				if (!rc)
-					rc = build_tree(c, d, rc2, n, up, down, S / 2 / tch, chunks,
+					rc = build_tree(c, d, rc2, n, up, down, S / 2 / tch, chunks, cs,
 							0x2222 + 0x10000 * (uint64_t)ch);
 			}
 			free(oc);
@@ -1755,6 +1813,18 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 
 static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id);
 
+/* A transfer's last byte has left: its connection's next may go. */
+static void dag_left_cb(void *ctx, uint64_t arg)
+{
+	struct dag *d = ctx;
+	int32_t s = d->x[(int32_t)arg].onext;
+	if (--d->x[s].ndeps == 0) {
+		int rc = xfer_send(d->c, d, s);
+		if (rc && !d->c->err)
+			d->c->err = rc;
+	}
+}
+
 static void dag_done_cb(void *ctx, uint64_t arg)
 {
 	struct dag *d = ctx;
@@ -1776,8 +1846,10 @@ static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id)
 {
 	const struct xfer *x = &d->x[id];
 	int32_t path[TOPO_MAX_HOPS];
-	int h;
+	int h, rc;
 	simtime_ps a = x->pay_alpha ? c->a_ps[hop_class(c->t, x->src, x->dst)] : 0;
+	sim_xfer_done keep = c->net->on_left;
+	c->net->on_left = x->onext >= 0 ? dag_left_cb : NULL;
 	if (x->dst < 0) {
 		path[0] = x->link;
 		h = 1;
@@ -1786,15 +1858,17 @@ static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id)
 	} else {
 		/* an all-to-all's flows are independent: their ends may be
 		 * coalesced (sim.h, SIM_FLOW_COALESCE) */
-		int rc;
 		c->net->coalesce_sends = c->s.op == SIM_OP_ALLTOALL;
 		rc = coll_send(c, x->src, x->dst, x->hash, NULL, 0, x->bytes * c->wire_factor, a,
 			       dag_done_cb, d, (uint64_t)id);
 		c->net->coalesce_sends = false;
+		c->net->on_left = keep;
 		return rc;
 	}
-	return sim_net_send(c->net, path, h, x->bytes * c->wire_factor, a, dag_done_cb, d,
-			    (uint64_t)id);
+	rc = sim_net_send(c->net, path, h, x->bytes * c->wire_factor, a, dag_done_cb, d,
+			  (uint64_t)id);
+	c->net->on_left = keep;
+	return rc;
 }
 
 static void floor_ev(struct sim_engine *e, void *ctx, uint64_t arg);
@@ -2440,6 +2514,10 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 					for (k = d->soff[i]; k < d->soff[i + 1]; k++)
 						if (fin[i] > fin[d->succ[k]])
 							fin[d->succ[k]] = fin[i];
+					/* the connection's next goes once this one has
+					 * left: its path latency before the finish */
+					if (x->onext >= 0 && fin[i] - pl > fin[x->onext])
+						fin[x->onext] = fin[i] - pl;
 				}
 			}
 		}
