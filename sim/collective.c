@@ -93,6 +93,9 @@ struct xfer {
 	                            * transfer while it has not left) */
 	int32_t onext;             /* the next transfer on this connection, which may go
 	                            * once this one's last byte has left (dag_order), or -1 */
+	int32_t wnext;             /* the transfer RING_SLOTS later on this connection, which
+	                            * may go once this one has arrived and its slot's credit
+	                            * is back at the sender (dag_window), or -1 */
 	int32_t stage;             /* staged DAG: transfers with bytes on its longest chain before it */
 	uint64_t hash;             /* ECMP hash */
 };
@@ -451,6 +454,7 @@ static int dag_add(struct dag *d, int32_t src, int32_t dst, int32_t link, double
 	d->x[d->n].pay_alpha = pay_alpha;
 	d->x[d->n].ndeps = 0;
 	d->x[d->n].onext = -1;
+	d->x[d->n].wnext = -1;
 	d->x[d->n].stage = 0;
 	d->x[d->n].hash = hash;
 	return d->n++;
@@ -491,6 +495,22 @@ static int dag_order(struct dag *d, int32_t from, int32_t to)
 		return 0;
 	TS_ASSERT(from < to && d->x[from].onext < 0);
 	d->x[from].onext = to;
+	d->x[to].ndeps++;
+	return 0;
+}
+
+/* `to` is RING_SLOTS chunks after `from` on one connection: the receiver
+ * has RING_SLOTS slots, and `to` takes from's once it has arrived and the
+ * credit has come back, one path latency later (as a ring's connection;
+ * found by review: without it a chain over 100 us links had some 16 chunks
+ * in flight on a connection, a 64 MiB broadcast 1660 us at flow level
+ * against 8960 us at packet level). */
+static int dag_window(struct dag *d, int32_t from, int32_t to)
+{
+	if (from < 0 || to < 0)
+		return 0;
+	TS_ASSERT(from < to && d->x[from].wnext < 0);
+	d->x[from].wnext = to;
 	d->x[to].ndeps++;
 	return 0;
 }
@@ -775,9 +795,10 @@ static int build_chain(struct sim_coll *c, struct dag *d, const int32_t *ord, in
 		for (k = 0; k < chunks; k++) {
 			int32_t id = dag_add(d, src, dst, -1, chunk_bytes(bytes, chunks, cs, k), k == 0,
 					     rng_hash2(c->s.hash, (uint64_t)src << 20 | (uint64_t)dst));
-			if (id < 0 || dag_dep(d, prev_hop[k], id) || dag_order(d, last, id))
+			if (id < 0 || dag_dep(d, prev_hop[k], id) || dag_order(d, last, id) ||
+			    (k >= RING_SLOTS && dag_window(d, prev_hop[k - RING_SLOTS], id)))
 				goto oom;
-			prev_hop[k] = id;
+			prev_hop[k] = id; /* (k - RING_SLOTS's is this hop's by now) */
 			last = id;
 		}
 	}
@@ -836,6 +857,8 @@ static int build_tree(struct sim_coll *c, struct dag *d, const int32_t *ord, int
 				upid[i * chunks + k] = id;
 				if (k > 0 && dag_order(d, upid[i * chunks + k - 1], id))
 					goto fail;
+				if (k >= RING_SLOTS && dag_window(d, upid[i * chunks + k - RING_SLOTS], id))
+					goto fail;
 				for (j = kid[i]; j >= 0; j = sib[j]) /* children of i */
 					if (dag_dep(d, upid[j * chunks + k], id))
 						goto fail;
@@ -851,6 +874,8 @@ static int build_tree(struct sim_coll *c, struct dag *d, const int32_t *ord, int
 					goto fail;
 				downid[i * chunks + k] = id;
 				if (k > 0 && dag_order(d, downid[i * chunks + k - 1], id))
+					goto fail;
+				if (k >= RING_SLOTS && dag_window(d, downid[i * chunks + k - RING_SLOTS], id))
 					goto fail;
 				if (p > 0 && dag_dep(d, downid[p * chunks + k], id))
 					goto fail;
@@ -1825,12 +1850,41 @@ static void dag_left_cb(void *ctx, uint64_t arg)
 	}
 }
 
+/* A slot's credit is back at the sender: the transfer it waited for. */
+static void dag_credit_ev(struct sim_engine *e, void *ctx, uint64_t arg)
+{
+	struct dag *d = ctx;
+	int32_t s = (int32_t)arg;
+	(void)e;
+	if (--d->x[s].ndeps == 0) {
+		int rc = xfer_send(d->c, d, s);
+		if (rc && !d->c->err)
+			d->c->err = rc;
+	}
+}
+
+/* The path latency of transfer x's route (its ECMP one), ps. */
+static simtime_ps xfer_plat_ps(const struct sim_coll *c, const struct xfer *x)
+{
+	int32_t p[TOPO_MAX_HOPS];
+	simtime_ps l = 0;
+	int h = x->dst < 0 || x->src == x->dst ? 0 : coll_route(c, x->src, x->dst, x->hash, 1, 0, p);
+	for (int k = 0; k < h; k++)
+		l += c->t->links[p[k]].lat_ps;
+	return l;
+}
+
 static void dag_done_cb(void *ctx, uint64_t arg)
 {
 	struct dag *d = ctx;
 	struct sim_coll *c = d->c;
 	int32_t id = (int32_t)arg, k;
 	c->bytes += d->x[id].bytes;
+	if (d->x[id].wnext >= 0 &&
+	    !sim_after(c->net->eng, xfer_plat_ps(c, &d->x[id]), dag_credit_ev, d,
+		       (uint64_t)d->x[id].wnext) &&
+	    !c->err)
+		c->err = TS_ENOMEM;
 	for (k = d->soff[id]; k < d->soff[id + 1]; k++) {
 		int32_t s = d->succ[k];
 		if (--d->x[s].ndeps == 0) {
@@ -2361,6 +2415,17 @@ static double xfer_load(struct sim_coll *c, struct lload *ll, const struct xfer 
 	return add_load(c, ll, x->src, x->dst, x->hash, wb);
 }
 
+/* Transfer x's wire time alone on its route (its ECMP one), s. */
+static double xfer_wire_s(const struct sim_coll *c, const struct xfer *x)
+{
+	int32_t p[TOPO_MAX_HOPS];
+	double cap = INFINITY;
+	int h = x->dst < 0 || x->src == x->dst ? 0 : coll_route(c, x->src, x->dst, x->hash, 1, 0, p);
+	for (int k = 0; k < h; k++)
+		cap = fmin(cap, sim_link_cap_topo(c->t, p[k]));
+	return h > 0 ? x->bytes * c->wire_factor / cap : 0;
+}
+
 /* The busiest link's time in the loads ll: its bytes over its capacity. */
 static double lload_max_s(const struct topo *t, const struct lload *ll)
 {
@@ -2518,6 +2583,19 @@ static int analytic_time(struct sim_coll *const *cs, int ncs, double *out_s)
 					 * left: its path latency before the finish */
 					if (x->onext >= 0 && fin[i] - pl > fin[x->onext])
 						fin[x->onext] = fin[i] - pl;
+					/* the slot RING_SLOTS chunks later: its credit is
+					 * back a path latency after this arrived, so it
+					 * goes a round trip plus a chunk's wire time after
+					 * this one left, where the link alone would take
+					 * RING_SLOTS chunks' time (that in the bandwidth
+					 * term): the excess is a stall */
+					if (x->wnext >= 0) {
+						double st = fin[i] - pl +
+							    fmax(0, 2 * pl - (RING_SLOTS - 1) *
+										 xfer_wire_s(c, x));
+						if (st > fin[x->wnext])
+							fin[x->wnext] = st;
+					}
 				}
 			}
 		}

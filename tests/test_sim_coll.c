@@ -252,13 +252,16 @@ START_TEST(ring_sends_do_not_wait_for_arrival)
 END_TEST
 
 /* A chain's or tree's data is cut as NCCL's loops cut it: whole chunks and
- * the rest, so 4 more bytes are never faster (found by review: equal
- * chunks made 512 KiB + 4 a channel two pipelined chunks, a broadcast over
- * 8 H100s 32.70 -> 24.51 us at flow level, a 2-node LL tree 50.43 ->
- * 41.52 us); and a connection's next chunk goes once the last has left,
- * so its path latency is paid once, not per chunk (the analytic chain of
- * 64 chunks of a 4 MiB Simple broadcast over two 2:1 leaf-spine nodes with
- * 10 us links took their 64 path latencies). */
+ * the rest, so on one channel 4 more bytes are not faster (found by review:
+ * equal chunks made 512 KiB + 4 a channel two pipelined chunks, a broadcast
+ * over 8 H100s 32.70 -> 24.51 us at flow level, a 2-node LL tree 50.43 ->
+ * 41.52 us); a connection's next chunk goes once the last has left, so its
+ * path latency is paid once, not per chunk (the analytic chain of 64
+ * chunks of a 64 MiB Simple broadcast over two 2:1 leaf-spine nodes with
+ * 10 us links took their 64 path latencies); and a connection has
+ * RING_SLOTS slots (found by review: with 100 us links a 64 MiB chain had
+ * some 16 chunks in flight, 1660 us at flow level, where 8 a round trip of
+ * over 400 us take over 2.8 ms). */
 START_TEST(chunks_cut_as_nccl_loops)
 {
 	const char *cl = tu_tmpfile(0, ".json",
@@ -290,7 +293,7 @@ START_TEST(chunks_cut_as_nccl_loops)
 		sp.op = SIM_OP_BROADCAST;
 		sp.algo = SIM_ALGO_RING;
 		sp.proto = SIM_PROTO_SIMPLE;
-		sp.size_bytes = 4 * TS_MiB;
+		sp.size_bytes = 64 * TS_MiB; /* 1 MiB chunks: 7 on the wire outlast a round trip */
 		sp.nranks = 16;
 		sp.ranks = ranks;
 		sp.channels = 1;
@@ -303,6 +306,53 @@ START_TEST(chunks_cut_as_nccl_loops)
 			      t8 * 1e6, t64 * 1e6);
 	}
 	world_close(&w);
+	{
+		const char *cl100 = tu_tmpfile(1, ".json",
+					       "{\"name\": \"longer-links\", \"preset\": \"h100-roce-leafspine-2to1\",\n"
+					       " \"fabric\": {\"link_latency\": \"100us\"}, \"nodes\": 2}\n");
+		int32_t ranks[16], p[TOPO_MAX_HOPS];
+		struct sim_coll_spec sp;
+		struct ts_error err = TS_ERROR_INIT;
+		double ta, rtt = 0;
+		struct sim_engine e;
+		struct sim_net net;
+		struct sim_coll *c;
+		int done = 0, h;
+		world_open(&w, cl100, 2, NULL, 1);
+		h = topo_route(&w.t, 7, 8, 1, p); /* the chain's hop across the nodes */
+		ck_assert_int_gt(h, 0);
+		for (int j = 0; j < h; j++)
+			rtt += 2 * time_to_s(w.t.links[p[j]].lat_ps);
+		ck_assert_double_ge(rtt, 400e-6);
+		for (int i = 0; i < 16; i++)
+			ranks[i] = i;
+		sim_coll_spec_init(&sp);
+		sp.op = SIM_OP_BROADCAST;
+		sp.algo = SIM_ALGO_RING;
+		sp.proto = SIM_PROTO_SIMPLE;
+		sp.size_bytes = 64 * TS_MiB; /* 64 chunks of 1 MiB */
+		sp.nranks = 16;
+		sp.ranks = ranks;
+		sp.channels = 1;
+		ck_assert_msg(sim_coll_analytic(&w.t, &sp, &ta, &err) == 0, "%s", err.msg);
+		sim_engine_init(&e);
+		ck_assert_msg(sim_net_init_topo(&net, &e, SIM_FLOW, &w.t, &err) == 0, "%s", err.msg);
+		ck_assert_msg(sim_coll_start(&net, &w.t, &sp, on_done, &done, &c, &err) == 0, "%s",
+			      err.msg);
+		sim_run(&e, TS_SIMTIME_MAX);
+		ck_assert_int_eq(done, 1);
+		{
+			double tf = time_to_s(sim_coll_end_time(c));
+			ck_assert_msg(tf >= 7 * rtt, "flow %.1f us, under 7 round trips of %.1f us",
+				      tf * 1e6, rtt * 1e6);
+			ck_assert_msg(fabs(ta / tf - 1) < 0.03, "analytic %.1f us, flow %.1f us", ta * 1e6,
+				      tf * 1e6);
+		}
+		sim_coll_free(c);
+		sim_net_release(&net);
+		sim_engine_release(&e);
+		world_close(&w);
+	}
 }
 END_TEST
 
