@@ -3825,6 +3825,37 @@ struct scored {
 	int u;
 };
 
+/* A vision op for scoring units: its time at the nominal load (t), its
+ * host dispatch (d), the load factor above which its GPU time is the
+ * longer (r = d / t). */
+struct vop {
+	double r, t, d;
+};
+
+static int cmp_vop(const void *a, const void *b)
+{
+	const struct vop *x = a, *y = b;
+	return (x->r > y->r) - (x->r < y->r);
+}
+
+/* The vision ops' time at load factor f, each op the longer of its GPU
+ * time (t f) and its dispatch (d), from ops sorted by r with prefix sums
+ * of t (pt) and d (pd): those with r <= f take t f, the rest d. */
+static double vops_time(const struct vop *v, int32_t n, const double *pt, const double *pd, double f)
+{
+	int32_t lo = 0, hi = n;
+	if (f <= 0 || n == 0)
+		return 0; /* no images: the encoder's ops have no work and are not issued */
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (v[mid].r <= f)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return f * pt[lo] + (pd[n] - pd[lo]);
+}
+
 static int cmp_scored(const void *a, const void *b)
 {
 	const struct scored *x = a, *y = b;
@@ -4597,24 +4628,61 @@ static int run_once(struct exec *x, struct run_out *ro)
 		ro->vision_load_mean.att += vis[i].att / ((double)p->dp * mm);
 	}
 	x->loads = exp_;
-	/* score units by drawn load (vision FLOPs by the image load of each
-	 * micro-batch, each layer's expert FLOPs by its expert load); the
-	 * heaviest K are simulated */
+	/* score units by their drawn loads' time: each micro-batch's vision
+	 * ops at its image load (the attention's at its own factor), each the
+	 * longer of its GPU time and the host's dispatch (found by review:
+	 * scored by FLOPs, a unit with fewer but larger images outranked one
+	 * whose every micro-batch had images, which the host's 55 us an op
+	 * makes slower: Qwen3-VL-2B pp 2 on 2 DGX H100 nodes, Poisson images,
+	 * folded 9.98 % under --exact), and each layer's expert ops at its
+	 * expert load; the heaviest K are simulated */
 	{
-		double vf = 0, vfa = 0; /* the encoder's FLOPs at the mean: attention's apart */
+		struct vop *vo[2] = { NULL, NULL };
+		double *pt[2] = { NULL, NULL }, *pd[2] = { NULL, NULL };
+		int32_t nv[2] = { 0, 0 };
 		for (int s = 0; s < P; s++)
+			for (int32_t i = 0; i < x->w->roles[s].nops; i++)
+				nv[0] += x->w->roles[s].ops[i].vary == WL_V_VISION;
+		for (int k = 0; k < 2 && !rc; k++) {
+			vo[k] = malloc(((size_t)nv[0] + 1) * sizeof(struct vop));
+			pt[k] = malloc(((size_t)nv[0] + 1) * sizeof(double));
+			pd[k] = malloc(((size_t)nv[0] + 1) * sizeof(double));
+			if (!vo[k] || !pt[k] || !pd[k])
+				rc = TS_ENOMEM;
+		}
+		nv[0] = 0;
+		for (int s = 0; s < P && !rc; s++)
 			for (int32_t i = 0; i < x->w->roles[s].nops; i++) {
 				const struct wl_op *op = &x->w->roles[s].ops[i];
-				if (op->vary == WL_V_VISION)
-					*(op->cls == WL_ATTN ? &vfa : &vf) += op->flops;
-				else if (op->vary == WL_V_EXPERT && op->layer >= 0)
-					ef[op->layer] += op->flops / mm;
+				if (op->vary == WL_V_VISION) {
+					int k = op->cls == WL_ATTN;
+					struct vop *v = &vo[k][nv[k]++];
+					/* (each micro-batch's copy: a micro-batch's mean) */
+					v->t = op_vision_s(x, op, (struct vload){ 1, 1 }) / mm;
+					v->d = op->cls == WL_HOST_OPT || op->dispatch == WL_DISP_NONE ? 0 :
+					       x->comp.dispatch_s *
+						       (op->dispatch == WL_DISP_ONCE || op->reps <= 1 ? 1 : op->reps) /
+						       mm;
+					v->r = v->d <= 0 ? 0 : v->t > 0 ? v->d / v->t : INFINITY;
+				} else if (op->vary == WL_V_EXPERT && op->layer >= 0) {
+					ef[op->layer] += op_compute_s(x, op, 1) / mm;
+				}
 			}
-		for (int u = 0; u < x->nunits; u++) {
+		for (int k = 0; k < 2 && !rc; k++) {
+			qsort(vo[k], (size_t)nv[k], sizeof(struct vop), cmp_vop);
+			pt[k][0] = pd[k][0] = 0;
+			for (int32_t i = 0; i < nv[k]; i++) {
+				pt[k][i + 1] = pt[k][i] + vo[k][i].t;
+				pd[k][i + 1] = pd[k][i] + vo[k][i].d;
+			}
+		}
+		for (int u = 0; u < x->nunits && !rc; u++) {
 			double s = 0;
 			for (int j = 0; j < mm; j++) {
 				struct vload v = unit_vis(x, vis, u, mm, j);
-				s += (v.lin * vf + v.att * vfa) / mm;
+				if (v.lin > 0)
+					s += vops_time(vo[0], nv[0], pt[0], pd[0], v.lin) +
+					     vops_time(vo[1], nv[1], pt[1], pd[1], v.att);
 				for (int l = 0; l < x->nle; l++)
 					if (ef[l] > 0)
 						s += (double)unit_exp(x, exp_, u, mm, j, l) * ef[l];
@@ -4622,6 +4690,13 @@ static int run_once(struct exec *x, struct run_out *ro)
 			sc[u].s = s;
 			sc[u].u = u;
 		}
+		for (int k = 0; k < 2; k++) {
+			free(vo[k]);
+			free(pt[k]);
+			free(pd[k]);
+		}
+		if (rc)
+			goto out;
 		qsort(sc, (size_t)x->nunits, sizeof(*sc), cmp_scored);
 		bool crosses = false;
 		for (int d = 0; d < WL_NDIMS; d++) {
