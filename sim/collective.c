@@ -483,36 +483,39 @@ static int dag_dep(struct dag *d, int32_t from, int32_t to)
 	return 0;
 }
 
-/* `to` follows `from` on one connection (the same sender and receiver,
- * one chunk after the other): it may go once from's last byte has left
- * the sender, as NCCL posts a connection's next step while the last is on
- * the wire (found by review: as a data dependency, each later chunk of a
- * chain or tree waited out the last one's path latency, so finer chunks
- * added latency). */
-static int dag_order(struct dag *d, int32_t from, int32_t to)
+/* `to` after `from` on one connection (the same sender and receiver, one
+ * chunk after the other), through *link, from's onext or wnext:
+ * - onext, the next chunk: it may go once from's last byte has left the
+ *   sender, as NCCL posts a connection's next step while the last is on
+ *   the wire (found by review: as a data dependency, each later chunk of a
+ *   chain or tree waited out the last one's path latency, so finer chunks
+ *   added latency);
+ * - wnext, RING_SLOTS chunks later: the receiver has RING_SLOTS slots, and
+ *   `to` takes from's once it has arrived and the credit has come back,
+ *   one path latency later, as a ring's connection (found by review:
+ *   without it a chain over 100 us links had some 16 chunks in flight on
+ *   a connection, a 64 MiB broadcast 1660 us at flow level against 8960
+ *   us at packet level). */
+static int dag_conn(struct dag *d, int32_t from, int32_t to, bool window)
 {
+	int32_t *link;
 	if (from < 0 || to < 0)
 		return 0;
-	TS_ASSERT(from < to && d->x[from].onext < 0);
-	d->x[from].onext = to;
+	link = window ? &d->x[from].wnext : &d->x[from].onext;
+	TS_ASSERT(from < to && *link < 0);
+	*link = to;
 	d->x[to].ndeps++;
 	return 0;
 }
 
-/* `to` is RING_SLOTS chunks after `from` on one connection: the receiver
- * has RING_SLOTS slots, and `to` takes from's once it has arrived and the
- * credit has come back, one path latency later (as a ring's connection;
- * found by review: without it a chain over 100 us links had some 16 chunks
- * in flight on a connection, a 64 MiB broadcast 1660 us at flow level
- * against 8960 us at packet level). */
+static int dag_order(struct dag *d, int32_t from, int32_t to)
+{
+	return dag_conn(d, from, to, false);
+}
+
 static int dag_window(struct dag *d, int32_t from, int32_t to)
 {
-	if (from < 0 || to < 0)
-		return 0;
-	TS_ASSERT(from < to && d->x[from].wnext < 0);
-	d->x[from].wnext = to;
-	d->x[to].ndeps++;
-	return 0;
+	return dag_conn(d, from, to, true);
 }
 
 static int dag_finalize(struct dag *d)

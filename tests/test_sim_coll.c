@@ -251,6 +251,21 @@ START_TEST(ring_sends_do_not_wait_for_arrival)
 }
 END_TEST
 
+/* A 64 MiB Simple broadcast chain over ranks 0-15, one channel. */
+static void chain_spec(struct sim_coll_spec *sp, int32_t ranks[16])
+{
+	for (int i = 0; i < 16; i++)
+		ranks[i] = i;
+	sim_coll_spec_init(sp);
+	sp->op = SIM_OP_BROADCAST;
+	sp->algo = SIM_ALGO_RING;
+	sp->proto = SIM_PROTO_SIMPLE;
+	sp->size_bytes = 64 * TS_MiB;
+	sp->nranks = 16;
+	sp->ranks = ranks;
+	sp->channels = 1;
+}
+
 /* A chain's or tree's data is cut as NCCL's loops cut it: whole chunks and
  * the rest, so on one channel 4 more bytes are not faster (found by review:
  * equal chunks made 512 KiB + 4 a channel two pipelined chunks, a broadcast
@@ -287,16 +302,7 @@ START_TEST(chunks_cut_as_nccl_loops)
 		struct sim_coll_spec sp;
 		struct ts_error err = TS_ERROR_INIT;
 		double t8, t64;
-		for (int i = 0; i < 16; i++)
-			ranks[i] = i;
-		sim_coll_spec_init(&sp);
-		sp.op = SIM_OP_BROADCAST;
-		sp.algo = SIM_ALGO_RING;
-		sp.proto = SIM_PROTO_SIMPLE;
-		sp.size_bytes = 64 * TS_MiB; /* 1 MiB chunks: 7 on the wire outlast a round trip */
-		sp.nranks = 16;
-		sp.ranks = ranks;
-		sp.channels = 1;
+		chain_spec(&sp, ranks); /* 1 MiB chunks: 7 on the wire outlast a round trip */
 		sp.chunks = 8;
 		ck_assert_msg(sim_coll_analytic(&w.t, &sp, &t8, &err) == 0, "%s", err.msg);
 		sp.chunks = 64;
@@ -324,16 +330,7 @@ START_TEST(chunks_cut_as_nccl_loops)
 		for (int j = 0; j < h; j++)
 			rtt += 2 * time_to_s(w.t.links[p[j]].lat_ps);
 		ck_assert_double_ge(rtt, 400e-6);
-		for (int i = 0; i < 16; i++)
-			ranks[i] = i;
-		sim_coll_spec_init(&sp);
-		sp.op = SIM_OP_BROADCAST;
-		sp.algo = SIM_ALGO_RING;
-		sp.proto = SIM_PROTO_SIMPLE;
-		sp.size_bytes = 64 * TS_MiB; /* 64 chunks of 1 MiB */
-		sp.nranks = 16;
-		sp.ranks = ranks;
-		sp.channels = 1;
+		chain_spec(&sp, ranks); /* 64 chunks of 1 MiB */
 		ck_assert_msg(sim_coll_analytic(&w.t, &sp, &ta, &err) == 0, "%s", err.msg);
 		sim_engine_init(&e);
 		ck_assert_msg(sim_net_init_topo(&net, &e, SIM_FLOW, &w.t, &err) == 0, "%s", err.msg);
