@@ -89,8 +89,9 @@ struct xfer {
 	int32_t link;              /* link id when dst < 0 */
 	double bytes;              /* payload, bytes */
 	bool pay_alpha;            /* first chunk of its edge */
-	int32_t ndeps;             /* unfinished predecessors (and the connection's last
-	                            * transfer while it has not left) */
+	int32_t ndeps;             /* unfinished predecessors, and on its connection the
+	                            * last transfer until it has left and the one
+	                            * RING_SLOTS before until that slot's credit is back */
 	int32_t onext;             /* the next transfer on this connection, which may go
 	                            * once this one's last byte has left (dag_order), or -1 */
 	int32_t wnext;             /* the transfer RING_SLOTS later on this connection, which
@@ -796,8 +797,7 @@ static int build_chain(struct sim_coll *c, struct dag *d, const int32_t *ord, in
 		 * successor to the root (NCCL's ring reduce: the rank after
 		 * the root sends, the root receives last); it ran the
 		 * broadcast's chain backwards, on the other direction's
-		 * links (found by review: on pcie-2x2-tcp a 1 MiB broadcast
-		 * took 584.55 us at flow level and a reduce 430.79) */
+		 * links (seen while a review compared the two) */
 		int32_t src = toward_root ? ord[h + 1] : ord[h];
 		int32_t dst = toward_root ? ord[(h + 2) % n] : ord[h + 1];
 		int32_t last = -1;
@@ -1847,37 +1847,44 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 
 static int xfer_send(struct sim_coll *c, struct dag *d, int32_t id);
 
-/* A transfer's last byte has left: its connection's next may go. */
-static void dag_left_cb(void *ctx, uint64_t arg)
+/* One of transfer s's predecessors is done: send it once none is left. */
+static void dag_ready(struct dag *d, int32_t s)
 {
-	struct dag *d = ctx;
-	int32_t s = d->x[(int32_t)arg].onext;
 	if (--d->x[s].ndeps == 0) {
 		int rc = xfer_send(d->c, d, s);
 		if (rc && !d->c->err)
 			d->c->err = rc;
 	}
+}
+
+/* A transfer's last byte has left: its connection's next may go. */
+static void dag_left_cb(void *ctx, uint64_t arg)
+{
+	struct dag *d = ctx;
+	dag_ready(d, d->x[(int32_t)arg].onext);
 }
 
 /* A slot's credit is back at the sender: the transfer it waited for. */
 static void dag_credit_ev(struct sim_engine *e, void *ctx, uint64_t arg)
 {
-	struct dag *d = ctx;
-	int32_t s = (int32_t)arg;
 	(void)e;
-	if (--d->x[s].ndeps == 0) {
-		int rc = xfer_send(d->c, d, s);
-		if (rc && !d->c->err)
-			d->c->err = rc;
-	}
+	dag_ready(ctx, (int32_t)arg);
 }
 
-/* The path latency of transfer x's route (its ECMP one), ps. */
+/* Transfer x's route (its ECMP one) into p: its hops, 0 for a single link
+ * or a join. */
+static int xfer_route(const struct sim_coll *c, const struct xfer *x, int32_t *p)
+{
+	int h = x->dst < 0 || x->src == x->dst ? 0 : coll_route(c, x->src, x->dst, x->hash, 1, 0, p);
+	return h > 0 ? h : 0;
+}
+
+/* The path latency of transfer x's route, ps. */
 static simtime_ps xfer_plat_ps(const struct sim_coll *c, const struct xfer *x)
 {
 	int32_t p[TOPO_MAX_HOPS];
 	simtime_ps l = 0;
-	int h = x->dst < 0 || x->src == x->dst ? 0 : coll_route(c, x->src, x->dst, x->hash, 1, 0, p);
+	int h = xfer_route(c, x, p);
 	for (int k = 0; k < h; k++)
 		l += c->t->links[p[k]].lat_ps;
 	return l;
@@ -1894,14 +1901,8 @@ static void dag_done_cb(void *ctx, uint64_t arg)
 		       (uint64_t)d->x[id].wnext) &&
 	    !c->err)
 		c->err = TS_ENOMEM;
-	for (k = d->soff[id]; k < d->soff[id + 1]; k++) {
-		int32_t s = d->succ[k];
-		if (--d->x[s].ndeps == 0) {
-			int rc = xfer_send(c, d, s);
-			if (rc && !c->err)
-				c->err = rc;
-		}
-	}
+	for (k = d->soff[id]; k < d->soff[id + 1]; k++)
+		dag_ready(d, d->succ[k]);
 	finish_phase_item(c);
 }
 
@@ -2429,7 +2430,7 @@ static double xfer_wire_s(const struct sim_coll *c, const struct xfer *x)
 {
 	int32_t p[TOPO_MAX_HOPS];
 	double cap = INFINITY;
-	int h = x->dst < 0 || x->src == x->dst ? 0 : coll_route(c, x->src, x->dst, x->hash, 1, 0, p);
+	int h = xfer_route(c, x, p);
 	for (int k = 0; k < h; k++)
 		cap = fmin(cap, sim_link_cap_topo(c->t, p[k]));
 	return h > 0 ? x->bytes * c->wire_factor / cap : 0;
