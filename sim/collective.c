@@ -1469,6 +1469,15 @@ static int coll_send(struct sim_coll *c, int32_t a, int32_t b, uint64_t hash,
 
 static void ring_try(struct ring *r, int32_t i);
 
+/* The latency of path p (h links), ps. */
+static simtime_ps path_lat_ps(const struct topo *t, const int32_t *p, int h)
+{
+	simtime_ps l = 0;
+	for (int k = 0; k < h; k++)
+		l += t->links[p[k]].lat_ps;
+	return l;
+}
+
 /* The chunk of position i is usable at the next rank: alpha after it
  * arrived (software latency as a pipeline delay: the link is free again
  * during it, so a connection's next chunk can already be on the wire). */
@@ -1813,20 +1822,10 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 {
 	int32_t i;
 	r->c = c;
-	r->sent = calloc((size_t)r->m, sizeof(int32_t));
-	r->recvd = calloc((size_t)r->m, sizeof(int32_t));
-	r->busy = calloc((size_t)r->m, sizeof(bool));
-	r->freed = calloc((size_t)r->m, sizeof(int32_t));
-	r->cr = malloc((size_t)r->m * RING_SLOTS * sizeof(simtime_ps));
-	r->cr_head = calloc((size_t)r->m, 1);
-	r->cr_n = calloc((size_t)r->m, 1);
-	r->cr_armed = calloc((size_t)r->m, sizeof(bool));
-	r->plat = calloc((size_t)r->m, sizeof(simtime_ps));
 	r->path = malloc((size_t)r->m * TOPO_MAX_HOPS * sizeof(int32_t));
 	r->hops = malloc((size_t)r->m);
 	r->alpha = malloc((size_t)r->m * sizeof(simtime_ps));
-	if (!r->sent || !r->recvd || !r->busy || !r->freed || !r->cr || !r->cr_head || !r->cr_n ||
-	    !r->cr_armed || !r->plat || !r->path || !r->hops || !r->alpha)
+	if (!r->path || !r->hops || !r->alpha)
 		return TS_ENOMEM;
 	for (i = 0; i < r->m; i++) {
 		int32_t a = r->gpu[i], b = r->gpu[(i + 1) % r->m];
@@ -1835,11 +1834,24 @@ static int ring_start(struct sim_coll *c, struct ring *r)
 			return h;
 		r->hops[i] = (int8_t)h;
 		r->alpha[i] = c->a_ps[hop_class(c->t, a, b)];
-		for (int j = 0; j < h; j++)
-			r->plat[i] += c->net->links[r->path[(size_t)i * TOPO_MAX_HOPS + j]].lat_ps;
 	}
 	if (r->coupled)
 		return ring_start_coupled(c, r);
+	/* step by step: each position's sends, receives and slots */
+	r->sent = calloc((size_t)r->m, sizeof(int32_t));
+	r->recvd = calloc((size_t)r->m, sizeof(int32_t));
+	r->busy = calloc((size_t)r->m, sizeof(bool));
+	r->freed = calloc((size_t)r->m, sizeof(int32_t));
+	r->cr = malloc((size_t)r->m * RING_SLOTS * sizeof(simtime_ps));
+	r->cr_head = calloc((size_t)r->m, 1);
+	r->cr_n = calloc((size_t)r->m, 1);
+	r->cr_armed = calloc((size_t)r->m, sizeof(bool));
+	r->plat = malloc((size_t)r->m * sizeof(simtime_ps));
+	if (!r->sent || !r->recvd || !r->busy || !r->freed || !r->cr || !r->cr_head || !r->cr_n ||
+	    !r->cr_armed || !r->plat)
+		return TS_ENOMEM;
+	for (i = 0; i < r->m; i++)
+		r->plat[i] = path_lat_ps(c->t, r->path + (size_t)i * TOPO_MAX_HOPS, r->hops[i]);
 	for (i = 0; i < r->m; i++)
 		ring_try(r, i);
 	return c->err;
@@ -1883,11 +1895,7 @@ static int xfer_route(const struct sim_coll *c, const struct xfer *x, int32_t *p
 static simtime_ps xfer_plat_ps(const struct sim_coll *c, const struct xfer *x)
 {
 	int32_t p[TOPO_MAX_HOPS];
-	simtime_ps l = 0;
-	int h = xfer_route(c, x, p);
-	for (int k = 0; k < h; k++)
-		l += c->t->links[p[k]].lat_ps;
-	return l;
+	return path_lat_ps(c->t, p, xfer_route(c, x, p));
 }
 
 static void dag_done_cb(void *ctx, uint64_t arg)
