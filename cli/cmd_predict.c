@@ -541,8 +541,9 @@ int cmd_predict(int argc, char **argv)
 		struct afile a;
 		if (!path)
 			continue;
-		if (!path[strspn(path, " \t\r\n\v\f")]) { /* the option named (found by review;
-							   blanks alone too, found by a fuzzer) */
+		/* the option named (found by review; blanks alone too, found
+		 * by a fuzzer) */
+		if (ts_path_blank(path)) {
 			ts_error_set(&err, TS_EINPUT, "%s: the file name is empty or blank",
 				     k ? "--svg" : "--trace");
 			goto fail;

@@ -231,7 +231,7 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 	/* (found by review: refused only after the run); a name of blanks
 	 * alone is an empty one gone wrong, not a file to make (found by a
 	 * fuzzer: --svg ' ' wrote a file named by a space) */
-	if (!user_path[0] || !user_path[strspn(user_path, " \t\r\n\v\f")])
+	if (ts_path_blank(user_path))
 		return ts_error_set(err, TS_EINPUT, "an output file name is empty or blank");
 	path = follow_links(user_path);
 	if (!path)
@@ -404,4 +404,9 @@ bool fileio_same_file(const char *a0, const char *b0)
 	free(ca);
 	free(cb);
 	return same;
+}
+
+bool ts_path_blank(const char *path)
+{
+	return !path[strspn(path, " \t\r\n\v\f")];
 }

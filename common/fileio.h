@@ -29,6 +29,9 @@ struct afile {
  * path names, which is what commit replaces; the link stays). Until commit
  * or abort, SIGINT, SIGTERM and SIGHUP remove it before the process ends. */
 int afile_open(struct afile *a, const char *path, struct ts_error *err);
+/* Whether an output file name is empty or blanks alone (afile_open refuses
+ * it; a caller may say first which option gave it). */
+bool ts_path_blank(const char *path);
 /* Flush, sync and rename over path; on failure the temporary is removed. */
 int afile_commit(struct afile *a, struct ts_error *err);
 /* Drop the temporary file (safe after commit, and on an unopened afile). */
