@@ -282,23 +282,27 @@ double model_v_width_rank(const struct model *m, const struct plan *p)
 	return model_kv_width_rank(m, p);
 }
 
-/* Parameters of layer l held by one rank: dense part / tp (K/V replicated
- * when tp exceeds the kv heads), experts / (ep x etp) (Megatron-core's
- * expert_tensor_parallel_size, tp by default). */
+/* Parameters of layer l held by one rank: the dense part / tp, but whole
+ * what every TP rank keeps whole (model_layer_tp_whole_params) and with K/V
+ * replicated when tp exceeds the kv heads; experts / (ep x etp)
+ * (Megatron-core's expert_tensor_parallel_size, tp by default). */
 void model_layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,
 			     double *experts)
 {
-	int64_t tot, act, ex;
+	int64_t tot, act, ex, whole = model_layer_tp_whole_params(m, l);
 	double kvfix = 0;
 	model_layer_params(m, l, &tot, &act, &ex);
-	if (m->kv_heads % p->tp) /* replicated: one kv group per rank instead of kv/tp */
+	/* replicated: one kv group per rank instead of kv/tp */
+	if (m->kv_lora <= 0 && m->kv_heads % p->tp)
 		kvfix = 2.0 * m->hidden * m->head_dim * (1.0 - (double)m->kv_heads / p->tp);
-	/* MLA's down projections and latent norms are whole on every TP rank
-	 * (Megatron-core's MLASelfAttention duplicates them) */
-	if (m->kv_lora > 0)
-		kvfix = (model_mla_down_params(m) + m->q_lora + m->kv_lora) * (1.0 - 1.0 / p->tp);
-	*dense = (double)(tot - ex) / p->tp + kvfix;
+	*dense = (double)(tot - ex - whole) / p->tp + (double)whole + kvfix;
 	*experts = (double)ex / ((double)p->ep * plan_etp(p));
+}
+
+double model_vision_rank_params(const struct model *m, const struct plan *p)
+{
+	double whole = (double)model_vision_tp_whole_params(m);
+	return ((double)model_vision_params(m) - whole) / p->tp + whole;
 }
 
 void model_layer_cost(const struct model *m, const struct plan *p, int l,
@@ -507,10 +511,9 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 	 * position embedding) */
 	double emb_rank = vocab * h / p->tp + (double)m->max_pos * h;
 	double head_rank = vocab * h / p->tp;
-	/* Norm weights are replicated across TP ranks; counted as split here like
-	 * the layers' (they are < 0.01% of any model). */
-	double fin_norm = (m->norm == MODEL_NORM_LAYER ? 2 * h : h) / p->tp;
-	double vis = (double)model_vision_params(m) / p->tp;
+	/* the final norm: whole on every TP rank */
+	double fin_norm = (double)model_norm_params(m);
+	double vis = model_vision_rank_params(m, p);
 	double act_dense = -1, act_moe = -1, pd_dense = 0, pe_dense = 0, pd_moe = 0, pe_moe = 0;
 	int first_dense = -1, first_moe = -1;
 

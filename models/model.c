@@ -1117,6 +1117,32 @@ void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *a
 		*experts = ex;
 }
 
+/* Megatron-core keeps on every TP rank, whole: the norms (and q/k norms;
+ * OLMo 2's over all heads too, assumption), MLA's down projections with their latent norms (MLASelfAttention's
+ * duplicated linears), a MoE layer's router (TopKRouter) and shared-expert
+ * gate, and the biases of the row-parallel linears (o_proj's, the MLP's
+ * down projection's), which are added after the reduction. */
+int64_t model_layer_tp_whole_params(const struct model *m, int l)
+{
+	int64_t h = m->hidden, n = m->layer_norms * norm_params(m, h);
+	bool moe = m->experts > 0 && m->moe_layer[l], mb = m->bias || m->mlp_bias;
+	n += model_qk_norm_params(m);
+	if (m->kv_lora > 0) {
+		n += (int64_t)model_mla_down_params(m) + norm_params(m, m->kv_lora) +
+		     (m->q_lora > 0 ? norm_params(m, m->q_lora) : 0);
+		if (m->bias || m->attn_bias) /* q_a_proj's and kv_a_proj_with_mqa's */
+			n += m->q_lora + m->kv_lora + m->qk_rope;
+	}
+	if (m->bias || m->attn_bias) /* o_proj's */
+		n += h;
+	if (!moe)
+		return n + (mb ? h : 0);
+	n += h * m->experts; /* the router */
+	if (m->shared_ffn > 0)
+		n += (m->shared_gate ? h : 0) + (mb ? h : 0);
+	return n;
+}
+
 /* Vision parts: [0] encoder (patch embed, positions, blocks), [1] mergers. */
 static void vision_params(const struct model *m, int64_t *enc, int64_t *merger)
 {
@@ -1145,6 +1171,21 @@ int64_t model_vision_params(const struct model *m)
 	int64_t e, g;
 	vision_params(m, &e, &g);
 	return e + g;
+}
+
+/* As Megatron-core's vision models hold them under TP: the patch embedding
+ * (a convolution) and learned positions, each block's two LayerNorms and
+ * its row-parallel proj and fc2 biases, each merger's LayerNorm and fc2
+ * bias are whole on every rank; the rest is split. */
+int64_t model_vision_tp_whole_params(const struct model *m)
+{
+	const struct model_vision *v = &m->vit;
+	int64_t hd = v->hidden, in = hd * v->merge * v->merge;
+	if (!m->has_vision)
+		return 0;
+	return (int64_t)v->in_channels * v->temporal_patch * v->patch * v->patch * hd + hd +
+	       (int64_t)v->pos_embeddings * hd + (4 * hd + 2 * hd) * v->depth +
+	       (2 * hd + v->out_hidden) + (int64_t)v->deepstack * (2 * in + v->out_hidden);
 }
 
 void model_count_params(const struct model *m, struct model_params *o)

@@ -157,6 +157,13 @@ int64_t model_norm_params(const struct model *m);
 int64_t model_qk_norm_params(const struct model *m);
 /* Vision encoder + mergers parameters (0 without vision). */
 int64_t model_vision_params(const struct model *m);
+/* Of those, the ones every TP rank holds whole (Megatron-core: patch
+ * embedding, positions, LayerNorms, row-parallel biases). */
+int64_t model_vision_tp_whole_params(const struct model *m);
+/* Parameters of decoder layer l that every TP rank holds whole: norms,
+ * q/k norms, MLA's down projections and latent norms, a MoE
+ * layer's router and shared-expert gate, row-parallel biases. */
+int64_t model_layer_tp_whole_params(const struct model *m, int l);
 
 /* Forward FLOPs per text token at sequence length seq_len: 2 x active
  * matmul parameters (biases and norms excluded) + the attention scores
@@ -440,10 +447,13 @@ double model_kv_width_rank(const struct model *m, const struct plan *p);
 /* V width one TP rank holds: model_kv_width_rank, or heads x v_head_dim /
  * tp with MLA. */
 double model_v_width_rank(const struct model *m, const struct plan *p);
-/* Parameters of decoder layer l one rank holds: dense (TP-split, K/V
- * replicated as above) and experts (EP x TP). */
+/* Parameters of decoder layer l one rank holds: dense (TP-split, but the
+ * TP-whole ones whole and K/V replicated as above) and experts (EP x TP). */
 void model_layer_rank_params(const struct model *m, const struct plan *p, int l, double *dense,
 			     double *experts);
+/* The vision encoder's and mergers' parameters one rank of the first
+ * stage holds: TP-split, the TP-whole ones whole. */
+double model_vision_rank_params(const struct model *m, const struct plan *p);
 /* Korthikanti et al. (MLSys'23) Table 2 per-layer activation bytes for a
  * layer of the model at micro-batch b and sequence s (used by the cost). */
 double model_layer_act_bytes(const struct model *m, const struct plan *p, int l);

@@ -2059,12 +2059,12 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	 * positions whole (Megatron's "Position embedding (serial)", the same
 	 * on every tp rank) */
 	double emb_params = vocab * m->hidden / p->tp + (double)m->max_pos * m->hidden;
-	/* the final norm (divided over tp like the layers' norms) */
-	double fnorm_params = (double)model_norm_params(m) / p->tp;
+	/* the final norm (whole on every TP rank) */
+	double fnorm_params = (double)model_norm_params(m);
 	/* the LM head's weights (a tied one is the embedding's, gathered again)
 	 * with the final norm before it */
 	double head_params = vocab * m->hidden / p->tp + fnorm_params;
-	double vit_params = (double)model_vision_params(m) / p->tp;
+	double vit_params = model_vision_rank_params(m, p);
 	/* the parameters the last stage's optimizer holds outside the layers */
 	double pg_head = (!m->tie_embeddings || P > 1 ? vocab * m->hidden / p->tp : 0) +
 			 fnorm_params;
@@ -2407,14 +2407,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					/* encoder blocks: 12 tensors each (two LayerNorms,
 					 * qkv, proj, fc1, fc2 with biases); 6 more for the
 					 * patch embedding, positions and merger (assumption) */
-					grad_accum(&b, "vit grad accumulate",
-						   (double)model_vision_params(m) / p->tp, 0,
+					grad_accum(&b, "vit grad accumulate", vit_params, 0,
 						   m->has_vision ? 12 * m->vit.depth + 6 : 0);
 					if (reduce) {
-						b.bucket_dense += (vocab * h +
-								   (double)model_vision_params(m)) /
-									  p->tp +
-								  (double)m->max_pos * h;
+						b.bucket_dense += emb_params + vit_params;
 						if (flush)
 							dp_flush(&b, false, false);
 					}
@@ -2509,8 +2505,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			}
 		}
 		if (s == 0)
-			opt_dense += (vocab * h + (double)model_vision_params(m)) / p->tp +
-				     (double)m->max_pos * h;
+			opt_dense += emb_params + vit_params;
 		if (s == (V - 1) % P && (!m->tie_embeddings || P > 1))
 			opt_dense += vocab * h / p->tp;
 		if (s == (V - 1) % P)
@@ -2527,24 +2522,20 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				b.pend = b.last[WL_S_DP];
 			/* With sequence parallelism the parameters every TP rank
 			 * holds whole but uses on its sequence shard (norms, q/k
-			 * norms, MoE routers) have partial gradients: Megatron's
+			 * norms, MoE routers, row-parallel biases: all of
+			 * model_layer_tp_whole_params) have partial gradients;
+			 * q/k norms have, without it too (each rank normalises
+			 * its own heads). Megatron's
 			 * finalize_model_grads all-reduces them over TP, coalesced
 			 * into one collective of fp32 gradients, after the DP sync */
-			if (spl) {
-				double rep = s == (V - 1) % P ? (double)model_norm_params(m) : 0;
+			double qkw = (double)model_qk_norm_params(m);
+			if (spl || (p->tp > 1 && qkw > 0)) {
+				double rep = spl && s == (V - 1) % P ? (double)model_norm_params(m) : 0;
 				for (int l0 = 0; l0 < v; l0++) {
 					int first, nl;
 					plan_chunk_layers(p, m, s, l0, &first, &nl);
 					for (int l = first; l < first + nl; l++)
-						rep += (double)m->layer_norms * model_norm_params(m) +
-						       (double)model_qk_norm_params(m) +
-						       (m->experts > 0 && m->moe_layer[l] ?
-								(double)m->experts * h :
-								0) +
-						       /* MLA's down projections and latent norms */
-						       (m->kv_lora > 0 ? model_mla_down_params(m) +
-										 m->q_lora + m->kv_lora :
-									 0);
+						rep += spl ? (double)model_layer_tp_whole_params(m, l) : qkw;
 				}
 				b.layer = -1;
 				comm(&b, WL_P_OPT, WL_D_TP, WL_C_ALLREDUCE, 4 * rep,

@@ -267,7 +267,8 @@ START_TEST(flops_latent_attention)
 	 * 2 x the active matmul parameters (MLA's five projections, dense or
 	 * shared + top-8 routed experts, router) + per layer 2 s a (nope + rope)
 	 * for the scores and 2 s a v for the context + 2 V h; and the layer
-	 * parameters one TP rank holds keep the down projections whole. */
+	 * parameters one TP rank holds keep the down projections, the latent
+	 * norms and the layer's two norms whole. */
 	struct model m;
 	struct plan p;
 	struct ts_error err = TS_ERROR_INIT;
@@ -287,7 +288,7 @@ START_TEST(flops_latent_attention)
 	p.seq_len = 4096;
 	ck_assert_msg(plan_resolve(&p, &m, 64, &err) == 0, "%s", err.msg);
 	model_layer_rank_params(&m, &p, 0, &dense, &ex);
-	want = (mla - down + 2 * h + 3 * h * 18432) / 8 + down + 1536 + 512;
+	want = (mla - down + 3 * h * 18432) / 8 + 2 * h + down + 1536 + 512;
 	ck_assert_double_eq_tol(dense, want, want * 1e-12);
 	ck_assert_double_eq(ex, 0);
 }
@@ -1375,9 +1376,11 @@ END_TEST
 START_TEST(state_memory_sums_over_stages)
 {
 	/* Weights over all stages and TP ranks add back up to the model (each
-	 * TP/PP shard counted once; tied embeddings copied to the last stage)
-	 * and the rows that pad the vocabulary to a multiple of 128 x tp, in
-	 * the embedding and the LM head (128,256 -> 129,024 at tp 8). */
+	 * TP/PP shard counted once; tied embeddings copied to the last stage),
+	 * the rows that pad the vocabulary to a multiple of 128 x tp, in the
+	 * embedding and the LM head (128,256 -> 129,024 at tp 8), and 7 more
+	 * copies of the norms every TP rank holds whole (80 layers' two and
+	 * the final one, 8,192 each). */
 	struct model m;
 	struct plan p;
 	struct model_params mp;
@@ -1396,7 +1399,47 @@ START_TEST(state_memory_sums_over_stages)
 	for (int s = 0; s < 4; s++)
 		sum += r->stage[s].weights_bytes * 8 / 2;
 	ck_assert_double_eq(padded_vocab(m.vocab, 8), 129024);
-	ck_assert_double_eq_tol(sum, (double)mp.sum_total + 2 * (129024.0 - m.vocab) * m.hidden, 1);
+	ck_assert_double_eq_tol(sum,
+				(double)mp.sum_total + 2 * (129024.0 - m.vocab) * m.hidden +
+					7.0 * (80 * 2 + 1) * 8192,
+				1);
+	free(r);
+}
+END_TEST
+
+/* The parameters one rank holds as Megatron-core holds them: Qwen3-235B-A22B
+ * at tp 8, ep 8 (experts split over ep x etp = 64), pp 1. A layer: q and o
+ * 4096 x 8192 split by 8; K and V one group of 128 whole (tp > 4 kv heads);
+ * the two norms, q_norm and k_norm, and the 128 x 4096 router whole on
+ * every rank; the experts' 128 x 3 x 4096 x 1536 split by 64. The embedding
+ * and the LM head hold 152,576 / 8 rows (the vocabulary padded to 128 x 8)
+ * and the final norm is whole: 4,641,795,584 (the model split them all by
+ * tp: 4,597,974,464; found by a memory audit). */
+START_TEST(tp_whole_parameters_on_every_rank)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 512 };
+	struct ts_error err = TS_ERROR_INIT;
+	double wb, gb, ob, layer, want, d, e;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "qwen3-235b-a22b", &err), 0);
+	plan_init(&p);
+	p.tp = 8;
+	p.sp = true;
+	p.ep = 8;
+	p.pp = 1;
+	ck_assert_msg(plan_resolve(&p, &m, 512, &err) == 0, "%s", err.msg);
+	layer = 2.0 * 4096 * 8192 / 8 + 2.0 * 4096 * 128 + 2 * 4096 + 2 * 128 + 128.0 * 4096 +
+		128.0 * 3 * 4096 * 1536 / 64;
+	want = 94 * layer + 2 * 152576.0 * 4096 / 8 + 4096;
+	ck_assert_double_eq(want, 4641795584.0);
+	model_layer_rank_params(&m, &p, 0, &d, &e);
+	ck_assert_double_eq_tol(d + e, layer, 1e-3);
+	memory_eval(&m, &p, &env, r);
+	memory_bytes_per_param(&p, &wb, &gb, &ob);
+	ck_assert_double_eq_tol(r->stage[0].weights_bytes / wb, want, 1e-3);
 	free(r);
 }
 END_TEST
@@ -3123,6 +3166,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, default_seq_len_fits_positions);
 	tcase_add_test(tc, distopt_cpu_offload);
 	tcase_add_test(tc, state_memory_sums_over_stages);
+	tcase_add_test(tc, tp_whole_parameters_on_every_rank);
 	tcase_add_test(tc, seed_qwen3_vl_235b);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bad_input");

@@ -7277,32 +7277,59 @@ static void check_trace_args(const cJSON *e, double act, const char *const tp_pi
 		}
 }
 
-/* Under sequence parallelism the weights replicated over TP (norms, and
- * OLMo 2's q_norm/k_norm over all heads) have their gradients all-reduced
- * before the step, in fp32: 4 x (final norm + L x (two norms + q/k norms))
- * bytes (found by review: the q/k norms counted per head, as Qwen3's) */
-START_TEST(replicated_grads_count_qk_norms)
+/* The bytes of the TP all-reduce of the gradients of weights every TP
+ * rank holds whole ("tp replicated grads allreduce"; -1 without one) */
+static double replicated_grads_bytes(const char *config, bool sp)
 {
 	struct plan p;
 	struct sim_predict_opts o;
 	struct sim_prediction r;
-	const struct sim_slice *s = NULL;
-	setup_small(&p, &o, 1,
-		    "{\"model_type\": \"olmo2\", \"hidden_size\": 256, \"num_hidden_layers\": 4, "
-		    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 512, "
-		    "\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06}");
+	double bytes = -1;
+	setup_small(&p, &o, 1, config);
 	p.tp = 2;
-	p.sp = true;
+	p.sp = sp;
 	p.global_batch = 4;
 	resolve(&p);
 	run(&p, &o, &r);
-	for (int32_t i = 0; i < r.tl->n && !s; i++)
-		if (!strcmp(r.tl->s[i].name, "tp replicated grads allreduce"))
-			s = &r.tl->s[i];
-	ck_assert_ptr_nonnull(s);
-	ck_assert_double_eq(s->bytes, 4.0 * (256 + 4 * (2 * 256 + (4 + 2) * 64)));
+	for (int32_t i = 0; i < r.tl->n; i++)
+		if (!strcmp(r.tl->s[i].name, "tp replicated grads allreduce")) {
+			/* one a rank, coalesced; the same on every rank */
+			ck_assert(bytes < 0 || bytes == r.tl->s[i].bytes);
+			bytes = r.tl->s[i].bytes;
+		}
 	sim_prediction_release(&r);
 	topo_release(&topo);
+	return bytes;
+}
+
+/* Under sequence parallelism the weights replicated over TP (norms, and
+ * OLMo 2's q_norm/k_norm over all heads) have their gradients all-reduced
+ * before the step, in fp32: 4 x (final norm + L x (two norms + q/k norms))
+ * bytes (found by review: the q/k norms counted per head, as Qwen3's).
+ * Without it only the q/k norms (each rank normalises its own heads:
+ * Megatron's finalize_model_grads takes q_layernorm and k_layernorm with
+ * qk_layernorm too), and a model without them has none. Under it the
+ * row-parallel biases too (added on the sequence shard): GPT-2's o_proj
+ * and fc2 biases beside its LayerNorms' weights and biases. */
+START_TEST(replicated_grads_count_qk_norms)
+{
+	const char *olmo =
+		"{\"model_type\": \"olmo2\", \"hidden_size\": 256, \"num_hidden_layers\": 4, "
+		"\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 512, "
+		"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06}";
+	const char *llama =
+		"{\"model_type\": \"llama\", \"hidden_size\": 256, \"num_hidden_layers\": 4, "
+		"\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 512, "
+		"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06}";
+	const char *gpt2 = "{\"model_type\": \"gpt2\", \"n_embd\": 256, \"n_layer\": 4, "
+			   "\"n_head\": 4, \"n_positions\": 1024, \"vocab_size\": 1000}";
+	ck_assert_double_eq(replicated_grads_bytes(olmo, true),
+			    4.0 * (256 + 4 * (2 * 256 + (4 + 2) * 64)));
+	ck_assert_double_eq(replicated_grads_bytes(olmo, false), 4.0 * 4 * (4 + 2) * 64);
+	ck_assert_double_eq(replicated_grads_bytes(llama, false), -1);
+	ck_assert_double_eq(replicated_grads_bytes(llama, true), 4.0 * (256 + 4 * 2 * 256));
+	ck_assert_double_eq(replicated_grads_bytes(gpt2, true),
+			    4.0 * (2 * 256 + 4 * (2 * 2 * 256 + 256 + 256)));
 }
 END_TEST
 
