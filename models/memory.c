@@ -670,13 +670,17 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			st->activations_bytes += vision_act_bytes(m, p, imgs, patches) * c0 *
 						 vision_peak(env, (int)c0);
 		}
-		/* Korthikanti §4.3: 4sbh/t (1 + V/h): the final norm's input (split
-		 * by tp with sequence parallelism only) and the fp32 logits
-		 * (vocabulary-parallel), per micro-batch the last stage holds */
+		/* Korthikanti §4.3: 4sbh/t (1 + V/h): the final norm's and the
+		 * output layer's 16-bit inputs, 2sbh each (split by tp with
+		 * sequence parallelism only; twice that in fp32, found by a
+		 * memory audit), and the fp32 logits (vocabulary-parallel), per
+		 * micro-batch the last stage holds */
 		if (s == p->pp - 1)
-			st->activations_bytes += (4 * s_loc * b * h / (p->sp ? p->tp : 1) +
-						  4 * s_loc * b * vocab / p->tp) *
-						 logits_in_flight(p, m_micro);
+			st->activations_bytes +=
+				(4 * s_loc * b * h * (p->precision == PLAN_DT_FP32 ? 2 : 1) /
+					 (p->sp ? p->tp : 1) +
+				 4 * s_loc * b * vocab / p->tp) *
+				logits_in_flight(p, m_micro);
 		/* Buffers: DeepSpeed-style reduce buckets (two in flight, assumption),
 		 * each at most the stage's gradients at the bucket's dtype (found by
 		 * review: a bucket larger than the gradients was counted whole);

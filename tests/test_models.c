@@ -1444,6 +1444,37 @@ START_TEST(tp_whole_parameters_on_every_rank)
 }
 END_TEST
 
+/* In fp32 every stored activation doubles but the logits, fp32 already:
+ * the last stage of llama3-8b (no dropout) at tp 2, pp 2, 1F1B holds
+ * 2 x its 16-bit activations less 4 s b V / tp of one micro-batch's
+ * logits (found by a memory audit: the final norm's and the output
+ * layer's inputs stayed 16-bit). */
+START_TEST(fp32_doubles_all_but_the_logits)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 8 };
+	struct ts_error err = TS_ERROR_INIT;
+	double a16, a32;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "llama3-8b", &err), 0);
+	for (int k = 0; k < 2; k++) {
+		plan_init(&p);
+		p.tp = 2;
+		p.pp = 2;
+		p.global_batch = 8;
+		p.seq_len = 2048;
+		p.precision = k ? PLAN_DT_FP32 : PLAN_DT_BF16;
+		ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, r);
+		*(k ? &a32 : &a16) = r->stage[1].activations_bytes;
+	}
+	ck_assert_double_eq_tol(a32, 2 * a16 - 4.0 * 2048 * 128256 / 2, 1);
+	free(r);
+}
+END_TEST
+
 /* ---- seeds' claims: Qwen3-VL-235B on 4 nodes x 2 A100-80GB ----------------- */
 
 static double peak_for(struct model *m, int zero, enum plan_offload off, bool *fits)
@@ -3167,6 +3198,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, distopt_cpu_offload);
 	tcase_add_test(tc, state_memory_sums_over_stages);
 	tcase_add_test(tc, tp_whole_parameters_on_every_rank);
+	tcase_add_test(tc, fp32_doubles_all_but_the_logits);
 	tcase_add_test(tc, seed_qwen3_vl_235b);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bad_input");
