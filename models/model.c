@@ -746,6 +746,14 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		 * capped its sequence) */
 		if (type_is(mtype, "bloom"))
 			m->max_pos = 0;
+		/* GPT2Config, GPTJConfig, BloomConfig and GPTBigCodeConfig have
+		 * no K/V head count or head width: their attention takes n_head
+		 * heads of n_embd / n_head, whatever else the file says (found by
+		 * a review: num_key_value_heads was honoured) */
+		if (arch.gated >= 0) {
+			m->kv_heads = m->heads;
+			m->head_dim = m->hidden / m->heads;
+		}
 		/* GPTBigCode (StarCoder): multi-query attention, one K/V head */
 		{
 			bool mq = false;

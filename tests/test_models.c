@@ -1557,6 +1557,12 @@ START_TEST(head_dim_default_by_type)
 		{ "{\"model_type\": \"mistral\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
 		  "\"num_attention_heads\": 32, \"intermediate_size\": 14336, \"vocab_size\": 32000}",
 		  7241732096.0 },
+		/* GPT-2 small with keys GPT2Config does not have: its attention
+		 * keeps 12 heads of 64 for K and V, the published 124,439,808
+		 * (found by review: 4 K/V heads of 32 were taken) */
+		{ "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, "
+		  "\"vocab_size\": 50257, \"num_key_value_heads\": 4, \"head_dim\": 32}",
+		  124439808 },
 		/* 2 x 64^2 x 4 x (1 + 1) ... : hidden / heads = 64 */
 		{ "{\"model_type\": \"llama\", \"hidden_size\": 1024, \"num_hidden_layers\": 2, "
 		  "\"num_attention_heads\": 16, \"intermediate_size\": 2048, \"vocab_size\": 1000}",
