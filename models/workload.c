@@ -33,6 +33,8 @@ struct bld {
 	                            * both), gradient-on-wire bytes per element */
 	double ga;                 /* accumulated-gradient bytes per element */
 	double bucket_dense, bucket_exp; /* gradient elements pending in the current DP buckets */
+	double host_shard;         /* ZeRO-2/3 offload: elements of the rank's gradient shard
+	                            * reduced this micro-batch (their host copy is due), count */
 	bool dp_fine;              /* layer_bwd hands its MLP's (experts') gradients to the
 	                            * buckets as their weight gradients are done, flag */
 	double fine_dense, fine_exp; /* elements it handed so, this layer */
@@ -1630,6 +1632,8 @@ static void dp_flush(struct bld *b, bool expert, bool force)
 		return;
 	c = (p->zero >= 1 || p->distributed_optimizer) ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE;
 	size = elems * b->gb;
+	if (p->zero >= 2 && p->offload != PLAN_OFF_NONE)
+		b->host_shard += elems / Dg;
 	const char *name = cp_only ? "cp grad reduce" : expert ? "edp grad reduce" : "dp grad reduce";
 	if (b->dp_block) {
 		/* on the compute stream: after what it waited for, and before
@@ -2181,7 +2185,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		for (int i = 0; i < WL_NSTREAMS; i++)
 			b.last[i] = -1;
 		b.pend = b.pend_later = b.pend2 = b.pend_send = b.sync_next = -1;
-		b.bucket_dense = b.bucket_exp = 0;
+		b.bucket_dense = b.bucket_exp = b.host_shard = 0;
 		b.dp_block = per_micro && !p->overlap_dp;
 		for (int c = 0; c < v; c++)
 			bwd_left[c] = mm;
@@ -2427,7 +2431,24 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					dp_flush(&b, false, true);
 					dp_flush(&b, true, true);
 					wait_dp(&b, b.last[WL_S_DP]);
+					/* ZeRO-2/3 with offload keep the accumulated
+					 * gradient shard in host memory: after the first
+					 * micro-batch it comes to the GPU, takes this
+					 * micro-batch's reduced shard and goes back
+					 * (DeepSpeed's async_accumulate_grad_in_cpu_via_gpu,
+					 * stage 3's partition_grads: copy up, add, copy
+					 * down; assumption: at the accumulated gradients'
+					 * bytes both ways, not overlapped with compute,
+					 * since the epilogue synchronises) */
+					double hs = b.host_shard * b.ga;
+					b.host_shard = 0;
+					if (hs > 0 && tk->micro > 0)
+						cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload grads h2d", 0,
+						       hs, 0, 0, 0, 0, WL_V_NONE);
 					run_deferred(&b); /* shard adds of reduced gradients */
+					if (hs > 0)
+						cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload grads d2h", 0,
+						       hs, 0, 0, 0, 0, WL_V_NONE);
 				}
 			}
 			if (sp->pair && sp->parts == PART_BODY) {
@@ -2559,8 +2580,11 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * optimizer's shard, offload fraction 1) runs the same way
 				 * (assumption: its d2h/h2d copies not overlapped, as
 				 * without --overlap-cpu-optimizer-d2h-h2d). */
-				cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload grads d2h", 0, n_opt * gbp, 0,
-				       0, 0, 0, WL_V_NONE);
+				/* (ZeRO-2/3's shard is there already: copied down
+				 * with each micro-batch) */
+				if (p->zero < 2)
+					cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload grads d2h", 0,
+					       n_opt * gbp, 0, 0, 0, 0, WL_V_NONE);
 				cmp_op(&b, WL_P_OPT, WL_HOST_OPT, "cpu adam", 0,
 				       n_opt * (gbp + 2 * obp + wbp), 0, 0, 0, 0, WL_V_NONE);
 				if (p->offload == PLAN_OFF_OPTIMIZER)
