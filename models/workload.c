@@ -2548,7 +2548,9 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			 * q/k norms have, without it too (each rank normalises
 			 * its own heads). Megatron's
 			 * finalize_model_grads all-reduces them over TP, coalesced
-			 * into one collective of fp32 gradients, after the DP sync */
+			 * into one collective of their main gradients (grad_dtype:
+			 * fp32 by default; found by an audit: fp32 whatever it
+			 * was), after the DP sync */
 			double qkw = (double)model_qk_norm_params(m);
 			if (spl || (p->tp > 1 && qkw > 0)) {
 				double rep = spl && s == (V - 1) % P ? (double)model_norm_params(m) : 0;
@@ -2559,7 +2561,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						rep += spl ? (double)model_layer_tp_whole_params(m, l) : qkw;
 				}
 				b.layer = -1;
-				comm(&b, WL_P_OPT, WL_D_TP, WL_C_ALLREDUCE, 4 * rep,
+				comm(&b, WL_P_OPT, WL_D_TP, WL_C_ALLREDUCE, b.ga * rep,
 				     "tp replicated grads allreduce", false);
 			}
 			if (p->offload == PLAN_OFF_NONE) {

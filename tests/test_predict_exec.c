@@ -7326,7 +7326,7 @@ static void check_trace_args(const cJSON *e, double act, const char *const tp_pi
 
 /* The bytes of the TP all-reduce of the gradients of weights every TP
  * rank holds whole ("tp replicated grads allreduce"; -1 without one) */
-static double replicated_grads_bytes(const char *config, bool sp)
+static double replicated_grads_bytes(const char *config, bool sp, enum plan_dtype grad)
 {
 	struct plan p;
 	struct sim_predict_opts o;
@@ -7336,6 +7336,7 @@ static double replicated_grads_bytes(const char *config, bool sp)
 	p.tp = 2;
 	p.sp = sp;
 	p.global_batch = 4;
+	p.grad_dtype = grad;
 	resolve(&p);
 	run(&p, &o, &r);
 	for (int32_t i = 0; i < r.tl->n; i++)
@@ -7357,7 +7358,8 @@ static double replicated_grads_bytes(const char *config, bool sp)
  * Megatron's finalize_model_grads takes q_layernorm and k_layernorm with
  * qk_layernorm too), and a model without them has none. Under it the
  * row-parallel biases too (added on the sequence shard): GPT-2's o_proj
- * and fc2 biases beside its LayerNorms' weights and biases. */
+ * and fc2 biases beside its LayerNorms' weights and biases. The bytes
+ * are the main gradients': fp32 by default, 2 bytes a bf16 one. */
 START_TEST(replicated_grads_count_qk_norms)
 {
 	const char *olmo =
@@ -7370,13 +7372,18 @@ START_TEST(replicated_grads_count_qk_norms)
 		"\"vocab_size\": 1000, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06}";
 	const char *gpt2 = "{\"model_type\": \"gpt2\", \"n_embd\": 256, \"n_layer\": 4, "
 			   "\"n_head\": 4, \"n_positions\": 1024, \"vocab_size\": 1000}";
-	ck_assert_double_eq(replicated_grads_bytes(olmo, true),
+	const enum plan_dtype f32 = PLAN_DT_FP32;
+	ck_assert_double_eq(replicated_grads_bytes(olmo, true, f32),
 			    4.0 * (256 + 4 * (2 * 256 + (4 + 2) * 64)));
-	ck_assert_double_eq(replicated_grads_bytes(olmo, false), 4.0 * 4 * (4 + 2) * 64);
-	ck_assert_double_eq(replicated_grads_bytes(llama, false), -1);
-	ck_assert_double_eq(replicated_grads_bytes(llama, true), 4.0 * (256 + 4 * 2 * 256));
-	ck_assert_double_eq(replicated_grads_bytes(gpt2, true),
+	ck_assert_double_eq(replicated_grads_bytes(olmo, false, f32), 4.0 * 4 * (4 + 2) * 64);
+	ck_assert_double_eq(replicated_grads_bytes(llama, false, f32), -1);
+	ck_assert_double_eq(replicated_grads_bytes(llama, true, f32), 4.0 * (256 + 4 * 2 * 256));
+	ck_assert_double_eq(replicated_grads_bytes(gpt2, true, f32),
 			    4.0 * (2 * 256 + 4 * (2 * 2 * 256 + 256 + 256)));
+	/* in the main gradients' dtype: bf16 ones, 2 bytes (found by an
+	 * audit: 4 whatever it was) */
+	ck_assert_double_eq(replicated_grads_bytes(llama, true, PLAN_DT_BF16),
+			    2.0 * (256 + 4 * 2 * 256));
 }
 END_TEST
 
