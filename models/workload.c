@@ -1452,11 +1452,17 @@ static void layer_bwd(struct bld *b, int l)
 
 /* A TP all-reduce of the vision encoder: its size follows the drawn image
  * load like the encoder's compute (the executor scales WL_V_VISION ops). */
-static void vision_comm(struct bld *b, enum wl_phase ph, double bytes, bool overlap)
+static void vision_comm_as(struct bld *b, enum wl_phase ph, double bytes, bool overlap,
+			   const char *name)
 {
 	b->vision_path = true;
-	comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, bytes, "vit tp allreduce", overlap);
+	comm(b, ph, WL_D_TP, WL_C_ALLREDUCE, bytes, name, overlap);
 	b->vision_path = false;
+}
+
+static void vision_comm(struct bld *b, enum wl_phase ph, double bytes, bool overlap)
+{
+	vision_comm_as(b, ph, bytes, overlap, "vit tp allreduce");
 }
 
 /* Vision encoder of one micro-batch (mean load; the executor scales it per
@@ -1484,7 +1490,10 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 	if (!m->has_vision || P <= 0)
 		return;
 	b->layer = -1;
-	total = imgs * model_vision_flops_fwd(m, pimg) / tp;
+	/* split by tp but the patch embedding (a convolution, whole on every
+	 * TP rank as memory counts it; found by an audit: split too) */
+	total = imgs * model_vision_flops_fwd(m, pimg) / tp +
+		2.0 * v->in_channels * v->temporal_patch * v->patch * v->patch * vh * P * (1 - 1 / tp);
 	attn = model_vision_attn_coef(m) * pimg * P / tp;
 	sumg = 2 * v->depth * P * (3 * vh * vh + vh * vh + 2 * vh * v->ffn) / tp;
 	scale = sumg > 0 ? (total - attn) / sumg : 1;
@@ -1499,6 +1508,12 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 		 * when Megatron's async all-reduce is on (tp_grad, the default;
 		 * the encoder runs without sequence parallelism). */
 		bool hide = p->tp > 1 && (p->overlap_tp_grad || p->overlap_tp);
+		/* the mergers' (and DeepStack's) column-parallel fc1: the input
+		 * gradient of the merged patches, 4 x hidden wide, all-reduced
+		 * (their GEMMs' FLOPs are in the blocks' `scale`; found by an
+		 * audit: their exchanges were missing) */
+		for (int k = 0; p->tp > 1 && k < 1 + v->deepstack; k++)
+			vision_comm_as(b, ph, b->wb * P * vh, false, "vit merger tp allreduce");
 		for (int d = 0; d < v->depth; d++) {
 			gemm(b, ph, "vit mlp down dgrad", P, v->ffn / tp, vh, 1, scale, WL_V_VISION);
 			wgrad_of(b, gemm(b, ph, "vit mlp down wgrad", v->ffn / tp, vh, P, 1, scale, WL_V_VISION));
@@ -1561,6 +1576,11 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 		cmp_op(b, ph, WL_ELEM, "vit residual add", 0, 3 * b->wb * P * vh, 0, 0, 0, 0,
 		       WL_V_VISION);
 	}
+	/* the mergers' row-parallel fc2: their outputs, the merged tokens
+	 * (P / merge^2) at the decoder's width, all-reduced */
+	for (int k = 0; p->tp > 1 && k < 1 + v->deepstack; k++)
+		vision_comm_as(b, ph, b->wb * P / ((double)v->merge * v->merge) * v->out_hidden,
+			       false, "vit merger tp allreduce");
 }
 
 /* The next compute op also waits for DP-stream op id (-1 none). pend2 holds

@@ -1118,6 +1118,44 @@ START_TEST(model_flops_count_the_drawn_images)
 }
 END_TEST
 
+/* The patch embedding (a convolution) is whole on every TP rank, so each
+ * rank runs all of it: what images add to the executed FLOPs grows from
+ * tp 1 to tp 2 by the convolution's, 2 x 3 x 2 x 16 x 16 x hidden per
+ * patch, three times (forward, data and weight gradients) for each of the
+ * 16 images of 1,024 patches (Qwen3-VL-2B; found by an audit: split). */
+START_TEST(vision_patch_embedding_whole_on_tp_ranks)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r;
+	struct ts_error err = TS_ERROR_INIT;
+	double hw[2][2], conv;
+	load_topo("dgx-h100-ndr", 1);
+	ck_assert_msg(model_load(&model, "qwen3-vl-2b", &err) == 0, "%s", err.msg);
+	for (int t = 0; t < 2; t++)
+		for (int im = 0; im < 2; im++) {
+			plan_init(&p);
+			p.tp = 1 + t;
+			p.global_batch = 16;
+			p.seq_len = 2048;
+			p.images_per_sample.value = im;
+			p.image_tokens.value = 256;
+			resolve(&p);
+			sim_predict_opts_init(&o);
+			o.fidelity = SIM_ANALYTIC;
+			run(&p, &o, &r);
+			hw[t][im] = r.hw_flops;
+			sim_prediction_release(&r);
+		}
+	conv = 2.0 * 3 * 2 * 16 * 16 * model.vit.hidden * 1024;
+	ck_assert_msg(fabs((hw[1][1] - hw[1][0]) - (hw[0][1] - hw[0][0]) - 3 * 16 * conv) <
+			      1e-6 * 3 * 16 * conv,
+		      "tp 2 adds %.6g FLOPs over tp 1, want %.6g",
+		      (hw[1][1] - hw[1][0]) - (hw[0][1] - hw[0][0]), 3 * 16 * conv);
+	topo_release(&topo);
+}
+END_TEST
+
 /* What grows with an image's patches (the encoder's TP all-reduces, its
  * GEMMs) follows the drawn tokens, and only attention's FLOPs their square
  * (found by review: the micro-batch's FLOP ratio, P^2 term and all, scaled
@@ -6861,6 +6899,26 @@ START_TEST(vision_backward_hides_allreduce)
 	resolve(&p);
 	run(&p, &o, &r);
 	ck_assert_int_eq(slice_count(&r, "vit tp allreduce"), 4 * model.vit.depth);
+	/* and the mergers' (the main one and DeepStack's): the merged tokens'
+	 * output of their row-parallel fc2 forward, the patches' gradient
+	 * into their column-parallel fc1 backward (found by an audit: none) */
+	{
+		int nm = 0, nf = 0;
+		double P = p.micro_batch * model.vit.merge * model.vit.merge *
+			   plan_dist_mean(&p.image_tokens) * plan_dist_mean(&p.images_per_sample);
+		for (int32_t i = 0; i < r.tl->n; i++) {
+			const struct sim_slice *a = &r.tl->s[i];
+			if (a->track / SIM_TL_PER != 0 || strcmp(a->name, "vit merger tp allreduce"))
+				continue;
+			nm++;
+			if (a->bytes == 2 * P / 4 * model.hidden)
+				nf++;
+			else
+				ck_assert_double_eq(a->bytes, 2 * P * model.vit.hidden);
+		}
+		ck_assert_int_eq(nm, 2 * (1 + model.vit.deepstack));
+		ck_assert_int_eq(nf, 1 + model.vit.deepstack);
+	}
 	for (int32_t i = 0; i < r.tl->n; i++) {
 		const struct sim_slice *a = &r.tl->s[i];
 		if (a->track != WL_S_COMM || strcmp(a->name, "vit tp allreduce"))
@@ -7924,6 +7982,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, image_counts_keep_their_mean);
 	tcase_add_test(tc, model_flops_count_the_drawn_images);
 	tcase_add_test(tc, vision_linear_ops_follow_tokens);
+	tcase_add_test(tc, vision_patch_embedding_whole_on_tp_ranks);
 	tcase_add_test(tc, expert_load_scales_the_token_dimension);
 	tcase_add_test(tc, expert_gemm_rows_spread);
 	tcase_add_test(tc, expert_gemm_kernel_scope);
