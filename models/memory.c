@@ -257,11 +257,14 @@ static double vision_act_bytes(const struct model *m, const struct plan *p, doub
 	/* as models/workload.c runs the encoder: TP without sequence
 	 * parallelism, fused (flash) attention */
 	per = act_combine_as(&x, p, p->tp, false, true, p->recompute) * v->depth;
-	/* Mergers: input, fc1 output, gelu output per merged token (2 bytes each). */
+	/* Mergers, per merged token (2 bytes each): the norm's input and
+	 * output (fc1's input), whole on every TP rank, and fc1's output and
+	 * the activation's (fc2's input), split by tp (found by an audit:
+	 * three tensors, all split) */
 	in = (double)v->hidden * v->merge * v->merge;
 	merged = patches / ((double)v->merge * v->merge);
 	if (p->recompute != PLAN_RC_FULL)
-		per += (1 + v->deepstack) * 3 * 2 * in * merged * images / p->tp;
+		per += (1 + v->deepstack) * 2 * in * merged * images * (2 + 2.0 / p->tp);
 	return per;
 }
 

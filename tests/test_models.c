@@ -1475,6 +1475,39 @@ START_TEST(fp32_doubles_all_but_the_logits)
 }
 END_TEST
 
+/* What one image of 2,048 patches adds to Qwen3-VL-2B's stored activations
+ * at tp 1 (one micro-batch in flight, flash attention): per block
+ * 16 P h + 4 P f + 4 P a (h 1024, f 4096, 16 heads), and per merger (the
+ * main one and 3 DeepStack) four tensors of the P / 4 merged tokens at 4 h,
+ * 2 bytes each: the norm's input and output and fc1's and the activation's
+ * outputs (found by an audit: three, split by tp even where whole). */
+START_TEST(vision_activations_with_mergers)
+{
+	struct model m;
+	struct plan p;
+	struct memory_report *r = malloc(sizeof(*r));
+	struct memory_env env = { .gpu_mem_bytes = 1e15, .ngpus = 8 };
+	struct ts_error err = TS_ERROR_INIT;
+	double a[2], P = 2048, want;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(model_load(&m, "qwen3-vl-2b", &err), 0);
+	for (int im = 0; im < 2; im++) {
+		plan_init(&p);
+		p.global_batch = 8;
+		p.seq_len = 2048;
+		p.flash_attention = true;
+		p.images_per_sample.value = im;
+		p.image_tokens.value = 512;
+		ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+		memory_eval(&m, &p, &env, r);
+		a[im] = r->stage[0].activations_bytes;
+	}
+	want = 24 * (16 * P * 1024 + 4 * P * 4096 + 4 * P * 16) + 4 * 4 * 2 * 4096 * (P / 4);
+	ck_assert_double_eq_tol(a[1] - a[0], want, 1);
+	free(r);
+}
+END_TEST
+
 /* ---- seeds' claims: Qwen3-VL-235B on 4 nodes x 2 A100-80GB ----------------- */
 
 static double peak_for(struct model *m, int zero, enum plan_offload off, bool *fits)
@@ -3205,6 +3238,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, state_memory_sums_over_stages);
 	tcase_add_test(tc, tp_whole_parameters_on_every_rank);
 	tcase_add_test(tc, fp32_doubles_all_but_the_logits);
+	tcase_add_test(tc, vision_activations_with_mergers);
 	tcase_add_test(tc, seed_qwen3_vl_235b);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bad_input");
