@@ -105,6 +105,11 @@ int cmd_model(int argc, char **argv)
 			if (errno || hh < 1 || ww < 1 || hh > 65536 || ww > 65536)
 				return cli_usage("model", "--image-size needs HxW in pixels (each 1 to "
 						 "65536), got '%s'", optarg);
+			/* (the Qwen-VL processors refuse these: smart_resize's
+			 * MAX_RATIO) */
+			if (hh > 200 * ww || ww > 200 * hh)
+				return cli_usage("model", "--image-size '%s': the sides' ratio is above "
+						 "200, which the image processor refuses", optarg);
 			img_h = (int)hh;
 			img_w = (int)ww;
 			img_given = true;

@@ -66,6 +66,17 @@ static void model_zero(struct model *m)
 	m->layer_norms = 2;
 }
 
+/* The image processor's pixel bounds (assumption: recalled from the
+ * published preprocessor_config.json files, not in shared/reference):
+ * Qwen3-VL's "size" shortest_edge 65,536 and longest_edge 16,777,216
+ * (256^2 and 4096^2 pixels), Qwen2-VL's min_pixels 3,136 and max_pixels
+ * 12,845,056. */
+static void qwen3_vl_pixels(struct model_vision *v)
+{
+	v->min_pixels = 65536;
+	v->max_pixels = 16777216;
+}
+
 /* Qwen3-VL vision towers, shared/reference/qwen3_vl.md (ViT column, and the
  * shared values: patch 16, temporal patch 2, merge 2, 2304 positions). */
 static void set_vit(struct model *m, int kind)
@@ -83,6 +94,7 @@ static void set_vit(struct model *m, int kind)
 	v->out_hidden = m->hidden;
 	v->pos_embeddings = 2304;
 	v->deepstack = 3;
+	qwen3_vl_pixels(v);
 }
 
 static void from_builtin(struct model *m, const struct builtin *b)
@@ -878,6 +890,12 @@ common:
 		return TS_EINPUT;
 	if (present(&root, "vision_config", &v) && parse_vision(m, &v, err))
 		return TS_EINPUT;
+	if (m->has_vision && mtype && str_starts(mtype, "qwen3_vl"))
+		qwen3_vl_pixels(&m->vit);
+	else if (m->has_vision && type_is(mtype, "qwen2_vl")) {
+		m->vit.min_pixels = 3136;
+		m->vit.max_pixels = 12845056;
+	}
 	{
 		struct ts_error e2 = TS_ERROR_INIT;
 		if (model_check(m, &e2)) {
@@ -1273,15 +1291,31 @@ void model_image_tokens(const struct model *m, int h_px, int w_px, double *patch
 			double *tokens)
 {
 	const struct model_vision *v = &m->vit;
-	double ph, pw, mg;
+	double ph, pw, mg, hb, wb;
 	if (!m->has_vision) {
 		*patches = *tokens = 0;
 		return;
 	}
-	/* Qwen2/3-VL smart_resize rounds each side to a multiple of patch*merge. */
+	/* Qwen2/3-VL's smart_resize: each side to the nearest multiple of
+	 * patch x merge (Python's round, half to even: rint), then, past the
+	 * processor's pixel bounds, both scaled to fit them, down to
+	 * multiples below or up to multiples above (found by an audit: no
+	 * bounds, so 8192 x 8192 took 262,144 patches where the processor
+	 * makes 4096 x 4096 of it, 65,536; and C's round) */
 	mg = (double)v->patch * v->merge;
-	ph = fmax(1, round(h_px / mg)) * v->merge;
-	pw = fmax(1, round(w_px / mg)) * v->merge;
+	hb = fmax(mg, rint(h_px / mg) * mg);
+	wb = fmax(mg, rint(w_px / mg) * mg);
+	if (v->max_pixels > 0 && hb * wb > v->max_pixels) {
+		double beta = sqrt((double)h_px * w_px / v->max_pixels);
+		hb = fmax(mg, floor(h_px / beta / mg) * mg);
+		wb = fmax(mg, floor(w_px / beta / mg) * mg);
+	} else if (v->min_pixels > 0 && hb * wb < v->min_pixels) {
+		double beta = sqrt(v->min_pixels / ((double)h_px * w_px));
+		hb = ceil(h_px * beta / mg) * mg;
+		wb = ceil(w_px * beta / mg) * mg;
+	}
+	ph = hb / v->patch;
+	pw = wb / v->patch;
 	*patches = ph * pw; /* one image = temporal_patch copies of one frame */
 	*tokens = *patches / ((double)v->merge * v->merge);
 }

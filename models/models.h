@@ -57,6 +57,8 @@ struct model_vision {
 	int out_hidden;       /* merger output width (the LLM's hidden), elements */
 	int pos_embeddings;   /* learned position-embedding rows, count */
 	int deepstack;        /* DeepStack mergers (one per listed ViT layer), count */
+	double min_pixels;    /* the image processor resizes an image to at least ... */
+	double max_pixels;    /* ... and at most this many pixels (0: no bound), pixels */
 };
 
 struct model {

@@ -31,6 +31,10 @@ check "--image-size 448x448" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-siz
 # (found by review: the size was ignored)
 check "--image-size on a text-only model" 2 "$TRAINSIM" model --model llama3-8b --image-size 448x448
 expect "says it has no vision encoder" "--image-size: model 'llama3-8b' has no vision encoder" "$TMP/err"
+check "--image-size in a ratio above 200" 2 "$TRAINSIM" model --model qwen3-vl-8b --image-size 10000x40
+expect "says the processor refuses it" "ratio is above 200, which the image processor refuses" "$TMP/err"
+check "--image-size 8192x8192 --json" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 8192x8192 --json
+expect "resized into the processor's 4096^2 pixels" '"image_patches":[[:space:]]*65536,' "$TMP/out"
 check "--image-size 700x1000 --json" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 700x1000 --json
 expect "the image's height in the JSON" '"image_height":[[:space:]]*700,' "$TMP/out"
 expect "its width" '"image_width":[[:space:]]*1000,' "$TMP/out"

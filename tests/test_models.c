@@ -186,6 +186,24 @@ START_TEST(vision_tokens_per_image)
 	model_image_tokens(&m, 224, 448, &patches, &tokens);
 	ck_assert_double_eq(patches, 392);
 	ck_assert_double_eq(tokens, 98);
+	/* smart_resize past the processor's bounds (found by an audit): an
+	 * 8192^2 image comes down to 4096^2 (16,777,216 pixels at most), a 64^2
+	 * one up to 256^2 (65,536 at least), 1000 x 17 to 1984 x 64 (the sides
+	 * scaled by sqrt(65536 / 17000), each up to a multiple of 32); 400 x
+	 * 656 is 12.5 x 20.5 times 32, which Python's round takes to 12 x 20
+	 * (half to even; C's round gave 13 x 21, 26 x 42 patches) */
+	{
+		static const int cases[][3] = {
+			{ 8192, 8192, 256 * 256 }, { 64, 64, 16 * 16 },  { 1000, 17, 124 * 4 },
+			{ 80, 80, 16 * 16 },	   { 400, 656, 24 * 40 }, { 4096, 4096, 256 * 256 },
+		};
+		for (size_t i = 0; i < TS_ARRAY_LEN(cases); i++) {
+			model_image_tokens(&m, cases[i][0], cases[i][1], &patches, &tokens);
+			ck_assert_msg(patches == cases[i][2], "%d x %d: %.0f patches, want %d",
+				      cases[i][0], cases[i][1], patches, cases[i][2]);
+			ck_assert_double_eq(tokens, patches / 4);
+		}
+	}
 }
 END_TEST
 
