@@ -1144,10 +1144,11 @@ void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *a
 }
 
 /* Megatron-core keeps on every TP rank, whole: the norms (and q/k norms;
- * OLMo 2's over all heads too, assumption), MLA's down projections with their latent norms (MLASelfAttention's
- * duplicated linears), a MoE layer's router (TopKRouter) and shared-expert
- * gate, and the biases of the row-parallel linears (o_proj's, the MLP's
- * down projection's), which are added after the reduction. */
+ * OLMo 2's over all heads too, assumption), MLA's down projections with
+ * their latent norms (MLASelfAttention's duplicated linears), a MoE layer's
+ * router (TopKRouter) and shared-expert gate, and the biases of the
+ * row-parallel linears (o_proj's, the MLP's down projection's), which are
+ * added after the reduction. */
 int64_t model_layer_tp_whole_params(const struct model *m, int l)
 {
 	int64_t h = m->hidden, n = m->layer_norms * norm_params(m, h);
