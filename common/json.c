@@ -606,6 +606,18 @@ static const char *skip_value(const char *p)
 
 /* From p at a value, find member key (length klen) of the object there.
  * Returns the position of its value or NULL. */
+/* Whether the JSON string text [qs, qe) (quotes included, escapes in it)
+ * reads as key: cJSON decodes it (found by an audit: a key spelled with an
+ * escape, "\u0074p", was not found and its errors placed at 1:1). */
+static bool key_is(const char *qs, const char *qe, const char *key, size_t klen)
+{
+	cJSON *j = cJSON_ParseWithLength(qs, (size_t)(qe - qs));
+	bool same = j && cJSON_IsString(j) && strlen(j->valuestring) == klen &&
+		    memcmp(j->valuestring, key, klen) == 0;
+	cJSON_Delete(j);
+	return same;
+}
+
 static const char *find_member(const char *p, const char *key, size_t klen)
 {
 	p = skip_ws(p);
@@ -620,6 +632,8 @@ static const char *find_member(const char *p, const char *key, size_t klen)
 			return NULL;
 		p = skip_ws(p + 1);
 		if ((size_t)(ke - ks) == klen && memcmp(ks, key, klen) == 0)
+			return p;
+		if (memchr(ks, '\\', (size_t)(ke - ks)) && key_is(ks - 1, ke + 1, key, klen))
 			return p;
 		p = skip_ws(skip_value(p));
 		if (*p != ',')
@@ -692,15 +706,23 @@ static size_t locate(const struct jdoc *d, const char *path)
 const char *jval_where(const struct jval *v, char *buf, size_t n)
 {
 	int l = 1, c = 1;
+	const char *name = v->doc && v->doc->name ? v->doc->name : "<input>";
+	size_t len = strlen(name);
 	if (v->doc && v->doc->text)
 		offset_to_linecol(v->doc->text, locate(v->doc, v->path), &l, &c);
-	snprintf(buf, n, "%s:%d:%d", v->doc && v->doc->name ? v->doc->name : "<input>", l, c);
+	/* a long file name keeps its end, so that the position and the
+	 * field after it still fit in a message (found by an audit: a
+	 * 70-character path cut them off) */
+	if (len > TS_WHERE_FILE_MAX)
+		snprintf(buf, n, "...%s:%d:%d", name + len - (TS_WHERE_FILE_MAX - 3), l, c);
+	else
+		snprintf(buf, n, "%s:%d:%d", name, l, c);
 	return buf;
 }
 
 int jval_error(const struct jval *v, struct ts_error *err, const char *fmt, ...)
 {
-	char where[300];
+	char where[TS_WHERE_MAX];
 	char msg[TS_ERROR_MSG_MAX];
 	va_list ap;
 
@@ -865,7 +887,7 @@ int jval_check_keys(const struct jval *obj, const char *const *allowed, struct t
 static int missing(const struct jval *obj, const struct jval *c, struct ts_error *err)
 {
 	/* Point at the object that lacks the field, but name the field's path. */
-	char where[300];
+	char where[TS_WHERE_MAX];
 	jval_where(obj, where, sizeof(where));
 	return ts_error_set(err, TS_EINPUT, "%s: %s: missing field", where, c->path);
 }

@@ -21,6 +21,12 @@
 
 #define TS_JSON_MAX_FILE_BYTES (256u << 20) /* refuse larger inputs: absurd */
 #define TS_JPATH_MAX 200
+/* A value's place as messages give it, "file:line:col" (jval_where), and
+ * with its path after it, "file:line:col: a.b[2]": room for a file name
+ * shown in at most TS_WHERE_FILE_MAX characters (a longer one keeps its
+ * end: "...dir/plan.json"), the position and a path. */
+#define TS_WHERE_FILE_MAX 160
+#define TS_WHERE_MAX (TS_WHERE_FILE_MAX + 32 + TS_JPATH_MAX)
 
 struct jdoc {
 	char *name;   /* file name as shown in messages (owned) */

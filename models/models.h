@@ -325,16 +325,16 @@ struct plan {
 	int layers_per_vstage[PLAN_MAX_VSTAGES]; /* decoder layers per virtual stage in
 	                                * the model's order (virtual stage c pp + s is chunk c
 	                                * of stage s), 0 allowed, count */
-	char src[PF_COUNT][96];        /* where each field was set ("" = default) */
+	char src[PF_COUNT][TS_WHERE_MAX]; /* where each field was set ("" = default) */
 	/* DeepSpeed batch numbers, checked once dp is known (plan_resolve). */
 	bool ds_used;                  /* a ds_config.json was applied, flag */
 	bool ds_bucket_auto;           /* its reduce_bucket_size is "auto" (hidden^2), flag */
 	double ds_bucket_el;           /* its reduce_bucket_size, elements (0: none given) */
-	char ds_overlap_src[128];      /* where it set overlap_comm (overlap_dp's source
+	char ds_overlap_src[TS_WHERE_MAX]; /* where it set overlap_comm (overlap_dp's source
 	                                * then; "" none) */
 	bool ds_tb_given, ds_mb_given; /* train_batch_size / micro given (not "auto"), flags */
 	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
-	char ds_gas_src[96];           /* where ds_gas was set */
+	char ds_gas_src[TS_WHERE_MAX]; /* where ds_gas was set */
 };
 
 /* Ranks of one stage that hold the same experts and reduce their

@@ -75,7 +75,7 @@ void plan_set_src(struct plan *p, enum plan_field f, const char *where)
 static void src_json(struct plan *p, enum plan_field f, const struct jval *obj, const char *key)
 {
 	struct jval c;
-	char w[80];
+	char w[TS_WHERE_MAX];
 	jval_child(obj, key, &c);
 	jval_where(&c, w, sizeof(w));
 	snprintf(p->src[f], sizeof(p->src[f]), "%s: %s", w, c.path);
@@ -513,7 +513,7 @@ static int ds_int(const struct jval *o, const char *key, int *out, char *where, 
 		return TS_EINPUT;
 	*out = (int)v;
 	{
-		char w[80];
+		char w[TS_WHERE_MAX];
 		jval_where(&c, w, sizeof(w));
 		snprintf(where, n, "%s: %s", w, c.path);
 	}
@@ -801,7 +801,7 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 {
 	struct jval r = jdoc_root(d), zo;
 	int fp16 = -1, bf16 = -1, tb = 0, mb = 0, gas = 0;
-	char w_tb[96] = "", w_mb[96] = "", w_gas[96] = "";
+	char w_tb[TS_WHERE_MAX] = "", w_mb[TS_WHERE_MAX] = "", w_gas[TS_WHERE_MAX] = "";
 
 	if (jval_expect_object(&r, err) || ds_keys(&r, ds_top_keys, true, err))
 		return TS_EINPUT;
@@ -972,7 +972,7 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		} else if (jval_child(&r, bfk, &(struct jval){ 0 })) {
 			src_json(p, PF_PRECISION, &r, bfk);
 		} else {
-			char w[80];
+			char w[TS_WHERE_MAX];
 			jval_where(&r, w, sizeof(w));
 			snprintf(p->src[PF_PRECISION], sizeof(p->src[PF_PRECISION]),
 				 "%s: no fp16/bf16 section (DeepSpeed's default: fp32)", w);

@@ -138,6 +138,18 @@ check "named pipe whose writer writes nothing" 2 timeout 20 "$TRAINSIM" memory -
 grep -q "empty.json' is a pipe with nothing written to it" /tmp/e2e_cli_err.$$ || { echo "FAIL empty pipe message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
 wait
 check "plan from a process substitution" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --model llama3-8b --plan <(sleep 0.2; echo '{"tp": 8}')
+# a long path keeps the position and the field (found by an audit: cut
+# off past some 70 characters for plan checks and 290 for every field)
+long="$d/a_rather_long_directory_name_for_plans/and_another_level_of_nesting"
+mkdir -p "$long"
+printf '{\n  "tp": 5\n}' >"$long/plan_tp5.json"
+check "a plan check under a 100-character path" 2 "$TRAINSIM" memory --gpus 8 --gpu-mem-gib 80 --model llama3-8b --plan "$long/plan_tp5.json"
+grep -q "^trainsim: error: $long/plan_tp5.json:2:9: tp: tp 5 does not divide" /tmp/e2e_cli_err.$$ || { echo "FAIL long path message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
+longer="$long/$(printf 'd%.0s' $(seq 120))/$(printf 'e%.0s' $(seq 120))"
+mkdir -p "$longer"
+printf '{\n  "tp": "two"\n}' >"$longer/plan.json"
+check "a field error under a 350-character path" 2 "$TRAINSIM" memory --gpus 8 --gpu-mem-gib 80 --model llama3-8b --plan "$longer/plan.json"
+grep -q "^trainsim: error: \.\.\.[de/]*/plan.json:2:9: tp: expected an integer, got a string$" /tmp/e2e_cli_err.$$ || { echo "FAIL longer path message: $(cat /tmp/e2e_cli_err.$$)"; fail=1; }
 rm -rf "$d"
 rm -f /tmp/e2e_cli_err.$$
 if [ $fail = 0 ]; then echo "e2e_cli: every check passed"; else echo "e2e_cli: failed (FAIL lines above)"; fi

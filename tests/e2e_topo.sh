@@ -302,6 +302,23 @@ expect_err "explicit NIC not cabled" "unconnected\\.json:[0-9]+:[0-9]+: fabric\\
 # ... and one whose switches form two islands
 printf '%s\n' '{ "preset": "pcie-2x2-tcp", "fabric": { "type": "explicit", "switches": [ { "name": "a" }, { "name": "b" } ], "links": [ { "from": "host0/nic0", "to": "a" }, { "from": "host1/nic0", "to": "b" } ] } }' >"$tmp/islands.json"
 expect_err "explicit fabric in two islands" "islands\\.json:[0-9]+:[0-9]+: fabric\\.links: host1/nic0 has no path to host0/nic0 through the switches" "$TRAINSIM" topo --cluster "$tmp/islands.json"
+# switches in a chain: host0 and host1 on the first, host2 on the last; a
+# route of more hops than a path holds is refused when the file loads
+# (found by an audit: 12 switches loaded, then every collective failed with
+# "no route or out of memory")
+chain() { # N switches
+	local sw="" ln="" i
+	for ((i = 0; i < $1; i++)); do
+		sw="$sw${sw:+, }{ \"name\": \"s$i\" }"
+		((i > 0)) && ln="$ln, { \"from\": \"s$((i - 1))\", \"to\": \"s$i\" }"
+	done
+	printf '{ "preset": "pcie-2x2-tcp", "nodes": 3, "fabric": { "type": "explicit", "switches": [ %s ], "links": [ { "from": "host0/nic0", "to": "s0" }, { "from": "host1/nic0", "to": "s0" }, { "from": "host2/nic0", "to": "s%d" }%s ] } }\n' "$sw" $(($1 - 1)) "$ln"
+}
+chain 11 >"$tmp/chain11.json"
+chain 12 >"$tmp/chain12.json"
+check "a route of 12 hops" 0 "$TRAINSIM" collective --cluster "$tmp/chain11.json" --op allreduce -b 1M -e 1M --fidelity analytic
+expect_err "a route of 13 hops" "chain12\\.json:[0-9]+:[0-9]+: fabric\\.links: the route from host2/nic0 to host0/nic0 takes 13 hops through the switches, more than the 12 a route may take here" \
+	"$TRAINSIM" topo --cluster "$tmp/chain12.json"
 # More nodes than the fabric holds via --nodes on a file: positioned at the file's nodes
 expect_err "file --nodes too many" "dgx-h100-ndr-32\\.json:[0-9]+:[0-9]+: nodes: more nodes than the fabric holds.*--nodes 999" \
 	"$TRAINSIM" topo --cluster "$TS_SOURCE_DIR/examples/clusters/dgx-h100-ndr-32.json" --nodes 999

@@ -276,6 +276,20 @@ START_TEST(json_key_with_path_characters)
 		ck_assert_str_eq(err.msg, "u.json:1:25: tp: expected an integer, got a string");
 		jdoc_release(&d);
 	}
+	/* keys spelled with escapes are found as they read (found by an
+	 * audit: placed at 1:1) */
+	{
+		static const char t3[] = "{\"name\": \"x\",\n \"\\u0074p\": \"two\",\n \"a\\\"b\": 1}";
+		static const char *const keys[] = { "name", "tp", NULL };
+		long long v;
+		ck_assert_int_eq(jdoc_parse(&d, "e.json", t3, strlen(t3), &err), 0);
+		root = jdoc_root(&d);
+		ck_assert_int_eq(jval_get_int(&root, "tp", true, 0, 9, &v, &err), TS_EINPUT);
+		ck_assert_str_eq(err.msg, "e.json:2:13: tp: expected an integer, got a string");
+		ck_assert_int_eq(jval_check_keys(&root, keys, &err), TS_EINPUT);
+		ck_assert_str_eq(err.msg, "e.json:3:10: [\"a\\\"b\"]: unknown field 'a\"b'");
+		jdoc_release(&d);
+	}
 }
 END_TEST
 

@@ -632,6 +632,81 @@ static int check_fields(const struct topo_cluster *c, char *field, size_t fn, ch
 				BAD("fabric.links", "host%lld/nic%lld has no path to host0/nic0 through "
 				    "the switches", far / nd->nics, far % nd->nics);
 		}
+		{
+			/* every NIC-to-NIC route within the hops a path holds
+			 * (TOPO_MAX_HOPS, 4 of them inside the hosts; found by
+			 * an audit: a chain of 12 switches loaded, and then its
+			 * collectives failed with "no route or out of memory").
+			 * A NIC has one cable: a route is its switches' distance
+			 * + 2, breadth-first from each switch NICs hang on. */
+			int32_t ns = f->nxswitches, *sw_of = malloc((size_t)ports * sizeof(int32_t));
+			int32_t *off = calloc((size_t)ns + 1, sizeof(int32_t));
+			int32_t *adj = malloc((size_t)(2 * f->nxlinks + 1) * sizeof(int32_t));
+			int32_t *dist = malloc((size_t)ns * sizeof(int32_t));
+			int32_t *queue = malloc((size_t)ns * sizeof(int32_t));
+			bool *from = calloc((size_t)ns, sizeof(bool));
+			long long worst = -1, wa = 0, wb = 0;
+			if (!sw_of || !off || !adj || !dist || !queue || !from) {
+				free(sw_of), free(off), free(adj), free(dist), free(queue), free(from);
+				BAD("fabric.links", "out of memory");
+			}
+			for (int i = 0; i < f->nxlinks; i++) {
+				const struct topo_xlink *l = &f->xlinks[i];
+				if (l->a >= 0 && l->b >= 0) {
+					off[l->a + 1]++;
+					off[l->b + 1]++;
+				} else if (l->a >= 0 || l->b >= 0) {
+					sw_of[l->a < 0 ? -l->a - 1 : -l->b - 1] = l->a >= 0 ? l->a : l->b;
+				}
+			}
+			for (int32_t v = 0; v < ns; v++)
+				off[v + 1] += off[v];
+			for (int i = 0; i < f->nxlinks; i++) {
+				const struct topo_xlink *l = &f->xlinks[i];
+				if (l->a >= 0 && l->b >= 0) {
+					adj[off[l->a]++] = l->b;
+					adj[off[l->b]++] = l->a;
+				}
+			}
+			for (int32_t v = ns; v > 0; v--) /* (the fill moved each start up) */
+				off[v] = off[v - 1];
+			off[0] = 0;
+			for (long long p = 0; p < ports; p++)
+				from[sw_of[p]] = true;
+			for (int32_t src = 0; src < ns && worst < 0; src++) {
+				int32_t head = 0, tail = 0;
+				if (!from[src])
+					continue;
+				for (int32_t v = 0; v < ns; v++)
+					dist[v] = -1;
+				dist[src] = 0;
+				queue[tail++] = src;
+				while (head < tail) {
+					int32_t w = queue[head++];
+					for (int32_t k = off[w]; k < off[w + 1]; k++)
+						if (dist[adj[k]] < 0) {
+							dist[adj[k]] = dist[w] + 1;
+							queue[tail++] = adj[k];
+						}
+				}
+				for (long long p = 0; p < ports && worst < 0; p++)
+					if (dist[sw_of[p]] + 2 > TOPO_MAX_HOPS - 4) {
+						worst = dist[sw_of[p]] + 2;
+						wb = p;
+						for (long long q = 0; q < ports; q++)
+							if (sw_of[q] == src) {
+								wa = q;
+								break;
+							}
+					}
+			}
+			free(sw_of), free(off), free(adj), free(dist), free(queue), free(from);
+			if (worst >= 0)
+				BAD("fabric.links", "the route from host%lld/nic%lld to host%lld/nic%lld "
+				    "takes %lld hops through the switches, more than the %d a route "
+				    "may take here", wb / nd->nics, wb % nd->nics, wa / nd->nics,
+				    wa % nd->nics, worst, TOPO_MAX_HOPS - 4);
+		}
 		break;
 	}
 	if (c->placement == TOPO_PLACE_LIST) {
