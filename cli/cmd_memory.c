@@ -172,6 +172,13 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 			       "holds the heaviest run of micro-batches in flight, which can need more)\n");
 	}
 	if (!r->fits) {
+		/* what the total counts beside the states: the larger of the
+		 * activations with the buffers, top-k's gathered gradients
+		 * (which take their place) and the step's main gradients, so
+		 * that the parts add up to the total (found by an audit: with
+		 * top-k the activations and buffers were summed) */
+		double live = ps->total_bytes - ps->weights_bytes - ps->grads_bytes -
+			      ps->optimizer_bytes - ps->overhead_bytes;
 		if (r->peak_bytes > env->gpu_mem_bytes)
 			fprintf(stderr,
 				"trainsim: error: stage %d needs %.1f GiB of %.1f GiB: weights %.1f, "
@@ -179,11 +186,9 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 				peak, gib(r->peak_bytes), gib(env->gpu_mem_bytes),
 				gib(ps->weights_bytes), gib(ps->grads_bytes),
 				gib(ps->optimizer_bytes),
-				ps->step_bytes > ps->activations_bytes + ps->buffers_bytes
-					? "fp32 main gradients at the step"
-					: "activations and buffers",
-				gib(fmax(ps->step_bytes, ps->activations_bytes + ps->buffers_bytes)),
-				gib(ps->overhead_bytes));
+				ps->step_bytes >= live ? "fp32 main gradients at the step"
+						       : "activations and buffers",
+				gib(live), gib(ps->overhead_bytes));
 		else
 			fprintf(stderr,
 				"trainsim: error: offloaded state needs %.1f GiB of host memory per "

@@ -597,9 +597,12 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		/* top-k compression's error feedback keeps the unsent residual of
 		 * every gradient element, fp32 (Lin et al. 2018, DGC; top-k is
 		 * refused with ZeRO >= 2, so it is not sharded); counted with the
-		 * gradients */
+		 * gradients that are compressed: those reduced over more than one
+		 * rank, as topk_out below (found by an audit: a residual for
+		 * experts of expert-DP 1, or with no DP at all, which the
+		 * workload never selects from) */
 		if (p->compression == PLAN_CMP_TOPK && p->error_feedback)
-			st->grads_bytes += 4 * (Pd + Pe);
+			st->grads_bytes += 4 * ((d_dense > 1 ? Pd : 0) + (d_exp > 1 ? Pe : 0));
 		/* ZeRO-Offload (Ren et al. ATC'21): optimizer state, and with ZeRO >= 2
 		 * the reduced gradient partitions (fp32 on the host), leave the GPU;
 		 * ZeRO-Infinity parameter offload moves the fp16 shards too. */

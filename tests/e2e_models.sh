@@ -92,6 +92,18 @@ else bad "the 47 padding rows take 72,192 bytes of weights"; fi
 check "235B, no sharding: does not fit" 1 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
 	--plan "$EX/plans/seed002-235b-zero3-offload.json" --precision fp16
 expect "says which stage and why" "stage 0 needs [0-9.]+ GiB of 80.0 GiB: weights 43[0-9.]+" "$TMP/err"
+# with top-k the parts add up to the total (found by an audit: the
+# activations and buffers were summed where the top-k buffer takes their
+# place)
+printf '%s\n' '{"tp": 1, "ep": 8, "global_batch": 32, "seq_len": 1024, "flash_attention": true, "recompute": "full", "compression": {"type": "topk", "ratio": 0.01, "error_feedback": true}}' >"$TMP/topk.json"
+check "top-k MoE plan: does not fit" 1 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 2 \
+	--model qwen3-30b-a3b --plan "$TMP/topk.json"
+if python3 -c '
+import re, sys
+m = re.search(r"needs ([0-9.]+) GiB of [0-9.]+ GiB: weights ([0-9.]+), grads ([0-9.]+), optimizer ([0-9.]+), activations and buffers ([0-9.]+), overhead ([0-9.]+) GiB", open(sys.argv[1]).read())
+sys.exit(0 if m and abs(sum(map(float, m.groups()[1:])) - float(m.group(1))) <= 0.25 else 1)' "$TMP/err"; then
+	ok "the parts add up to the total"
+else bad "the parts add up to the total: $(cat "$TMP/err")"; fi
 check "235B, ZeRO-3 without offload: does not fit" 1 "$TRAINSIM" memory $A100 \
 	--model qwen3-vl-235b-a22b --plan "$EX/plans/seed002-235b-zero3-offload.json" --zero 3 \
 	--precision fp16 --grad-dtype fp16
