@@ -604,8 +604,6 @@ static const char *skip_value(const char *p)
 	return p;
 }
 
-/* From p at a value, find member key (length klen) of the object there.
- * Returns the position of its value or NULL. */
 /* Whether the JSON string text [qs, qe) (quotes included, escapes in it)
  * reads as key: cJSON decodes it (found by an audit: a key spelled with an
  * escape, "\u0074p", was not found and its errors placed at 1:1). */
@@ -618,6 +616,8 @@ static bool key_is(const char *qs, const char *qe, const char *key, size_t klen)
 	return same;
 }
 
+/* From p at a value, find member key (length klen) of the object there.
+ * Returns the position of its value or NULL. */
 static const char *find_member(const char *p, const char *key, size_t klen)
 {
 	p = skip_ws(p);
@@ -713,9 +713,12 @@ const char *jval_where(const struct jval *v, char *buf, size_t n)
 	/* a long file name keeps its end, so that the position and the
 	 * field after it still fit in a message (found by an audit: a
 	 * 70-character path cut them off) */
-	if (len > TS_WHERE_FILE_MAX)
-		snprintf(buf, n, "...%s:%d:%d", name + len - (TS_WHERE_FILE_MAX - 3), l, c);
-	else
+	if (len > TS_WHERE_FILE_MAX) {
+		const char *tail = name + len - (TS_WHERE_FILE_MAX - 3);
+		while ((*tail & 0xC0) == 0x80) /* (from a character's first byte) */
+			tail++;
+		snprintf(buf, n, "...%s:%d:%d", tail, l, c);
+	} else
 		snprintf(buf, n, "%s:%d:%d", name, l, c);
 	return buf;
 }

@@ -381,6 +381,88 @@ static int preset_apply(struct topo_cluster *c, const char *name, struct ts_erro
 /* Fabric capacity in NIC ports, leaves needed, etc. are derived in build.c
  * too; the checks here are the ones a user can get wrong. On failure *field
  * is the JSON path of the culprit and msg the reason. */
+/* An explicit fabric's routes, breadth-first over its switches (every NIC
+ * port has one cable, so a NIC-to-NIC route is its switches' distance + 2):
+ * *far the first port with no path to port 0, else -1; then *hops the
+ * first route longer than a path holds (TOPO_MAX_HOPS, 4 of them inside
+ * the hosts), from port *wa to port *wb, else -1. TS_ENOMEM or 0. */
+static int explicit_routes(const struct topo_fabric_spec *f, long long ports, long long *far,
+			   long long *hops, long long *wa, long long *wb)
+{
+	int32_t ns = f->nxswitches;
+	int32_t *sw_of = malloc((size_t)ports * sizeof(int32_t));
+	int32_t *off = calloc((size_t)ns + 1, sizeof(int32_t));
+	int32_t *adj = malloc((size_t)(2 * f->nxlinks + 1) * sizeof(int32_t));
+	int32_t *dist = malloc((size_t)ns * sizeof(int32_t));
+	int32_t *queue = malloc((size_t)ns * sizeof(int32_t));
+	bool *from = calloc((size_t)ns, sizeof(bool));
+	int rc = 0;
+	*far = *hops = -1;
+	if (!sw_of || !off || !adj || !dist || !queue || !from) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < f->nxlinks; i++) { /* switch degrees, each NIC's switch */
+		const struct topo_xlink *l = &f->xlinks[i];
+		if (l->a >= 0 && l->b >= 0) {
+			off[l->a + 1]++;
+			off[l->b + 1]++;
+		} else if (l->a >= 0 || l->b >= 0) {
+			sw_of[l->a < 0 ? -l->a - 1 : -l->b - 1] = l->a >= 0 ? l->a : l->b;
+		}
+	}
+	for (int32_t v = 0; v < ns; v++)
+		off[v + 1] += off[v];
+	for (int i = 0; i < f->nxlinks; i++) {
+		const struct topo_xlink *l = &f->xlinks[i];
+		if (l->a >= 0 && l->b >= 0) {
+			adj[off[l->a]++] = l->b;
+			adj[off[l->b]++] = l->a;
+		}
+	}
+	for (int32_t v = ns; v > 0; v--) /* (the fill moved each start up) */
+		off[v] = off[v - 1];
+	off[0] = 0;
+	for (long long p = 0; p < ports; p++)
+		from[sw_of[p]] = true;
+	/* port 0's switch first: what it does not reach has no path */
+	for (int32_t k = -1; k < ns && *far < 0 && *hops < 0; k++) {
+		int32_t src = k < 0 ? sw_of[0] : k, head = 0, tail = 0;
+		if (k >= 0 && (!from[k] || k == sw_of[0]))
+			continue;
+		for (int32_t v = 0; v < ns; v++)
+			dist[v] = -1;
+		dist[src] = 0;
+		queue[tail++] = src;
+		while (head < tail) {
+			int32_t w = queue[head++];
+			for (int32_t e = off[w]; e < off[w + 1]; e++)
+				if (dist[adj[e]] < 0) {
+					dist[adj[e]] = dist[w] + 1;
+					queue[tail++] = adj[e];
+				}
+		}
+		for (long long p = 0; p < ports && *far < 0 && *hops < 0; p++) {
+			if (dist[sw_of[p]] < 0)
+				*far = p;
+			else if (dist[sw_of[p]] + 2 > TOPO_MAX_HOPS - 4) {
+				*hops = dist[sw_of[p]] + 2;
+				*wb = p;
+				for (*wa = 0; *wa < ports && sw_of[*wa] != src; (*wa)++)
+					;
+			}
+		}
+	}
+out:
+	free(sw_of);
+	free(off);
+	free(adj);
+	free(dist);
+	free(queue);
+	free(from);
+	return rc;
+}
+
 static int check_fields(const struct topo_cluster *c, char *field, size_t fn, char *msg, size_t n)
 {
 	const struct topo_node_spec *nd = &c->node;
@@ -599,113 +681,23 @@ static int check_fields(const struct topo_cluster *c, char *field, size_t fn, ch
 				    missing / nd->nics, missing % nd->nics);
 		}
 		{
-			/* every NIC reaches NIC 0 through the switches (union-find
-			 * over switches and NICs; here, so the error has the
-			 * file's position: found by review) */
-			long long nv = f->nxswitches + ports, far = -1;
-			int32_t *up = malloc((size_t)nv * sizeof(*up));
-			if (!up)
+			/* every NIC reaches NIC 0 through the switches, and every
+			 * NIC-to-NIC route within the hops a path holds (here, so
+			 * the errors have the file's position: found by review;
+			 * the hops by an audit: a chain of 12 switches loaded, and
+			 * then its collectives failed with "no route or out of
+			 * memory") */
+			long long far = -1, hops = -1, wa = 0, wb = 0;
+			if (explicit_routes(f, ports, &far, &hops, &wa, &wb))
 				BAD("fabric.links", "out of memory");
-			for (long long v = 0; v < nv; v++)
-				up[v] = (int32_t)v;
-			for (int i = 0; i < f->nxlinks; i++) {
-				const struct topo_xlink *l = &f->xlinks[i];
-				int32_t a = l->a >= 0 ? l->a : f->nxswitches + (-l->a - 1);
-				int32_t b = l->b >= 0 ? l->b : f->nxswitches + (-l->b - 1);
-				while (up[a] != a)
-					a = up[a] = up[up[a]];
-				while (up[b] != b)
-					b = up[b] = up[up[b]];
-				up[a] = b;
-			}
-			for (long long v = 0; v < nv; v++) { /* every vertex to its root */
-				int32_t r = (int32_t)v;
-				while (up[r] != r)
-					r = up[r];
-				up[v] = r;
-			}
-			for (long long p = 1; p < ports && far < 0; p++)
-				if (up[f->nxswitches + p] != up[f->nxswitches])
-					far = p;
-			free(up);
 			if (far >= 0)
 				BAD("fabric.links", "host%lld/nic%lld has no path to host0/nic0 through "
 				    "the switches", far / nd->nics, far % nd->nics);
-		}
-		{
-			/* every NIC-to-NIC route within the hops a path holds
-			 * (TOPO_MAX_HOPS, 4 of them inside the hosts; found by
-			 * an audit: a chain of 12 switches loaded, and then its
-			 * collectives failed with "no route or out of memory").
-			 * A NIC has one cable: a route is its switches' distance
-			 * + 2, breadth-first from each switch NICs hang on. */
-			int32_t ns = f->nxswitches, *sw_of = malloc((size_t)ports * sizeof(int32_t));
-			int32_t *off = calloc((size_t)ns + 1, sizeof(int32_t));
-			int32_t *adj = malloc((size_t)(2 * f->nxlinks + 1) * sizeof(int32_t));
-			int32_t *dist = malloc((size_t)ns * sizeof(int32_t));
-			int32_t *queue = malloc((size_t)ns * sizeof(int32_t));
-			bool *from = calloc((size_t)ns, sizeof(bool));
-			long long worst = -1, wa = 0, wb = 0;
-			if (!sw_of || !off || !adj || !dist || !queue || !from) {
-				free(sw_of), free(off), free(adj), free(dist), free(queue), free(from);
-				BAD("fabric.links", "out of memory");
-			}
-			for (int i = 0; i < f->nxlinks; i++) {
-				const struct topo_xlink *l = &f->xlinks[i];
-				if (l->a >= 0 && l->b >= 0) {
-					off[l->a + 1]++;
-					off[l->b + 1]++;
-				} else if (l->a >= 0 || l->b >= 0) {
-					sw_of[l->a < 0 ? -l->a - 1 : -l->b - 1] = l->a >= 0 ? l->a : l->b;
-				}
-			}
-			for (int32_t v = 0; v < ns; v++)
-				off[v + 1] += off[v];
-			for (int i = 0; i < f->nxlinks; i++) {
-				const struct topo_xlink *l = &f->xlinks[i];
-				if (l->a >= 0 && l->b >= 0) {
-					adj[off[l->a]++] = l->b;
-					adj[off[l->b]++] = l->a;
-				}
-			}
-			for (int32_t v = ns; v > 0; v--) /* (the fill moved each start up) */
-				off[v] = off[v - 1];
-			off[0] = 0;
-			for (long long p = 0; p < ports; p++)
-				from[sw_of[p]] = true;
-			for (int32_t src = 0; src < ns && worst < 0; src++) {
-				int32_t head = 0, tail = 0;
-				if (!from[src])
-					continue;
-				for (int32_t v = 0; v < ns; v++)
-					dist[v] = -1;
-				dist[src] = 0;
-				queue[tail++] = src;
-				while (head < tail) {
-					int32_t w = queue[head++];
-					for (int32_t k = off[w]; k < off[w + 1]; k++)
-						if (dist[adj[k]] < 0) {
-							dist[adj[k]] = dist[w] + 1;
-							queue[tail++] = adj[k];
-						}
-				}
-				for (long long p = 0; p < ports && worst < 0; p++)
-					if (dist[sw_of[p]] + 2 > TOPO_MAX_HOPS - 4) {
-						worst = dist[sw_of[p]] + 2;
-						wb = p;
-						for (long long q = 0; q < ports; q++)
-							if (sw_of[q] == src) {
-								wa = q;
-								break;
-							}
-					}
-			}
-			free(sw_of), free(off), free(adj), free(dist), free(queue), free(from);
-			if (worst >= 0)
+			if (hops >= 0)
 				BAD("fabric.links", "the route from host%lld/nic%lld to host%lld/nic%lld "
 				    "takes %lld hops through the switches, more than the %d a route "
 				    "may take here", wb / nd->nics, wb % nd->nics, wa / nd->nics,
-				    wa % nd->nics, worst, TOPO_MAX_HOPS - 4);
+				    wa % nd->nics, hops, TOPO_MAX_HOPS - 4);
 		}
 		break;
 	}
