@@ -248,19 +248,17 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 		}
 	}
 	{
-		/* the rename would replace a device, FIFO or socket (as root,
-		 * even /dev/null) with a plain file */
+		/* (stat on the name as given: it follows /proc's links to a
+		 * pipe or socket, which follow_links cannot; found by an audit:
+		 * --trace /dev/stdout with standard output a pipe was refused
+		 * as "cannot create: No such file or directory") */
 		struct stat st, so;
-		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-			free(path);
-			return ts_error_set(err, TS_EIO, "'%s' exists and is not a regular file",
-					    user_path);
-		}
+		bool there = stat(user_path, &st) == 0 || stat(path, &st) == 0;
 		/* the file standard output or error goes to (/dev/stdout with
 		 * stdout redirected): the rename would put the output in place
 		 * of what the program prints there (found by review) */
 		for (int fd0 = 1; fd0 <= 2; fd0++)
-			if (stat(path, &st) == 0 && fstat(fd0, &so) == 0 && st.st_dev == so.st_dev &&
+			if (there && fstat(fd0, &so) == 0 && st.st_dev == so.st_dev &&
 			    st.st_ino == so.st_ino) {
 				free(path);
 				return ts_error_set(err, TS_EIO,
@@ -268,6 +266,13 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 						    "another file",
 						    user_path, fd0 == 1 ? "output" : "error");
 			}
+		/* the rename would replace a device, FIFO or socket (as root,
+		 * even /dev/null) with a plain file */
+		if (there && !S_ISREG(st.st_mode)) {
+			free(path);
+			return ts_error_set(err, TS_EIO, "'%s' exists and is not a regular file",
+					    user_path);
+		}
 	}
 	a->path = path;
 	a->tmp_path = malloc(n);

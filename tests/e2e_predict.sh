@@ -240,6 +240,12 @@ st=$?
 if [ $st = 2 ] && grep -q "is where standard output goes" "$TMP/err" && [ "$(wc -l <"$TMP/err")" = 1 ]; then
 	ok "trace onto standard output's file refused"
 else bad "trace onto /dev/stdout: exit $st, $(cat "$TMP/err")"; fi
+# ... and with standard output a pipe, for that reason (found by an audit:
+# "cannot create '/dev/stdout': No such file or directory")
+"$TRAINSIM" predict $SMALL --fidelity analytic --trace /dev/stdout 2>"$TMP/err" | cat >/dev/null
+if grep -q "^trainsim: error: '/dev/stdout' is where standard output goes" "$TMP/err"; then
+	ok "trace onto standard output's pipe refused"
+else bad "trace onto /dev/stdout as a pipe: $(cat "$TMP/err")"; fi
 check "fp8 on a GPU without FP8" 2 "$TRAINSIM" predict --cluster dgx-a100-hdr --nodes 1 \
 	--model "$TMP/tiny.json" --global-batch 8 --seq-len 1024 --precision fp8 --fidelity analytic
 expect "names the missing FP8 rate, at the flag" "^trainsim: error: --precision: fp8: .*no FP8 rate" "$TMP/err"
