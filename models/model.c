@@ -1170,6 +1170,12 @@ int64_t model_layer_tp_whole_params(const struct model *m, int l)
 	return n;
 }
 
+int64_t model_vision_embed_weights(const struct model *m)
+{
+	const struct model_vision *v = &m->vit;
+	return (int64_t)v->in_channels * v->temporal_patch * v->patch * v->patch * v->hidden;
+}
+
 /* Vision parts: [0] encoder (patch embed, positions, blocks), [1] mergers. */
 static void vision_params(const struct model *m, int64_t *enc, int64_t *merger)
 {
@@ -1180,7 +1186,7 @@ static void vision_params(const struct model *m, int64_t *enc, int64_t *merger)
 	if (!m->has_vision)
 		return;
 	/* Conv3d patch embed with bias (modeling_qwen3_vl.py, assumption: bias=True). */
-	*enc = (int64_t)v->in_channels * v->temporal_patch * v->patch * v->patch * hd + hd;
+	*enc = model_vision_embed_weights(m) + hd;
 	*enc += (int64_t)v->pos_embeddings * hd;
 	/* Block: 2 LayerNorms, qkv and proj with biases, fc1/fc2 with biases. */
 	block = 4 * hd + (hd * 3 * hd + 3 * hd) + (hd * hd + hd) + (hd * v->ffn + v->ffn) +
@@ -1210,9 +1216,9 @@ int64_t model_vision_tp_whole_params(const struct model *m)
 	int64_t hd = v->hidden, in = hd * v->merge * v->merge;
 	if (!m->has_vision)
 		return 0;
-	return (int64_t)v->in_channels * v->temporal_patch * v->patch * v->patch * hd + hd +
-	       (int64_t)v->pos_embeddings * hd + (4 * hd + 2 * hd) * v->depth +
-	       (2 * hd + v->out_hidden) + (int64_t)v->deepstack * (2 * in + v->out_hidden);
+	return model_vision_embed_weights(m) + hd + (int64_t)v->pos_embeddings * hd +
+	       (4 * hd + 2 * hd) * v->depth + (2 * hd + v->out_hidden) +
+	       (int64_t)v->deepstack * (2 * in + v->out_hidden);
 }
 
 void model_count_params(const struct model *m, struct model_params *o)
@@ -1334,7 +1340,7 @@ double model_vision_flops_fwd(const struct model *m, double patches)
 		return 0;
 	hd = v->hidden;
 	block = 3 * hd * hd + hd * hd + 2 * hd * v->ffn;
-	f = 2.0 * (double)v->in_channels * v->temporal_patch * v->patch * v->patch * hd * patches;
+	f = 2.0 * (double)model_vision_embed_weights(m) * patches;
 	/* Full attention within the image: 4 * P^2 * hidden per block. */
 	f += v->depth * 2 * block * patches + model_vision_attn_coef(m) * patches * patches;
 	in = hd * v->merge * v->merge;

@@ -159,6 +159,10 @@ int64_t model_norm_params(const struct model *m);
 int64_t model_qk_norm_params(const struct model *m);
 /* Vision encoder + mergers parameters (0 without vision). */
 int64_t model_vision_params(const struct model *m);
+/* The patch embedding's convolution weights (no bias): channels x temporal
+ * patch x patch^2 x the encoder's width (0 for a model without vision,
+ * whose fields are zero). */
+int64_t model_vision_embed_weights(const struct model *m);
 /* Of those, the ones every TP rank holds whole (Megatron-core: patch
  * embedding, positions, LayerNorms, row-parallel biases). */
 int64_t model_vision_tp_whole_params(const struct model *m);

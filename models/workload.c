@@ -1493,7 +1493,7 @@ static void vision_pass(struct bld *b, bool bwd, enum wl_phase ph)
 	/* split by tp but the patch embedding (a convolution, whole on every
 	 * TP rank as memory counts it; found by an audit: split too) */
 	total = imgs * model_vision_flops_fwd(m, pimg) / tp +
-		2.0 * v->in_channels * v->temporal_patch * v->patch * v->patch * vh * P * (1 - 1 / tp);
+		2.0 * (double)model_vision_embed_weights(m) * P * (1 - 1 / tp);
 	attn = model_vision_attn_coef(m) * pimg * P / tp;
 	sumg = 2 * v->depth * P * (3 * vh * vh + vh * vh + 2 * vh * v->ffn) / tp;
 	scale = sumg > 0 ? (total - attn) / sumg : 1;

@@ -432,8 +432,6 @@ int topo_build(struct topo *t, const struct topo_cluster *c, struct ts_error *er
 		goto fail;
 	if ((rc = build_placement(t, err)))
 		goto fail;
-	if (rs->explicit_fabric && (rc = topo_explicit_connected(t, err)))
-		goto fail;
 	return 0;
 fail:
 	if (rc == TS_ENOMEM)

@@ -164,32 +164,6 @@ static void xbfs_free(struct xbfs *b)
 	free(b->queue);
 }
 
-int topo_explicit_connected(const struct topo *t, struct ts_error *err)
-{
-	struct xbfs b = { 0 };
-	int nics = t->cl.node.nics, rc = 0;
-	int32_t nn = t->nhosts * nics;
-	if (nn < 2)
-		return 0;
-	if (xbfs_run(t, t->first_nic, &b)) {
-		xbfs_free(&b);
-		return ts_error_set(err, TS_ENOMEM, "out of memory checking the fabric");
-	}
-	/* (cables run both ways: reaching NIC 0 from every NIC connects all) */
-	for (int32_t n = 1; n < nn; n++)
-		if (b.dist[t->first_nic + n] < 0) {
-			rc = ts_error_set(err, TS_EINPUT,
-					  "%s: fabric.links: host%d/nic%d has no path to host0/nic0 "
-					  "through the switches",
-					  t->cl.fabric.explicit_path ? t->cl.fabric.explicit_path
-								     : "cluster",
-					  n / nics, n % nics);
-			break;
-		}
-	xbfs_free(&b);
-	return rc;
-}
-
 /* Fabric paths NIC na -> NIC nb: count, and path i when out != NULL. */
 static int64_t xpath(const struct topo *t, int32_t na, int32_t nb, int64_t i, int32_t *out,
 		     int *nout)

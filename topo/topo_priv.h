@@ -58,8 +58,4 @@ static inline int32_t topo_gpu_nic_index(const struct topo *t, int32_t gpu)
  * hold 2 * t->nnodes entries. */
 void topo_bfs_all(const struct topo *t, int32_t src, int32_t *dist, int32_t *q);
 
-/* An explicit fabric must connect every NIC to every other through its
- * switches (route.c); TS_EINPUT naming the first NIC cut off. */
-int topo_explicit_connected(const struct topo *t, struct ts_error *err);
-
 #endif
