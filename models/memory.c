@@ -196,10 +196,11 @@ static void layer_shape(const struct model *m, const struct plan *p, int l,
 		x->f = m->moe_ffn;
 		/* the mean load: every routed token when dropless, at most the
 		 * balanced load under a capacity (what exceeds it is dropped;
-		 * capacity x that when every expert's input is padded to it).
+		 * capacity x that when every expert's input is padded to it;
+		 * the capacity in whole tokens, plan_moe_capacity).
 		 * A layer's skew averages out over the layers and micro-batches
 		 * a stage keeps. */
-		double cf = p->capacity_factor;
+		double cf = plan_moe_capacity(p, m);
 		x->routed = (p->pad_to_capacity ? cf : cf > 0 && cf < 1 ? cf : 1) * m->top_k;
 		x->experts = m->experts;
 		x->fs = m->shared_ffn;

@@ -356,6 +356,15 @@ double plan_grad_wire_bytes(const struct plan *p);
  * that moves: 4 under precision fp32, else 2 (FP8, Transformer Engine's,
  * keeps 16-bit activations; only GEMM operands are FP8). */
 double plan_act_bytes(const struct plan *p);
+/* Megatron-core's expert capacity (get_capacity) over the balanced load:
+ * each source rank routes its T/tp tokens of a micro-batch (T = micro x
+ * seq_len / cp) to top_k experts each and keeps at most
+ * ceil(capacity_factor x T/tp x top_k / experts) per expert, a whole
+ * number of tokens, so the factor in force is that count over the balanced
+ * share T/tp x top_k / experts (capacity_factor itself only where that
+ * product is whole). Padded to the capacity, every expert gets exactly
+ * that; 0 without a capacity or experts. */
+double plan_moe_capacity(const struct plan *p, const struct model *m);
 /* The expert tensor parallelism in force (etp, or its default tp). */
 static inline int plan_etp(const struct plan *p)
 {

@@ -698,7 +698,7 @@ static void moe_permute(struct bld *b, enum wl_phase ph, const char *name)
 {
 	double routed = moe_routed_bytes(b), tp = b->p->tp;
 	if (b->p->pad_to_capacity)
-		routed *= b->p->capacity_factor;
+		routed *= plan_moe_capacity(b->p, b->m);
 	cmp_op(b, ph, WL_ELEM, name, 0, routed / tp + b->wb * b->T / tp * b->m->hidden, 0, 0, 0, 0,
 	       WL_V_NONE);
 }

@@ -3724,13 +3724,15 @@ static int draw_loads(struct exec *x, struct vload *vis, float *exp_, int mm, do
 	*load_mean = 1;
 	if (x->nle && p->pad_to_capacity) {
 		/* every expert's input padded to the capacity: fixed sizes, no
-		 * draw (the MoE layers at capacity_factor x the balanced load) */
+		 * draw (the MoE layers at the capacity's whole tokens over the
+		 * balanced load) */
+		double cf = plan_moe_capacity(p, m);
 		for (int s = 0; s < x->D * x->es; s++)
 			for (int j = 0; j < mm; j++)
 				for (int l = 0; l < L; l++)
 					if (m->moe_layer[l])
-						exp_[load_ix(s, mm, j, L, l)] = (float)p->capacity_factor;
-		*load_max = *load_mean = p->capacity_factor;
+						exp_[load_ix(s, mm, j, L, l)] = (float)cf;
+		*load_max = *load_mean = cf;
 	} else if (x->nle) {
 		bool cap = p->capacity_factor > 0;
 		int nc = cap ? E : ep, per = E / nc; /* categories of the Dirichlet, experts in each */

@@ -482,6 +482,17 @@ START_TEST(activations_moe_gathered_tokens)
 		ck_assert_double_eq(c125, c1);
 		ck_assert_double_eq_tol(pad - c1, 0.25 * k * (2 * s * h + 6 * s * f), c1 * 1e-12);
 		ck_assert_double_eq_tol(c1 - c05, 0.5 * k * (2 * s * h + 6 * s * f), c1 * 1e-12);
+		/* the capacity is whole tokens (Megatron-core's get_capacity):
+		 * 0.01 x 4096 x 8 / 128 = 2.56 tokens an expert padded to 3, a
+		 * load of 3 / 256 (not 0.01); dropping to it keeps at most that */
+		double cw = 3.0 / 256, c001;
+		p.capacity_factor = 0.01;
+		c001 = model_layer_act_bytes(&m, &p, 0);
+		ck_assert_double_eq_tol(c1 - c001, (1 - cw) * k * (2 * s * h + 6 * s * f), c1 * 1e-12);
+		p.pad_to_capacity = true;
+		ck_assert_double_eq_tol(model_layer_act_bytes(&m, &p, 0), c001, c1 * 1e-12);
+		ck_assert_double_eq_tol(plan_moe_capacity(&p, &m), cw, 1e-15);
+		p.pad_to_capacity = false;
 	}
 }
 END_TEST

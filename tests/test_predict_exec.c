@@ -6381,6 +6381,23 @@ START_TEST(moe_dispatches_the_tp_shard)
 			      "padding adds %.9g FLOP, want %.9g", c.hw_flops - a.hw_flops,
 			      (1.25 - ld) * expert);
 		sim_prediction_release(&c);
+		/* the capacity is whole tokens an expert (Megatron-core's
+		 * get_capacity): each rank routes T / tp tokens to 4 of 16
+		 * experts, 64 each at balance; 1.01 x 64 = 64.64 is padded to
+		 * 65, a load of 65 / 64 (found by an audit: 1.01) */
+		double share = T / p.tp * 4 / 16, want = ceil(1.01 * share) / share;
+		ck_assert(share == 64 && want == 65.0 / 64);
+		p.capacity_factor = 1.01;
+		run(&p, &o, &c);
+		ck_assert_msg(c.expert_load_mean == want && c.expert_load_max == want, "padded %.9g %.9g",
+			      c.expert_load_mean, c.expert_load_max);
+		ck_assert_msg(fabs(c.comm_bytes[SIM_COMM_EP] / (want * a2a) - 1) < 1e-9,
+			      "padded ep bytes %.9g, want %.9g", c.comm_bytes[SIM_COMM_EP], want * a2a);
+		ck_assert_msg(fabs((c.hw_flops - a.hw_flops) / ((want - ld) * expert) - 1) < 1e-9,
+			      "padding adds %.9g FLOP, want %.9g", c.hw_flops - a.hw_flops,
+			      (want - ld) * expert);
+		sim_prediction_release(&c);
+		p.capacity_factor = 1.25;
 		p.pad_to_capacity = false;
 		p.recompute = PLAN_RC_FULL;
 	}
