@@ -1561,11 +1561,16 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 	 * recalled, the capacity's found by review) */
 	if (p->dispatcher == PLAN_DISP_ALLGATHER &&
 	    (p->capacity_factor > 0 || p->overlap_ep || p->overlap_shared))
+		/* (naming where the other was set: found by an audit, a flag
+		 * against a file's capacity_factor named the flag alone) */
 		REFUSE(PF_DISPATCHER, "moe_token_dispatcher",
-		       "%s needs the alltoall token dispatcher, not 'allgather'",
+		       "%s needs the alltoall token dispatcher, not 'allgather' (from %s)",
 		       p->capacity_factor > 0 ? "a capacity_factor" :
 		       p->overlap_ep	      ? "overlap.ep" :
-						"overlap.shared_experts");
+						"overlap.shared_experts",
+		       p->capacity_factor > 0 ? where(p, PF_CAPACITY, "capacity_factor") :
+		       p->overlap_ep	      ? where(p, PF_OVERLAP_EP, "overlap.ep") :
+						where(p, PF_OVERLAP_SH, "overlap.shared_experts"));
 	/* --moe-shared-expert-overlap: shared experts to run, all-to-alls to
 	 * hide them behind, and not beside the merged pairs (Megatron-core
 	 * refuses the two together; recalled) */

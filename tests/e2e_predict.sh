@@ -135,8 +135,8 @@ expect "it predicts" "^iteration time" "$TMP/out"
 expect_err "an unknown token dispatcher" "--moe-token-dispatcher: unknown value 'all2all'" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --model qwen3-vl-30b-a3b \
 	--plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --moe-token-dispatcher all2all
-expect_err "allgather beside a capacity (the plan's)" \
-	"a capacity_factor needs the alltoall token dispatcher" \
+expect_err "allgather beside a capacity (the plan's, named with its position)" \
+	"a capacity_factor needs the alltoall token dispatcher, not 'allgather' \(from [^ ]*qwen3-vl-30b-a3b-moe.json:[0-9]+:[0-9]+: capacity_factor\)" \
 	"$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 --model qwen3-vl-30b-a3b \
 	--plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --moe-token-dispatcher allgather
 check "a virtual-stage layout" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --fidelity analytic \
