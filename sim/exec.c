@@ -392,6 +392,14 @@ static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
 	return tpi + x->p->tp * (pos + x->D * stage);
 }
 
+/* Whether the images a sample holds, or their tokens, are drawn (and so
+ * differ between replicas). */
+static bool images_vary(const struct plan *p, const struct model *m)
+{
+	return m->has_vision && (p->images_per_sample.kind != PLAN_DIST_FIXED ||
+				 p->image_tokens.kind != PLAN_DIST_FIXED);
+}
+
 /* Expert slots per DP x CP position (struct exec's es). */
 static int expert_slots(const struct plan *p)
 {
@@ -4726,9 +4734,15 @@ static int run_once(struct exec *x, struct run_out *ro)
 		 * units stand for the slowest of K (found by review: llama3-8b,
 		 * 16 GPUs, local SGD with top-k, jitter 0.05: K = 4 1.06 %
 		 * under --exact, all 16 equal; three more plans 1.0-1.31 %
-		 * under) */
+		 * under); and where images vary between units: the score above
+		 * sums a unit's loads over its micro-batches, but which unit
+		 * sets the pace follows where in the schedule its images fall
+		 * (found by an audit, 2026-12-05: Qwen3-VL-2B pp 2, ZeRO 1, 64
+		 * GPUs, Poisson(1.5) images, seed 4: K = 4 0.73 % under
+		 * --exact, always under at seeds 1-10) */
 		if (x->o->replicas <= 0 &&
-		    ((x->o->fidelity != SIM_ANALYTIC && crosses) || x->o->jitter > 0) &&
+		    ((x->o->fidelity != SIM_ANALYTIC && crosses) || x->o->jitter > 0 ||
+		     images_vary(p, x->m)) &&
 		    (int64_t)x->nunits * P <= FOLD_EVERY_MAX)
 			x->K = x->nunits;
 		if (x->K > x->nunits)
@@ -5172,9 +5186,8 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		 * with overlap.ep, 1.2-1.5 % with the allgather dispatcher; 0.4 %
 		 * at 128 GPUs, 0.8 % at 512): every rank, up to IMAGES_EXACT_MAX
 		 * GPUs */
-		bool images_vary = m->has_vision && (p->images_per_sample.kind != PLAN_DIST_FIXED ||
-						     p->image_tokens.kind != PLAN_DIST_FIXED);
-		if (!oo.exact && oo.replicas <= 0 && images_vary && unit_positions(p) > 1 &&
+		bool vary = images_vary(p, m);
+		if (!oo.exact && oo.replicas <= 0 && vary && unit_positions(p) > 1 &&
 		    need <= IMAGES_EXACT_MAX) {
 			oo.exact = out->exact_fallback = true;
 			out->exact_why = "the replicas of a unit draw their own images (its fold "
@@ -5192,7 +5205,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		 * 0.6443 s; each unit's own loads gave 0.6443 s there but 7.5 %
 		 * under --exact without dispatch): every rank, up to
 		 * IMAGES_EXACT_MAX GPUs */
-		if (!oo.exact && oo.replicas <= 0 && images_vary && p->zero >= 2 &&
+		if (!oo.exact && oo.replicas <= 0 && vary && p->zero >= 2 &&
 		    x.comp.dispatch_s > 0 && need <= IMAGES_EXACT_MAX) {
 			oo.exact = out->exact_fallback = true;
 			out->exact_why = "under ZeRO 2/3 the replicas of a unit draw their own "

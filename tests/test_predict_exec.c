@@ -5061,12 +5061,22 @@ START_TEST(zero2_images_fold)
 	sim_predict_opts_init(&o);
 	o.fidelity = SIM_ANALYTIC;
 	o.seed = 4;
+	/* (K = 4 units, forced: where images vary, 32 units x 1 stage are
+	 * all simulated by default, which equals --exact) */
+	o.replicas = 4;
 	run(&p, &o, &a);
 	ck_assert_int_lt(a.units_simulated, a.units);
+	o.replicas = 0;
 	o.exact = true;
 	run(&p, &o, &b);
 	ck_assert_msg(fabs(a.iteration_time_s / b.iteration_time_s - 1) < 0.002,
 		      "folded %.6f s vs exact %.6f s", a.iteration_time_s, b.iteration_time_s);
+	sim_prediction_release(&a);
+	o.exact = false;
+	run(&p, &o, &a);
+	ck_assert_msg(a.units_simulated == a.units && a.iteration_time_s == b.iteration_time_s,
+		      "every unit %d of %d: %.9f s vs exact %.9f s", a.units_simulated, a.units,
+		      a.iteration_time_s, b.iteration_time_s);
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	/* with the host's dispatch priced each replica's host runs ahead on
