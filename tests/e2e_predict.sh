@@ -398,5 +398,20 @@ sys.exit(0 if f["iteration_time_s"] == e["iteration_time_s"] and f["units_simula
 	ok "varying images: folded equals --exact"
 else bad "varying images: folded equals --exact"; fi
 
+# every collective slice names its algorithm and protocol, also where a
+# drawn image load makes its size fractional (found by an audit: at the
+# analytic level the encoder's all-reduces showed none)
+check "quick start trace, analytic" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 4 \
+	--model qwen3-vl-30b-a3b --plan "$EX/plans/qwen3-vl-30b-a3b-moe.json" --global-batch 32 \
+	--fidelity analytic --trace "$TMP/qa.json"
+if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); ev = d["traceEvents"] if isinstance(d, dict) else d
+c = [e["args"] for e in ev if e.get("ph") == "X" and e.get("args", {}).get("collective", "sendrecv") != "sendrecv"]
+bad = [a for a in c if "algorithm" not in a or "protocol" not in a]
+print(len(c), "collective slices,", len(bad), "without an algorithm")
+sys.exit(0 if c and not bad else 1)' "$TMP/qa.json"; then
+	ok "trace: every collective names its algorithm"
+else bad "trace: every collective names its algorithm"; fi
+
 echo "$((n - fail))/$n passed"
 [ "$fail" = 0 ]
