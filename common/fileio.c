@@ -226,6 +226,7 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 	char *path;
 	size_t n;
 	int fd;
+	mode_t mode;
 
 	*a = (struct afile)AFILE_INIT;
 	/* (found by review: refused only after the run); a name of blanks
@@ -273,6 +274,17 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 			return ts_error_set(err, TS_EIO, "'%s' exists and is not a regular file",
 					    user_path);
 		}
+		/* the file replaced keeps its permissions, a new one gets
+		 * what creating it would (0666 less the umask); found by an
+		 * audit: every write left 0644, so a private 0640 file became
+		 * world-readable */
+		if (there) {
+			mode = st.st_mode & 07777;
+		} else {
+			mode_t um = umask(0);
+			umask(um);
+			mode = 0666 & ~um;
+		}
 	}
 	a->path = path;
 	a->tmp_path = malloc(n);
@@ -297,7 +309,7 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 		afile_abort(a);
 		return ts_error_set(err, TS_EIO, "cannot write '%s'", user_path);
 	}
-	fchmod(fd, 0644);
+	fchmod(fd, mode);
 	return 0;
 }
 

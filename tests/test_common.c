@@ -464,6 +464,23 @@ START_TEST(fileio_atomic_commit_and_abort)
 	ck_assert_str_eq(back, "{}\n");
 	free(back);
 	ck_assert_int_eq(fileio_read_all(path, 2, &back, &len, &err), TS_EINPUT);
+	/* a new file gets 0666 less the umask, a replaced one keeps its
+	 * permissions (found by an audit: always 0644, so a 0640 file became
+	 * world-readable) */
+	{
+		mode_t um = umask(027);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0666 & ~um);
+		unlink(path);
+		ck_assert_int_eq(fileio_write_atomic(path, "{}\n", 3, &err), 0);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0640);
+		ck_assert_int_eq(chmod(path, 0600), 0);
+		ck_assert_int_eq(fileio_write_atomic(path, "[]\n", 3, &err), 0);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0600);
+		umask(um);
+	}
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/no/such/dir/out.json", dir);
 	ck_assert_int_eq(fileio_write_atomic(path, "x", 1, &err), TS_EIO);
