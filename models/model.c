@@ -266,7 +266,8 @@ static int parse_vision(struct model *m, const struct jval *v, struct ts_error *
  * activation (silu/swish gated, gelu* not). tie: tie_word_embeddings when
  * the key is absent (PretrainedConfig's default is true; these classes
  * set false). norms: Gemma 2 and 3 norm before and after both attention and
- * MLP (four per layer). */
+ * MLP (four per layer); Cohere and Phi one before their parallel attention
+ * and MLP. */
 struct arch {
 	const char *type;
 	signed char gated, tie;
@@ -283,7 +284,7 @@ static const struct arch arches[] = {
 	{ "olmo2", 1, 0, 0 }, { "olmoe", 1, 0, 0 }, { "gemma", 1, 1, 0 },
 	{ "gemma2", 1, 1, 4 }, { "gemma3", 1, 1, 4 }, { "gemma3_text", 1, 1, 4 },
 	{ "gpt2", 0, 1, 0 }, { "gptj", 0, 0, 0 }, { "gpt_neox", 0, 0, 0 }, { "bloom", 0, 1, 0 },
-	{ "phi", 0, 0, 0 }, { "gpt_bigcode", 0, 1, 0 }, { "starcoder2", 0, 1, 0 },
+	{ "phi", 0, 0, 1 }, { "gpt_bigcode", 0, 1, 0 }, { "starcoder2", 0, 1, 0 },
 	{ "falcon", 0, 1, 0 }, { "RefinedWeb", 0, 1, 0 }, { "RefinedWebModel", 0, 1, 0 },
 	{ "deepseek", 1, 0, 0 }, { "deepseek_v2", 1, 0, 0 }, { "deepseek_v3", 1, 0, 0 },
 	{ "cohere", 1, 1, 1 },
@@ -398,6 +399,14 @@ static int parse_window(struct model *m, const struct jval *t, const char *mtype
 	bool qwen = str_starts(mtype, "qwen2") || str_starts(mtype, "qwen3");
 	bool use = !qwen, any = false;
 	int w = 0, from = 28, pattern = 6;
+	/* (MistralConfig, Gemma2Config and Gemma3TextConfig default to a
+	 * window of 4096 where the key is absent, null being none; found by an
+	 * audit, 2026-12-05: taken as none, Gemma 3 4B's attention FLOPs 76 %
+	 * high at 32k; recalled from transformers, not in shared/reference) */
+	if (!jval_child(t, "sliding_window", &lt) && /* (null: None, no window) */
+	    (type_is(mtype, "mistral") || type_is(mtype, "gemma2") || type_is(mtype, "gemma3") ||
+	     type_is(mtype, "gemma3_text")))
+		w = 4096;
 	if (get_int2(t, "sliding_window", NULL, false, 1, 1 << 30, &w, err) ||
 	    opt_bool(t, "use_sliding_window", &use, err) ||
 	    get_int2(t, "max_window_layers", NULL, false, 0, 1 << 30, &from, err) ||
@@ -603,8 +612,16 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	    get_int2(&t, "vocab_size", NULL, true, 1, 1 << 24, &m->vocab, err))
 		return TS_EINPUT;
 	/* (MistralConfig and MixtralConfig default to 8 key/value heads; found
-	 * by review: the heads were taken) */
-	m->kv_heads = type_is(mtype, "mistral") || type_is(mtype, "mixtral") ? 8 : m->heads;
+	 * by review: the heads were taken; Gemma2Config, Gemma3TextConfig and
+	 * Qwen3MoeConfig to 4, Starcoder2Config to 2, found by an audit,
+	 * 2026-12-05: a Gemma 2 9B config without the key came out 10 %
+	 * large; recalled from transformers, not in shared/reference) */
+	m->kv_heads = type_is(mtype, "mistral") || type_is(mtype, "mixtral") ? 8 :
+		      type_is(mtype, "gemma2") || type_is(mtype, "gemma3") ||
+				      type_is(mtype, "gemma3_text") || type_is(mtype, "qwen3_moe") ?
+		      4 :
+		      type_is(mtype, "starcoder2") ? 2 :
+						     m->heads;
 	m->head_dim = type_head_dim(mtype) ? type_head_dim(mtype) : m->hidden / m->heads;
 	m->ffn = 4 * m->hidden;
 	if (m->kv_heads != m->heads && !present(&t, "num_key_value_heads", &c) &&
@@ -634,6 +651,24 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	}
 	if (get_int2(&t, "num_experts_per_tok", NULL, m->experts > 0, 1, 1 << 16, &m->top_k, err))
 		return TS_EINPUT;
+	/* a MoE type without its expert count: its config class has one (and
+	 * the rest of the experts' shape), which trainsim does not assume;
+	 * found by an audit, 2026-12-05: a Mixtral config without it was
+	 * counted as dense, 7.24 B parameters for 46.70 B, while one without
+	 * num_experts_per_tok alone was refused */
+	if (m->experts == 0 && !present(&t, "num_experts", &c) &&
+	    !present(&t, "num_local_experts", &c) && !present(&t, "n_routed_experts", &c) &&
+	    (type_is(mtype, "mixtral") || type_is(mtype, "olmoe") || type_is(mtype, "qwen2_moe") ||
+	     type_is(mtype, "qwen3_moe") || type_is(mtype, "qwen3_vl_moe") ||
+	     type_is(mtype, "qwen3_vl_moe_text") || type_is(mtype, "deepseek_v3") ||
+	     type_is(mtype, "kimi_k2"))) {
+		if (!present(&root, "model_type", &c))
+			present(&t, "model_type", &c);
+		return jval_error(&c, err,
+				  "model_type '%s' is a mixture of experts, but no expert count is "
+				  "given (num_experts, num_local_experts or n_routed_experts)",
+				  mtype);
+	}
 	/* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): kv_lora_rank
 	 * given. A head's query/key is qk_nope + qk_rope wide (transformers'
 	 * qk_head_dim; its head_dim key holds the rotary width) and every head
@@ -676,6 +711,24 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		m->moe_ffn = type_is(mtype, "qwen3_moe")   ? 768 :
 			     type_is(mtype, "qwen2_moe") ? 1408 :
 							   m->ffn;
+		/* (Qwen2MoeConfig's shared expert: 5632 wide by default; found
+		 * by an audit, 2026-12-05: taken as none, Qwen1.5-MoE's active
+		 * parameters 31 % short) */
+		if (type_is(mtype, "qwen2_moe") && !present(&t, "n_shared_experts", &c))
+			m->shared_ffn = 5632;
+		/* DeepSeek's experts are narrower than its dense layers and
+		 * its config classes' defaults differ by version: the width
+		 * is asked for (found by an audit, 2026-12-05: the dense
+		 * 18,432 was taken, DeepSeek-V3 5.9 T parameters) */
+		if (!present(&t, "moe_intermediate_size", &c) &&
+		    (str_starts(mtype, "deepseek") || type_is(mtype, "kimi_k2"))) {
+			if (!present(&t, "n_routed_experts", &c))
+				present(&t, "num_experts", &c);
+			return jval_error(&c, err,
+					  "model_type '%s' with experts needs moe_intermediate_size "
+					  "(its experts' width, not the dense layers')",
+					  mtype);
+		}
 		if (get_int2(&t, "moe_intermediate_size", NULL, false, 1, 1 << 22, &m->moe_ffn, err) ||
 		    get_int2(&t, "shared_expert_intermediate_size", NULL, false, 0, 1 << 22,
 			     &m->shared_ffn, err) ||
@@ -766,9 +819,11 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			m->kv_heads = m->heads;
 			m->head_dim = m->hidden / m->heads;
 		}
-		/* GPTBigCode (StarCoder): multi-query attention, one K/V head */
+		/* GPTBigCode (StarCoder): multi-query attention, one K/V head
+		 * (GPTBigCodeConfig's default; found by an audit, 2026-12-05:
+		 * without the key it was taken as off, StarCoder 19 % large) */
 		{
-			bool mq = false;
+			bool mq = type_is(mtype, "gpt_bigcode");
 			if (opt_bool(&t, "multi_query", &mq, err))
 				return TS_EINPUT;
 			if (mq)
@@ -795,8 +850,11 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			m->norm = MODEL_NORM_LAYER;
 		/* GPT-NeoX: every linear biased (attention's by attention_bias,
 		 * default true); StarCoder2: use_bias (default true) on every
-		 * linear, LayerNorm (found by review: no biases) */
-		m->attn_bias = m->mlp_bias = type_is(mtype, "gpt_neox");
+		 * linear, LayerNorm (found by review: no biases); Phi (Phi-2):
+		 * q/k/v, dense, fc1 and fc2 biased, one LayerNorm before the
+		 * parallel attention and MLP (found by an audit, 2026-12-05:
+		 * no biases and two norms, Phi-2 624,640 short) */
+		m->attn_bias = m->mlp_bias = type_is(mtype, "gpt_neox") || type_is(mtype, "phi");
 		m->bias = sc2;
 		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
 		if (opt_bool(&t, "attention_bias", &m->attn_bias, err) ||

@@ -1666,10 +1666,86 @@ START_TEST(expert_width_default_by_type)
 }
 END_TEST
 
+/* Keys a config leaves out take its transformers config class's default
+ * (found by an audit, 2026-12-05: the generic ones were taken): K/V heads
+ * (Gemma 2/3 and Qwen3-MoE 4, StarCoder2 2), Mistral's and Gemma's
+ * 4096-token window (null: none), GPTBigCode's multi-query attention,
+ * Qwen2-MoE's 5632-wide shared expert; Phi's biases and single norm give
+ * Phi-2's published 2,779,683,840 less its LM head's bias (51,200). */
+START_TEST(config_class_defaults)
+{
+	static const struct {
+		const char *type;
+		int kv, window;
+	} cases[] = { { "gemma2", 4, 4096 },	 { "gemma3_text", 4, 4096 }, { "qwen3_moe", 4, 0 },
+		      { "starcoder2", 2, 0 },	 { "mistral", 8, 4096 },     { "llama", 16, 0 } };
+	struct ts_error err = TS_ERROR_INIT;
+	char text[768];
+	struct model m;
+	for (size_t i = 0; i < TS_ARRAY_LEN(cases); i++) {
+		bool moe = !strcmp(cases[i].type, "qwen3_moe");
+		snprintf(text, sizeof(text),
+			 "{\"hidden_size\": 2048, \"num_hidden_layers\": 6, \"num_attention_heads\": "
+			 "16, \"head_dim\": 128, \"vocab_size\": 1000, \"hidden_act\": \"silu\", "
+			 "\"intermediate_size\": 512, %s\"model_type\": \"%s\"}",
+			 moe ? "\"num_experts\": 8, \"num_experts_per_tok\": 2, " : "", cases[i].type);
+		ck_assert_msg(load_text(&m, text, &err) == 0, "%s: %s", cases[i].type, err.msg);
+		ck_assert_msg(m.kv_heads == cases[i].kv && m.window == cases[i].window,
+			      "%s: %d K/V heads, window %d; want %d, %d", cases[i].type, m.kv_heads,
+			      m.window, cases[i].kv, cases[i].window);
+		for (int l = 0; l < 6 && cases[i].window && !strcmp(cases[i].type, "mistral"); l++)
+			ck_assert(m.swa_layer[l]);
+	}
+	ck_assert_msg(load_text(&m,
+				"{\"model_type\": \"gpt_bigcode\", \"n_embd\": 256, \"n_layer\": 2, "
+				"\"n_head\": 4, \"vocab_size\": 1000}",
+				&err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(m.kv_heads, 1);
+	/* an explicit null window is none (Mistral v0.2's config) */
+	ck_assert_msg(load_text(&m,
+				"{" SWA_BASE "\"num_key_value_heads\": 4, \"model_type\": \"mistral\", "
+				"\"sliding_window\": null}",
+				&err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(m.window, 0);
+	ck_assert_msg(load_text(&m,
+				"{" SWA_BASE "\"num_experts\": 8, \"num_experts_per_tok\": 2, "
+				"\"num_key_value_heads\": 4, \"model_type\": \"qwen2_moe\"}",
+				&err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(m.shared_ffn, 5632);
+	ck_assert(m.shared_gate);
+	{
+		struct model_params mp;
+		ck_assert_msg(load_text(&m,
+					"{\"model_type\": \"phi\", \"hidden_size\": 2560, "
+					"\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+					"\"num_key_value_heads\": 32, \"intermediate_size\": 10240, "
+					"\"hidden_act\": \"gelu_new\", \"layer_norm_eps\": 1e-05, "
+					"\"partial_rotary_factor\": 0.4, \"max_position_embeddings\": 2048, "
+					"\"tie_word_embeddings\": false, \"vocab_size\": 51200}",
+					&err) == 0,
+			      "%s", err.msg);
+		model_count_params(&m, &mp);
+		ck_assert_msg((double)mp.sum_total == 2779683840.0 - 51200, "phi-2: %lld",
+			      (long long)mp.sum_total);
+	}
+}
+END_TEST
+
 static const struct {
 	const char *json;
 	const char *want; /* substring of the message */
 } bad_models[] = {
+	/* a MoE type without its expert count, and DeepSeek's experts
+	 * without their width (found by an audit: counted as dense, and at
+	 * the dense width) */
+	{ "{" SWA_BASE "\"model_type\": \"mixtral\", \"num_key_value_heads\": 4}",
+	  "model_type: model_type 'mixtral' is a mixture of experts, but no expert count is given" },
+	{ "{" SWA_BASE "\"model_type\": \"deepseek_v3\", \"n_routed_experts\": 8, "
+	  "\"num_experts_per_tok\": 2}",
+	  "n_routed_experts: model_type 'deepseek_v3' with experts needs moe_intermediate_size" },
 	/* every size in range, the products absurd (found by review: int
 	 * overflows printed wrong counts with exit 0) */
 	{ "{\"model_type\": \"x\", \"hidden_act\": \"silu\", \"hidden_size\": 1024, "
@@ -3264,6 +3340,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_uneven_chunks);
 	tcase_add_test(tc, activations_mixed_chunks_walked);
 	tcase_add_test(tc, expert_width_default_by_type);
+	tcase_add_test(tc, config_class_defaults);
 	tcase_add_test(tc, head_dim_default_by_type);
 	tcase_add_test(tc, interleaved_short_last_group);
 	tcase_add_test(tc, vocab_padded_as_megatron);
