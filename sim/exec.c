@@ -612,6 +612,9 @@ static void tl_add(struct exec *x, int32_t inst, const struct wl_op *op, int32_t
 	s->micro = op->micro;
 	s->layer = op->layer;
 	s->host_wait_s = comm ? 0 : time_to_s(gpu_start(&x->in[inst], opi) - t0);
+	/* (found by an audit: a recomputed forward op looked like the
+	 * forward's, so a reader counted the forward twice) */
+	s->recompute = op->phase == WL_P_RECOMPUTE;
 	/* (found by review: collective slices carried no size or group);
 	 * whole bytes: a size scaled by a drawn image or expert load, or
 	 * top-k's k, is an expected value (found by review: the encoder's TP

@@ -99,6 +99,8 @@ struct sim_slice {
 	                               * instance x workload ops + its op + 1), else 0 */
 	double host_wait_s;           /* compute: of t1_s - t0_s, the wait for the host's
 	                               * dispatch before the GPU work (breakdown host_s), s */
+	bool recompute;               /* of the activation recompute before a backward (the
+	                               * forward's ops run again, same names) */
 };
 
 /* At most this many slices are recorded (about 260 MB here and 600 MB of

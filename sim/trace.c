@@ -228,6 +228,8 @@ static cJSON *slice_event(const struct sim_slice *s)
 		cJSON_AddNumberToObject(a, "micro", s->micro);
 	if (s->layer >= 0)
 		cJSON_AddNumberToObject(a, "layer", s->layer);
+	if (s->recompute)
+		cJSON_AddBoolToObject(a, "recompute", true);
 	/* of the slice, the wait for the host's dispatch before the GPU
 	 * work (whole nanoseconds, as dur) */
 	if (s->host_wait_s > 0)
@@ -380,6 +382,8 @@ static void svg_slice(FILE *f, const struct sim_slice *s, double x0, double y, d
 		fprintf(f, " micro %d", s->micro);
 	if (s->layer >= 0)
 		fprintf(f, " layer %d", s->layer);
+	if (s->recompute)
+		fputs(" (recompute)", f);
 	if (s->dim >= 0) {
 		fprintf(f, " (%s %s, %.0f bytes", wl_dim_name((enum wl_dim)s->dim),
 			wl_coll_name((enum wl_coll)s->coll), s->bytes);

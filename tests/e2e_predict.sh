@@ -413,5 +413,18 @@ sys.exit(0 if c and not bad else 1)' "$TMP/qa.json"; then
 	ok "trace: every collective names its algorithm"
 else bad "trace: every collective names its algorithm"; fi
 
+# the activation recompute's ops are marked (found by an audit: they
+# repeated the forward's names and args)
+check "full recompute trace" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 --model llama3-8b \
+	--tp 4 --pp 2 --global-batch 8 --recompute full --fidelity analytic --trace "$TMP/rc.json" --svg "$TMP/rc.svg"
+if python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+q = [e["args"].get("recompute", False) for e in ev if e.get("ph") == "X" and e["name"] == "qkv gemm"
+     and e["pid"] == 0 and e["args"].get("micro") == 0 and e["args"].get("layer") == 3]
+sys.exit(0 if sorted(q) == [False, True] else 1)' "$TMP/rc.json"; then
+	ok "trace: a recomputed op says so, the forward's not"
+else bad "trace: a recomputed op says so, the forward's not"; fi
+expect "svg: recomputed ops titled" "tp allreduce micro 0 layer [0-9]+ \(recompute\)" "$TMP/rc.svg"
+
 echo "$((n - fail))/$n passed"
 [ "$fail" = 0 ]
