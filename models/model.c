@@ -502,7 +502,15 @@ static int parse_falcon(struct model *m, const struct jval *t, struct ts_error *
 	m->mlp = MODEL_MLP_GELU;
 	m->norm = MODEL_NORM_LAYER;
 	m->bias = bias;
-	m->layer_norms = (par && !nda) ? 1 : 2;
+	/* FalconDecoderLayer: ln_attn and ln_mlp where the new architecture
+	 * has num_ln_in_parallel_attn 2 (its default there), else one
+	 * input_layernorm and, without the parallel block, one after the
+	 * attention (found by an audit, 2026-12-05: Falcon2-11B's 1 was not
+	 * read, two norms a layer counted) */
+	int nln = nda ? 2 : 0;
+	if (get_int2(t, "num_ln_in_parallel_attn", NULL, false, 1, 2, &nln, err))
+		return TS_EINPUT;
+	m->layer_norms = nda && nln == 2 ? 2 : 1 + !par;
 	return 0;
 }
 

@@ -1702,6 +1702,18 @@ START_TEST(config_class_defaults)
 				&err) == 0,
 		      "%s", err.msg);
 	ck_assert_int_eq(m.kv_heads, 1);
+	/* Falcon's new architecture: two norms a layer unless
+	 * num_ln_in_parallel_attn is 1 (Falcon2-11B) */
+	for (int k = 0; k < 3; k++) {
+		snprintf(text, sizeof(text),
+			 "{\"model_type\": \"falcon\", \"hidden_size\": 256, \"num_hidden_layers\": 2, "
+			 "\"num_attention_heads\": 4, \"vocab_size\": 1000, "
+			 "\"new_decoder_architecture\": true, \"num_kv_heads\": 2%s}",
+			 k == 0 ? "" : k == 1 ? ", \"num_ln_in_parallel_attn\": 1" :
+						", \"num_ln_in_parallel_attn\": 1, \"parallel_attn\": false");
+		ck_assert_msg(load_text(&m, text, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(m.layer_norms, k == 1 ? 1 : 2);
+	}
 	/* an explicit null window is none (Mistral v0.2's config) */
 	ck_assert_msg(load_text(&m,
 				"{" SWA_BASE "\"num_key_value_heads\": 4, \"model_type\": \"mistral\", "
