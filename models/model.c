@@ -595,10 +595,15 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		 * class ignores them (found by review: a Llama config with an
 		 * extra n_layer got biases, LayerNorm and 1,024 learned
 		 * positions, 8036098048 parameters for 8030261248) */
+		/* (and those types' blocks whatever the spelling: their config
+		 * classes map hidden_size, num_hidden_layers... onto theirs;
+		 * found by an audit, 2026-12-05: a gpt2 config so written lost
+		 * its positions and biases, or was refused without n_inner) */
 		struct jval probe;
-		gpt2 = (jval_child(&t, "n_embd", &probe) || jval_child(&t, "n_layer", &probe)) &&
-		       (arch.gated < 0 || type_is(mtype, "gpt2") || type_is(mtype, "gpt_bigcode") ||
-			str_starts(mtype, "gptj") || type_is(mtype, "bloom"));
+		gpt2 = type_is(mtype, "gpt2") || type_is(mtype, "gpt_bigcode") ||
+		       str_starts(mtype, "gptj") || type_is(mtype, "bloom") ||
+		       (arch.gated < 0 &&
+			(jval_child(&t, "n_embd", &probe) || jval_child(&t, "n_layer", &probe)));
 	}
 	/* said with the counts (found by review: an unknown type's
 	 * structure was guessed without a word) */

@@ -1625,6 +1625,11 @@ START_TEST(head_dim_default_by_type)
 		{ "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, "
 		  "\"vocab_size\": 50257, \"num_key_value_heads\": 4, \"head_dim\": 32}",
 		  124439808 },
+		/* and written with the names GPT2Config maps onto its own (found
+		 * by an audit: no positions or biases, 123,570,432) */
+		{ "{\"model_type\": \"gpt2\", \"hidden_size\": 768, \"num_hidden_layers\": 12, "
+		  "\"num_attention_heads\": 12, \"n_inner\": 3072, \"vocab_size\": 50257}",
+		  124439808 },
 		/* 2 x 64^2 x 4 x (1 + 1) ... : hidden / heads = 64 */
 		{ "{\"model_type\": \"llama\", \"hidden_size\": 1024, \"num_hidden_layers\": 2, "
 		  "\"num_attention_heads\": 16, \"intermediate_size\": 2048, \"vocab_size\": 1000}",
