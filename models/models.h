@@ -339,6 +339,10 @@ struct plan {
 	bool ds_tb_given, ds_mb_given; /* train_batch_size / micro given (not "auto"), flags */
 	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
 	char ds_gas_src[TS_WHERE_MAX]; /* where ds_gas was set */
+	char ds_mb_src[TS_WHERE_MAX];  /* where the config set the micro-batch ("" not) */
+	int ds_accum;                  /* data_types.grad_accum_dtype: enum plan_dtype + 1, 0 none
+	                                * (checked against the precision that stands) */
+	char ds_accum_src[TS_WHERE_MAX]; /* where it was set */
 };
 
 /* Ranks of one stage that hold the same experts and reduce their

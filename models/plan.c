@@ -706,6 +706,45 @@ static int ds_keys_strict(const struct jval *o, const char *const *keys, const c
 	return 0;
 }
 
+/* The values of zero_optimization's keys that are read but not modelled:
+ * of their type, as DeepSpeed's pydantic model checks them (found by an
+ * audit, 2026-12-05: allgather_bucket_size -5 or "big", contiguous_gradients
+ * 5 were taken without a word); "auto", Hugging Face's Trainer's
+ * placeholder, and null pass. */
+static int ds_zero_values(const struct jval *zo, struct ts_error *err)
+{
+	static const char *const counts[] = {
+		"allgather_bucket_size", "stage3_prefetch_bucket_size", "prefetch_bucket_size",
+		"stage3_param_persistence_threshold", "param_persistence_threshold",
+		"stage3_model_persistence_threshold", "model_persistence_threshold",
+		"stage3_max_live_parameters", "max_live_parameters", "stage3_max_reuse_distance",
+		"max_reuse_distance", "sub_group_size"
+	};
+	static const char *const flags[] = {
+		"contiguous_gradients", "allgather_partitions", "reduce_scatter",
+		"round_robin_gradients", "ignore_unused_parameters", "elastic_checkpoint",
+		"load_from_fp32_weights", "stage3_gather_16bit_weights_on_model_save",
+		"gather_16bit_weights_on_model_save"
+	};
+	struct jval c;
+	for (size_t i = 0; i < TS_ARRAY_LEN(counts); i++) {
+		if (!jval_child(zo, counts[i], &c) || cJSON_IsNull(c.j) ||
+		    (cJSON_IsString(c.j) && !strcmp(c.j->valuestring, "auto")))
+			continue;
+		if (!cJSON_IsNumber(c.j) || !(c.j->valuedouble >= 0) ||
+		    c.j->valuedouble != floor(c.j->valuedouble) || c.j->valuedouble > 1e15)
+			return jval_error(&c, err, "must be a count (a whole number, 0 or more) or "
+					  "\"auto\"");
+	}
+	for (size_t i = 0; i < TS_ARRAY_LEN(flags); i++) {
+		bool b;
+		if (jval_child(zo, flags[i], &c) && !cJSON_IsNull(c.j) &&
+		    jval_get_bool(zo, flags[i], true, &b, err))
+			return TS_EINPUT;
+	}
+	return 0;
+}
+
 static int ds_offload(const struct jval *zo, const char *key, bool *on, struct ts_error *err)
 {
 	static const char *const devs[] = { "none", "cpu", "nvme", NULL };
@@ -754,7 +793,7 @@ static int ds_unmodelled_num(const struct jval *o, const char *key, double off_m
 	return 0;
 }
 
-static int ds_unmodelled(const struct jval *r, const struct jval *zo, const struct plan *p,
+static int ds_unmodelled(const struct jval *r, const struct jval *zo, struct plan *p,
 			 struct ts_error *err)
 {
 	struct jval c, off;
@@ -786,12 +825,13 @@ static int ds_unmodelled(const struct jval *r, const struct jval *zo, const stru
 			int e = 0;
 			if (jval_get_enum(&c, "grad_accum_dtype", true, dts, &e, err))
 				return TS_EINPUT;
-			if (dtv[e] != p->precision)
-				return jval_error(&g, err,
-						  "gradient accumulation in %s beside %s training is not "
-						  "modelled (DeepSpeed's gradients are taken in the "
-						  "training precision)",
-						  dts[e], plan_dtype_name(p->precision));
+			/* (checked in plan_resolve against the precision that
+			 * stands after the flags; found by an audit, 2026-12-05:
+			 * checked here, fp16 accumulation with --precision fp16
+			 * over a bf16 config was refused and bf16 accumulation
+			 * beside it accepted) */
+			p->ds_accum = (int)dtv[e] + 1;
+			jval_where(&g, p->ds_accum_src, sizeof(p->ds_accum_src));
 		}
 	}
 	return 0;
@@ -806,11 +846,28 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	if (jval_expect_object(&r, err) || ds_keys(&r, ds_top_keys, true, err))
 		return TS_EINPUT;
 	bool have_zo = jval_child(&r, "zero_optimization", &zo);
+	/* The ZeRO stage and offload are the config's, DeepSpeed's defaults
+	 * (stage 0, nothing offloaded) where it leaves them out, whatever the
+	 * plan file says, as its precision is (found by an audit,
+	 * 2026-12-05: a plan's zero 3 and optimizer offload stood beside a
+	 * config of bf16 alone, and beside an explicit device "none", so a
+	 * 70B plan that does not fit came out at 22 GiB) */
+	{
+		char w[TS_WHERE_MAX];
+		jval_where(have_zo ? &zo : &r, w, sizeof(w));
+		p->zero = 0;
+		snprintf(p->src[PF_ZERO], sizeof(p->src[PF_ZERO]),
+			 "%s: no zero_optimization.stage (DeepSpeed's default: 0)", w);
+		p->offload = PLAN_OFF_NONE;
+		snprintf(p->src[PF_OFFLOAD], sizeof(p->src[PF_OFFLOAD]),
+			 "%s: no offload (DeepSpeed's default)", w);
+	}
 	if (have_zo) {
 		struct jval st;
 		bool off_opt = false, off_par = false;
 		if (jval_expect_object(&zo, err) ||
-		    ds_keys_strict(&zo, ds_zero_keys, "zero_optimization", err))
+		    ds_keys_strict(&zo, ds_zero_keys, "zero_optimization", err) ||
+		    ds_zero_values(&zo, err))
 			return TS_EINPUT;
 		if (jval_child(&zo, "stage", &st)) {
 			long long s;
@@ -872,6 +929,16 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		} else if (off_opt) {
 			p->offload = PLAN_OFF_OPTIMIZER;
 			src_json(p, PF_OFFLOAD, &zo, opt_key);
+		} else {
+			/* (an explicit "none" or false: where it was said) */
+			static const char *const offk[] = { "offload_optimizer", "cpu_offload",
+							    "offload_param", "cpu_offload_param" };
+			struct jval c;
+			for (size_t k = 0; k < TS_ARRAY_LEN(offk); k++)
+				if (jval_child(&zo, offk[k], &c)) {
+					src_json(p, PF_OFFLOAD, &zo, offk[k]);
+					break;
+				}
 		}
 		if (jval_child(&zo, "reduce_bucket_size", &st) && !cJSON_IsNumber(st.j)) {
 			if (!cJSON_IsString(st.j) || strcmp(st.j->valuestring, "auto"))
@@ -1008,6 +1075,7 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		return TS_EINPUT;
 	p->ds_gas = gas;
 	snprintf(p->ds_gas_src, sizeof(p->ds_gas_src), "%s", w_gas);
+	snprintf(p->ds_mb_src, sizeof(p->ds_mb_src), "%s", mb ? w_mb : "");
 	p->ds_tb_given = tb != 0;
 	p->ds_mb_given = mb != 0;
 	p->ds_used = true;
@@ -1234,13 +1302,28 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 	 * refused) */
 	bool tb_given = p->ds_tb_given || p->src[PF_GLOBAL][0] != '\0';
 	bool mb_given = p->ds_mb_given || p->src[PF_MICRO][0] != '\0';
-	if (p->ds_used && (p->ds_gas || tb_given || mb_given)) {
+	/* (a config without batch numbers keeps the plan's split, its
+	 * micro-batch default of 1 included; found by an audit, 2026-12-05:
+	 * a plan's global_batch 64 beside a config of bf16 and ZeRO 1 was
+	 * taken as train_batch_size alone, micro-batch 8 x 1 step, 76 GiB
+	 * where the same plan without the config ran 1 x 8 in 50 GiB) */
+	/* a micro-batch from a flag or the plan file against the config's
+	 * numbers: the refusal names it (found by an audit, 2026-12-05:
+	 * --micro-batch 2 against a config's 32 / 1 / 4 named the config's
+	 * train_batch_size) */
+	enum plan_field bad =
+		p->ds_used && p->src[PF_MICRO][0] &&
+				strncmp(p->src[PF_MICRO], p->ds_mb_src, sizeof(p->ds_mb_src)) &&
+				!(p->src[PF_GLOBAL][0] && !p->ds_tb_given) ?
+			PF_MICRO :
+			PF_GLOBAL;
+	if (p->ds_used && (p->ds_gas || p->ds_tb_given || p->ds_mb_given)) {
 		/* DeepSpeed: train_batch_size = micro x gas x data-parallel world. */
 		long long dpw = p->dp;
 		int gas = p->ds_gas;
 		if (tb_given && mb_given && gas) {
 			if ((long long)p->micro_batch * gas * dpw != p->global_batch)
-				REFUSE(PF_GLOBAL, "train_batch_size",
+				REFUSE(bad, "train_batch_size",
 				       "train_batch_size %d != micro-batch %d x "
 				       "gradient_accumulation_steps %d x data-parallel size %lld "
 				       "(DeepSpeed requires equality)",
@@ -1291,7 +1374,7 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 		p->global_batch = (int)g;
 	}
 	if (p->global_batch % per)
-		REFUSE(PF_GLOBAL, "global_batch (default)",
+		REFUSE(bad, "global_batch (default)",
 		       "global batch %d is not divisible by dp %d x micro-batch %d", p->global_batch,
 		       p->dp, p->micro_batch);
 	return 0;
@@ -1630,6 +1713,13 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * but Megatron's fp32 gradients, no overlap at stage 3 and buckets on
 	 * stage 0 only, 22 % slower than its ds_config at stage 3) */
 	bool ds_engine = p->ds_used || p->zero >= 1;
+	if (p->ds_used && p->ds_accum && (enum plan_dtype)(p->ds_accum - 1) != p->precision)
+		return ts_error_set(err, TS_EINPUT,
+				    "%s: data_types.grad_accum_dtype: gradient accumulation in %s beside %s "
+				    "training is not modelled (DeepSpeed's gradients are taken in "
+				    "the training precision)",
+				    p->ds_accum_src, plan_dtype_name((enum plan_dtype)(p->ds_accum - 1)),
+				    plan_dtype_name(p->precision));
 	if (ds_engine)
 		p->bucket_all_stages = true; /* DeepSpeed's engine buckets every stage */
 	/* (it accumulates micro-batch gradients through autograd, an add per
@@ -1730,8 +1820,10 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	/* a ds_config's overlap_comm at stage 0: DeepSpeed's engine
 	 * all-reduces after backward whatever it says (found by review: taken
 	 * as overlap.dp, 7 % faster) */
-	if (p->ds_used && p->ds_overlap_src[0] && p->zero == 0 &&
-	    !strncmp(p->src[PF_OVERLAP_DP], p->ds_overlap_src, sizeof(p->ds_overlap_src)))
+	/* and so it does whatever the plan file says (found by an audit,
+	 * 2026-12-05: a plan's overlap.dp true ran overlapped beside a config
+	 * of stage 0, 1.3 % faster) */
+	if (p->ds_used && p->zero == 0)
 		p->overlap_dp = false;
 	/* Images. */
 	if (p->images_per_sample.value < 0 && p->images_per_sample.kind == PLAN_DIST_FIXED)

@@ -187,6 +187,48 @@ expect "ratio's position" "dsratio.json:2:[0-9]+: zero_optimization.offload_opti
 printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2},\n "data_types": {"grad_accum_dtype": "fp32"}}\n' >"$TMP/dsgad.json"
 check "fp32 accumulation refused" 2 "$TRAINSIM" memory $G8 --deepspeed "$TMP/dsgad.json"
 expect "its position" "dsgad.json:2:[0-9]+: data_types.grad_accum_dtype: gradient accumulation in fp32 beside bf16" "$TMP/err"
+# checked against the precision that stands after the flags (found by an
+# audit: fp16 accumulation with --precision fp16 over a bf16 config was
+# refused)
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2},\n "data_types": {"grad_accum_dtype": "fp16"}}\n' >"$TMP/dsga16.json"
+check "fp16 accumulation under --precision fp16" 0 "$TRAINSIM" memory $G8 --deepspeed "$TMP/dsga16.json" \
+	--precision fp16 --global-batch 8 --json
+# the ZeRO stage and offload are the config's, DeepSpeed's defaults where
+# it leaves them out, whatever the plan file says (found by an audit: a
+# plan's zero 3 and offload stood beside an explicit device "none")
+printf '{"zero": 3, "offload": "optimizer", "global_batch": 8}\n' >"$TMP/z3off.json"
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 3,\n "offload_optimizer": {"device": "none"}}}\n' >"$TMP/dsnone.json"
+check "device none over the plan's offload" 0 "$TRAINSIM" memory $G8 --plan "$TMP/z3off.json" \
+	--deepspeed "$TMP/dsnone.json" --json
+expect "no offload" '"offload":[[:space:]]*"none"' "$TMP/out"
+printf '{"bf16": {"enabled": true}}\n' >"$TMP/dsbf.json"
+check "a config without zero_optimization (stage 0 does not fit)" 1 "$TRAINSIM" memory $G8 --plan "$TMP/z3off.json" \
+	--deepspeed "$TMP/dsbf.json" --json
+expect "stage 0, no offload" '"zero":[[:space:]]*0,' "$TMP/out"
+expect "stage 0, no offload (offload)" '"offload":[[:space:]]*"none"' "$TMP/out"
+# a config without batch numbers keeps the plan's split (found by an
+# audit: the plan's global batch was taken as train_batch_size alone)
+printf '{"global_batch": 64}\n' >"$TMP/gb64.json"
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 1}}\n' >"$TMP/dsz1.json"
+check "plan's batch beside a config without batch numbers" 0 "$TRAINSIM" memory $G8 \
+	--plan "$TMP/gb64.json" --deepspeed "$TMP/dsz1.json" --json
+expect "micro-batch 1" '"micro_batch":[[:space:]]*1,' "$TMP/out"
+# a micro-batch flag against the config's numbers is named (found by an
+# audit: the config's train_batch_size was)
+printf '{"bf16": {"enabled": true}, "train_batch_size": 32, "train_micro_batch_size_per_gpu": 1,\n "gradient_accumulation_steps": 4}\n' >"$TMP/dsfull.json"
+expect_err "--micro-batch against the config's batch" \
+	"^trainsim: error: --micro-batch: train_batch_size 32 != micro-batch 2" \
+	"$TRAINSIM" memory $G8 --deepspeed "$TMP/dsfull.json" --micro-batch 2
+# zero_optimization's unmodelled values of the wrong type (found by an
+# audit: taken without a word)
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2,\n "allgather_bucket_size": -5}}\n' >"$TMP/dsag.json"
+expect_err "a negative allgather_bucket_size" \
+	"dsag.json:2:[0-9]+: zero_optimization.allgather_bucket_size: must be a count" \
+	"$TRAINSIM" memory $G8 --deepspeed "$TMP/dsag.json"
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2,\n "contiguous_gradients": 5}}\n' >"$TMP/dscg.json"
+expect_err "contiguous_gradients a number" \
+	"dscg.json:2:[0-9]+: zero_optimization.contiguous_gradients: expected true or false" \
+	"$TRAINSIM" memory $G8 --deepspeed "$TMP/dscg.json"
 # fp32 from a ds_config without a 16-bit section: the refusal of flash
 # attention says where the precision came from (found by review: it named
 # only the flag)

@@ -2753,6 +2753,20 @@ START_TEST(deepspeed_config_as_deepspeed_runs_it)
 	      "\"overlap_comm\": true}}",
 	      -1);
 	ck_assert(!p.overlap_dp);
+	{
+		/* and a plan file's overlap.dp too: the stage-0 engine
+		 * all-reduces after the backward (found by an audit) */
+		struct jdoc d;
+		const char *ds = "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 0}}";
+		plan_init(&p);
+		p.overlap_dp = true;
+		plan_set_src(&p, PF_OVERLAP_DP, "plan.json:1:2: overlap.dp");
+		ck_assert_int_eq(jdoc_parse(&d, "ds.json", ds, strlen(ds), &err), 0);
+		ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+		jdoc_release(&d);
+		ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+		ck_assert(!p.overlap_dp);
+	}
 	ds_ok(&p, &m,
 	      "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 1, "
 	      "\"overlap_comm\": true}}",
