@@ -279,7 +279,7 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 		 * audit: every write left 0644, so a private 0640 file became
 		 * world-readable */
 		if (there) {
-			mode = st.st_mode & 07777;
+			mode = st.st_mode & 0777; /* (not setuid, setgid or sticky) */
 		} else {
 			mode_t um = umask(0);
 			umask(um);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const sched_names[] = { "gpipe", "1f1b", "interleaved", NULL };
 static const char *const rc_names[] = { "none", "selective", "full", NULL };
@@ -731,16 +732,26 @@ static int ds_zero_values(const struct jval *zo, struct ts_error *err)
 		if (!jval_child(zo, counts[i], &c) || cJSON_IsNull(c.j) ||
 		    (cJSON_IsString(c.j) && !strcmp(c.j->valuestring, "auto")))
 			continue;
+		/* (up to 2^63: DeepSpeed's sys.maxsize defaults, as dumped
+		 * configs hold them; found by review) */
 		if (!cJSON_IsNumber(c.j) || !(c.j->valuedouble >= 0) ||
-		    c.j->valuedouble != floor(c.j->valuedouble) || c.j->valuedouble > 1e15)
-			return jval_error(&c, err, "must be a count (a whole number, 0 or more) or "
-					  "\"auto\"");
+		    c.j->valuedouble != floor(c.j->valuedouble) || c.j->valuedouble > 0x1p63)
+			return jval_error(&c, err, "must be a count (a whole number from 0 to 2^63) "
+					  "or \"auto\"");
 	}
 	for (size_t i = 0; i < TS_ARRAY_LEN(flags); i++) {
-		bool b;
-		if (jval_child(zo, flags[i], &c) && !cJSON_IsNull(c.j) &&
-		    jval_get_bool(zo, flags[i], true, &b, err))
-			return TS_EINPUT;
+		/* pydantic's lax booleans: true/false, 0/1 and their words */
+		static const char *const words[] = { "true", "false", "0", "1", "yes", "no", "on",
+						     "off", "t", "f", "y", "n" };
+		bool ok = false;
+		if (!jval_child(zo, flags[i], &c) || cJSON_IsNull(c.j) || cJSON_IsBool(c.j))
+			continue;
+		if (cJSON_IsNumber(c.j))
+			ok = c.j->valuedouble == 0 || c.j->valuedouble == 1;
+		for (size_t k = 0; cJSON_IsString(c.j) && k < TS_ARRAY_LEN(words) && !ok; k++)
+			ok = !strcasecmp(c.j->valuestring, words[k]);
+		if (!ok)
+			return jval_error(&c, err, "expected true or false");
 	}
 	return 0;
 }
@@ -861,6 +872,11 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		p->offload = PLAN_OFF_NONE;
 		snprintf(p->src[PF_OFFLOAD], sizeof(p->src[PF_OFFLOAD]),
 			 "%s: no offload (DeepSpeed's default)", w);
+		/* and the DP overlap: overlap_comm's, else DeepSpeed's default
+		 * (on at stage 3 only, plan_resolve), not the plan file's
+		 * overlap.dp (found by review: it stood at stages 1-3) */
+		p->overlap_dp = false;
+		p->src[PF_OVERLAP_DP][0] = '\0';
 	}
 	if (have_zo) {
 		struct jval st;
@@ -1713,7 +1729,11 @@ int plan_resolve(struct plan *p, const struct model *m, int ngpus, struct ts_err
 	 * but Megatron's fp32 gradients, no overlap at stage 3 and buckets on
 	 * stage 0 only, 22 % slower than its ds_config at stage 3) */
 	bool ds_engine = p->ds_used || p->zero >= 1;
-	if (p->ds_used && p->ds_accum && (enum plan_dtype)(p->ds_accum - 1) != p->precision)
+	/* (against the engine's gradients: bf16 under fp8; found by review:
+	 * bf16 accumulation was refused beside --precision fp8) */
+	if (p->ds_used && p->ds_accum &&
+	    (enum plan_dtype)(p->ds_accum - 1) !=
+		    (p->precision == PLAN_DT_FP8 ? PLAN_DT_BF16 : p->precision))
 		return ts_error_set(err, TS_EINPUT,
 				    "%s: data_types.grad_accum_dtype: gradient accumulation in %s beside %s "
 				    "training is not modelled (DeepSpeed's gradients are taken in "

@@ -91,6 +91,8 @@ struct sim_slice {
 	                               * drawn image or expert load applied; an EP all-to-all's
 	                               * at the mean load; P2P: the payload), bytes; 0 compute */
 	int8_t dim, coll;             /* communication: enum wl_dim, enum wl_coll; -1 compute */
+	bool recompute;               /* of the activation recompute before a backward (the
+	                               * forward's ops run again, same names) */
 	int8_t algo, proto;           /* a collective: the enum sim_algo and sim_proto it ran
 	                               * with (NCCL's pick, or the model's ring or tree over
 	                               * more than 64 ranks); 0 (auto) not known or no
@@ -99,8 +101,6 @@ struct sim_slice {
 	                               * instance x workload ops + its op + 1), else 0 */
 	double host_wait_s;           /* compute: of t1_s - t0_s, the wait for the host's
 	                               * dispatch before the GPU work (breakdown host_s), s */
-	bool recompute;               /* of the activation recompute before a backward (the
-	                               * forward's ops run again, same names) */
 };
 
 /* At most this many slices are recorded (about 260 MB here and 600 MB of

@@ -193,6 +193,10 @@ expect "its position" "dsgad.json:2:[0-9]+: data_types.grad_accum_dtype: gradien
 printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2},\n "data_types": {"grad_accum_dtype": "fp16"}}\n' >"$TMP/dsga16.json"
 check "fp16 accumulation under --precision fp16" 0 "$TRAINSIM" memory $G8 --deepspeed "$TMP/dsga16.json" \
 	--precision fp16 --global-batch 8 --json
+# ... the engine's gradients: bf16 under fp8 (found by review: refused)
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 1},\n "data_types": {"grad_accum_dtype": "bf16"}}\n' >"$TMP/dsga_bf.json"
+check "bf16 accumulation under --precision fp8" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 1 \
+	--model llama3-8b --seq-len 2048 --deepspeed "$TMP/dsga_bf.json" --precision fp8 --global-batch 8 --json
 # the ZeRO stage and offload are the config's, DeepSpeed's defaults where
 # it leaves them out, whatever the plan file says (found by an audit: a
 # plan's zero 3 and offload stood beside an explicit device "none")
@@ -225,6 +229,9 @@ printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2,\n "allgath
 expect_err "a negative allgather_bucket_size" \
 	"dsag.json:2:[0-9]+: zero_optimization.allgather_bucket_size: must be a count" \
 	"$TRAINSIM" memory $G8 --deepspeed "$TMP/dsag.json"
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2, "contiguous_gradients": 1,\n "stage3_model_persistence_threshold": 9223372036854775807}}\n' >"$TMP/dsmax.json"
+check "DeepSpeed's own defaults written out (sys.maxsize, 1 for true)" 0 "$TRAINSIM" memory $G8 \
+	--deepspeed "$TMP/dsmax.json" --global-batch 8 --json
 printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2,\n "contiguous_gradients": 5}}\n' >"$TMP/dscg.json"
 expect_err "contiguous_gradients a number" \
 	"dscg.json:2:[0-9]+: zero_optimization.contiguous_gradients: expected true or false" \

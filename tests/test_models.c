@@ -2766,6 +2766,24 @@ START_TEST(deepspeed_config_as_deepspeed_runs_it)
 		jdoc_release(&d);
 		ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
 		ck_assert(!p.overlap_dp);
+		/* at stages 1-3 too the config's overlap_comm or DeepSpeed's
+		 * default (on at stage 3 only) stands, not the plan file's
+		 * (found by review) */
+		for (int st = 1; st <= 3; st++) {
+			char ds2[128];
+			snprintf(ds2, sizeof(ds2),
+				 "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": %d}}",
+				 st);
+			plan_init(&p);
+			p.overlap_dp = st < 3;
+			plan_set_src(&p, PF_OVERLAP_DP, "plan.json:1:2: overlap.dp");
+			ck_assert_int_eq(jdoc_parse(&d, "ds.json", ds2, strlen(ds2), &err), 0);
+			ck_assert_int_eq(plan_apply_deepspeed(&p, &d, &err), 0);
+			jdoc_release(&d);
+			ck_assert_msg(plan_resolve(&p, &m, 8, &err) == 0, "%s", err.msg);
+			ck_assert_msg(p.overlap_dp == (st == 3), "stage %d: overlap %d", st,
+				      p.overlap_dp);
+		}
 	}
 	ds_ok(&p, &m,
 	      "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 1, "
@@ -3208,8 +3226,10 @@ START_TEST(deepspeed_older_spellings)
 }
 END_TEST
 
-/* overlap_comm maps to overlap.dp; the plan's own overlap.dp and
- * grad_accum_fusion stand where the ds_config says nothing. */
+/* overlap_comm maps to overlap.dp, DeepSpeed's default (on at stage 3
+ * only) where the ds_config says nothing, as for its stage and offload
+ * (since 2026-12-05: the plan's own overlap.dp stood); the plan's
+ * grad_accum_fusion stands where the ds_config says nothing. */
 START_TEST(deepspeed_overlap_and_fusion)
 {
 	static const struct {
@@ -3220,7 +3240,7 @@ START_TEST(deepspeed_overlap_and_fusion)
 		{ "{}", "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": true}}", true, false },
 		{ "{}", "{\"zero_optimization\": {\"stage\": 3, \"overlap_comm\": false}}", false, false },
 		{ "{\"overlap\": {\"dp\": true}, \"grad_accum_fusion\": true}",
-		  "{\"zero_optimization\": {\"stage\": 1}}", true, true },
+		  "{\"zero_optimization\": {\"stage\": 1}}", false, true },
 		{ "{}", "{}", false, false },
 	};
 	struct model m;
