@@ -267,33 +267,68 @@ static int parse_vision(struct model *m, const struct jval *v, struct ts_error *
  * the key is absent (PretrainedConfig's default is true; these classes
  * set false). norms: Gemma 2 and 3 norm before and after both attention and
  * MLP (four per layer); Cohere and Phi one before their parallel attention
- * and MLP. */
+ * and MLP. kv: num_key_value_heads when the key is absent (MistralConfig and
+ * MixtralConfig 8; Gemma2Config, Gemma3TextConfig and Qwen3MoeConfig 4,
+ * Starcoder2Config 2; found by review and an audit, 2026-12-05: the heads
+ * were taken, a Gemma 2 9B config without the key 10 % large). window:
+ * sliding_window when the key is absent (MistralConfig, Gemma2Config,
+ * Gemma3TextConfig 4096; null is none; found by an audit: taken as none,
+ * Gemma 3 4B's attention FLOPs 76 % high at 32k). moe: a mixture of
+ * experts, whose expert count trainsim does not assume (found by an audit:
+ * a Mixtral config without it was counted as dense, 7.24 B for 46.70 B). */
 struct arch {
 	const char *type;
 	signed char gated, tie;
 	signed char norms; /* norms per decoder layer; 0: the usual two (Gemma 2/3: four) */
+	signed char kv;    /* K/V heads by default, count; 0: the attention heads */
+	short window;      /* sliding window by default, tokens; 0: none */
+	bool moe;          /* experts required */
 };
 
 static const struct arch arches[] = {
-	{ "llama", 1, 0, 0 }, { "mistral", 1, 0, 0 }, { "mixtral", 1, 0, 0 },
-	{ "qwen2", 1, 0, 0 }, { "qwen2_moe", 1, 0, 0 }, { "qwen2_vl", 1, 0, 0 },
-	{ "qwen2_5_vl", 1, 0, 0 }, { "qwen2_vl_text", 1, 0, 0 }, { "qwen2_5_vl_text", 1, 0, 0 },
-	{ "qwen3", 1, 0, 0 }, { "qwen3_moe", 1, 0, 0 },
-	{ "qwen3_vl", 1, 0, 0 }, { "qwen3_vl_text", 1, 0, 0 }, { "qwen3_vl_moe", 1, 0, 0 },
-	{ "qwen3_vl_moe_text", 1, 0, 0 }, { "phi3", 1, 0, 0 }, { "olmo", 1, 0, 0 },
-	{ "olmo2", 1, 0, 0 }, { "olmoe", 1, 0, 0 }, { "gemma", 1, 1, 0 },
-	{ "gemma2", 1, 1, 4 }, { "gemma3", 1, 1, 4 }, { "gemma3_text", 1, 1, 4 },
-	{ "gpt2", 0, 1, 0 }, { "gptj", 0, 0, 0 }, { "gpt_neox", 0, 0, 0 }, { "bloom", 0, 1, 0 },
-	{ "phi", 0, 0, 1 }, { "gpt_bigcode", 0, 1, 0 }, { "starcoder2", 0, 1, 0 },
-	{ "falcon", 0, 1, 0 }, { "RefinedWeb", 0, 1, 0 }, { "RefinedWebModel", 0, 1, 0 },
-	{ "deepseek", 1, 0, 0 }, { "deepseek_v2", 1, 0, 0 }, { "deepseek_v3", 1, 0, 0 },
-	{ "cohere", 1, 1, 1 },
-	{ "kimi_k2", 1, 0, 0 },
+	{ "llama", 1, 0, 0, 0, 0, false },
+	{ "mistral", 1, 0, 0, 8, 4096, false },
+	{ "mixtral", 1, 0, 0, 8, 0, true },
+	{ "qwen2", 1, 0, 0, 0, 0, false },
+	{ "qwen2_moe", 1, 0, 0, 0, 0, true },
+	{ "qwen2_vl", 1, 0, 0, 0, 0, false },
+	{ "qwen2_5_vl", 1, 0, 0, 0, 0, false },
+	{ "qwen2_vl_text", 1, 0, 0, 0, 0, false },
+	{ "qwen2_5_vl_text", 1, 0, 0, 0, 0, false },
+	{ "qwen3", 1, 0, 0, 0, 0, false },
+	{ "qwen3_moe", 1, 0, 0, 4, 0, true },
+	{ "qwen3_vl", 1, 0, 0, 0, 0, false },
+	{ "qwen3_vl_text", 1, 0, 0, 0, 0, false },
+	{ "qwen3_vl_moe", 1, 0, 0, 0, 0, true },
+	{ "qwen3_vl_moe_text", 1, 0, 0, 0, 0, true },
+	{ "phi3", 1, 0, 0, 0, 0, false },
+	{ "olmo", 1, 0, 0, 0, 0, false },
+	{ "olmo2", 1, 0, 0, 0, 0, false },
+	{ "olmoe", 1, 0, 0, 0, 0, true },
+	{ "gemma", 1, 1, 0, 0, 0, false },
+	{ "gemma2", 1, 1, 4, 4, 4096, false },
+	{ "gemma3", 1, 1, 4, 4, 4096, false },
+	{ "gemma3_text", 1, 1, 4, 4, 4096, false },
+	{ "gpt2", 0, 1, 0, 0, 0, false },
+	{ "gptj", 0, 0, 0, 0, 0, false },
+	{ "gpt_neox", 0, 0, 0, 0, 0, false },
+	{ "bloom", 0, 1, 0, 0, 0, false },
+	{ "phi", 0, 0, 1, 0, 0, false },
+	{ "gpt_bigcode", 0, 1, 0, 0, 0, false },
+	{ "starcoder2", 0, 1, 0, 2, 0, false },
+	{ "falcon", 0, 1, 0, 0, 0, false },
+	{ "RefinedWeb", 0, 1, 0, 0, 0, false },
+	{ "RefinedWebModel", 0, 1, 0, 0, 0, false },
+	{ "deepseek", 1, 0, 0, 0, 0, false },
+	{ "deepseek_v2", 1, 0, 0, 0, 0, false },
+	{ "deepseek_v3", 1, 0, 0, 0, 0, true },
+	{ "cohere", 1, 1, 1, 0, 0, false },
+	{ "kimi_k2", 1, 0, 0, 0, 0, true },
 };
 
 static struct arch arch_of(const char *type)
 {
-	struct arch a = { type, -1, 1, 0 };
+	struct arch a = { type, -1, 1, 0, 0, 0, false };
 	for (size_t i = 0; type && i < TS_ARRAY_LEN(arches); i++)
 		if (!strcmp(type, arches[i].type))
 			return arches[i];
@@ -399,14 +434,9 @@ static int parse_window(struct model *m, const struct jval *t, const char *mtype
 	bool qwen = str_starts(mtype, "qwen2") || str_starts(mtype, "qwen3");
 	bool use = !qwen, any = false;
 	int w = 0, from = 28, pattern = 6;
-	/* (MistralConfig, Gemma2Config and Gemma3TextConfig default to a
-	 * window of 4096 where the key is absent, null being none; found by an
-	 * audit, 2026-12-05: taken as none, Gemma 3 4B's attention FLOPs 76 %
-	 * high at 32k; recalled from transformers, not in shared/reference) */
-	if (!jval_child(t, "sliding_window", &lt) && /* (null: None, no window) */
-	    (type_is(mtype, "mistral") || type_is(mtype, "gemma2") || type_is(mtype, "gemma3") ||
-	     type_is(mtype, "gemma3_text")))
-		w = 4096;
+	/* (the type's default where the key is absent; null: None, no window) */
+	if (!jval_child(t, "sliding_window", &lt))
+		w = arch_of(mtype).window;
 	if (get_int2(t, "sliding_window", NULL, false, 1, 1 << 30, &w, err) ||
 	    opt_bool(t, "use_sliding_window", &use, err) ||
 	    get_int2(t, "max_window_layers", NULL, false, 0, 1 << 30, &from, err) ||
@@ -624,17 +654,8 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	    get_int2(&t, "num_attention_heads", "n_head", true, 1, 1 << 14, &m->heads, err) ||
 	    get_int2(&t, "vocab_size", NULL, true, 1, 1 << 24, &m->vocab, err))
 		return TS_EINPUT;
-	/* (MistralConfig and MixtralConfig default to 8 key/value heads; found
-	 * by review: the heads were taken; Gemma2Config, Gemma3TextConfig and
-	 * Qwen3MoeConfig to 4, Starcoder2Config to 2, found by an audit,
-	 * 2026-12-05: a Gemma 2 9B config without the key came out 10 %
-	 * large; recalled from transformers, not in shared/reference) */
-	m->kv_heads = type_is(mtype, "mistral") || type_is(mtype, "mixtral") ? 8 :
-		      type_is(mtype, "gemma2") || type_is(mtype, "gemma3") ||
-				      type_is(mtype, "gemma3_text") || type_is(mtype, "qwen3_moe") ?
-		      4 :
-		      type_is(mtype, "starcoder2") ? 2 :
-						     m->heads;
+	/* (the type's default K/V heads where the key is absent: arch.kv) */
+	m->kv_heads = arch.kv ? arch.kv : m->heads;
 	m->head_dim = type_head_dim(mtype) ? type_head_dim(mtype) : m->hidden / m->heads;
 	m->ffn = 4 * m->hidden;
 	if (m->kv_heads != m->heads && !present(&t, "num_key_value_heads", &c) &&
@@ -665,16 +686,10 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	if (get_int2(&t, "num_experts_per_tok", NULL, m->experts > 0, 1, 1 << 16, &m->top_k, err))
 		return TS_EINPUT;
 	/* a MoE type without its expert count: its config class has one (and
-	 * the rest of the experts' shape), which trainsim does not assume;
-	 * found by an audit, 2026-12-05: a Mixtral config without it was
-	 * counted as dense, 7.24 B parameters for 46.70 B, while one without
-	 * num_experts_per_tok alone was refused */
-	if (m->experts == 0 && !present(&t, "num_experts", &c) &&
-	    !present(&t, "num_local_experts", &c) && !present(&t, "n_routed_experts", &c) &&
-	    (type_is(mtype, "mixtral") || type_is(mtype, "olmoe") || type_is(mtype, "qwen2_moe") ||
-	     type_is(mtype, "qwen3_moe") || type_is(mtype, "qwen3_vl_moe") ||
-	     type_is(mtype, "qwen3_vl_moe_text") || type_is(mtype, "deepseek_v3") ||
-	     type_is(mtype, "kimi_k2"))) {
+	 * the rest of the experts' shape), which trainsim does not assume
+	 * (arch.moe; one without num_experts_per_tok alone is refused too) */
+	if (m->experts == 0 && arch.moe && !present(&t, "num_experts", &c) &&
+	    !present(&t, "num_local_experts", &c) && !present(&t, "n_routed_experts", &c)) {
 		if (!present(&root, "model_type", &c))
 			present(&t, "model_type", &c);
 		return jval_error(&c, err,

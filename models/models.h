@@ -334,8 +334,6 @@ struct plan {
 	bool ds_used;                  /* a ds_config.json was applied, flag */
 	bool ds_bucket_auto;           /* its reduce_bucket_size is "auto" (hidden^2), flag */
 	double ds_bucket_el;           /* its reduce_bucket_size, elements (0: none given) */
-	char ds_overlap_src[TS_WHERE_MAX]; /* where it set overlap_comm (overlap_dp's source
-	                                * then; "" none) */
 	bool ds_tb_given, ds_mb_given; /* train_batch_size / micro given (not "auto"), flags */
 	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
 	char ds_gas_src[TS_WHERE_MAX]; /* where ds_gas was set */
@@ -369,6 +367,9 @@ double plan_act_bytes(const struct plan *p);
  * product is whole). Padded to the capacity, every expert gets exactly
  * that; 0 without a capacity or experts. */
 double plan_moe_capacity(const struct plan *p, const struct model *m);
+/* That capacity in tokens an expert from one source rank:
+ * ceil(capacity_factor x its balanced share); 0 without a capacity. */
+double plan_moe_capacity_tokens(const struct plan *p, const struct model *m);
 /* The expert tensor parallelism in force (etp, or its default tp). */
 static inline int plan_etp(const struct plan *p)
 {

@@ -986,8 +986,6 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			if (jval_get_bool(&zo, "overlap_comm", true, &p->overlap_dp, err))
 				return TS_EINPUT;
 			src_json(p, PF_OVERLAP_DP, &zo, "overlap_comm");
-			snprintf(p->ds_overlap_src, sizeof(p->ds_overlap_src), "%s",
-				 p->src[PF_OVERLAP_DP]);
 		}
 	}
 	/* ("bfloat16": DeepSpeed's older name of "bf16"; both given must agree,
@@ -1140,16 +1138,28 @@ double plan_act_bytes(const struct plan *p)
 	return p->precision == PLAN_DT_FP32 ? 4 : 2;
 }
 
-double plan_moe_capacity(const struct plan *p, const struct model *m)
+/* A source rank's balanced share of one expert's tokens: its T/tp tokens
+ * of a micro-batch x top_k / experts. */
+static double moe_share(const struct plan *p, const struct model *m)
+{
+	return (double)p->micro_batch * p->seq_len / p->cp / p->tp * m->top_k / m->experts;
+}
+
+double plan_moe_capacity_tokens(const struct plan *p, const struct model *m)
 {
 	if (!(p->capacity_factor > 0) || m->experts <= 0)
 		return 0;
+	return ceil(p->capacity_factor * moe_share(p, m));
+}
+
+double plan_moe_capacity(const struct plan *p, const struct model *m)
+{
 	/* (found by an audit, 2026-12-05: padded to the capacity, the
 	 * experts took capacity_factor x the balanced load, a fraction of a
 	 * token; capacity 0.01 on 2,048 tokens of top-8 over 128 experts
 	 * came out 0.01 where Megatron pads to 2 tokens, 0.015625) */
-	double share = (double)p->micro_batch * p->seq_len / p->cp / p->tp * m->top_k / m->experts;
-	return ceil(p->capacity_factor * share) / share;
+	double c = plan_moe_capacity_tokens(p, m);
+	return c > 0 ? c / moe_share(p, m) : 0;
 }
 
 double plan_vocab(const struct plan *p, const struct model *m)

@@ -3772,7 +3772,7 @@ static int draw_loads(struct exec *x, struct vload *vis, float *exp_, int mm, do
 		double src = assign / nsrc, sum = 0, all = 0;
 		/* per source and expert, whole tokens: Megatron-core's
 		 * get_capacity, ceil(tokens x top-k / experts x factor) */
-		double limit = cap ? ceil(p->capacity_factor * src / E) : 0;
+		double limit = plan_moe_capacity_tokens(p, m);
 		long cnt_n = 0;
 		double *cnt = malloc((size_t)nc * sizeof(*cnt));
 		double *prob = malloc((size_t)nc * sizeof(*prob));
