@@ -66,17 +66,6 @@ static double gib(double b)
 	return bytes_to_gib(b);
 }
 
-/* Whether predict's drawn images can differ from the mean this counts: a
- * distribution, or a fractional count (rounded up with its fraction's
- * probability). */
-static bool images_vary(const struct model *m, const struct plan *p)
-{
-	const struct plan_dist *n = &p->images_per_sample;
-	if (!m->has_vision || !(plan_dist_mean(n) > 0))
-		return false;
-	return n->kind != PLAN_DIST_FIXED || n->value != floor(n->value) ||
-	       p->image_tokens.kind != PLAN_DIST_FIXED;
-}
 
 static int report(const struct model *m, const struct plan *p, const struct memory_env *env,
 		  const struct memory_report *r, const char *cluster, bool json, int gpn)
@@ -91,7 +80,7 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		cJSON_AddNumberToObject(root, "peak_stage", peak);
 		cJSON_AddNumberToObject(root, "gpu_mem_gib", gib(env->gpu_mem_bytes));
 		cJSON_AddNumberToObject(root, "peak_host_gib", gib(r->peak_host_bytes));
-		cJSON_AddBoolToObject(root, "images_vary", images_vary(m, p));
+		cJSON_AddBoolToObject(root, "images_vary", plan_images_vary(p, m));
 		cJSON_AddStringToObject(root, "model", m->name);
 		cJSON_AddStringToObject(root, "cluster", cluster);
 		cJSON_AddNumberToObject(root, "gpus", env->ngpus);
@@ -167,7 +156,7 @@ static int report(const struct model *m, const struct plan *p, const struct memo
 		       r->fits ? "fits"
 		       : r->peak_bytes > env->gpu_mem_bytes ? "does not fit"
 							     : "fits, but host memory does not");
-		if (images_vary(m, p))
+		if (plan_images_vary(p, m))
 			printf("(images at their mean; predict draws them per sample, and its stage 0 "
 			       "holds the heaviest run of micro-batches in flight, which can need more)\n");
 	}

@@ -370,6 +370,10 @@ double plan_moe_capacity(const struct plan *p, const struct model *m);
 /* That capacity in tokens an expert from one source rank:
  * ceil(capacity_factor x its balanced share); 0 without a capacity. */
 double plan_moe_capacity_tokens(const struct plan *p, const struct model *m);
+/* Whether the images predict draws can differ between samples, and so
+ * between replicas: a distribution of images or tokens, or a fractional
+ * count of images (rounded up with its fraction's probability). */
+bool plan_images_vary(const struct plan *p, const struct model *m);
 /* The expert tensor parallelism in force (etp, or its default tp). */
 static inline int plan_etp(const struct plan *p)
 {

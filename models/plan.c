@@ -1138,6 +1138,15 @@ double plan_act_bytes(const struct plan *p)
 	return p->precision == PLAN_DT_FP32 ? 4 : 2;
 }
 
+bool plan_images_vary(const struct plan *p, const struct model *m)
+{
+	const struct plan_dist *n = &p->images_per_sample;
+	if (!m->has_vision || !(plan_dist_mean(n) > 0))
+		return false;
+	return n->kind != PLAN_DIST_FIXED || n->value != floor(n->value) ||
+	       p->image_tokens.kind != PLAN_DIST_FIXED;
+}
+
 /* A source rank's balanced share of one expert's tokens: its T/tp tokens
  * of a micro-batch x top_k / experts. */
 static double moe_share(const struct plan *p, const struct model *m)

@@ -392,14 +392,6 @@ static int32_t rank_of(const struct exec *x, int tpi, int pos, int stage)
 	return tpi + x->p->tp * (pos + x->D * stage);
 }
 
-/* Whether the images a sample holds, or their tokens, are drawn (and so
- * differ between replicas). */
-static bool images_vary(const struct plan *p, const struct model *m)
-{
-	return m->has_vision && (p->images_per_sample.kind != PLAN_DIST_FIXED ||
-				 p->image_tokens.kind != PLAN_DIST_FIXED);
-}
-
 /* Expert slots per DP x CP position (struct exec's es). */
 static int expert_slots(const struct plan *p)
 {
@@ -4758,7 +4750,7 @@ static int run_once(struct exec *x, struct run_out *ro)
 		 * --exact, always under at seeds 1-10) */
 		if (x->o->replicas <= 0 &&
 		    ((x->o->fidelity != SIM_ANALYTIC && crosses) || x->o->jitter > 0 ||
-		     images_vary(p, x->m)) &&
+		     plan_images_vary(p, x->m)) &&
 		    (int64_t)x->nunits * P <= FOLD_EVERY_MAX)
 			x->K = x->nunits;
 		if (x->K > x->nunits)
@@ -5202,7 +5194,7 @@ int sim_predict(const struct topo *t, const struct model *m, const struct plan *
 		 * with overlap.ep, 1.2-1.5 % with the allgather dispatcher; 0.4 %
 		 * at 128 GPUs, 0.8 % at 512): every rank, up to IMAGES_EXACT_MAX
 		 * GPUs */
-		bool vary = images_vary(p, m);
+		bool vary = plan_images_vary(p, m);
 		if (!oo.exact && oo.replicas <= 0 && vary && unit_positions(p) > 1 &&
 		    need <= IMAGES_EXACT_MAX) {
 			oo.exact = out->exact_fallback = true;
