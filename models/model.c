@@ -273,7 +273,10 @@ static int parse_vision(struct model *m, const struct jval *v, struct ts_error *
  * were taken, a Gemma 2 9B config without the key 10 % large). window:
  * sliding_window when the key is absent (MistralConfig, Gemma2Config,
  * Gemma3TextConfig 4096; null is none; found by an audit: taken as none,
- * Gemma 3 4B's attention FLOPs 76 % high at 32k). moe: a mixture of
+ * Gemma 3 4B's attention FLOPs 76 % high at 32k; Qwen2Config, Qwen2MoeConfig,
+ * Qwen3Config, Qwen3MoeConfig and Qwen2-VL's text configs 4096 too, used
+ * only with use_sliding_window). window_from: Qwen's max_window_layers
+ * when absent (28; Qwen2VLConfig and Qwen2_5_VLConfig 80). moe: a mixture of
  * experts, whose expert count trainsim does not assume (found by an audit:
  * a Mixtral config without it was counted as dense, 7.24 B for 46.70 B). */
 struct arch {
@@ -282,53 +285,54 @@ struct arch {
 	signed char norms; /* norms per decoder layer; 0: the usual two (Gemma 2/3: four) */
 	signed char kv;    /* K/V heads by default, count; 0: the attention heads */
 	short window;      /* sliding window by default, tokens; 0: none */
+	short window_from; /* Qwen: max_window_layers by default, the first windowed layer */
 	bool moe;          /* experts required */
 };
 
 static const struct arch arches[] = {
-	{ "llama", 1, 0, 0, 0, 0, false },
-	{ "mistral", 1, 0, 0, 8, 4096, false },
-	{ "mixtral", 1, 0, 0, 8, 0, true },
-	{ "qwen2", 1, 0, 0, 0, 0, false },
-	{ "qwen2_moe", 1, 0, 0, 0, 0, true },
-	{ "qwen2_vl", 1, 0, 0, 0, 0, false },
-	{ "qwen2_5_vl", 1, 0, 0, 0, 0, false },
-	{ "qwen2_vl_text", 1, 0, 0, 0, 0, false },
-	{ "qwen2_5_vl_text", 1, 0, 0, 0, 0, false },
-	{ "qwen3", 1, 0, 0, 0, 0, false },
-	{ "qwen3_moe", 1, 0, 0, 4, 0, true },
-	{ "qwen3_vl", 1, 0, 0, 0, 0, false },
-	{ "qwen3_vl_text", 1, 0, 0, 0, 0, false },
-	{ "qwen3_vl_moe", 1, 0, 0, 0, 0, true },
-	{ "qwen3_vl_moe_text", 1, 0, 0, 0, 0, true },
-	{ "phi3", 1, 0, 0, 0, 0, false },
-	{ "olmo", 1, 0, 0, 0, 0, false },
-	{ "olmo2", 1, 0, 0, 0, 0, false },
-	{ "olmoe", 1, 0, 0, 0, 0, true },
-	{ "gemma", 1, 1, 0, 0, 0, false },
-	{ "gemma2", 1, 1, 4, 4, 4096, false },
-	{ "gemma3", 1, 1, 4, 4, 4096, false },
-	{ "gemma3_text", 1, 1, 4, 4, 4096, false },
-	{ "gpt2", 0, 1, 0, 0, 0, false },
-	{ "gptj", 0, 0, 0, 0, 0, false },
-	{ "gpt_neox", 0, 0, 0, 0, 0, false },
-	{ "bloom", 0, 1, 0, 0, 0, false },
-	{ "phi", 0, 0, 1, 0, 0, false },
-	{ "gpt_bigcode", 0, 1, 0, 0, 0, false },
-	{ "starcoder2", 0, 1, 0, 2, 0, false },
-	{ "falcon", 0, 1, 0, 0, 0, false },
-	{ "RefinedWeb", 0, 1, 0, 0, 0, false },
-	{ "RefinedWebModel", 0, 1, 0, 0, 0, false },
-	{ "deepseek", 1, 0, 0, 0, 0, false },
-	{ "deepseek_v2", 1, 0, 0, 0, 0, false },
-	{ "deepseek_v3", 1, 0, 0, 0, 0, true },
-	{ "cohere", 1, 1, 1, 0, 0, false },
-	{ "kimi_k2", 1, 0, 0, 0, 0, true },
+	{ "llama", 1, 0, 0, 0, 0, 0, false },
+	{ "mistral", 1, 0, 0, 8, 4096, 0, false },
+	{ "mixtral", 1, 0, 0, 8, 0, 0, true },
+	{ "qwen2", 1, 0, 0, 0, 4096, 28, false },
+	{ "qwen2_moe", 1, 0, 0, 0, 4096, 28, true },
+	{ "qwen2_vl", 1, 0, 0, 0, 4096, 80, false },
+	{ "qwen2_5_vl", 1, 0, 0, 0, 4096, 80, false },
+	{ "qwen2_vl_text", 1, 0, 0, 0, 4096, 80, false },
+	{ "qwen2_5_vl_text", 1, 0, 0, 0, 4096, 80, false },
+	{ "qwen3", 1, 0, 0, 0, 4096, 28, false },
+	{ "qwen3_moe", 1, 0, 0, 4, 4096, 28, true },
+	{ "qwen3_vl", 1, 0, 0, 0, 0, 28, false },
+	{ "qwen3_vl_text", 1, 0, 0, 0, 0, 28, false },
+	{ "qwen3_vl_moe", 1, 0, 0, 0, 0, 28, true },
+	{ "qwen3_vl_moe_text", 1, 0, 0, 0, 0, 28, true },
+	{ "phi3", 1, 0, 0, 0, 0, 0, false },
+	{ "olmo", 1, 0, 0, 0, 0, 0, false },
+	{ "olmo2", 1, 0, 0, 0, 0, 0, false },
+	{ "olmoe", 1, 0, 0, 0, 0, 0, true },
+	{ "gemma", 1, 1, 0, 0, 0, 0, false },
+	{ "gemma2", 1, 1, 4, 4, 4096, 0, false },
+	{ "gemma3", 1, 1, 4, 4, 4096, 0, false },
+	{ "gemma3_text", 1, 1, 4, 4, 4096, 0, false },
+	{ "gpt2", 0, 1, 0, 0, 0, 0, false },
+	{ "gptj", 0, 0, 0, 0, 0, 0, false },
+	{ "gpt_neox", 0, 0, 0, 0, 0, 0, false },
+	{ "bloom", 0, 1, 0, 0, 0, 0, false },
+	{ "phi", 0, 0, 1, 0, 0, 0, false },
+	{ "gpt_bigcode", 0, 1, 0, 0, 0, 0, false },
+	{ "starcoder2", 0, 1, 0, 2, 0, 0, false },
+	{ "falcon", 0, 1, 0, 0, 0, 0, false },
+	{ "RefinedWeb", 0, 1, 0, 0, 0, 0, false },
+	{ "RefinedWebModel", 0, 1, 0, 0, 0, 0, false },
+	{ "deepseek", 1, 0, 0, 0, 0, 0, false },
+	{ "deepseek_v2", 1, 0, 0, 0, 0, 0, false },
+	{ "deepseek_v3", 1, 0, 0, 0, 0, 0, true },
+	{ "cohere", 1, 1, 1, 0, 0, 0, false },
+	{ "kimi_k2", 1, 0, 0, 0, 0, 0, true },
 };
 
 static struct arch arch_of(const char *type)
 {
-	struct arch a = { type, -1, 1, 0, 0, 0, false };
+	struct arch a = { type, -1, 1, 0, 0, 0, 0, false };
 	for (size_t i = 0; type && i < TS_ARRAY_LEN(arches); i++)
 		if (!strcmp(type, arches[i].type))
 			return arches[i];
@@ -424,19 +428,21 @@ static int refuse_unmodelled(const struct jval *root, const struct jval *t, cons
 /* Sliding-window attention (transformers' layer_types, or the rule each
  * config class derives them by): layer_types when given; otherwise Qwen2/3
  * only with use_sliding_window (default false) and from layer
- * max_window_layers (default 28) on, Gemma 2 every other layer from the
- * first, Gemma 3 all but every sliding_window_pattern-th (default 6), any
- * other type with a sliding_window on every layer (Mistral v0.1, Phi-3). */
+ * max_window_layers (the type's default: 28, Qwen2-VL's 80) on, Gemma 2
+ * every other layer from the first, Gemma 3 all but every
+ * sliding_window_pattern-th (default 6), any other type with a
+ * sliding_window on every layer (Mistral v0.1, Phi-3). */
 static int parse_window(struct model *m, const struct jval *t, const char *mtype,
 			struct ts_error *err)
 {
 	struct jval lt;
 	bool qwen = str_starts(mtype, "qwen2") || str_starts(mtype, "qwen3");
 	bool use = !qwen, any = false;
-	int w = 0, from = 28, pattern = 6;
+	struct arch a = arch_of(mtype);
+	int w = 0, from = a.window_from > 0 ? a.window_from : 28, pattern = 6;
 	/* (the type's default where the key is absent; null: None, no window) */
 	if (!jval_child(t, "sliding_window", &lt))
-		w = arch_of(mtype).window;
+		w = a.window;
 	if (get_int2(t, "sliding_window", NULL, false, 1, 1 << 30, &w, err) ||
 	    opt_bool(t, "use_sliding_window", &use, err) ||
 	    get_int2(t, "max_window_layers", NULL, false, 0, 1 << 30, &from, err) ||

@@ -1748,6 +1748,21 @@ START_TEST(config_class_defaults)
 		ck_assert_msg((double)mp.sum_total == 2779683840.0 - 51200, "phi-2: %lld",
 			      (long long)mp.sum_total);
 	}
+	/* Qwen with use_sliding_window and no sliding_window: its class's
+	 * 4096 from max_window_layers on (28; Qwen2-VL's 80). Found by an
+	 * audit: no window at all. */
+	for (int k = 0; k < 2; k++) {
+		snprintf(text, sizeof(text),
+			 "{\"hidden_size\": 2048, \"num_hidden_layers\": 30, \"num_attention_heads\": "
+			 "16, \"num_key_value_heads\": 4, \"vocab_size\": 1000, \"hidden_act\": "
+			 "\"silu\", \"intermediate_size\": 512, \"use_sliding_window\": true, "
+			 "\"model_type\": \"%s\"}",
+			 k ? "qwen2_vl" : "qwen2");
+		ck_assert_msg(load_text(&m, text, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(m.window, 4096);
+		for (int l = 0; l < 30; l++)
+			ck_assert_msg(m.swa_layer[l] == (k == 0 && l >= 28), "%d: layer %d", k, l);
+	}
 }
 END_TEST
 
