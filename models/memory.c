@@ -513,10 +513,12 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 	double vocab = plan_vocab(p, m); /* as trained: padded */
 	/* learned positions: whole on every tp rank (Megatron's serial
 	 * position embedding) */
-	double emb_rank = vocab * h / p->tp + (double)m->max_pos * h;
+	double emb_rank = vocab * h / p->tp + (double)m->max_pos * h +
+			  (double)model_embed_norm_params(m);
 	double head_rank = vocab * h / p->tp;
-	/* the final norm: whole on every TP rank */
-	double fin_norm = (double)model_norm_params(m);
+	/* the final norm: whole on every TP rank; an LM head's bias, split
+	 * as its weight (a tied head's too) */
+	double fin_norm = (double)model_norm_params(m) + (m->head_bias ? vocab / p->tp : 0);
 	double vis = model_vision_rank_params(m, p);
 	double act_dense = -1, act_moe = -1, pd_dense = 0, pe_dense = 0, pd_moe = 0, pe_moe = 0;
 	int first_dense = -1, first_moe = -1;

@@ -840,11 +840,15 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 			m->bias = false;
 			m->mlp_bias = true;
 			m->layer_norms = 1;
+			m->head_bias = true; /* GPTJForCausalLM's nn.Linear lm_head */
 		}
 		/* BLOOM: ALiBi, no position rows (found by review: GPT-2's 1024
-		 * capped its sequence) */
-		if (type_is(mtype, "bloom"))
+		 * capped its sequence), a LayerNorm after the word embeddings
+		 * (word_embeddings_layernorm; found by an audit: uncounted) */
+		if (type_is(mtype, "bloom")) {
 			m->max_pos = 0;
+			m->embed_norm = true;
+		}
 		/* GPT2Config, GPTJConfig, BloomConfig and GPTBigCodeConfig have
 		 * no K/V head count or head width: their attention takes n_head
 		 * heads of n_embd / n_head, whatever else the file says (found by
@@ -889,6 +893,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		 * parallel attention and MLP (found by an audit, 2026-12-05:
 		 * no biases and two norms, Phi-2 624,640 short) */
 		m->attn_bias = m->mlp_bias = type_is(mtype, "gpt_neox") || type_is(mtype, "phi");
+		m->head_bias = type_is(mtype, "phi"); /* PhiForCausalLM's lm_head: bias=True */
 		m->bias = sc2;
 		m->qkv_bias = str_starts(mtype, "qwen2"); /* Qwen2Attention: q/k/v bias=True */
 		if (opt_bool(&t, "attention_bias", &m->attn_bias, err) ||
@@ -1115,6 +1120,11 @@ int64_t model_norm_params(const struct model *m)
 	return norm_params(m, m->hidden);
 }
 
+int64_t model_embed_norm_params(const struct model *m)
+{
+	return m->embed_norm ? norm_params(m, m->hidden) : 0;
+}
+
 int64_t model_qk_norm_params(const struct model *m)
 {
 	if (!m->qk_norm) /* RMSNorm q_norm, k_norm over head_dim, or over all heads */
@@ -1318,7 +1328,8 @@ void model_count_params(const struct model *m, struct model_params *o)
 	int64_t h = m->hidden;
 	memset(o, 0, sizeof(*o));
 	vision_params(m, &o->total[MODEL_PART_VISION], &o->total[MODEL_PART_MERGER]);
-	o->total[MODEL_PART_EMBED] = (int64_t)m->vocab * h + (int64_t)m->max_pos * h;
+	o->total[MODEL_PART_EMBED] =
+		(int64_t)m->vocab * h + (int64_t)m->max_pos * h + model_embed_norm_params(m);
 	for (int l = 0; l < m->layers; l++) {
 		int64_t n = norm_params(m, h);
 		o->total[MODEL_PART_ATTN] += attn_params(m);
@@ -1334,7 +1345,8 @@ void model_count_params(const struct model *m, struct model_params *o)
 		}
 	}
 	o->total[MODEL_PART_NORM] += norm_params(m, h); /* final norm */
-	o->total[MODEL_PART_LM_HEAD] = m->tie_embeddings ? 0 : (int64_t)m->vocab * h;
+	o->total[MODEL_PART_LM_HEAD] =
+		(m->tie_embeddings ? 0 : (int64_t)m->vocab * h) + (m->head_bias ? m->vocab : 0);
 	for (int p = 0; p < MODEL_PART_COUNT; p++) {
 		if (p != MODEL_PART_EXPERTS)
 			o->active[p] = o->total[p];

@@ -103,6 +103,8 @@ struct model {
 	bool qk_norm_full;         /* with qk_norm: over all heads, heads x head_dim and kv_heads x
 	                            * head_dim wide (OLMo 2, OLMoE), flag */
 	bool tie_embeddings;       /* LM head shares the embedding matrix */
+	bool head_bias;            /* the LM head has a bias of vocab (GPT-J, Phi), flag */
+	bool embed_norm;           /* a norm after the word embeddings (BLOOM), flag */
 	bool dropout;              /* hidden dropout (after attention and MLP, and the
 	                            * embedding's): masks stored (Korthikanti counts them) */
 	bool attn_dropout;         /* attention dropout on the scores, flag */
@@ -155,6 +157,9 @@ void model_layer_params(const struct model *m, int l, int64_t *total, int64_t *a
 			int64_t *experts);
 /* Parameters of one norm over the hidden size (the final norm). */
 int64_t model_norm_params(const struct model *m);
+/* The norm after the word embeddings (BLOOM's word_embeddings_layernorm;
+ * 0 without one): whole on every TP rank. */
+int64_t model_embed_norm_params(const struct model *m);
 /* One layer's q_norm and k_norm weights (0 without them). */
 int64_t model_qk_norm_params(const struct model *m);
 /* Vision encoder + mergers parameters (0 without vision). */

@@ -2082,16 +2082,18 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 	 * the vocabulary-parallel word embeddings' 1/tp, and the learned
 	 * positions whole (Megatron's "Position embedding (serial)", the same
 	 * on every tp rank) */
-	double emb_params = vocab * m->hidden / p->tp + (double)m->max_pos * m->hidden;
+	double emb_params = vocab * m->hidden / p->tp + (double)m->max_pos * m->hidden +
+			    (double)model_embed_norm_params(m);
 	/* the final norm (whole on every TP rank) */
 	double fnorm_params = (double)model_norm_params(m);
 	/* the LM head's weights (a tied one is the embedding's, gathered again)
 	 * with the final norm before it */
-	double head_params = vocab * m->hidden / p->tp + fnorm_params;
+	double hbias = m->head_bias ? vocab / p->tp : 0; /* the LM head's bias, split */
+	double head_params = vocab * m->hidden / p->tp + fnorm_params + hbias;
 	double vit_params = model_vision_rank_params(m, p);
 	/* the parameters the last stage's optimizer holds outside the layers */
 	double pg_head = (!m->tie_embeddings || P > 1 ? vocab * m->hidden / p->tp : 0) +
-			 fnorm_params;
+			 fnorm_params + hbias;
 	/* a sharded optimizer below ZeRO-3 all-gathers the updated parameters:
 	 * after its step, or beside the next forward with overlap.param_gather */
 	bool step_gather = (p->zero >= 1 || p->distributed_optimizer) && p->zero < 3 &&
@@ -2274,6 +2276,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 						     spl ? WL_C_REDUCESCATTER : WL_C_ALLREDUCE, b.wb * b.T * h,
 						     spl ? "embedding tp reducescatter" : "embedding tp allreduce",
 						     false);
+					if (m->embed_norm) /* BLOOM's, on each rank's tokens */
+						cmp_op(&b, WL_P_FWD, WL_ELEM, "embedding norm", 0,
+						       2 * b.wb * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0,
+						       WL_V_NONE);
 				}
 				int32_t g_next = p->zero >= 3 && nl > 0 ? z3_gather(&b, first) :
 						 gat && nl > 0	       ? pg_gather(&b, first) :
@@ -2372,13 +2378,14 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					bool own = !m->tie_embeddings || P > 1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "final norm bwd", 0,
 					       4 * b.wb * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0, WL_V_NONE);
-					if (own)
+					if (own || hbias > 0)
 						grad_accum(&b, "lm head grad accumulate",
-							   vocab * h / p->tp, 0, 1);
+							   (own ? vocab * h / p->tp : 0) + hbias, 0,
+							   own + (hbias > 0));
 					grad_accum(&b, "final norm grad accumulate", fnorm_params, 0,
 						   m->norm == MODEL_NORM_LAYER ? 2 : 1);
 					if (reduce) {
-						b.bucket_dense += fnorm_params +
+						b.bucket_dense += fnorm_params + hbias +
 								  (own ? vocab * h / p->tp : 0);
 						if (flush)
 							dp_flush(&b, false, false);
@@ -2419,14 +2426,19 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 									"zero3 embedding allgather");
 					b.layer = -1;
 					wait_dp(&b, g_emb);
+					if (m->embed_norm)
+						cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding norm bwd", 0,
+						       4 * b.wb * b.T * h / (spl ? p->tp : 1), 0, 0, 0, 0,
+						       WL_V_NONE);
 					if (spl)
 						comm(&b, WL_P_BWD, WL_D_TP, WL_C_ALLGATHER, b.wb * b.T * h,
 						     "embedding tp allgather", false);
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "embedding bwd", 0, 2 * b.wb * b.T * h, 0,
 					       0, 0, 0, WL_V_NONE);
-					grad_accum(&b, "embedding grad accumulate",
-						   vocab * h / p->tp + (double)m->max_pos * h, 0,
-						   m->max_pos > 0 ? 2 : 1);
+					grad_accum(&b, "embedding grad accumulate", emb_params, 0,
+						   (m->max_pos > 0 ? 2 : 1) +
+							   (m->embed_norm ? (m->norm == MODEL_NORM_LAYER ? 2 : 1)
+									  : 0));
 					vision(&b, true);
 					/* encoder blocks: 12 tensors each (two LayerNorms,
 					 * qkv, proj, fc1, fc2 with biases); 6 more for the
@@ -2550,7 +2562,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		if (s == (V - 1) % P && (!m->tie_embeddings || P > 1))
 			opt_dense += vocab * h / p->tp;
 		if (s == (V - 1) % P)
-			opt_dense += fnorm_params;
+			opt_dense += fnorm_params + hbias;
 		grads_total = opt_dense + opt_exp;
 		r->param_bytes = grads_total * b.gb;
 		{
@@ -2574,6 +2586,7 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			double qkw = (double)model_qk_norm_params(m);
 			if (spl || (p->tp > 1 && qkw > 0)) {
 				double rep = spl && s == (V - 1) % P ? (double)model_norm_params(m) : 0;
+				rep += spl && s == 0 ? (double)model_embed_norm_params(m) : 0;
 				for (int l0 = 0; l0 < v; l0++) {
 					int first, nl;
 					plan_chunk_layers(p, m, s, l0, &first, &nl);

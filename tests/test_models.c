@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/models.h"
+#include "models/workload.h"
 #include "testutil.h"
 
 /* Megatron's _vocab_size_with_padding at its default
@@ -1745,7 +1746,7 @@ START_TEST(config_class_defaults)
 					&err) == 0,
 			      "%s", err.msg);
 		model_count_params(&m, &mp);
-		ck_assert_msg((double)mp.sum_total == 2779683840.0 - 51200, "phi-2: %lld",
+		ck_assert_msg((double)mp.sum_total == 2779683840.0, "phi-2: %lld",
 			      (long long)mp.sum_total);
 	}
 	/* Qwen with use_sliding_window and no sliding_window: its class's
@@ -1762,6 +1763,72 @@ START_TEST(config_class_defaults)
 		ck_assert_int_eq(m.window, 4096);
 		for (int l = 0; l < 30; l++)
 			ck_assert_msg(m.swa_layer[l] == (k == 0 && l >= 28), "%d: layer %d", k, l);
+	}
+}
+END_TEST
+
+/* GPT-J's and Phi's LM head bias (vocabulary-parallel, as the head) and
+ * BLOOM's LayerNorm after the word embeddings (whole on every TP rank) are
+ * parameters the memory model stores and the workload reduces and steps,
+ * on the stage that holds the head or the embedding (found by an audit:
+ * neither counted anywhere). tp 2, pp 2: the same model with the flag off
+ * holds that many fewer on that stage, in both. */
+START_TEST(head_bias_and_embedding_norm_held)
+{
+	static const char *cfgs[] = {
+		"{\"model_type\": \"gptj\", \"n_embd\": 256, \"n_head\": 4, \"n_layer\": 4, "
+		"\"vocab_size\": 1000, \"activation_function\": \"gelu_new\", "
+		"\"tie_word_embeddings\": false, \"n_positions\": 2048, \"rotary_dim\": 32}",
+		"{\"model_type\": \"bloom\", \"hidden_size\": 256, \"n_head\": 4, \"n_layer\": 4, "
+		"\"vocab_size\": 1000, \"layer_norm_epsilon\": 1e-05}",
+	};
+	struct ts_error err = TS_ERROR_INIT;
+	struct memory_env env = { .gpu_mem_bytes = 80e9, .ngpus = 4 };
+	for (int k = 0; k < 2; k++) {
+		struct model m;
+		struct plan p;
+		struct memory_report *r[2] = { malloc(sizeof(struct memory_report)),
+					       malloc(sizeof(struct memory_report)) };
+		struct workload w[2];
+		struct wl_opts o;
+		double wb, gb, ob, held[2][2], reduced[2][2];
+		ck_assert_ptr_nonnull(r[0]);
+		ck_assert_ptr_nonnull(r[1]);
+		ck_assert_msg(load_text(&m, cfgs[k], &err) == 0, "%s", err.msg);
+		ck_assert(k == 0 ? m.head_bias && !m.embed_norm : m.embed_norm && !m.head_bias);
+		plan_init(&p);
+		p.tp = 2;
+		p.pp = 2;
+		p.global_batch = 4;
+		p.seq_len = 128;
+		ck_assert_msg(plan_resolve(&p, &m, 4, &err) == 0, "%s", err.msg);
+		memory_bytes_per_param(&p, &wb, &gb, &ob);
+		wl_opts_init(&o);
+		for (int off = 0; off < 2; off++) {
+			if (off)
+				m.head_bias = m.embed_norm = false;
+			memory_eval(&m, &p, &env, r[off]);
+			ck_assert_msg(workload_build(&w[off], &m, &p, &o, &err) == 0, "%s", err.msg);
+			for (int s = 0; s < 2; s++) {
+				held[off][s] = r[off]->stage[s].weights_bytes / wb;
+				reduced[off][s] = w[off].roles[s].param_bytes;
+			}
+		}
+		/* GPT-J: 1,024 padded rows (128 x tp), 512 a rank, on the last
+		 * stage; BLOOM: weight and bias of 256 on the first */
+		double want = k == 0 ? plan_vocab(&p, &m) / 2 : 2 * 256;
+		int at = k == 0 ? 1 : 0;
+		for (int s = 0; s < 2; s++) {
+			double d = held[0][s] - held[1][s], e = s == at ? want : 0;
+			double rr = reduced[0][s] / reduced[1][s], hr = held[0][s] / held[1][s];
+			ck_assert_msg(fabs(d - e) < 1e-6, "stage %d: %g more held, want %g", s, d, e);
+			ck_assert_msg(fabs(rr - hr) < 1e-12, "stage %d: reduced x%.9g, held x%.9g", s,
+				      rr, hr);
+		}
+		workload_release(&w[0]);
+		workload_release(&w[1]);
+		free(r[0]);
+		free(r[1]);
 	}
 }
 END_TEST
@@ -2255,13 +2322,13 @@ static const struct {
 	  "\"hidden_act\": \"gelu\", \"layer_norm_eps\": 1e-05, \"tie_word_embeddings\": false}",
 	  1414647808LL },
 	/* GPT-J-6B: no attention biases, MLP biases, one LayerNorm per
-	 * parallel block (6,050,882,784 published, less the LM head's bias of
-	 * 50,400, which is not counted) */
+	 * parallel block, the LM head's bias (6,050,882,784 published; found
+	 * by an audit: the bias of 50,400 uncounted) */
 	{ "{\"model_type\": \"gptj\", \"n_embd\": 4096, \"n_inner\": null, \"n_head\": 16, "
 	  "\"n_layer\": 28, \"vocab_size\": 50400, \"activation_function\": \"gelu_new\", "
 	  "\"layer_norm_epsilon\": 1e-05, \"tie_word_embeddings\": false, \"n_positions\": 2048, "
 	  "\"rotary_dim\": 64}",
-	  6050832384LL },
+	  6050882784LL },
 	/* OLMo-2-7B: q_norm and k_norm over all heads (7,298,617,344 published) */
 	{ "{\"model_type\": \"olmo2\", \"hidden_size\": 4096, \"intermediate_size\": 11008, "
 	  "\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 32, "
@@ -2292,15 +2359,15 @@ static const struct {
 	  "\"model_type\": \"llama\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32, "
 	  "\"num_key_value_heads\": 8, \"vocab_size\": 128256, \"mlp_bias\": true}",
 	  8031309824LL },
-	/* BLOOM-560m: ALiBi, no position rows (559,214,592 published, less
-	 * the embedding's LayerNorm of 2,048, which is not counted) */
+	/* BLOOM-560m: ALiBi, no position rows, the embedding's LayerNorm
+	 * (559,214,592 published; found by an audit: the 2,048 uncounted) */
 	{ "{\"model_type\": \"bloom\", \"hidden_size\": 1024, \"n_inner\": null, \"n_head\": 16, "
 	  "\"n_layer\": 24, \"vocab_size\": 250880, \"layer_norm_epsilon\": 1e-05}",
-	  559212544LL },
+	  559214592LL },
 	/* the same with BLOOM's own spelling of the width, n_embed */
 	{ "{\"model_type\": \"bloom\", \"n_embed\": 1024, \"n_head\": 16, \"n_layer\": 24, "
 	  "\"vocab_size\": 250880, \"layer_norm_epsilon\": 1e-05}",
-	  559212544LL },
+	  559214592LL },
 	/* Pythia-1.4B with attention_bias false: 24 x (3h + h) fewer */
 	{ "{\"model_type\": \"gpt_neox\", \"hidden_size\": 2048, \"intermediate_size\": 8192, "
 	  "\"num_attention_heads\": 16, \"num_hidden_layers\": 24, \"vocab_size\": 50304, "
@@ -3407,6 +3474,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, activations_mixed_chunks_walked);
 	tcase_add_test(tc, expert_width_default_by_type);
 	tcase_add_test(tc, config_class_defaults);
+	tcase_add_test(tc, head_bias_and_embedding_norm_held);
 	tcase_add_test(tc, head_dim_default_by_type);
 	tcase_add_test(tc, interleaved_short_last_group);
 	tcase_add_test(tc, vocab_padded_as_megatron);
