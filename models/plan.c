@@ -1092,6 +1092,8 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	snprintf(p->ds_mb_src, sizeof(p->ds_mb_src), "%s", mb ? w_mb : "");
 	p->ds_tb_given = tb != 0;
 	p->ds_mb_given = mb != 0;
+	p->ds_batch_auto = jval_child(&r, "train_batch_size", &(struct jval){ 0 }) ||
+			   jval_child(&r, "train_micro_batch_size_per_gpu", &(struct jval){ 0 });
 	p->ds_used = true;
 	return 0;
 }
@@ -1374,6 +1376,20 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 			p->micro_batch = (int)(p->global_batch / (gas * dpw));
 		} else if (gas) {
 			long long g = (long long)p->micro_batch * gas * dpw;
+			/* accumulation steps without a batch size anywhere:
+			 * DeepSpeed's _set_batch_related_parameters asserts
+			 * "Either train_batch_size or
+			 * train_micro_batch_size_per_gpu needs to be provided"
+			 * (found by an audit, 2026-12-05: a micro-batch of 1 was
+			 * assumed); "auto" is one, which the launcher fills in
+			 * (HF's Trainer), here the plan's micro-batch */
+			if (!mb_given && !p->ds_batch_auto)
+				return ts_error_set(err, TS_EINPUT,
+						    "%s: gradient_accumulation_steps %d without "
+						    "train_batch_size or "
+						    "train_micro_batch_size_per_gpu (DeepSpeed needs "
+						    "one; give it in the config, the plan or a flag)",
+						    p->ds_gas_src, gas);
 			if (g > (1LL << 30))
 				return ts_error_set(err, TS_EINPUT,
 						    "%s: micro-batch %d x gradient_accumulation_steps %d x "

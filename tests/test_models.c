@@ -3163,7 +3163,14 @@ static const struct {
 	{ "{\"fp16\": {\"enabled\": true}, \"bfloat16\": {\"enabled\": true}}",
 	  "ds_config.json:1:41: bfloat16: fp16 and bfloat16 are both enabled" },
 	/* 2^29 x 8 samples would wrap a 32-bit batch */
-	{ "{\"gradient_accumulation_steps\": 536870912}", "absurdly large" },
+	{ "{\"train_micro_batch_size_per_gpu\": \"auto\", \"gradient_accumulation_steps\": "
+	  "536870912}",
+	  "absurdly large" },
+	/* accumulation steps without a batch size (DeepSpeed asserts one;
+	 * found by an audit: a micro-batch of 1 was assumed) */
+	{ "{\"gradient_accumulation_steps\": 4}",
+	  "ds_config.json:1:33: gradient_accumulation_steps: gradient_accumulation_steps 4 without "
+	  "train_batch_size or train_micro_batch_size_per_gpu" },
 	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
 	{ "{ \"train_batch_size\": 8, \"gradient_accumulation_steps\": 4, \"fp16\": { "
 	  "\"enabled\": true }, \"zero_optimization\": { \"stage\": 3, \"offload_optimizer\": { "
