@@ -113,6 +113,22 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* What ran, one line: the summary's first and the trace's and SVG's title
+ * (found by an audit: a saved SVG did not say what it showed). */
+static void run_title(char *buf, size_t n, const struct model *m, const struct plan *p,
+		      const struct sim_prediction *r, const char *cluster, const char *fid,
+		      bool exact, const char *routing)
+{
+	snprintf(buf, n,
+		 "model %s on %s: %d GPUs, tp %d pp %d dp %d ep %d%s%s cp %d, %d micro-batches of "
+		 "%d, %s schedule, fidelity %s%s, routing %s",
+		 m->name, cluster, r->ngpus, p->tp, p->pp, p->dp, p->ep,
+		 plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "",
+		 p->dispatcher == PLAN_DISP_ALLGATHER ? " (allgather dispatcher)" : "", p->cp,
+		 r->micro_batches, p->micro_batch, plan_schedule_name(p->schedule), fid,
+		 exact ? " (exact)" : "", routing);
+}
+
 static int report(const struct model *m, const struct plan *p, const struct sim_prediction *r,
 		  const char *cluster, const char *fid, bool exact, const char *cal,
 		  const struct sim_compute *comp, const char *routing, bool json)
@@ -231,13 +247,9 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 				table_cell(&t, "%.3f x balanced", r->expert_load_mean);
 			}
 		}
-		printf("model %s on %s: %d GPUs, tp %d pp %d dp %d ep %d%s%s cp %d, %d micro-batches of "
-		       "%d, %s schedule, fidelity %s%s, routing %s\n\n",
-		       m->name, cluster, r->ngpus, p->tp, p->pp, p->dp, p->ep,
-		       plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "",
-		       p->dispatcher == PLAN_DISP_ALLGATHER ? " (allgather dispatcher)" : "", p->cp,
-		       r->micro_batches, p->micro_batch, plan_schedule_name(p->schedule), fid,
-		       exact ? " (exact)" : "", routing);
+		char title[1024];
+		run_title(title, sizeof(title), m, p, r, cluster, fid, exact, routing);
+		printf("%s\n\n", title);
 		table_print(&t, stdout);
 		table_release(&t);
 		/* (a file without "source" is named in it already: found by
@@ -350,7 +362,7 @@ int cmd_predict(int argc, char **argv)
 	long long nodes = 0, seed = 1, repl = 0, memo = 0;
 	double slow = 0, jit = 0, disp_us = -1;
 	bool json = false, exact = false, free_comm = false;
-	char warn[600] = "";
+	char warn[600] = "", title[1024] = "";
 	struct cli_plan_args pa;
 	struct option all[96];
 	int c, rc = 2, routing = -1;
@@ -569,9 +581,12 @@ int cmd_predict(int argc, char **argv)
 		goto out;
 	/* a plan that does not fit is reported (exit 1) but leaves no timeline
 	 * of a run that cannot happen */
-	if (r.fits && trace && sim_trace_write_json(&r, trace, &err))
+	if (r.fits && (trace || svg))
+		run_title(title, sizeof(title), m, p, &r, cname, fid, exact,
+			  topo_routing_names[t.cl.fabric.routing]);
+	if (r.fits && trace && sim_trace_write_json(&r, trace, title, &err))
 		goto fail;
-	if (r.fits && svg && sim_trace_write_svg(&r, svg, &err))
+	if (r.fits && svg && sim_trace_write_svg(&r, svg, title, &err))
 		goto fail;
 	if (r.fits && warn[0])
 		fputs(warn, stderr);

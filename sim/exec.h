@@ -173,8 +173,12 @@ void sim_prediction_release(struct sim_prediction *out);
 
 /* Traces of out->tl, written atomically. Chrome trace-event JSON (one
  * process per representative, one thread per stream; collectives as
- * slices) that Perfetto opens, and an SVG timeline. */
-int sim_trace_write_json(const struct sim_prediction *out, const char *path, struct ts_error *err);
-int sim_trace_write_svg(const struct sim_prediction *out, const char *path, struct ts_error *err);
+ * slices) that Perfetto opens, and an SVG timeline. title: what ran (the
+ * model, cluster and plan, one line; NULL or "" for none), the JSON's
+ * otherData.run and the SVG's first line. */
+int sim_trace_write_json(const struct sim_prediction *out, const char *path, const char *title,
+			 struct ts_error *err);
+int sim_trace_write_svg(const struct sim_prediction *out, const char *path, const char *title,
+			struct ts_error *err);
 
 #endif

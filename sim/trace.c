@@ -251,7 +251,7 @@ static cJSON *slice_event(const struct sim_slice *s)
  * metadata (the iteration, and under local SGD, SSP and async what the
  * timeline is; found by review: its span differed from iteration_time_s
  * without a word, as the SVG says), printed as an object. */
-static char *trace_tail(const struct sim_prediction *out)
+static char *trace_tail(const struct sim_prediction *out, const char *title)
 {
 	cJSON *root = cJSON_CreateObject(), *od;
 	double span = timeline_span(out);
@@ -264,6 +264,8 @@ static char *trace_tail(const struct sim_prediction *out)
 		cJSON_Delete(root);
 		return NULL;
 	}
+	if (title && title[0])
+		cJSON_AddStringToObject(od, "run", title);
 	cJSON_AddNumberToObject(od, "iteration_time_s", out->iteration_time_s);
 	cJSON_AddNumberToObject(od, "timeline_s", span);
 	if (shows_sync_step(out, span))
@@ -275,7 +277,8 @@ static char *trace_tail(const struct sim_prediction *out)
 	return text;
 }
 
-int sim_trace_write_json(const struct sim_prediction *out, const char *path, struct ts_error *err)
+int sim_trace_write_json(const struct sim_prediction *out, const char *path, const char *title,
+			 struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
 	struct afile af = AFILE_INIT;
@@ -289,7 +292,7 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, str
 		return rc;
 	used = used_tracks(tl);
 	arr = arrows(tl, &narr);
-	tail = trace_tail(out);
+	tail = trace_tail(out, title);
 	if (!used || !arr || !tail)
 		goto oom;
 	if ((rc = afile_open(&af, path, err)))
@@ -488,7 +491,7 @@ static int cmp_svg_key(const void *a, const void *b)
 /* The slices as rects, track by track in time order (span s over width px
  * from left; rows of row px). Non-zero when out of memory. */
 static int svg_slices(FILE *f, const struct sim_timeline *tl, const int32_t *rowof, double left,
-		      double width, double span, double row)
+		      double width, double span, double row, double top)
 {
 	struct svg_key *k = malloc((size_t)(tl->n > 0 ? tl->n : 1) * sizeof(*k));
 	struct svg_run r;
@@ -504,27 +507,30 @@ static int svg_slices(FILE *f, const struct sim_timeline *tl, const int32_t *row
 	r.n = 0;
 	for (int32_t j = 0; j < tl->n; j++) {
 		const struct sim_slice *s = &tl->s[k[j].i];
-		double y = 40 + row * rowof[s->track], x0 = left + px * s->t0_s,
+		double y = top + row * rowof[s->track], x0 = left + px * s->t0_s,
 		       x1 = left + px * s->t1_s;
 		if (r.n > 0 && (r.first->track != s->track || x1 - x0 >= 1 || x0 - r.x1 >= 0.5 ||
 				x1 - r.x0 >= 1))
-			run_flush(f, &r, 40 + row * rowof[r.first->track], row - 3);
+			run_flush(f, &r, top + row * rowof[r.first->track], row - 3);
 		if (x1 - x0 >= 1)
 			svg_slice(f, s, x0, y, x1 - x0, row - 3);
 		else
 			run_add(&r, s, x0, x1);
 	}
 	if (r.n > 0)
-		run_flush(f, &r, 40 + row * rowof[r.first->track], row - 3);
+		run_flush(f, &r, top + row * rowof[r.first->track], row - 3);
 	free(k);
 	return 0;
 }
 
-int sim_trace_write_svg(const struct sim_prediction *out, const char *path, struct ts_error *err)
+int sim_trace_write_svg(const struct sim_prediction *out, const char *path, const char *title,
+			struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
 	struct afile a = AFILE_INIT;
 	const double W = 1600, left = 220, row = 18;
+	/* the title's line above the iteration's */
+	const double top = title && title[0] ? 56 : 40, y1 = top - 24;
 	double span, H;
 	int32_t *rowof, nrows = 0;
 	bool *used;
@@ -542,7 +548,7 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 	}
 	for (int32_t i = 0; i < tl->ntracks; i++)
 		rowof[i] = used[i] ? nrows++ : -1;
-	H = 40 + row * nrows + 20;
+	H = top + row * nrows + 20;
 	if ((rc = afile_open(&a, path, err))) {
 		free(used);
 		free(rowof);
@@ -553,25 +559,30 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
 		W, H, W, H);
+	if (title && title[0]) {
+		fputs("<text x=\"4\" y=\"16\">", a.f);
+		xml_text(a.f, title);
+		fputs("</text>\n", a.f);
+	}
 	/* local SGD, SSP and async report the mean step; the timeline is the
 	 * step that synchronises (found by review: shown without saying so) */
 	if (shows_sync_step(out, span))
 		fprintf(a.f,
-			"<text x=\"4\" y=\"16\">one iteration: %.6f s per step on average; the "
+			"<text x=\"4\" y=\"%.0f\">one iteration: %.6f s per step on average; the "
 			"timeline shows the step that synchronises (time axis 0 .. %.6f s)</text>\n",
-			out->iteration_time_s, span);
+			y1, out->iteration_time_s, span);
 	else
 		fprintf(a.f,
-			"<text x=\"4\" y=\"16\">one iteration: %.6f s (time axis 0 .. %.6f s)</text>\n",
-			out->iteration_time_s, span);
+			"<text x=\"4\" y=\"%.0f\">one iteration: %.6f s (time axis 0 .. %.6f s)</text>\n",
+			y1, out->iteration_time_s, span);
 	for (int32_t i = 0; i < tl->ntracks; i++) {
 		if (rowof[i] < 0)
 			continue;
-		fprintf(a.f, "<text x=\"4\" y=\"%.1f\">", 40 + row * rowof[i] + 12);
+		fprintf(a.f, "<text x=\"4\" y=\"%.1f\">", top + row * rowof[i] + 12);
 		xml_text(a.f, tl->track[i]);
 		fputs("</text>\n", a.f);
 	}
-	if (svg_slices(a.f, tl, rowof, left, W - left - 10, span, row)) {
+	if (svg_slices(a.f, tl, rowof, left, W - left - 10, span, row, top)) {
 		afile_abort(&a);
 		free(used);
 		free(rowof);
@@ -598,8 +609,8 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, stru
 			fprintf(a.f,
 				"<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
 				"stroke=\"#555\" stroke-width=\"0.5\"/>\n",
-				left + xs * from->t0_s, 40 + row * rowof[from->track] + (row - 3) / 2,
-				left + xs * s->t1_s, 40 + row * rowof[s->track] + (row - 3) / 2);
+				left + xs * from->t0_s, top + row * rowof[from->track] + (row - 3) / 2,
+				left + xs * s->t1_s, top + row * rowof[s->track] + (row - 3) / 2);
 		}
 		free(arr);
 	}

@@ -68,6 +68,10 @@ cmp -s "$TMP/tiny.json" "$TMP/tiny-copy.json" && ok "the model file is untouched
 # a real SVG renderer (librsvg, from setup.sh) parses and draws it
 check "svg renders with rsvg-convert" 0 rsvg-convert -o "$TMP/t.png" "$TMP/t.svg"
 expect "svg header: one iteration" '>one iteration: [0-9.]+ s \(time axis' "$TMP/t.svg"
+# what ran, as the summary's first line (found by an audit: neither file
+# named the model, cluster or plan)
+expect "svg header: the run" '<text x="4" y="16">model [^ ]+ on [^:]+: [0-9]+ GPUs, tp ' "$TMP/t.svg"
+expect "trace metadata: the run" '"run":"model [^ ]+ on [^:]+: [0-9]+ GPUs, tp ' "$TMP/t.json"
 expect "svg slices give whole bytes" ', [0-9]+ bytes' "$TMP/t.svg"
 if grep -Eq 'e\+[0-9]+ bytes' "$TMP/t.svg"; then bad "svg bytes in exponent form (found by review: 1.60563e+06 bytes)"
 else ok "svg bytes without exponent"; fi
