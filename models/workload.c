@@ -2224,11 +2224,22 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			b.chunk = tk->chunk;
 			b.layer = -1;
 			plan_chunk_layers(p, m, s, tk->chunk, &first, &nl);
-			/* input from the neighbouring stage */
+			/* input from the neighbouring stage: posted where the
+			 * schedule reaches it, after the compute before it (Megatron
+			 * issues each batch of sends and receives there and
+			 * synchronises the device, DeepSpeed's pipeline engine
+			 * runs its instructions in order; NCCL's stream waits for
+			 * the compute stream), or ahead with overlap.pp (Megatron's
+			 * overlap_p2p_comm posts the next step's receive before the
+			 * current compute). Found by an audit, 2026-12-05: every
+			 * receive was posted ahead, so a trace's receive track was
+			 * busy all iteration and the host waited for the data only,
+			 * not for the compute Megatron's synchronize waits for too. */
 			if ((sp->parts & PART_RECV) && ((!tk->bwd && !first_vs) || (tk->bwd && !last_vs))) {
 				int32_t id = p2p(&b, WL_K_RECV, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
 						 tk->bwd ? "pp recv grad" : "pp recv act", 0,
-						 ((tk->bwd ? vs + 1 : vs - 1) % P + P) % P, -1, -1);
+						 ((tk->bwd ? vs + 1 : vs - 1) % P + P) % P,
+						 p->overlap_pp ? -1 : b.last[WL_S_COMPUTE], -1);
 				if (id >= 0) {
 					recv_of[((size_t)tk->bwd * V + vs) * mm + tk->micro] = id;
 					b.pend = id;
