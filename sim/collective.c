@@ -755,8 +755,9 @@ static int32_t auto_channels(const struct topo *t, const int32_t *gpus, int32_t 
  * last loop's chunk is what is left: found by review, splitting into
  * equal chunks made 4 more bytes than 512 KiB a channel two pipelined
  * chunks, a broadcast over 8 H100s 25 % faster than at 512 KiB); at most
- * 64 (equal ones then) to keep plans small, or s->chunks equal ones. */
-static int32_t chunks_of(const struct sim_coll_spec *s, double bytes, double chunk, double *cs)
+ * maxc (equal ones then) to keep plans small, or s->chunks equal ones. */
+static int32_t chunks_of(const struct sim_coll_spec *s, double bytes, double chunk, double *cs,
+			 int32_t maxc)
 {
 	double c;
 	if (s->chunks > 0) {
@@ -768,9 +769,9 @@ static int32_t chunks_of(const struct sim_coll_spec *s, double bytes, double chu
 		*cs = bytes;
 		return 1;
 	}
-	if (c > 64) {
-		*cs = bytes / 64;
-		return 64;
+	if (c > maxc) {
+		*cs = bytes / maxc;
+		return maxc;
 	}
 	*cs = chunk;
 	return (int32_t)c;
@@ -922,12 +923,27 @@ static void rotate_hosts(const struct topo *t, const int32_t *ord, int32_t *out,
  * (sim_tree_model) in the analytic model rather than planned. */
 #define TREE_PLAN_MAX_RANKS 64
 
+/* Transfers a chain's chunks may add up to over its hops and channels: a
+ * chain's pipeline fill is a chunk's time per hop, so a long chain cut
+ * into fewer, larger chunks than NCCL's fills for longer (found by review
+ * and left, then by an audit, 2026-12-05: at 64 chunks a 1 GiB broadcast
+ * over 8 DGX H100 nodes took 4290 us at flow level against 3032 analytic,
+ * and 13,496 against 4,242 over 64). 2^20 transfers keep a plan under
+ * some 160 MB; beyond them (over 64 nodes of 8 GPUs at 1 GiB) the chunks
+ * are fewer again, at least 64. */
+#define CHAIN_PLAN_XFERS (1 << 20)
+
 /* A chain's chunks (broadcast/reduce): NCCL's step, 512 KiB of Simple
  * (4 MiB over 8 steps) and LL128 (assumption: about Simple's), LL's 32 KiB
- * (LL forwards line by line inside a node, so this bounds it). */
-static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes, double *cs)
+ * (LL forwards line by line inside a node, so this bounds it); n ranks,
+ * nch chains. */
+static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nch,
+			   double *cs)
 {
-	return chunks_of(s, bytes, s->proto == SIM_PROTO_LL ? LL_STEP_BYTES : 512.0 * 1024, cs);
+	double room = (double)CHAIN_PLAN_XFERS / ((double)(n > 1 ? n - 1 : 1) * (nch > 0 ? nch : 1));
+	int32_t maxc = room > 64 ? (int32_t)room : 64;
+	return chunks_of(s, bytes, s->proto == SIM_PROTO_LL ? LL_STEP_BYTES : 512.0 * 1024, cs,
+			 maxc);
 }
 
 /* A tree's chunks: NCCL halves the tree's chunk from 512 KiB while a
@@ -935,7 +951,8 @@ static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes, double *
  * (64 KiB) and depth (32 KiB), depth = ppn - 1 + log2(nodes) (its
  * enqueue.cc; found by review: fixed 512 KiB chunks left an 8 MiB tree over
  * 16 nodes one chunk per tree, a store-and-forward at twice the analytic
- * time); at most 64 per operation, as pick_chunks. */
+ * time); at most 64 per operation (a tree's depth is short beside a
+ * chain's). */
 static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh,
 				double *cs)
 {
@@ -951,7 +968,7 @@ static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int
 	/* LL: its step at most (pick_chunks) */
 	if (s->proto == SIM_PROTO_LL && chunk > LL_STEP_BYTES)
 		chunk = LL_STEP_BYTES;
-	return chunks_of(s, bytes, chunk, cs);
+	return chunks_of(s, bytes, chunk, cs, 64);
 }
 
 /* The GPU->switch NVLink ports of a GPU (one or several), for NVLS. */
@@ -1005,7 +1022,7 @@ static int build_plan(struct sim_coll *c)
 				for (k = 0; k < n; k++)
 					ord[k] = ring[(at + k) % n];
 				double cs;
-				int32_t chunks = pick_chunks(s, S / nch, &cs);
+				int32_t chunks = pick_chunks(s, S / nch, n, nch, &cs);
 				rc = build_chain(c, d, ord, n, s->op == SIM_OP_REDUCE, S / nch, chunks, cs);
 			}
 			free(sorted);

@@ -44,6 +44,8 @@ struct runres {
 
 /* flow: sim_net_params.coalesce for run_ex (0: exact, the library's default) */
 static double g_coalesce;
+/* chunks of a chain or tree (sim_coll_spec.chunks; 0: NCCL's) */
+static int32_t g_chunks;
 
 static void on_done(void *ctx, struct sim_coll *c)
 {
@@ -86,6 +88,7 @@ static struct runres run_ex(const struct topo *t, enum sim_fidelity fid, enum si
 		sp[g].nranks = n;
 		sp[g].ranks = ranks + g * n;
 		sp[g].hash = rng_hash2(seed, (uint64_t)g);
+		sp[g].chunks = g_chunks;
 		/* AUTO is resolved by sim_coll_start (NCCL's cost model) */
 		ck_assert_msg(sim_coll_start(&net, t, &sp[g], on_done, &ndone, &cs[g], &err) == 0, "%s",
 			      err.msg);
@@ -277,6 +280,33 @@ static void chain_spec(struct sim_coll_spec *sp, int32_t ranks[16])
  * RING_SLOTS slots (found by review: with 100 us links a 64 MiB chain had
  * some 16 chunks in flight, 1660 us at flow level, where 8 a round trip of
  * over 400 us take over 2.8 ms). */
+/* A long chain is cut into NCCL's chunks, not at most 64 (found by review
+ * and left, then by an audit: at 64 chunks a 1 GiB broadcast over 8 DGX
+ * H100 nodes paid its 63 hops' fill in 2 MiB chunks, 4290 us at flow
+ * level against 3306 us in NCCL's 256 chunks of 512 KiB a channel, and
+ * 3032 us analytic). */
+START_TEST(long_chains_in_nccl_chunks)
+{
+	struct world w;
+	double t_nccl, t_def, t64;
+	world_open(&w, "dgx-h100-ndr", 8, NULL, 1);
+	t_def = run(&w.t, SIM_FLOW, SIM_OP_BROADCAST, SIM_ALGO_RING, SIM_PROTO_SIMPLE, TS_GiB, 1, 64,
+		    false, 1).time_s;
+	g_chunks = 256; /* 1 GiB / 8 channels / 512 KiB */
+	t_nccl = run(&w.t, SIM_FLOW, SIM_OP_BROADCAST, SIM_ALGO_RING, SIM_PROTO_SIMPLE, TS_GiB, 1, 64,
+		     false, 1).time_s;
+	g_chunks = 64;
+	t64 = run(&w.t, SIM_FLOW, SIM_OP_BROADCAST, SIM_ALGO_RING, SIM_PROTO_SIMPLE, TS_GiB, 1, 64,
+		  false, 1).time_s;
+	g_chunks = 0;
+	world_close(&w);
+	ck_assert_msg(fabs(t_def / t_nccl - 1) < 1e-9, "default %.2f us, NCCL's 256 chunks %.2f us",
+		      t_def * 1e6, t_nccl * 1e6);
+	ck_assert_msg(t64 > 1.2 * t_nccl, "64 chunks %.2f us, 256 %.2f us: the fill should show",
+		      t64 * 1e6, t_nccl * 1e6);
+}
+END_TEST
+
 START_TEST(chunks_cut_as_nccl_loops)
 {
 	const char *cl = tu_tmpfile(0, ".json",
@@ -1548,6 +1578,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, oversubscription_halves_cross_leaf_rings);
 	tcase_add_test(tc, spray_does_not_follow_the_ecmp_draw);
 	tcase_add_test(tc, chunks_cut_as_nccl_loops);
+	tcase_add_test(tc, long_chains_in_nccl_chunks);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("invariants");
 	tcase_set_timeout(tc, 120);
