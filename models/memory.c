@@ -673,6 +673,14 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 			 * parallelism; found by review) */
 			if (m->dropout)
 				st->activations_bytes += s_loc * b * h / (p->sp ? p->tp : 1) * c0;
+			/* a norm after the word embeddings (BLOOM's): its 16-bit
+			 * input, 2sbh (fp32: twice), outside the recomputed layers
+			 * (found by review, 2026-12-05: the op ran, its input was
+			 * not held) */
+			if (m->embed_norm)
+				st->activations_bytes += 2 * s_loc * b * h *
+							 (p->precision == PLAN_DT_FP32 ? 2 : 1) /
+							 (p->sp ? p->tp : 1) * c0;
 			/* the encoder's activations grow with the images (linear in
 			 * patches with fused attention): the c0 micro-batches in
 			 * flight at the mean, or the heaviest c0 in a row drawn */

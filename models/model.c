@@ -448,6 +448,12 @@ static int parse_window(struct model *m, const struct jval *t, const char *mtype
 	    get_int2(t, "max_window_layers", NULL, false, 0, 1 << 30, &from, err) ||
 	    get_int2(t, "sliding_window_pattern", NULL, false, 1, MODEL_MAX_LAYERS, &pattern, err))
 		return TS_EINPUT;
+	/* Qwen's classes keep no window without use_sliding_window
+	 * (sliding_window = None), whatever layer_types lists (found by
+	 * review, 2026-12-05: their 4096 default was taken on its
+	 * sliding_attention layers) */
+	if (qwen && !use)
+		w = 0;
 	if (present(t, "layer_types", &lt)) {
 		const cJSON *it;
 		int i = 0;
@@ -467,6 +473,10 @@ static int parse_window(struct model *m, const struct jval *t, const char *mtype
 						  "expected \"full_attention\" or \"sliding_attention\"");
 			any = any || m->swa_layer[i];
 			i++;
+		}
+		if (any && w == 0 && qwen && !use) {
+			memset(m->swa_layer, 0, sizeof(m->swa_layer)); /* (no window: full) */
+			return 0;
 		}
 		if (any && w == 0)
 			return jval_error(&lt, err, "sliding_attention layers without a sliding_window");

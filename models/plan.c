@@ -343,7 +343,7 @@ int plan_apply_json(struct plan *p, const struct jdoc *d, struct ts_error *err)
 		if (jval_check_keys(&c, ov_keys, err) ||
 		    get_bool_field(p, &c, "dp", PF_OVERLAP_DP, &p->overlap_dp, err) ||
 		    get_bool_field(p, &c, "tp", PF_OVERLAP_TP, &p->overlap_tp, err) ||
-		    jval_get_bool(&c, "pp", false, &p->overlap_pp, err) ||
+		    get_bool_field(p, &c, "pp", PF_OVERLAP_PP, &p->overlap_pp, err) ||
 		    jval_get_bool(&c, "tp_grad", false, &p->overlap_tp_grad, err) ||
 		    get_bool_field(p, &c, "param_gather", PF_OVERLAP_PG, &p->overlap_param_gather,
 				   err) ||
@@ -1381,15 +1381,22 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 			 * "Either train_batch_size or
 			 * train_micro_batch_size_per_gpu needs to be provided"
 			 * (found by an audit, 2026-12-05: a micro-batch of 1 was
-			 * assumed); "auto" is one, which the launcher fills in
-			 * (HF's Trainer), here the plan's micro-batch */
-			if (!mb_given && !p->ds_batch_auto)
-				return ts_error_set(err, TS_EINPUT,
-						    "%s: gradient_accumulation_steps %d without "
-						    "train_batch_size or "
-						    "train_micro_batch_size_per_gpu (DeepSpeed needs "
-						    "one; give it in the config, the plan or a flag)",
-						    p->ds_gas_src, gas);
+			 * assumed); an "auto" one is the launcher's to fill (HF's
+			 * Trainer: per_device_train_batch_size, 8 by default), so
+			 * the plan or a flag must say it (found by review: 1 was
+			 * assumed there too) */
+			if (!mb_given)
+				return ts_error_set(
+					err, TS_EINPUT,
+					p->ds_batch_auto ?
+						"%s: %d accumulation steps with the batch sizes "
+						"\"auto\" (the launcher's to fill): give the micro-batch "
+						"(--micro-batch or the plan's micro_batch) or the "
+						"global batch" :
+						"%s: %d accumulation steps without train_batch_size "
+						"or train_micro_batch_size_per_gpu (DeepSpeed needs "
+						"one; give it in the config, the plan or a flag)",
+					p->ds_gas_src, gas);
 			if (g > (1LL << 30))
 				return ts_error_set(err, TS_EINPUT,
 						    "%s: micro-batch %d x gradient_accumulation_steps %d x "
@@ -1552,6 +1559,14 @@ int plan_check_model(const struct plan *p, const struct model *m, struct ts_erro
 		REFUSE(PF_VSTAGES, "virtual_stages (default)",
 		       "virtual_stages %d: at most %d model chunks per stage are modelled",
 		       p->virtual_stages, PLAN_MAX_CHUNKS);
+	/* Megatron-core's forward_backward_pipelining_without_interleaving
+	 * raises "Non-interleaved pipeline parallelism does not support
+	 * overlapping p2p communication" (found by review, 2026-12-05: taken) */
+	if (p->overlap_pp && p->pp > 1 && p->schedule != PLAN_SCHED_INTERLEAVED)
+		REFUSE(PF_OVERLAP_PP, "overlap.pp",
+		       "overlapping pipeline sends and receives needs the interleaved schedule "
+		       "(Megatron's overlap_p2p_comm; schedule '%s')",
+		       plan_schedule_name(p->schedule));
 	if (p->schedule != PLAN_SCHED_INTERLEAVED && p->virtual_stages > 1)
 		REFUSE(PF_VSTAGES, "virtual_stages (default)",
 		       "virtual_stages %d contradicts schedule '%s' (only 'interleaved' uses it)",

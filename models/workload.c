@@ -2214,32 +2214,61 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 		int nst = plan_steps(p, tasks, nt, steps);
 		struct chain ch[2], start;
 		int32_t base = 0, mid = 0, merged_last = -1;
+		/* where a step's receive is posted (below): the compute before
+		 * the step and before the one before it, the last forward's and
+		 * backward's ends, and the direction of the step before (-1
+		 * none, 1 forward, 0 backward) */
+		int32_t before_cur = -1, before_prev = -1, fwd_end = -1, bwd_end = -1;
+		int prev_fwd = -1;
 		for (int si = 0; si < nst && !b.nrc; si++) {
 			const struct step *sp = &steps[si];
 			const struct task *tk = &tasks[sp->task];
 			int q = sp->pair - 1; /* the chain of a merged pair's task */
 			int vs = tk->chunk * P + s, first, nl;
 			bool first_vs = vs == 0, last_vs = vs == V - 1;
+			bool after_fwd = prev_fwd == 1;
+			if (!sp->pair) {
+				if (prev_fwd == 1)
+					fwd_end = b.last[WL_S_COMPUTE];
+				else if (prev_fwd == 0)
+					bwd_end = b.last[WL_S_COMPUTE];
+				before_prev = before_cur;
+				before_cur = b.last[WL_S_COMPUTE];
+				prev_fwd = !tk->bwd;
+			}
 			b.micro = tk->micro;
 			b.chunk = tk->chunk;
 			b.layer = -1;
 			plan_chunk_layers(p, m, s, tk->chunk, &first, &nl);
-			/* input from the neighbouring stage: posted where the
-			 * schedule reaches it, after the compute before it (Megatron
-			 * issues each batch of sends and receives there and
-			 * synchronises the device, DeepSpeed's pipeline engine
-			 * runs its instructions in order; NCCL's stream waits for
-			 * the compute stream), or ahead with overlap.pp (Megatron's
-			 * overlap_p2p_comm posts the next step's receive before the
-			 * current compute). Found by an audit, 2026-12-05: every
-			 * receive was posted ahead, so a trace's receive track was
-			 * busy all iteration and the host waited for the data only,
-			 * not for the compute Megatron's synchronize waits for too. */
+			/* input from the neighbouring stage, posted where Megatron
+			 * posts it (NCCL's stream waits for the compute issued
+			 * before): after the compute before the step (1F1B's
+			 * send_forward_recv_backward and send_backward_recv_forward,
+			 * each followed by a device synchronise; DeepSpeed's
+			 * pipeline engine runs its instructions in order); a steady
+			 * interleaved backward's before the forward before it
+			 * (send_forward_backward_recv_forward_backward posts both
+			 * receives after the previous backward; the forward does
+			 * not wait for the backward's here, as Megatron's exchange
+			 * does: what the last stage receives there is another
+			 * task's gradient, and tying it to the next backward
+			 * deadlocks); with overlap.pp (overlap_p2p_comm,
+			 * interleaved only) after the previous compute of the same
+			 * direction, asynchronously. Found by an audit, 2026-12-05:
+			 * every receive was posted as soon as the one before it was
+			 * in, so a trace's receive track was busy all iteration and
+			 * the host waited for the data only, not for the compute
+			 * Megatron's synchronize waits for too. (A merged pair
+			 * posts both first.) */
 			if ((sp->parts & PART_RECV) && ((!tk->bwd && !first_vs) || (tk->bwd && !last_vs))) {
+				int32_t post = b.last[WL_S_COMPUTE];
+				if (!sp->pair && p->overlap_pp)
+					post = tk->bwd ? bwd_end : fwd_end;
+				else if (!sp->pair && v > 1 && tk->steady && tk->bwd && after_fwd)
+					post = before_prev;
 				int32_t id = p2p(&b, WL_K_RECV, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
 						 tk->bwd ? "pp recv grad" : "pp recv act", 0,
-						 ((tk->bwd ? vs + 1 : vs - 1) % P + P) % P,
-						 p->overlap_pp ? -1 : b.last[WL_S_COMPUTE], -1);
+						 ((tk->bwd ? vs + 1 : vs - 1) % P + P) % P, post, -1);
 				if (id >= 0) {
 					recv_of[((size_t)tk->bwd * V + vs) * mm + tk->micro] = id;
 					b.pend = id;
@@ -2359,6 +2388,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					b.layer = -1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "loss bwd", 0,
 					       2 * 4 * b.T * vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
+					/* an LM head's bias gradient: the fp32 logits'
+					 * gradient summed over the tokens (found by review,
+					 * 2026-12-05: not priced) */
+					if (m->head_bias)
+						cmp_op(&b, WL_P_BWD, WL_ELEM, "lm head bias grad", 0,
+						       4 * b.T * vocab / p->tp + 4 * vocab / p->tp, 0, 0, 0,
+						       0, WL_V_NONE);
 					wait_dp(&b, g_head);
 					/* a column-parallel linear like QKV (layer_bwd): with
 					 * SP its saved input shard is gathered again beside

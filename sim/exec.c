@@ -1024,6 +1024,12 @@ static double op_vision_s(const struct exec *x, const struct wl_op *op, struct v
 	return op_compute_s2(x, op, vflops(op, v), v.lin);
 }
 
+/* Whether the host waits for receive op before issuing what follows it. */
+static bool host_waits_recv(const struct exec *x, const struct wl_op *op)
+{
+	return op->kind == WL_K_RECV && !(x->p->overlap_pp && op->dim == WL_D_PP);
+}
+
 static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 {
 	struct inst *in = &x->in[ii];
@@ -1053,13 +1059,17 @@ static void compute_start(struct exec *x, int32_t ii, int32_t oi)
 		const struct wl_op *ops = x->w->roles[in->role].ops;
 		/* the host waits for the receive (directly, or behind the
 		 * collective that consumes it: scatter-gather's or sequence
-		 * parallelism's all-gather, an EP combine), then issues the op */
+		 * parallelism's all-gather, an EP combine), then issues the op;
+		 * not for a pipeline receive under overlap.pp (Megatron's
+		 * overlap_p2p_comm waits on its requests on the GPU's stream,
+		 * without the device synchronise of batched p2p; found by
+		 * review, 2026-12-05) */
 		for (int k = 0; k < op->ndeps; k++) {
 			const struct wl_op *dk = &ops[op->deps[k]];
-			if (dk->kind == WL_K_RECV && in->t1[op->deps[k]] > disp)
+			if (host_waits_recv(x, dk) && in->t1[op->deps[k]] > disp)
 				disp = in->t1[op->deps[k]];
 			for (int j = 0; dk->kind == WL_K_COLL && j < dk->ndeps; j++)
-				if (ops[dk->deps[j]].kind == WL_K_RECV && in->t1[dk->deps[j]] > disp)
+				if (host_waits_recv(x, &ops[dk->deps[j]]) && in->t1[dk->deps[j]] > disp)
 					disp = in->t1[dk->deps[j]];
 		}
 		/* (an op of several kernels issued one by one, wl_dispatch) */

@@ -129,8 +129,15 @@ expect "host memory reason" "host memory per node \\(1 GPU x [0-9.]+ GiB: --gpus
 expect "the summary says the GPU fits" "fits, but host memory does not$" "$TMP/out"
 check "param offload with auto batch sizes" 0 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
 	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
-	--deepspeed "$EX/plans/ds_config_zero3_offload_params.json" --json
+	--deepspeed "$EX/plans/ds_config_zero3_offload_params.json" --micro-batch 1 --json
 expect "param offload leaves no weights on the GPU" '"weights_gib":[[:space:]]*0,' "$TMP/out"
+# "auto" batch sizes are the launcher's to fill (found by review: a
+# micro-batch of 1 was assumed without a word)
+expect_err "auto batch sizes without a micro-batch" \
+	'ds_config_zero3_offload_params.json:4:34: gradient_accumulation_steps: 4 accumulation steps with the batch sizes "auto"' \
+	"$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
+	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
+	--deepspeed "$EX/plans/ds_config_zero3_offload_params.json"
 
 # ---- memory: other plans ----
 check "GPT-3 Megatron plan" 0 "$TRAINSIM" memory --gpus 1024 --gpu-mem-gib 80 --model gpt3-175b \

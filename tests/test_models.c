@@ -1676,8 +1676,8 @@ END_TEST
  * (found by an audit, 2026-12-05: the generic ones were taken): K/V heads
  * (Gemma 2/3 and Qwen3-MoE 4, StarCoder2 2), Mistral's and Gemma's
  * 4096-token window (null: none), GPTBigCode's multi-query attention,
- * Qwen2-MoE's 5632-wide shared expert; Phi's biases and single norm give
- * Phi-2's published 2,779,683,840 less its LM head's bias (51,200). */
+ * Qwen2-MoE's 5632-wide shared expert; Phi's biases, single norm and LM
+ * head bias give Phi-2's published 2,779,683,840. */
 START_TEST(config_class_defaults)
 {
 	static const struct {
@@ -1764,6 +1764,18 @@ START_TEST(config_class_defaults)
 		for (int l = 0; l < 30; l++)
 			ck_assert_msg(m.swa_layer[l] == (k == 0 && l >= 28), "%d: layer %d", k, l);
 	}
+	/* without use_sliding_window no window, whatever layer_types lists
+	 * (Qwen2Config's sliding_window None; found by review) */
+	ck_assert_msg(load_text(&m,
+				"{" SWA_BASE "\"num_key_value_heads\": 4, \"model_type\": \"qwen2\", "
+				"\"layer_types\": [\"full_attention\", \"sliding_attention\", "
+				"\"full_attention\", \"sliding_attention\", \"full_attention\", "
+				"\"sliding_attention\"]}",
+				&err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(m.window, 0);
+	for (int l = 0; l < 6; l++)
+		ck_assert_int_eq(m.swa_layer[l], 0);
 }
 END_TEST
 
@@ -1772,7 +1784,8 @@ END_TEST
  * parameters the memory model stores and the workload reduces and steps,
  * on the stage that holds the head or the embedding (found by an audit:
  * neither counted anywhere). tp 2, pp 2: the same model with the flag off
- * holds that many fewer on that stage, in both. */
+ * holds that many fewer on that stage, in both; BLOOM's norm input is
+ * held on stage 0 as an activation. */
 START_TEST(head_bias_and_embedding_norm_held)
 {
 	static const char *cfgs[] = {
@@ -1791,7 +1804,7 @@ START_TEST(head_bias_and_embedding_norm_held)
 					       malloc(sizeof(struct memory_report)) };
 		struct workload w[2];
 		struct wl_opts o;
-		double wb, gb, ob, held[2][2], reduced[2][2];
+		double wb, gb, ob, held[2][2], reduced[2][2], act0[2];
 		ck_assert_ptr_nonnull(r[0]);
 		ck_assert_ptr_nonnull(r[1]);
 		ck_assert_msg(load_text(&m, cfgs[k], &err) == 0, "%s", err.msg);
@@ -1808,6 +1821,7 @@ START_TEST(head_bias_and_embedding_norm_held)
 			if (off)
 				m.head_bias = m.embed_norm = false;
 			memory_eval(&m, &p, &env, r[off]);
+			act0[off] = r[off]->stage[0].activations_bytes;
 			ck_assert_msg(workload_build(&w[off], &m, &p, &o, &err) == 0, "%s", err.msg);
 			for (int s = 0; s < 2; s++) {
 				held[off][s] = r[off]->stage[s].weights_bytes / wb;
@@ -1824,6 +1838,13 @@ START_TEST(head_bias_and_embedding_norm_held)
 			ck_assert_msg(fabs(d - e) < 1e-6, "stage %d: %g more held, want %g", s, d, e);
 			ck_assert_msg(fabs(rr - hr) < 1e-12, "stage %d: reduced x%.9g, held x%.9g", s,
 				      rr, hr);
+		}
+		/* and the norm's 16-bit input, 2sbh, for each micro-batch stage
+		 * 0 holds (found by review: not held) */
+		{
+			double d = (act0[0] - act0[1]) / (2.0 * 128 * p.micro_batch * 256);
+			ck_assert_msg(k == 0 ? d == 0 : d >= 1 && d == floor(d),
+				      "%d: stage 0 activations %.1f x 2sbh more", k, d);
 		}
 		workload_release(&w[0]);
 		workload_release(&w[1]);
@@ -2524,6 +2545,10 @@ static const struct {
 	int ngpus;
 	const char *want;
 } bad_plans[] = {
+	/* Megatron-core's 1F1B raises on overlap_p2p_comm (found by review,
+	 * 2026-12-05: taken) */
+	{ "llama3-8b", "{\"pp\": 2, \"overlap\": {\"pp\": true}}", 8,
+	  "overlap.pp: overlapping pipeline sends and receives needs the interleaved schedule" },
 	/* found by the plan-rules review: Megatron-core's own rules */
 	{ "llama3-8b", "{\"precision\": \"fp32\", \"flash_attention\": true}", 8,
 	  "flash_attention: flash attention needs fp16, bf16 or fp8 training" },
@@ -3163,14 +3188,18 @@ static const struct {
 	{ "{\"fp16\": {\"enabled\": true}, \"bfloat16\": {\"enabled\": true}}",
 	  "ds_config.json:1:41: bfloat16: fp16 and bfloat16 are both enabled" },
 	/* 2^29 x 8 samples would wrap a 32-bit batch */
-	{ "{\"train_micro_batch_size_per_gpu\": \"auto\", \"gradient_accumulation_steps\": "
-	  "536870912}",
+	{ "{\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 536870912}",
 	  "absurdly large" },
 	/* accumulation steps without a batch size (DeepSpeed asserts one;
 	 * found by an audit: a micro-batch of 1 was assumed) */
 	{ "{\"gradient_accumulation_steps\": 4}",
-	  "ds_config.json:1:33: gradient_accumulation_steps: gradient_accumulation_steps 4 without "
+	  "ds_config.json:1:33: gradient_accumulation_steps: 4 accumulation steps without "
 	  "train_batch_size or train_micro_batch_size_per_gpu" },
+	/* "auto" is the launcher's (HF's Trainer fills 8 by default): the plan
+	 * or a flag must give it (found by review: 1 was assumed) */
+	{ "{\"train_micro_batch_size_per_gpu\": \"auto\", \"gradient_accumulation_steps\": 4}",
+	  "4 accumulation steps with the batch sizes \"auto\" (the launcher's to fill): give the "
+	  "micro-batch" },
 	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
 	{ "{ \"train_batch_size\": 8, \"gradient_accumulation_steps\": 4, \"fp16\": { "
 	  "\"enabled\": true }, \"zero_optimization\": { \"stage\": 3, \"offload_optimizer\": { "
