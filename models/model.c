@@ -474,7 +474,7 @@ static int parse_window(struct model *m, const struct jval *t, const char *mtype
 			any = any || m->swa_layer[i];
 			i++;
 		}
-		if (any && w == 0 && qwen && !use) {
+		if (any && qwen && !use) {
 			memset(m->swa_layer, 0, sizeof(m->swa_layer)); /* (no window: full) */
 			return 0;
 		}

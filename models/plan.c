@@ -1092,8 +1092,22 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	snprintf(p->ds_mb_src, sizeof(p->ds_mb_src), "%s", mb ? w_mb : "");
 	p->ds_tb_given = tb != 0;
 	p->ds_mb_given = mb != 0;
-	p->ds_batch_auto = jval_child(&r, "train_batch_size", &(struct jval){ 0 }) ||
-			   jval_child(&r, "train_micro_batch_size_per_gpu", &(struct jval){ 0 });
+	p->ds_batch_auto = false;
+	p->ds_auto_src[0] = '\0';
+	{
+		static const char *const bk[] = { "train_batch_size", "train_micro_batch_size_per_gpu",
+						  "gradient_accumulation_steps" };
+		for (int k = 0; k < 3 && !p->ds_batch_auto; k++) {
+			struct jval c;
+			if (jval_child(&r, bk[k], &c) && cJSON_IsString(c.j) &&
+			    !strcmp(c.j->valuestring, "auto")) {
+				char w[TS_WHERE_MAX];
+				jval_where(&c, w, sizeof(w));
+				snprintf(p->ds_auto_src, sizeof(p->ds_auto_src), "%s: %s", w, c.path);
+				p->ds_batch_auto = true;
+			}
+		}
+	}
 	p->ds_used = true;
 	return 0;
 }
@@ -1354,6 +1368,17 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 				!(p->src[PF_GLOBAL][0] && !p->ds_tb_given) ?
 			PF_MICRO :
 			PF_GLOBAL;
+	/* a batch key "auto" is the launcher's to fill (Hugging Face's
+	 * Trainer: per_device_train_batch_size, 8 by default, times the
+	 * accumulation and the world), so the plan or a flag must give the
+	 * micro-batch or the global batch (found by review, 2026-12-05: a
+	 * micro-batch of 1 was assumed) */
+	if (p->ds_used && p->ds_batch_auto && !tb_given && !mb_given)
+		return ts_error_set(err, TS_EINPUT,
+				    "%s: \"auto\" is the launcher's to fill: give the micro-batch "
+				    "(--micro-batch or the plan's micro_batch) or the global batch "
+				    "(--global-batch or the plan's global_batch)",
+				    p->ds_auto_src);
 	if (p->ds_used && (p->ds_gas || p->ds_tb_given || p->ds_mb_given)) {
 		/* DeepSpeed: train_batch_size = micro x gas x data-parallel world. */
 		long long dpw = p->dp;
@@ -1381,22 +1406,13 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 			 * "Either train_batch_size or
 			 * train_micro_batch_size_per_gpu needs to be provided"
 			 * (found by an audit, 2026-12-05: a micro-batch of 1 was
-			 * assumed); an "auto" one is the launcher's to fill (HF's
-			 * Trainer: per_device_train_batch_size, 8 by default), so
-			 * the plan or a flag must say it (found by review: 1 was
-			 * assumed there too) */
+			 * assumed) */
 			if (!mb_given)
-				return ts_error_set(
-					err, TS_EINPUT,
-					p->ds_batch_auto ?
-						"%s: %d accumulation steps with the batch sizes "
-						"\"auto\" (the launcher's to fill): give the micro-batch "
-						"(--micro-batch or the plan's micro_batch) or the "
-						"global batch" :
-						"%s: %d accumulation steps without train_batch_size "
-						"or train_micro_batch_size_per_gpu (DeepSpeed needs "
-						"one; give it in the config, the plan or a flag)",
-					p->ds_gas_src, gas);
+				return ts_error_set(err, TS_EINPUT,
+						    "%s: %d accumulation steps without train_batch_size "
+						    "or train_micro_batch_size_per_gpu (DeepSpeed needs "
+						    "one; give it in the config, the plan or a flag)",
+						    p->ds_gas_src, gas);
 			if (g > (1LL << 30))
 				return ts_error_set(err, TS_EINPUT,
 						    "%s: micro-batch %d x gradient_accumulation_steps %d x "

@@ -2262,8 +2262,14 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 			 * posts both first.) */
 			if ((sp->parts & PART_RECV) && ((!tk->bwd && !first_vs) || (tk->bwd && !last_vs))) {
 				int32_t post = b.last[WL_S_COMPUTE];
+				/* (the first backward's: after the last warm-up
+				 * forward, as Megatron's last warm-up step posts it;
+				 * found by review: posted ahead) */
 				if (!sp->pair && p->overlap_pp)
-					post = tk->bwd ? bwd_end : fwd_end;
+					post = !tk->bwd	    ? fwd_end :
+					       bwd_end >= 0 ? bwd_end :
+					       after_fwd    ? before_prev :
+							      fwd_end;
 				else if (!sp->pair && v > 1 && tk->steady && tk->bwd && after_fwd)
 					post = before_prev;
 				int32_t id = p2p(&b, WL_K_RECV, WL_D_PP, tk->bwd ? WL_P_BWD : WL_P_FWD,
@@ -2388,13 +2394,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					b.layer = -1;
 					cmp_op(&b, WL_P_BWD, WL_ELEM, "loss bwd", 0,
 					       2 * 4 * b.T * vocab / p->tp, 0, 0, 0, 0, WL_V_NONE);
-					/* an LM head's bias gradient: the fp32 logits'
-					 * gradient summed over the tokens (found by review,
-					 * 2026-12-05: not priced) */
+					/* an LM head's bias gradient: the head's 16-bit
+					 * output gradient summed over the tokens (found by
+					 * review, 2026-12-05: not priced) */
 					if (m->head_bias)
 						cmp_op(&b, WL_P_BWD, WL_ELEM, "lm head bias grad", 0,
-						       4 * b.T * vocab / p->tp + 4 * vocab / p->tp, 0, 0, 0,
-						       0, WL_V_NONE);
+						       b.wb * b.T * vocab / p->tp + 4 * vocab / p->tp, 0, 0,
+						       0, 0, WL_V_NONE);
 					wait_dp(&b, g_head);
 					/* a column-parallel linear like QKV (layer_bwd): with
 					 * SP its saved input shard is gathered again beside
@@ -2579,6 +2585,10 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 					nc++;
 				}
 				b.sync_next = ch[1].sync_next >= 0 ? ch[1].sync_next : ch[0].sync_next;
+				/* (where the next receives are posted: after the
+				 * pair, a forward and a backward; found by review) */
+				fwd_end = bwd_end = before_cur = merged_last;
+				prev_fwd = 0;
 			} else if (sp->pair == 1) {
 				b.last[WL_S_COMPUTE] = merged_last;
 			}

@@ -134,7 +134,7 @@ expect "param offload leaves no weights on the GPU" '"weights_gib":[[:space:]]*0
 # "auto" batch sizes are the launcher's to fill (found by review: a
 # micro-batch of 1 was assumed without a word)
 expect_err "auto batch sizes without a micro-batch" \
-	'ds_config_zero3_offload_params.json:4:34: gradient_accumulation_steps: 4 accumulation steps with the batch sizes "auto"' \
+	'ds_config_zero3_offload_params.json:2:23: train_batch_size: "auto" is the launcher.s to fill: give the micro-batch' \
 	"$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
 	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
 	--deepspeed "$EX/plans/ds_config_zero3_offload_params.json"

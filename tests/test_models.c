@@ -3198,8 +3198,12 @@ static const struct {
 	/* "auto" is the launcher's (HF's Trainer fills 8 by default): the plan
 	 * or a flag must give it (found by review: 1 was assumed) */
 	{ "{\"train_micro_batch_size_per_gpu\": \"auto\", \"gradient_accumulation_steps\": 4}",
-	  "4 accumulation steps with the batch sizes \"auto\" (the launcher's to fill): give the "
-	  "micro-batch" },
+	  "ds_config.json:1:36: train_micro_batch_size_per_gpu: \"auto\" is the launcher's to fill: "
+	  "give the micro-batch" },
+	/* Hugging Face's usual config, every batch key "auto" */
+	{ "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\", "
+	  "\"gradient_accumulation_steps\": \"auto\"}",
+	  "ds_config.json:1:22: train_batch_size: \"auto\" is the launcher's to fill" },
 	/* The seed's config on 8 GPUs: 8 / (4 x 8) is not an integer. */
 	{ "{ \"train_batch_size\": 8, \"gradient_accumulation_steps\": 4, \"fp16\": { "
 	  "\"enabled\": true }, \"zero_optimization\": { \"stage\": 3, \"offload_optimizer\": { "

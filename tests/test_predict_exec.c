@@ -7754,14 +7754,17 @@ END_TEST
  * before the forward before them). */
 START_TEST(pp_receives_posted_by_the_schedule)
 {
-	double frac[3][2];
+	double frac[3][2], host[2];
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_compute comp;
+	load_topo("dgx-h100-ndr", 1);
+	sim_compute_init(&comp, &topo.cl.gpu);
+	load_model_json(small_model);
 	for (int k = 0; k < 3; k++) {
 		struct plan p;
 		struct sim_predict_opts o;
 		struct sim_prediction r;
 		double busy[2] = { 0, 0 };
-		load_topo("dgx-h100-ndr", 1);
-		load_model_json(small_model);
 		plan_init(&p);
 		p.tp = 2;
 		p.pp = 2;
@@ -7793,10 +7796,38 @@ START_TEST(pp_receives_posted_by_the_schedule)
 		}
 		sim_prediction_release(&r);
 	}
-	/* stage 0's, whose receives wait the longest: posted a compute
-	 * earlier with overlap.pp */
-	ck_assert_msg(frac[2][0] > frac[1][0] + 0.05, "stage 0: overlap.pp %.3f, without %.3f",
-		      frac[2][0], frac[1][0]);
+	/* stage 0's, whose receives wait the longest: a steady backward's
+	 * from before the forward before it (0.077 when posted after it),
+	 * with overlap.pp from the compute of its direction before (0.945
+	 * when posted as soon as the one before it was in) */
+	ck_assert_msg(frac[1][0] > 0.3 && frac[2][0] < 0.8 && frac[2][0] > frac[1][0],
+		      "stage 0: interleaved %.3f, with overlap.pp %.3f", frac[1][0], frac[2][0]);
+	/* with overlap.pp the host does not wait for the receives: a
+	 * host-bound plan (llama3-8b, pp 8, v 2, sequences of 512) waits
+	 * 0.0067 s for its host against 0.0438 without the overlap (0.0311
+	 * while the host waited for each receive) */
+	ck_assert_msg(model_load(&model, "llama3-8b", &err) == 0, "%s", err.msg);
+	for (int k = 0; k < 2; k++) {
+		struct plan p;
+		struct sim_predict_opts o;
+		struct sim_prediction r;
+		plan_init(&p);
+		p.pp = 8;
+		p.schedule = PLAN_SCHED_INTERLEAVED;
+		p.virtual_stages = 2;
+		p.seq_len = 512;
+		p.global_batch = 16;
+		p.overlap_pp = k;
+		resolve(&p);
+		sim_predict_opts_init(&o);
+		o.fidelity = SIM_ANALYTIC;
+		o.compute = &comp; /* the defaults: the host's 55 us an op */
+		run(&p, &o, &r);
+		host[k] = r.bd.host_s;
+		sim_prediction_release(&r);
+	}
+	ck_assert_msg(host[0] > 0.01 && host[1] < 0.3 * host[0],
+		      "host waits %.4f s, %.4f s with overlap.pp", host[0], host[1]);
 }
 END_TEST
 
