@@ -131,7 +131,7 @@ static void run_title(char *buf, size_t n, const struct model *m, const struct p
 
 static int report(const struct model *m, const struct plan *p, const struct sim_prediction *r,
 		  const char *cluster, const char *fid, bool exact, const char *cal,
-		  const struct sim_compute *comp, const char *routing, bool json)
+		  const struct sim_compute *comp, const char *routing, const char *title, bool json)
 {
 	static const char *const comm[] = { "tp", "pp", "dp", "ep", "cp" };
 	if (json) {
@@ -247,8 +247,6 @@ static int report(const struct model *m, const struct plan *p, const struct sim_
 				table_cell(&t, "%.3f x balanced", r->expert_load_mean);
 			}
 		}
-		char title[1024];
-		run_title(title, sizeof(title), m, p, r, cluster, fid, exact, routing);
 		printf("%s\n\n", title);
 		table_print(&t, stdout);
 		table_release(&t);
@@ -569,8 +567,10 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
+	run_title(title, sizeof(title), m, p, &r, cname, fid, exact,
+		  topo_routing_names[t.cl.fabric.routing]);
 	rc = report(m, p, &r, cname, fid, exact, cal, &comp,
-		    topo_routing_names[t.cl.fabric.routing], json);
+		    topo_routing_names[t.cl.fabric.routing], title, json);
 	/* the report is out before the files are written: a report that could
 	 * not be written leaves no trace or SVG (found by review) */
 	if (!rc)
@@ -581,9 +581,6 @@ int cmd_predict(int argc, char **argv)
 		goto out;
 	/* a plan that does not fit is reported (exit 1) but leaves no timeline
 	 * of a run that cannot happen */
-	if (r.fits && (trace || svg))
-		run_title(title, sizeof(title), m, p, &r, cname, fid, exact,
-			  topo_routing_names[t.cl.fabric.routing]);
 	if (r.fits && trace && sim_trace_write_json(&r, trace, title, &err))
 		goto fail;
 	if (r.fits && svg && sim_trace_write_svg(&r, svg, title, &err))

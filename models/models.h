@@ -340,8 +340,8 @@ struct plan {
 	bool ds_bucket_auto;           /* its reduce_bucket_size is "auto" (hidden^2), flag */
 	double ds_bucket_el;           /* its reduce_bucket_size, elements (0: none given) */
 	bool ds_tb_given, ds_mb_given; /* train_batch_size / micro given (not "auto"), flags */
-	bool ds_batch_auto;        /* either is "auto" (the launcher fills it in), flag */
-	char ds_auto_src[TS_WHERE_MAX]; /* where the first "auto" batch key is */
+	char ds_auto_src[TS_WHERE_MAX]; /* where the first batch key "auto" is (the launcher
+	                                * fills it in; "" none) */
 	int ds_gas;                    /* gradient_accumulation_steps (0 = unknown), count */
 	char ds_gas_src[TS_WHERE_MAX]; /* where ds_gas was set */
 	char ds_mb_src[TS_WHERE_MAX];  /* where the config set the micro-batch ("" not) */

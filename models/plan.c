@@ -500,24 +500,23 @@ int plan_load(struct plan *p, const char *path, struct ts_error *err)
 /* ---- DeepSpeed ds_config.json ------------------------------------------- */
 
 /* An integer that may be "auto" (Hugging Face's Trainer fills it from its
- * own arguments): auto leaves *out at 0 = unknown. */
+ * own arguments): auto leaves *out at 0 = unknown. where: the key's
+ * position, for a number or "auto". */
 static int ds_int(const struct jval *o, const char *key, int *out, char *where, size_t n,
 		  struct ts_error *err)
 {
 	struct jval c;
 	long long v;
+	char w[TS_WHERE_MAX];
 	if (!jval_child(o, key, &c))
 		return 0;
-	if (cJSON_IsString(c.j) && !strcmp(c.j->valuestring, "auto"))
-		return 0;
-	if (jval_get_int(o, key, true, 1, 1LL << 30, &v, err))
-		return TS_EINPUT;
-	*out = (int)v;
-	{
-		char w[TS_WHERE_MAX];
-		jval_where(&c, w, sizeof(w));
-		snprintf(where, n, "%s: %s", w, c.path);
+	if (!(cJSON_IsString(c.j) && !strcmp(c.j->valuestring, "auto"))) {
+		if (jval_get_int(o, key, true, 1, 1LL << 30, &v, err))
+			return TS_EINPUT;
+		*out = (int)v;
 	}
+	jval_where(&c, w, sizeof(w));
+	snprintf(where, n, "%s: %s", w, c.path);
 	return 0;
 }
 
@@ -1092,22 +1091,9 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 	snprintf(p->ds_mb_src, sizeof(p->ds_mb_src), "%s", mb ? w_mb : "");
 	p->ds_tb_given = tb != 0;
 	p->ds_mb_given = mb != 0;
-	p->ds_batch_auto = false;
-	p->ds_auto_src[0] = '\0';
-	{
-		static const char *const bk[] = { "train_batch_size", "train_micro_batch_size_per_gpu",
-						  "gradient_accumulation_steps" };
-		for (int k = 0; k < 3 && !p->ds_batch_auto; k++) {
-			struct jval c;
-			if (jval_child(&r, bk[k], &c) && cJSON_IsString(c.j) &&
-			    !strcmp(c.j->valuestring, "auto")) {
-				char w[TS_WHERE_MAX];
-				jval_where(&c, w, sizeof(w));
-				snprintf(p->ds_auto_src, sizeof(p->ds_auto_src), "%s: %s", w, c.path);
-				p->ds_batch_auto = true;
-			}
-		}
-	}
+	/* (a key given but unknown, 0, is "auto") */
+	snprintf(p->ds_auto_src, sizeof(p->ds_auto_src), "%s",
+		 !tb && w_tb[0] ? w_tb : !mb && w_mb[0] ? w_mb : !gas && w_gas[0] ? w_gas : "");
 	p->ds_used = true;
 	return 0;
 }
@@ -1373,7 +1359,7 @@ static int resolve_batch(struct plan *p, struct ts_error *err)
 	 * accumulation and the world), so the plan or a flag must give the
 	 * micro-batch or the global batch (found by review, 2026-12-05: a
 	 * micro-batch of 1 was assumed) */
-	if (p->ds_used && p->ds_batch_auto && !tb_given && !mb_given)
+	if (p->ds_used && p->ds_auto_src[0] && !tb_given && !mb_given)
 		return ts_error_set(err, TS_EINPUT,
 				    "%s: \"auto\" is the launcher's to fill: give the micro-batch "
 				    "(--micro-batch or the plan's micro_batch) or the global batch "
