@@ -951,11 +951,17 @@ static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes, int32_t 
  * (64 KiB) and depth (32 KiB), depth = ppn - 1 + log2(nodes) (its
  * enqueue.cc; found by review: fixed 512 KiB chunks left an 8 MiB tree over
  * 16 nodes one chunk per tree, a store-and-forward at twice the analytic
- * time); at most 64 per operation (a tree's depth is short beside a
- * chain's). */
+ * time); as many as NCCL's while the operation's trees (ntrees, each with
+ * dirs of up and down) add up to at most CHAIN_PLAN_XFERS transfers, at
+ * least 64 (they were 64 at most: a 1 GiB all-reduce over 32 DGX H100
+ * nodes in 1 MiB chunks filled its trees for 6444 us at flow level
+ * against 5892 analytic). */
 static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh,
-				double *cs)
+				int32_t ntrees, int32_t dirs, double *cs)
 {
+	double room = (double)CHAIN_PLAN_XFERS /
+		      ((double)(n > 1 ? n - 1 : 1) * (ntrees > 0 ? ntrees : 1) * (dirs > 0 ? dirs : 1));
+	int32_t maxc = room > 64 ? (int32_t)room : 64;
 	double chunk = 512.0 * 1024, depth = (double)n / (nh > 0 ? nh : 1) - 1 + floor(log2(nh > 0 ? nh : 1));
 	if (depth < 1)
 		depth = 1;
@@ -968,7 +974,7 @@ static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int
 	/* LL: its step at most (pick_chunks) */
 	if (s->proto == SIM_PROTO_LL && chunk > LL_STEP_BYTES)
 		chunk = LL_STEP_BYTES;
-	return chunks_of(s, bytes, chunk, cs, 64);
+	return chunks_of(s, bytes, chunk, cs, maxc);
 }
 
 /* The GPU->switch NVLink ports of a GPU (one or several), for NVLS. */
@@ -1097,7 +1103,7 @@ static int build_plan(struct sim_coll *c)
 			}
 			if (s->op == SIM_OP_ALLREDUCE && nh > 1)
 				tch = s->channels > 0 ? s->channels : auto_channels(c->t, c->gpus, n);
-			chunks = pick_tree_chunks(s, S / 2 / tch, n, nh, &cs);
+			chunks = pick_tree_chunks(s, S / 2 / tch, n, nh, 2 * tch, (up ? 1 : 0) + (down ? 1 : 0), &cs);
 			for (int32_t ch = 0; ch < tch && !rc; ch++) {
 				rotate_hosts(c->t, ord, oc, n, ch);
 				rotate_hosts(c->t, rev, rc2, n, ch);

@@ -307,6 +307,31 @@ START_TEST(long_chains_in_nccl_chunks)
 }
 END_TEST
 
+/* A tree's chunks: NCCL's (512 KiB) while the plan stays small, not 64 at
+ * most: a 1 GiB all-reduce over 8 DGX H100 nodes is 16 trees of 64 MiB,
+ * 128 chunks each. */
+START_TEST(trees_in_nccl_chunks)
+{
+	struct world w;
+	double t_nccl, t_def, t64;
+	world_open(&w, "dgx-h100-ndr", 8, NULL, 1);
+	t_def = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, TS_GiB, 1, 64,
+		    false, 1).time_s;
+	g_chunks = 128;
+	t_nccl = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, TS_GiB, 1, 64,
+		     false, 1).time_s;
+	g_chunks = 64;
+	t64 = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, TS_GiB, 1, 64,
+		  false, 1).time_s;
+	g_chunks = 0;
+	world_close(&w);
+	ck_assert_msg(fabs(t_def / t_nccl - 1) < 1e-9, "default %.2f us, NCCL's 128 chunks %.2f us",
+		      t_def * 1e6, t_nccl * 1e6);
+	ck_assert_msg(t64 > 1.02 * t_nccl, "64 chunks %.2f us, 128 %.2f us: the fill should show",
+		      t64 * 1e6, t_nccl * 1e6);
+}
+END_TEST
+
 START_TEST(chunks_cut_as_nccl_loops)
 {
 	const char *cl = tu_tmpfile(0, ".json",
@@ -1579,6 +1604,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, spray_does_not_follow_the_ecmp_draw);
 	tcase_add_test(tc, chunks_cut_as_nccl_loops);
 	tcase_add_test(tc, long_chains_in_nccl_chunks);
+	tcase_add_test(tc, trees_in_nccl_chunks);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("invariants");
 	tcase_set_timeout(tc, 120);
