@@ -117,16 +117,30 @@ static const struct option opts[] = {
  * (found by an audit: a saved SVG did not say what it showed). */
 static void run_title(char *buf, size_t n, const struct model *m, const struct plan *p,
 		      const struct sim_prediction *r, const char *cluster, const char *fid,
-		      bool exact, const char *routing)
+		      bool exact, const char *routing, unsigned long long seed, bool memo,
+		      const char *cal)
 {
+	/* two lines; the second what a trace or SVG read later also needs to
+	 * tell one run from another: the settings that move the time, the
+	 * seed of the draws, a memo or calibration file in use (found by
+	 * review: neither file said the precision, ZeRO stage, recompute,
+	 * sequence or seed) */
 	snprintf(buf, n,
 		 "model %s on %s: %d GPUs, tp %d pp %d dp %d ep %d%s%s cp %d, %d micro-batches of "
-		 "%d, %s schedule, fidelity %s%s, routing %s",
+		 "%d, %s schedule, fidelity %s%s, routing %s\n"
+		 "seq %d, %s, zero %d%s, recompute %s%s%s%s%s, seed %llu%s%s%s",
 		 m->name, cluster, r->ngpus, p->tp, p->pp, p->dp, p->ep,
 		 plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "",
 		 p->dispatcher == PLAN_DISP_ALLGATHER ? " (allgather dispatcher)" : "", p->cp,
 		 r->micro_batches, p->micro_batch, plan_schedule_name(p->schedule), fid,
-		 exact ? " (exact)" : "", routing);
+		 exact ? " (exact)" : "", routing, p->seq_len, plan_dtype_name(p->precision), p->zero,
+		 p->distributed_optimizer ? " (distributed optimizer)" : "",
+		 plan_recompute_name(p->recompute),
+		 p->compression != PLAN_CMP_NONE ? ", compression " : "",
+		 p->compression != PLAN_CMP_NONE ? plan_compress_name(p->compression) : "",
+		 p->sync != PLAN_SYNC_EVERY_STEP ? ", sync " : "",
+		 p->sync != PLAN_SYNC_EVERY_STEP ? plan_sync_name(p->sync) : "", seed,
+		 memo ? ", memoised collectives" : "", cal ? ", calibration " : "", cal ? cal : "");
 }
 
 static int report(const struct model *m, const struct plan *p, const struct sim_prediction *r,
@@ -568,7 +582,7 @@ int cmd_predict(int argc, char **argv)
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
 	run_title(title, sizeof(title), m, p, &r, cname, fid, exact,
-		  topo_routing_names[t.cl.fabric.routing]);
+		  topo_routing_names[t.cl.fabric.routing], (unsigned long long)seed, memo != 0, cal);
 	rc = report(m, p, &r, cname, fid, exact, cal, &comp,
 		    topo_routing_names[t.cl.fabric.routing], title, json);
 	/* the report is out before the files are written: a report that could

@@ -418,6 +418,8 @@ const char *plan_recompute_name(enum plan_recompute r);
 const char *plan_dtype_name(enum plan_dtype d);
 const char *plan_offload_name(enum plan_offload o);
 const char *plan_dispatcher_name(enum plan_dispatcher d);
+const char *plan_compress_name(enum plan_compress c);
+const char *plan_sync_name(enum plan_sync y);
 
 /* Derive dp (and global_batch, DeepSpeed's missing batch numbers) from the
  * GPU count and check the plan against the model; one reason per refusal,

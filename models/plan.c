@@ -39,6 +39,8 @@ const char *plan_schedule_name(enum plan_schedule s) { return sched_names[s]; }
 const char *plan_recompute_name(enum plan_recompute r) { return rc_names[r]; }
 const char *plan_dtype_name(enum plan_dtype d) { return dt_names[d]; }
 const char *plan_offload_name(enum plan_offload o) { return off_names[o]; }
+const char *plan_compress_name(enum plan_compress c) { return cmp_names[c]; }
+const char *plan_sync_name(enum plan_sync y) { return sync_names[y]; }
 
 void plan_init(struct plan *p)
 {

@@ -264,8 +264,27 @@ static char *trace_tail(const struct sim_prediction *out, const char *title)
 		cJSON_Delete(root);
 		return NULL;
 	}
-	if (title && title[0])
-		cJSON_AddStringToObject(od, "run", title);
+	if (title && title[0]) {
+		/* its lines joined by "; " (a metadata string, one line) */
+		size_t len = strlen(title), nl = 0;
+		for (size_t i = 0; i < len; i++)
+			nl += title[i] == '\n';
+		char *one = malloc(len + nl + 1);
+		if (!one) {
+			cJSON_Delete(root);
+			return NULL;
+		}
+		for (size_t i = 0, j = 0; i <= len; i++) {
+			if (title[i] == '\n') {
+				one[j++] = ';';
+				one[j++] = ' ';
+			} else {
+				one[j++] = title[i];
+			}
+		}
+		cJSON_AddStringToObject(od, "run", one);
+		free(one);
+	}
 	cJSON_AddNumberToObject(od, "iteration_time_s", out->iteration_time_s);
 	cJSON_AddNumberToObject(od, "timeline_s", span);
 	if (shows_sync_step(out, span))
@@ -335,18 +354,20 @@ out:
 	return rc;
 }
 
-static void xml_text(FILE *f, const char *s)
+static void xml_text_n(FILE *f, const char *s, size_t n)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	for (size_t i = 0; i < n && s[i]; i++) {
+		switch (s[i]) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
+		default: fputc(s[i], f);
 		}
 	}
 }
+
+static void xml_text(FILE *f, const char *s) { xml_text_n(f, s, strlen(s)); }
 
 static const char *color_of(const char *name, int stream)
 {
@@ -529,8 +550,14 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, cons
 	const struct sim_timeline *tl = out->tl;
 	struct afile a = AFILE_INIT;
 	const double W = 1600, left = 220, row = 18;
-	/* the title's line above the iteration's */
-	const double top = title && title[0] ? 56 : 40, y1 = top - 24;
+	/* the title's lines above the iteration's */
+	int tlines = 0;
+	if (title && title[0]) {
+		tlines = 1;
+		for (const char *c = title; *c; c++)
+			tlines += *c == '\n' && c[1];
+	}
+	const double top = 40 + 16 * tlines, y1 = top - 24;
 	double span, H;
 	int32_t *rowof, nrows = 0;
 	bool *used;
@@ -559,9 +586,13 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, cons
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
 		W, H, W, H);
-	if (title && title[0]) {
-		fputs("<text x=\"4\" y=\"16\">", a.f);
-		xml_text(a.f, title);
+	for (int k = 0; k < tlines; k++) {
+		const char *from = title, *to;
+		for (int j = 0; j < k; j++)
+			from = strchr(from, '\n') + 1;
+		to = strchr(from, '\n');
+		fprintf(a.f, "<text x=\"4\" y=\"%d\">", 16 + 16 * k);
+		xml_text_n(a.f, from, to ? (size_t)(to - from) : strlen(from));
 		fputs("</text>\n", a.f);
 	}
 	/* local SGD, SSP and async report the mean step; the timeline is the

@@ -72,6 +72,12 @@ expect "svg header: one iteration" '>one iteration: [0-9.]+ s \(time axis' "$TMP
 # named the model, cluster or plan)
 expect "svg header: the run" '<text x="4" y="16">model [^ ]+ on [^:]+: [0-9]+ GPUs, tp ' "$TMP/t.svg"
 expect "trace metadata: the run" '"run":"model [^ ]+ on [^:]+: [0-9]+ GPUs, tp ' "$TMP/t.json"
+# and its settings and seed, a second line (found by review: neither file
+# said the precision, ZeRO stage, recompute, sequence or seed)
+expect "svg header: the settings" '<text x="4" y="32">seq [0-9]+, (bf16|fp16|fp32|fp8), zero [0-3][^,]*, recompute [a-z]+.*, seed [0-9]+' "$TMP/t.svg"
+expect "trace metadata: the settings" '"run":"model [^"]*; seq [0-9]+, (bf16|fp16|fp32|fp8), zero [0-3][^"]*, seed [0-9]+' "$TMP/t.json"
+check "predict with a seed and memo" 0 "$TRAINSIM" predict $SMALL --seed 7 --memo 1 --trace "$TMP/t7.json"
+expect "trace metadata: seed and memo" '"run":"[^"]*, seed 7, memoised collectives"' "$TMP/t7.json"
 expect "svg slices give whole bytes" ', [0-9]+ bytes' "$TMP/t.svg"
 if grep -Eq 'e\+[0-9]+ bytes' "$TMP/t.svg"; then bad "svg bytes in exponent form (found by review: 1.60563e+06 bytes)"
 else ok "svg bytes without exponent"; fi
