@@ -40,6 +40,7 @@ struct runres {
 	double bytes_delivered; /* network bytes arrived */
 	double coll_bytes;      /* collective payload moved (sum over groups) */
 	uint64_t solves;        /* flow: max-min re-solves */
+	uint64_t xfers;         /* transfers started */
 };
 
 /* flow: sim_net_params.coalesce for run_ex (0: exact, the library's default) */
@@ -106,6 +107,7 @@ static struct runres run_ex(const struct topo *t, enum sim_fidelity fid, enum si
 	r.bytes_sent = net.st.bytes_sent;
 	r.bytes_delivered = net.st.bytes_delivered;
 	r.solves = net.st.recomputes;
+	r.xfers = net.st.xfers_started;
 	sim_net_release(&net);
 	sim_engine_release(&e);
 	free(sp);
@@ -307,28 +309,39 @@ START_TEST(long_chains_in_nccl_chunks)
 }
 END_TEST
 
-/* A tree's chunks: NCCL's (512 KiB) while the plan stays small, not 64 at
- * most: a 1 GiB all-reduce over 8 DGX H100 nodes is 16 trees of 64 MiB,
- * 128 chunks each. */
+/* A tree's chunks: NCCL's (512 KiB) while the operation's trees add up to
+ * at most 2^20 transfers, at least 64: a 1 GiB all-reduce over 8 DGX H100
+ * nodes is 16 trees (2 a channel) of 64 MiB, 128 chunks each, up and down
+ * 63 edges; over 64 single-GPU nodes (one channel, 2 trees) 8 GiB would be
+ * 8,192 chunks a tree, and the budget keeps 2^20 / (2 x 2 x 63) = 4,161. */
 START_TEST(trees_in_nccl_chunks)
 {
 	struct world w;
-	double t_nccl, t_def, t64;
+	struct runres d, n, c;
+	double t64;
 	world_open(&w, "dgx-h100-ndr", 8, NULL, 1);
-	t_def = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, TS_GiB, 1, 64,
-		    false, 1).time_s;
+	d = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, TS_GiB, 1, 64, false,
+		1);
 	g_chunks = 128;
-	t_nccl = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, TS_GiB, 1, 64,
-		     false, 1).time_s;
+	n = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, TS_GiB, 1, 64, false,
+		1);
 	g_chunks = 64;
 	t64 = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_LL128, TS_GiB, 1, 64,
 		  false, 1).time_s;
 	g_chunks = 0;
 	world_close(&w);
-	ck_assert_msg(fabs(t_def / t_nccl - 1) < 1e-9, "default %.2f us, NCCL's 128 chunks %.2f us",
-		      t_def * 1e6, t_nccl * 1e6);
-	ck_assert_msg(t64 > 1.02 * t_nccl, "64 chunks %.2f us, 128 %.2f us: the fill should show",
-		      t64 * 1e6, t_nccl * 1e6);
+	ck_assert_msg(d.xfers == 2 * 16 * 63 * 128ull, "%llu transfers, NCCL's chunks %llu",
+		      (unsigned long long)d.xfers, 2 * 16 * 63 * 128ull);
+	ck_assert_msg(fabs(d.time_s / n.time_s - 1) < 1e-9, "default %.2f us, NCCL's 128 chunks %.2f us",
+		      d.time_s * 1e6, n.time_s * 1e6);
+	ck_assert_msg(t64 > 1.02 * n.time_s, "64 chunks %.2f us, 128 %.2f us: the fill should show",
+		      t64 * 1e6, n.time_s * 1e6);
+	world_open(&w, switch_cluster(), 64, NULL, 1);
+	c = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_TREE, SIM_PROTO_SIMPLE, 8 * TS_GiB, 1, 64,
+		false, 1);
+	world_close(&w);
+	ck_assert_msg(c.xfers == 2 * 2 * 63 * 4161ull, "%llu transfers, the budget's %llu",
+		      (unsigned long long)c.xfers, 2 * 2 * 63 * 4161ull);
 }
 END_TEST
 
