@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/plan_args.h"
 #include "common/fileio.h"
+#include "common/json.h"
 #include "common/rng.h"
 #include "common/table.h"
 #include "common/units.h"
@@ -113,34 +114,67 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* What ran, one line: the summary's first and the trace's and SVG's title
- * (found by an audit: a saved SVG did not say what it showed). */
-static void run_title(char *buf, size_t n, const struct model *m, const struct plan *p,
-		      const struct sim_prediction *r, const char *cluster, const char *fid,
-		      bool exact, const char *routing, unsigned long long seed, bool memo,
-		      const char *cal)
+/* What ran, two lines: the summary's first and the trace's and SVG's
+ * title (found by an audit: a saved SVG did not say what it showed). The
+ * second is what a trace or SVG read later also needs to tell one run from
+ * another: the settings that move the time, the seed of the draws, the
+ * options in use (found by review: neither file said the precision, ZeRO
+ * stage, recompute, sequence or seed). Each line printable text (a
+ * file name's control bytes or broken UTF-8 as \xNN: the SVG and the
+ * trace stay valid); malloc'd, NULL when out of memory. */
+static char *run_title(const struct model *m, const struct plan *p, const struct sim_prediction *r,
+		       const char *cluster, const char *fid, const char *routing,
+		       const struct sim_predict_opts *o, const char *cal, double disp_us)
 {
-	/* two lines; the second what a trace or SVG read later also needs to
-	 * tell one run from another: the settings that move the time, the
-	 * seed of the draws, a memo or calibration file in use (found by
-	 * review: neither file said the precision, ZeRO stage, recompute,
-	 * sequence or seed) */
-	snprintf(buf, n,
+	/* a path is under 4096 bytes (fopen's PATH_MAX) and the rest under
+	 * 1,000: neither line is cut; cleaned, a byte takes at most 4 */
+	enum { RAW = 8192 };
+	char *raw = malloc(2 * RAW), *out = malloc(8 * RAW + 2), opt[256];
+	size_t at;
+	int k = 0;
+	if (!raw || !out) {
+		free(raw);
+		free(out);
+		return NULL;
+	}
+	snprintf(raw, RAW,
 		 "model %s on %s: %d GPUs, tp %d pp %d dp %d ep %d%s%s cp %d, %d micro-batches of "
-		 "%d, %s schedule, fidelity %s%s, routing %s\n"
-		 "seq %d, %s, zero %d%s, recompute %s%s%s%s%s, seed %llu%s%s%s",
+		 "%d, %s schedule, fidelity %s%s, routing %s",
 		 m->name, cluster, r->ngpus, p->tp, p->pp, p->dp, p->ep,
 		 plan_etp(p) != p->tp ? " (whole experts, etp 1)" : "",
 		 p->dispatcher == PLAN_DISP_ALLGATHER ? " (allgather dispatcher)" : "", p->cp,
 		 r->micro_batches, p->micro_batch, plan_schedule_name(p->schedule), fid,
-		 exact ? " (exact)" : "", routing, p->seq_len, plan_dtype_name(p->precision), p->zero,
-		 p->distributed_optimizer ? " (distributed optimizer)" : "",
+		 o->exact ? " (exact)" : "", routing);
+	opt[0] = '\0';
+	if (o->free_comm)
+		k += snprintf(opt + k, sizeof(opt) - (size_t)k, ", communication free");
+	if (o->jitter > 0)
+		k += snprintf(opt + k, sizeof(opt) - (size_t)k, ", jitter %g", o->jitter);
+	if (o->replicas > 0)
+		k += snprintf(opt + k, sizeof(opt) - (size_t)k, ", replicas %d", o->replicas);
+	if (o->overlap_slowdown > 0)
+		k += snprintf(opt + k, sizeof(opt) - (size_t)k, ", overlap slowdown %g",
+			      o->overlap_slowdown);
+	if (disp_us >= 0)
+		k += snprintf(opt + k, sizeof(opt) - (size_t)k, ", host dispatch %g us", disp_us + 0.0);
+	if (o->memo)
+		snprintf(opt + k, sizeof(opt) - (size_t)k, ", memoised collectives");
+	snprintf(raw + RAW, RAW, "seq %d, %s, zero %d%s%s%s, recompute %s%s%s%s%s, seed %llu%s%s%s",
+		 p->seq_len, plan_dtype_name(p->precision), p->zero,
+		 p->distributed_optimizer ? ", distributed optimizer" : "",
+		 p->offload != PLAN_OFF_NONE ? ", offload " : "",
+		 p->offload != PLAN_OFF_NONE ? plan_offload_name(p->offload) : "",
 		 plan_recompute_name(p->recompute),
 		 p->compression != PLAN_CMP_NONE ? ", compression " : "",
 		 p->compression != PLAN_CMP_NONE ? plan_compress_name(p->compression) : "",
 		 p->sync != PLAN_SYNC_EVERY_STEP ? ", sync " : "",
-		 p->sync != PLAN_SYNC_EVERY_STEP ? plan_sync_name(p->sync) : "", seed,
-		 memo ? ", memoised collectives" : "", cal ? ", calibration " : "", cal ? cal : "");
+		 p->sync != PLAN_SYNC_EVERY_STEP ? plan_sync_name(p->sync) : "",
+		 (unsigned long long)o->seed, opt, cal ? ", calibration " : "", cal ? cal : "");
+	at = json_clean_text(out, 8 * RAW + 2, 0, raw, strlen(raw));
+	out[at++] = '\n';
+	json_clean_text(out, 8 * RAW + 2, at, raw + RAW, strlen(raw + RAW));
+	free(raw);
+	return out;
 }
 
 static int report(const struct model *m, const struct plan *p, const struct sim_prediction *r,
@@ -374,7 +408,7 @@ int cmd_predict(int argc, char **argv)
 	long long nodes = 0, seed = 1, repl = 0, memo = 0;
 	double slow = 0, jit = 0, disp_us = -1;
 	bool json = false, exact = false, free_comm = false;
-	char warn[600] = "", title[1024] = "";
+	char warn[600] = "", *title = NULL;
 	struct cli_plan_args pa;
 	struct option all[96];
 	int c, rc = 2, routing = -1;
@@ -581,8 +615,12 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
-	run_title(title, sizeof(title), m, p, &r, cname, fid, exact,
-		  topo_routing_names[t.cl.fabric.routing], (unsigned long long)seed, memo != 0, cal);
+	title = run_title(m, p, &r, cname, fid, topo_routing_names[t.cl.fabric.routing], &o, cal,
+			  disp_us);
+	if (!title) {
+		ts_error_set(&err, TS_ENOMEM, "out of memory");
+		goto fail;
+	}
 	rc = report(m, p, &r, cname, fid, exact, cal, &comp,
 		    topo_routing_names[t.cl.fabric.routing], title, json);
 	/* the report is out before the files are written: a report that could
@@ -614,6 +652,7 @@ out:
 		topo_release(&t);
 	if (have_cl)
 		topo_cluster_release(&cl);
+	free(title);
 	free(m);
 	free(p);
 	return rc;

@@ -200,6 +200,11 @@ static size_t append_clean(char *buf, size_t cap, size_t at, const char *s, size
 	return at;
 }
 
+size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n)
+{
+	return append_clean(buf, cap, at, s, n);
+}
+
 /* The path (as jval names fields: a.b[2].c) of the innermost key or value
  * of the JSON text at *pp that holds byte t, into buf from at; true when
  * found. The text is one cJSON parsed. */

@@ -43,6 +43,11 @@ struct jval {
 	char path[TS_JPATH_MAX];    /* JSON path, "" for the root: "fabric.tiers[1].k" */
 };
 
+/* Append n bytes of s to buf (capacity cap, used at) as one line of
+ * printable text: valid UTF-8 as it is, any other byte below 0x20 or from
+ * 0x80 as \xNN; whole characters only. Returns the new length. */
+size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n);
+
 /* Parse text (copied) under the display name; malformed JSON gives
  * "name:line:col: malformed JSON ..." and TS_EINPUT. */
 int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,

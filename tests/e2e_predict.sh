@@ -78,6 +78,17 @@ expect "svg header: the settings" '<text x="4" y="32">seq [0-9]+, (bf16|fp16|fp3
 expect "trace metadata: the settings" '"run":"model [^"]*; seq [0-9]+, (bf16|fp16|fp32|fp8), zero [0-3][^"]*, seed [0-9]+' "$TMP/t.json"
 check "predict with a seed and memo" 0 "$TRAINSIM" predict $SMALL --seed 7 --memo 1 --trace "$TMP/t7.json"
 expect "trace metadata: seed and memo" '"run":"[^"]*, seed 7, memoised collectives"' "$TMP/t7.json"
+# a calibration file under a long name with a control byte and broken
+# UTF-8 (found by review: the title was cut mid-character at 1 KB, and
+# the SVG and the trace were not valid XML and JSON)
+e100=$(printf 'e%.0s' $(seq 100)); cdir="$TMP/$(printf 'cal\001\303x')/$e100/$e100/$e100/$e100/$e100/$e100/$e100/$e100/$e100"
+mkdir -p "$cdir" && cp "$EX/calibration/a100-vtrain.json" "$cdir/cal.json"
+check "predict with an odd calibration path" 0 "$TRAINSIM" predict $SMALL --fidelity analytic \
+	--calibration "$cdir/cal.json" --svg "$TMP/odd.svg" --trace "$TMP/odd.json" --free-comm
+expect "summary: the path printable, whole" 'seed 1, communication free, calibration .*/cal\\x01\\xc3x/e+/.*/cal\.json$' "$TMP/out"
+if python3 -c 'import json, sys, xml.dom.minidom as m; m.parse(sys.argv[1]); json.load(open(sys.argv[2]))' \
+	"$TMP/odd.svg" "$TMP/odd.json" 2>"$TMP/err"; then ok "odd path: the SVG and the trace parse"
+else bad "odd path: $(tail -1 "$TMP/err")"; fi
 expect "svg slices give whole bytes" ', [0-9]+ bytes' "$TMP/t.svg"
 if grep -Eq 'e\+[0-9]+ bytes' "$TMP/t.svg"; then bad "svg bytes in exponent form (found by review: 1.60563e+06 bytes)"
 else ok "svg bytes without exponent"; fi
