@@ -408,7 +408,7 @@ int cmd_predict(int argc, char **argv)
 	long long nodes = 0, seed = 1, repl = 0, memo = 0;
 	double slow = 0, jit = 0, disp_us = -1;
 	bool json = false, exact = false, free_comm = false;
-	char warn[600] = "", *title = NULL;
+	char warn[4 * 4096 + 600] = "", *title = NULL;
 	struct cli_plan_args pa;
 	struct option all[96];
 	int c, rc = 2, routing = -1;
@@ -569,9 +569,13 @@ int cmd_predict(int argc, char **argv)
 	/* (GPU names match whatever their case: found by review, a file's
 	 * "a100-sxm4-80gb" warned against A100-SXM4-80GB) */
 	if (cal && comp.gpu[0] && strcasecmp(comp.gpu, cl.gpu.name)) {
+		/* the path printable and whole, so the names after it stay (a
+		 * long one cut the line mid-character: seen in review) */
+		static char cpath[4 * 4096 + 1];
+		json_clean_text(cpath, sizeof(cpath), 0, cal, strlen(cal));
 		snprintf(warn, sizeof(warn) - 1,
 			 "trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'",
-			 cal, comp.gpu, cl.gpu.name);
+			 cpath, comp.gpu, cl.gpu.name);
 		ts_one_line(warn); /* (the names are the files' strings) */
 		size_t n = strlen(warn); /* (one byte was kept for the line end) */
 		warn[n] = '\n';

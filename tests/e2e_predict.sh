@@ -85,6 +85,7 @@ e100=$(printf 'e%.0s' $(seq 100)); cdir="$TMP/$(printf 'cal\001\303x')/$e100/$e1
 mkdir -p "$cdir" && cp "$EX/calibration/a100-vtrain.json" "$cdir/cal.json"
 check "predict with an odd calibration path" 0 "$TRAINSIM" predict $SMALL --fidelity analytic \
 	--calibration "$cdir/cal.json" --svg "$TMP/odd.svg" --trace "$TMP/odd.json" --free-comm
+expect "warning: the path printable, the GPUs after it" "calibration .*/cal\\\\x01\\\\xc3x/e+/.*/cal\\.json is for GPU 'A100-SXM4-80GB', the cluster's is 'H100" "$TMP/err"
 expect "summary: the path printable, whole" 'seed 1, communication free, calibration .*/cal\\x01\\xc3x/e+/.*/cal\.json$' "$TMP/out"
 if python3 -c 'import json, sys, xml.dom.minidom as m; m.parse(sys.argv[1]); json.load(open(sys.argv[2]))' \
 	"$TMP/odd.svg" "$TMP/odd.json" 2>"$TMP/err"; then ok "odd path: the SVG and the trace parse"
