@@ -205,7 +205,7 @@ int cmd_memory(int argc, char **argv)
 	struct memory_report *r = NULL;
 	struct memory_env env = { .gpu_mem_bytes = 0, .ngpus = 0 };
 	struct ts_error err = TS_ERROR_INIT;
-	char cname[64] = "command line";
+	char cname[160] = "command line"; /* a cluster name (63 bytes) and its GPUs */
 
 	cli_plan_args_init(&pa, "memory");
 	cli_plan_options(opts, all, TS_ARRAY_LEN(all));
@@ -271,6 +271,7 @@ int cmd_memory(int argc, char **argv)
 		env.ngpus = cl.node.gpus * cl.nodes;
 		snprintf(cname, sizeof(cname), "%s (%d x %d %s)", cl.name, cl.nodes, cl.node.gpus,
 			 cl.gpu.name);
+		json_trim_utf8(cname); /* (a cut could split a character) */
 		topo_cluster_release(&cl);
 	}
 	if (gpus) {

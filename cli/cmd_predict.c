@@ -421,7 +421,7 @@ int cmd_predict(int argc, char **argv)
 	struct sim_predict_opts o;
 	struct sim_prediction r;
 	struct ts_error err = TS_ERROR_INIT;
-	char cname[96] = "";
+	char cname[160] = ""; /* a cluster name (63 bytes) and its GPUs */
 
 	memset(&r, 0, sizeof(r));
 	sim_predict_opts_init(&o);
@@ -540,6 +540,7 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	have_cl = true;
 	snprintf(cname, sizeof(cname), "%s (%d x %d %s)", cl.name, cl.nodes, cl.node.gpus, cl.gpu.name);
+	json_trim_utf8(cname); /* (names of whole characters; a cut could split one) */
 	if (model_load(m, model, &err))
 		goto fail;
 	rc = cli_plan_args_apply(&pa, p, &err);

@@ -205,6 +205,41 @@ size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n
 	return append_clean(buf, cap, at, s, n);
 }
 
+void json_copy_text(char *dst, size_t cap, const char *src)
+{
+	size_t at = 0;
+	if (cap == 0)
+		return;
+	for (const unsigned char *p = (const unsigned char *)src; *p && at + 1 < cap;) {
+		size_t k = *p >= 0x80 ? utf8_len(p) : 1;
+		if (k == 0) { /* not UTF-8 (a path's byte) */
+			dst[at++] = '?';
+			p++;
+			continue;
+		}
+		if (at + k >= cap)
+			break; /* no room for the whole character */
+		memcpy(dst + at, p, k);
+		at += k;
+		p += k;
+	}
+	dst[at] = '\0';
+}
+
+void json_trim_utf8(char *s)
+{
+	size_t n = strlen(s), i = n;
+	/* back over the continuation bytes at the end to their lead byte */
+	while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i > 0 && (unsigned char)s[i - 1] >= 0xc0) {
+		unsigned c = (unsigned char)s[i - 1];
+		size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+		if (n - (i - 1) < want)
+			s[i - 1] = '\0'; /* the cut left it short */
+	}
+}
+
 /* The path (as jval names fields: a.b[2].c) of the innermost key or value
  * of the JSON text at *pp that holds byte t, into buf from at; true when
  * found. The text is one cJSON parsed. */

@@ -47,6 +47,15 @@ struct jval {
  * printable text: valid UTF-8 as it is, any other byte below 0x20 or from
  * 0x80 as \xNN; whole characters only. Returns the new length. */
 size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n);
+/* src into dst (capacity cap), cut where it fills dst but never inside a
+ * character, a byte that is not UTF-8 (a path's) as '?' (a name or path
+ * copied into a fixed field; found by review: a cluster named by 40 'é'
+ * was cut mid-character at 63 bytes, and `topo --json` printed invalid
+ * UTF-8). Control characters are left to ts_one_line. */
+void json_copy_text(char *dst, size_t cap, const char *src);
+/* Drop a character that a cut left incomplete at the end of s (a name
+ * formatted into a fixed buffer with snprintf). */
+void json_trim_utf8(char *s);
 
 /* Parse text (copied) under the display name; malformed JSON gives
  * "name:line:col: malformed JSON ..." and TS_EINPUT. */

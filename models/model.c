@@ -569,8 +569,8 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	double drop = 0, adrop = 0; /* hidden and attention dropout probabilities */
 
 	model_zero(m);
-	snprintf(m->name, sizeof(m->name), "%s", d->name);
-	snprintf(m->source, sizeof(m->source), "Hugging Face config %s", d->name);
+	json_copy_text(m->name, sizeof(m->name), d->name); /* (whole characters) */
+	snprintf(m->source, sizeof(m->source), "Hugging Face config %s", m->name);
 	if (jval_expect_object(&root, err))
 		return TS_EINPUT;
 	t = root;

@@ -122,6 +122,19 @@ if "$TRAINSIM" topo --cluster "$tmp/dmodk.json" | grep -q '^routing    dmodk$' &
    "$TRAINSIM" topo --cluster h100-roce-leafspine | grep -q '^routing    ecmp$'; then
 	ok "fabric.routing dmodk shown (ecmp by default)"
 else bad "fabric.routing not shown"; fi
+# names of whole characters: a cluster named by 40 'é' (80 bytes, over the
+# name's 63) and a GPU by 30 (found by review: cut mid-character, and
+# --json printed invalid UTF-8); a control character shown as '?'
+e40=$(printf '\303\251%.0s' $(seq 40)); e30=$(printf '\303\251%.0s' $(seq 30))
+printf '{ "name": "%s", "preset": "dgx-h100-ndr", "nodes": 1, "gpu": { "name": "%s" } }\n' "$e40" "$e30" >"$tmp/utf8.json"
+printf '{ "name": "a\\u0001b", "preset": "dgx-h100-ndr", "nodes": 1 }\n' >"$tmp/ctl.json"
+if "$TRAINSIM" topo --cluster "$tmp/utf8.json" --json >"$tmp/u.json" &&
+   "$TRAINSIM" predict --cluster "$tmp/utf8.json" --model llama3-8b --tp 8 --global-batch 8 --fidelity analytic --json >"$tmp/up.json" &&
+   "$TRAINSIM" memory --cluster "$tmp/utf8.json" --model llama3-8b --tp 8 --global-batch 8 --json >"$tmp/um.json" &&
+   python3 -c 'import json, sys; [json.load(open(f, encoding="utf-8")) for f in sys.argv[1:]]' "$tmp/u.json" "$tmp/up.json" "$tmp/um.json" &&
+   "$TRAINSIM" topo --cluster "$tmp/ctl.json" | grep -q '^cluster  *a?b$'; then
+	ok "names cut at whole characters, control characters as '?'"
+else bad "names: $(head -c 300 "$tmp/u.json")"; fi
 bad_file routing_name "fabric.routing: .*'ospf'.*ecmp, spray, dmodk" '{ "preset": "h100-roce-leafspine", "fabric": { "routing": "ospf" } }'
 bad_file routing_type "fabric.routing: " '{ "preset": "h100-roce-leafspine", "fabric": { "routing": 3 } }'
 bad_file routing_explicit "fabric.routing: routing 'dmodk' needs a structured fabric" '{ "preset": "h100-roce-leafspine", "nodes": 2, "fabric": { "type": "explicit", "routing": "dmodk", "switches": [ { "name": "s0" } ], "links": [ { "from": "host0/nic0", "to": "s0" } ] } }'

@@ -432,6 +432,31 @@ START_TEST(json_quantity_twice)
 }
 END_TEST
 
+/* Names copied into fixed fields stay whole characters and printable
+ * (found by review: a cluster named by 40 'é' was cut mid-character and
+ * `topo --json` printed invalid UTF-8). */
+START_TEST(json_names_cut_at_characters)
+{
+	char b8[8], b16[16];
+	json_copy_text(b8, sizeof(b8), "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"); /* 5 'é', 10 bytes */
+	ck_assert_str_eq(b8, "\xc3\xa9\xc3\xa9\xc3\xa9");
+	json_copy_text(b16, sizeof(b16), "a\x01\xffz\xe6\xa8");
+	ck_assert_str_eq(b16, "a\x01?z??");
+	snprintf(b8, sizeof(b8), "ab\xc3");
+	json_trim_utf8(b8);
+	ck_assert_str_eq(b8, "ab");
+	snprintf(b8, sizeof(b8), "ab\xe6\xa8");
+	json_trim_utf8(b8);
+	ck_assert_str_eq(b8, "ab");
+	snprintf(b8, sizeof(b8), "ab\xe6\xa8\xa1");
+	json_trim_utf8(b8);
+	ck_assert_str_eq(b8, "ab\xe6\xa8\xa1");
+	snprintf(b8, sizeof(b8), "abc");
+	json_trim_utf8(b8);
+	ck_assert_str_eq(b8, "abc");
+}
+END_TEST
+
 START_TEST(json_load_missing_file)
 {
 	struct jdoc d;
@@ -668,6 +693,7 @@ static Suite *common_suite(void)
 	tcase_add_test(tc, json_quantity_twice);
 	tcase_add_test(tc, json_too_deep);
 	tcase_add_test(tc, json_load_missing_file);
+	tcase_add_test(tc, json_names_cut_at_characters);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fileio");
 	tcase_add_test(tc, fileio_atomic_commit_and_abort);

@@ -897,7 +897,7 @@ static int load_gpu(const struct jval *g, struct topo_cluster *c, bool base, str
 	if (jval_get_string(g, "name", false, &name, err))
 		return TS_EINPUT;
 	if (name)
-		snprintf(c->gpu.name, sizeof(c->gpu.name), "%s", name);
+		json_copy_text(c->gpu.name, sizeof(c->gpu.name), name); /* (whole characters) */
 	{
 		struct jval x;
 		if (jval_get_number(g, "bf16_tflops", !base, &v, err))
@@ -1410,15 +1410,15 @@ static int load_file(struct topo_cluster *c, const char *path, int nodes, struct
 		goto fail;
 	{
 		const char *b = strrchr(path, '/');
-		snprintf(c->name, sizeof(c->name), "%s", s ? s : (b ? b + 1 : path));
+		json_copy_text(c->name, sizeof(c->name), s ? s : (b ? b + 1 : path));
 	}
 	s = NULL;
 	if (jval_get_string(&root, "source", false, &s, err))
 		goto fail;
 	if (s)
-		snprintf(c->source, sizeof(c->source), "%s", s);
+		json_copy_text(c->source, sizeof(c->source), s);
 	else if (!base)
-		snprintf(c->source, sizeof(c->source), "%s", path);
+		json_copy_text(c->source, sizeof(c->source), path);
 
 	{
 		static const char *const part[] = { "gpu", "node", "fabric" };
