@@ -408,7 +408,7 @@ int cmd_predict(int argc, char **argv)
 	long long nodes = 0, seed = 1, repl = 0, memo = 0;
 	double slow = 0, jit = 0, disp_us = -1;
 	bool json = false, exact = false, free_comm = false;
-	char warn[4 * 4096 + 600] = "", *title = NULL;
+	char warn[4 * 4096 + 600] = "", *title = NULL, *calc = NULL;
 	struct cli_plan_args pa;
 	struct option all[96];
 	int c, rc = 2, routing = -1;
@@ -620,13 +620,22 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
-	title = run_title(m, p, &r, cname, fid, topo_routing_names[t.cl.fabric.routing], &o, cal,
+	/* the calibration file's name as the reports show it: printable, a
+	 * byte that is not UTF-8 as \xNN (the JSON stays valid UTF-8), as the
+	 * compute model's source names it */
+	if (cal) {
+		size_t n = 4 * strlen(cal) + 1;
+		calc = malloc(n);
+		if (calc)
+			json_clean_text(calc, n, 0, cal, strlen(cal));
+	}
+	title = run_title(m, p, &r, cname, fid, topo_routing_names[t.cl.fabric.routing], &o, calc,
 			  disp_us);
-	if (!title) {
+	if (!title || (cal && !calc)) {
 		ts_error_set(&err, TS_ENOMEM, "out of memory");
 		goto fail;
 	}
-	rc = report(m, p, &r, cname, fid, exact, cal, &comp,
+	rc = report(m, p, &r, cname, fid, exact, calc, &comp,
 		    topo_routing_names[t.cl.fabric.routing], title, json);
 	/* the report is out before the files are written: a report that could
 	 * not be written leaves no trace or SVG (found by review) */
@@ -658,6 +667,7 @@ out:
 	if (have_cl)
 		topo_cluster_release(&cl);
 	free(title);
+	free(calc);
 	free(m);
 	free(p);
 	return rc;

@@ -653,14 +653,17 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 	}
 	/* said with the counts (found by review: an unknown type's
 	 * structure was guessed without a word) */
-	if (arch.gated < 0)
-		snprintf(m->note, sizeof(m->note), "%s%.40s%s: %s",
-			 mtype ? "model_type '" : "no model_type", mtype ? mtype : "",
+	if (arch.gated < 0) {
+		char ty[41]; /* 40 bytes of the type at most, whole characters */
+		json_copy_text(ty, sizeof(ty), mtype ? mtype : "");
+		snprintf(m->note, sizeof(m->note), "%s%s%s: %s",
+			 mtype ? "model_type '" : "no model_type", ty,
 			 mtype ? "' is not one trainsim knows" : "",
 			 gpt2 ? "GPT-2's block assumed (biases on every linear, LayerNorm, learned "
 				"positions)"
 			      : "the layers follow the keys alone (MLP gated for silu, two norms a "
 				"layer, biases where a key asks, rotary positions)");
+	}
 	ts_one_line(m->note); /* (the type is the file's string) */
 	/* (BLOOM's configs spell the width n_embed; found by review) */
 	if (get_int2(&t, "hidden_size", type_is(mtype, "bloom") ? "n_embed" : "n_embd", true, 1,

@@ -497,7 +497,10 @@ int sim_compute_load(struct sim_compute *c, const char *path, struct ts_error *e
 		goto fail;
 	if (!jval_child(&root, "source", &src)) {
 		/* No "source" given: name the file, so reports say where numbers came from. */
-		snprintf(c->source, sizeof(c->source), "calibration file %s", path);
+		static const char lead[] = "calibration file ";
+		memcpy(c->source, lead, sizeof(lead));
+		/* printable, whole characters where a long path is cut */
+		json_clean_text(c->source, sizeof(c->source), sizeof(lead) - 1, path, strlen(path));
 	}
 fail:
 	jdoc_release(&d);

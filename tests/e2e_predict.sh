@@ -90,6 +90,17 @@ expect "summary: the path printable, whole" 'seed 1, communication free, calibra
 if python3 -c 'import json, sys, xml.dom.minidom as m; m.parse(sys.argv[1]); json.load(open(sys.argv[2]))' \
 	"$TMP/odd.svg" "$TMP/odd.json" 2>"$TMP/err"; then ok "odd path: the SVG and the trace parse"
 else bad "odd path: $(tail -1 "$TMP/err")"; fi
+# and the summary and --json, with a file that has no "source" (the
+# compute model's line names the file) and one that has
+printf '{"gpu": "H100-SXM5-80GB", "launch": "4us"}' >"$cdir/nosrc.json"
+for f in nosrc.json cal.json; do
+	"$TRAINSIM" predict $SMALL --fidelity analytic --calibration "$cdir/$f" >"$TMP/odd-$f.txt" 2>/dev/null &&
+	"$TRAINSIM" predict $SMALL --fidelity analytic --calibration "$cdir/$f" --json >"$TMP/odd-j.json" 2>/dev/null &&
+	python3 -c 'import json, sys; open(sys.argv[1], "rb").read().decode("utf-8"); d = json.load(open(sys.argv[2], "rb")); sys.exit(0 if "\\x01\\xc3x/" in d["calibration"] else 1)' \
+		"$TMP/odd-$f.txt" "$TMP/odd-j.json" && ok "odd path, $f: summary UTF-8, --json parses" ||
+	bad "odd path, $f: $(grep -a 'compute model' "$TMP/odd-$f.txt" | head -c 200)"
+done
+expect "odd path: the compute model names the file" '^compute model: calibration file .*/cal\\x01\\xc3x/e+/.*nosrc\.json$' "$TMP/odd-nosrc.json.txt"
 expect "svg slices give whole bytes" ', [0-9]+ bytes' "$TMP/t.svg"
 if grep -Eq 'e\+[0-9]+ bytes' "$TMP/t.svg"; then bad "svg bytes in exponent form (found by review: 1.60563e+06 bytes)"
 else ok "svg bytes without exponent"; fi
