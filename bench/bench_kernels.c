@@ -663,8 +663,14 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 			       "time ratios, delta %g) to kernels timed by "
 			       "validate/kernels/measure_kernels.py:",
 			       cx ? "fitted" : "evaluated", HUBER);
-	for (int i = 0; i < nfiles && at < sizeof(text); i++)
-		at += (size_t)snprintf(text + at, sizeof(text) - at, " %s", files[i]);
+	for (int i = 0; i < nfiles && at + 2 < sizeof(text); i++) {
+		text[at++] = ' '; /* the names printable, whole characters */
+		at = json_clean_text(text, sizeof(text), at, files[i], strlen(files[i]));
+	}
+	/* as long as a calibration's source may be (sim_compute_apply_json
+	 * refuses a longer one; found by review: a long or non-UTF-8 path
+	 * made a file predict refused) */
+	json_shorten_text(text, sizeof(c->source));
 	cJSON_AddStringToObject(root, "source", text);
 	cJSON_AddNumberToObject(root, "launch_us", c->launch_s * 1e6);
 	struct sim_compute t = *c;

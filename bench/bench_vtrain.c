@@ -939,7 +939,7 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 			     const struct stats *cv, int nrows, const struct provenance *pv,
 			     struct ts_error *err)
 {
-	char text[512], loss[64];
+	char text[512], loss[64], csv[4 * 4096 + 1], clu[4 * 4096 + 1];
 	cJSON *root, *fit;
 	char *out;
 	int rc;
@@ -959,14 +959,20 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
 	}
 	cJSON_AddStringToObject(root, "gpu", c->gpu);
+	/* the files' names printable, whole characters, and the source no
+	 * longer than a calibration's may be (found by review: a long or
+	 * non-UTF-8 path made a file predict refused) */
+	json_clean_text(csv, sizeof(csv), 0, pv->csv, strlen(pv->csv));
+	json_clean_text(clu, sizeof(clu), 0, pv->cluster, strlen(pv->cluster));
 	if (pv->fitted)
 		snprintf(text, sizeof(text),
 			 "fitted by bench/bench_vtrain --fit (GSL gsl_multifit_nlinear, trust-region "
 			 "Levenberg-Marquardt) to %d measured Megatron-DeepSpeed A100 iterations of "
 			 "%s",
-			 nrows, pv->csv);
+			 nrows, csv);
 	else /* the numbers' own source; fit says how they were evaluated */
 		snprintf(text, sizeof(text), "%s", c->source);
+	json_shorten_text(text, sizeof(c->source));
 	cJSON_AddStringToObject(root, "source", text);
 	/* the whole compute model, so the file reproduces what was measured */
 	cJSON_AddNumberToObject(root, "peak_flops", c->peak_flops);
@@ -991,8 +997,9 @@ static int write_calibration(const char *path, const struct sim_compute *c, cons
 	if (c->host_link_Bps > 0) /* 0: the cluster's PCIe decides */
 		cJSON_AddNumberToObject(root, "host_link_bandwidth_Bps", c->host_link_Bps);
 	cJSON_AddNumberToObject(root, "host_memory_bandwidth_Bps", c->host_mem_Bps);
-	cJSON_AddStringToObject(fit, "data", pv->csv);
-	snprintf(text, sizeof(text), "%s, fidelity %s", pv->cluster, pv->fidelity);
+	cJSON_AddStringToObject(fit, "data", csv);
+	snprintf(text, sizeof(text), "%s, fidelity %s", clu, pv->fidelity);
+	ts_utf8_trim(text);
 	cJSON_AddStringToObject(fit, "cluster", text);
 	snprintf(text, sizeof(text), "bench_vtrain's settings: " SETTINGS_TEXT "%s",
 		 pv->overlap_dp ? "overlapped with backward (--overlap-dp)" : "after backward");

@@ -271,7 +271,7 @@ int cmd_memory(int argc, char **argv)
 		env.ngpus = cl.node.gpus * cl.nodes;
 		snprintf(cname, sizeof(cname), "%s (%d x %d %s)", cl.name, cl.nodes, cl.node.gpus,
 			 cl.gpu.name);
-		json_trim_utf8(cname); /* (a cut could split a character) */
+		ts_utf8_trim(cname); /* (a cut could split a character) */
 		topo_cluster_release(&cl);
 	}
 	if (gpus) {

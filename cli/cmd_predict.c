@@ -126,10 +126,11 @@ static char *run_title(const struct model *m, const struct plan *p, const struct
 		       const char *cluster, const char *fid, const char *routing,
 		       const struct sim_predict_opts *o, const char *cal, double disp_us)
 {
-	/* a path is under 4096 bytes (fopen's PATH_MAX) and the rest under
-	 * 1,000: neither line is cut; cleaned, a byte takes at most 4 */
-	enum { RAW = 8192 };
-	char *raw = malloc(2 * RAW), *out = malloc(8 * RAW + 2), opt[256];
+	/* the names are under 300 bytes and the rest under 1,000, so
+	 * neither line is cut with the calibration file's name (cleaned
+	 * already) beside them; cleaned, a byte takes at most 4 */
+	const size_t RAW = 2048 + (cal ? strlen(cal) : 0), OUT = 8 * RAW + 2;
+	char *raw = malloc(2 * RAW), *out = malloc(OUT), opt[256];
 	size_t at;
 	int k = 0;
 	if (!raw || !out) {
@@ -170,9 +171,9 @@ static char *run_title(const struct model *m, const struct plan *p, const struct
 		 p->sync != PLAN_SYNC_EVERY_STEP ? ", sync " : "",
 		 p->sync != PLAN_SYNC_EVERY_STEP ? plan_sync_name(p->sync) : "",
 		 (unsigned long long)o->seed, opt, cal ? ", calibration " : "", cal ? cal : "");
-	at = json_clean_text(out, 8 * RAW + 2, 0, raw, strlen(raw));
+	at = json_clean_text(out, OUT, 0, raw, strlen(raw));
 	out[at++] = '\n';
-	json_clean_text(out, 8 * RAW + 2, at, raw + RAW, strlen(raw + RAW));
+	json_clean_text(out, OUT, at, raw + RAW, strlen(raw + RAW));
 	free(raw);
 	return out;
 }
@@ -540,7 +541,7 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	have_cl = true;
 	snprintf(cname, sizeof(cname), "%s (%d x %d %s)", cl.name, cl.nodes, cl.node.gpus, cl.gpu.name);
-	json_trim_utf8(cname); /* (names of whole characters; a cut could split one) */
+	ts_utf8_trim(cname); /* (names of whole characters; a cut could split one) */
 	if (model_load(m, model, &err))
 		goto fail;
 	rc = cli_plan_args_apply(&pa, p, &err);

@@ -7,6 +7,20 @@
  * input contained: line breaks and tabs become spaces, other control
  * characters '?' (found by review: an ESC from a JSON string reached the
  * terminal). */
+void ts_utf8_trim(char *s)
+{
+	size_t n = strlen(s), i = n;
+	/* back over the continuation bytes at the end to their lead byte */
+	while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i > 0 && (unsigned char)s[i - 1] >= 0xc0) {
+		unsigned c = (unsigned char)s[i - 1];
+		size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+		if (n - (i - 1) < want)
+			s[i - 1] = '\0'; /* the cut left it short */
+	}
+}
+
 void ts_one_line(char *s)
 {
 	for (unsigned char *p = (unsigned char *)s; *p; p++)
@@ -14,6 +28,10 @@ void ts_one_line(char *s)
 			*p = ' ';
 		else if (*p < 0x20 || *p == 0x7f)
 			*p = '?';
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
+			p[0] = p[1] = '?', p++; /* a C1 control (U+0080-U+009F: CSI...) */
+	/* a message or name cut by its buffer ends on a whole character */
+	ts_utf8_trim(s);
 }
 
 int ts_error_vset(struct ts_error *err, int code, const char *fmt, va_list ap)

@@ -37,8 +37,12 @@ struct ts_error {
 int ts_error_set(struct ts_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Turn line breaks and tabs in s into spaces, other control characters
- * into '?' (messages built from input stay one line). */
+ * (C1's U+0080-U+009F too) into '?' (messages built from input stay one
+ * line), and drop a character left incomplete at the end (ts_utf8_trim). */
 void ts_one_line(char *s);
+/* Drop a character that a cut left incomplete at the end of s (a message
+ * or name formatted into a fixed buffer: snprintf cuts bytes). */
+void ts_utf8_trim(char *s);
 
 int ts_error_vset(struct ts_error *err, int code, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));

@@ -175,7 +175,8 @@ static size_t utf8_len(const unsigned char *p)
 }
 
 /* Append n bytes of s to buf (capacity cap, used at) as printable text:
- * valid UTF-8 as it is, any other byte below 0x20 or from 0x80 as \xNN,
+ * valid UTF-8 as it is but for C1 controls, any other byte below 0x20,
+ * DEL or from 0x80 as \xNN,
  * so an error line stays one valid line (found by review: a stray 0xFF
  * was echoed raw). Returns the new length. */
 static size_t append_clean(char *buf, size_t cap, size_t at, const char *s, size_t n)
@@ -183,11 +184,13 @@ static size_t append_clean(char *buf, size_t cap, size_t at, const char *s, size
 	for (size_t i = 0; i < n && at + 1 < cap; i++) {
 		unsigned char ch = (unsigned char)s[i];
 		size_t k = ch >= 0x80 ? utf8_len((const unsigned char *)s + i) : 1;
+		if (k == 2 && ch == 0xc2 && (unsigned char)s[i + 1] < 0xa0)
+			k = 0; /* a C1 control (U+0080-U+009F): its bytes escaped */
 		if (k > 1 && i + k <= n && at + k < cap) {
 			memcpy(buf + at, s + i, k);
 			at += k;
 			i += k - 1;
-		} else if (ch < 0x20 || ch >= 0x80) {
+		} else if (ch < 0x20 || ch >= 0x7f) {
 			if (at + 4 >= cap)
 				break;
 			snprintf(buf + at, cap - at, "\\x%02x", ch);
@@ -203,6 +206,15 @@ static size_t append_clean(char *buf, size_t cap, size_t at, const char *s, size
 size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n)
 {
 	return append_clean(buf, cap, at, s, n);
+}
+
+void json_shorten_text(char *s, size_t cap)
+{
+	if (cap < 4 || strlen(s) < cap)
+		return;
+	s[cap - 4] = '\0';
+	ts_utf8_trim(s);
+	memcpy(s + strlen(s), "...", 4);
 }
 
 void json_copy_text(char *dst, size_t cap, const char *src)
@@ -224,20 +236,6 @@ void json_copy_text(char *dst, size_t cap, const char *src)
 		p += k;
 	}
 	dst[at] = '\0';
-}
-
-void json_trim_utf8(char *s)
-{
-	size_t n = strlen(s), i = n;
-	/* back over the continuation bytes at the end to their lead byte */
-	while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
-		i--;
-	if (i > 0 && (unsigned char)s[i - 1] >= 0xc0) {
-		unsigned c = (unsigned char)s[i - 1];
-		size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-		if (n - (i - 1) < want)
-			s[i - 1] = '\0'; /* the cut left it short */
-	}
 }
 
 /* The path (as jval names fields: a.b[2].c) of the innermost key or value
@@ -911,16 +909,18 @@ int jval_check_keys(const struct jval *obj, const char *const *allowed, struct t
 		int ok = key_allowed(it->string, allowed);
 		if (ok != 1) {
 			struct jval c;
+			char key64[65]; /* its first 64 bytes, whole characters */
+			json_copy_text(key64, sizeof(key64), it->string);
 			jval_child(obj, it->string, &c);
 			if (ok < 0) {
 				const char *e = allowed[-1 - ok];
 				const char *const *suf = units_suffixes((enum ts_qty)qty_entry_kind(e, strlen(e)));
-				return jval_error(&c, err, "unknown field '%.64s%s' (a unit suffix of '%.*s' "
+				return jval_error(&c, err, "unknown field '%s%s' (a unit suffix of '%.*s' "
 						  "expected: %s, %s, ...)",
-						  it->string, strlen(it->string) > 64 ? "..." : "",
+						  key64, strlen(it->string) > 64 ? "..." : "",
 						  (int)strlen(e) - 2, e, suf[0], suf[1]);
 			}
-			return jval_error(&c, err, "unknown field '%.64s%s'", it->string,
+			return jval_error(&c, err, "unknown field '%s%s'", key64,
 					  strlen(it->string) > 64 ? "..." : "");
 		}
 	}

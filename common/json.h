@@ -44,8 +44,9 @@ struct jval {
 };
 
 /* Append n bytes of s to buf (capacity cap, used at) as one line of
- * printable text: valid UTF-8 as it is, any other byte below 0x20 or from
- * 0x80 as \xNN; whole characters only. Returns the new length. */
+ * printable text: valid UTF-8 as it is but for C1 controls, any other
+ * byte below 0x20, DEL or from 0x80 as \xNN; whole characters only.
+ * Returns the new length. */
 size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n);
 /* src into dst (capacity cap), cut where it fills dst but never inside a
  * character, a byte that is not UTF-8 (a path's) as '?' (a name or path
@@ -53,9 +54,9 @@ size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n
  * was cut mid-character at 63 bytes, and `topo --json` printed invalid
  * UTF-8). Control characters are left to ts_one_line. */
 void json_copy_text(char *dst, size_t cap, const char *src);
-/* Drop a character that a cut left incomplete at the end of s (a name
- * formatted into a fixed buffer with snprintf). */
-void json_trim_utf8(char *s);
+/* Shorten s in place to fit cap bytes (NUL included) where it does not:
+ * cut on a character and end with "..." (a text a file field limits). */
+void json_shorten_text(char *s, size_t cap);
 
 /* Parse text (copied) under the display name; malformed JSON gives
  * "name:line:col: malformed JSON ..." and TS_EINPUT. */

@@ -623,7 +623,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 		snprintf(m->source, sizeof(m->source),
 			 "Hugging Face config %s, without its multi-token prediction layers, "
 			 "which transformers does not build",
-			 d->name);
+			 m->name);
 	if (arch.norms > 0)
 		m->layer_norms = arch.norms;
 	if (type_is(mtype, "falcon") || type_is(mtype, "RefinedWeb") ||
@@ -1107,8 +1107,10 @@ int model_load(struct model *m, const char *name_or_path, struct ts_error *err)
 		return rc;
 	rc = model_from_json(m, &d, err);
 	jdoc_release(&d);
-	if (!rc)
+	if (!rc) {
 		ts_one_line(m->name); /* (printed by the reports, as the cluster's) */
+		ts_one_line(m->source); /* (it names the file too) */
+	}
 	return rc;
 }
 

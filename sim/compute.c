@@ -396,6 +396,7 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 					  strlen(s));
 		}
 		snprintf(t.gpu, sizeof(t.gpu), "%s", s);
+		ts_one_line(t.gpu); /* (printed by the reports) */
 	}
 	s = NULL;
 	if (jval_get_string(o, "source", false, &s, err))
@@ -409,6 +410,7 @@ int sim_compute_apply_json(struct sim_compute *c, const struct jval *o, struct t
 					  sizeof(t.source) - 1, strlen(s));
 		}
 		snprintf(t.source, sizeof(t.source), "%s", s);
+		ts_one_line(t.source); /* (printed by the reports) */
 	}
 	/* "fit" (how the numbers were obtained) and "comment" are free-form
 	 * documentation; only their presence as objects/strings is checked. */

@@ -99,6 +99,14 @@ expect_err "backward after a backward" "bwd2.csv:4: forward\+backward row withou
 expect_err "a GEMM without rows" "zero.csv:2: a GEMM needs m, n, k >= 1" "$B" "$TMP/zero.csv"
 expect_err "bad CSV with --write" "nan.csv:2:" "$B" --write "$TMP/w.json" "$TMP/nan.csv"
 check "writes nothing" 0 test ! -e "$TMP/w.json"
+# a file named by a non-UTF-8 byte and 200 'é': the calibration written
+# names it printable, whole characters, within a source's 511 bytes, and
+# predict takes it (found by review: it was refused as not UTF-8)
+odd="$TMP/$(printf 'q\377')$(printf '\303\251%.0s' $(seq 100))"; mkdir -p "$odd"
+cp "$D/h200-kernels-1.csv" "$odd/k.csv"
+check "--write with odd file names" 0 "$B" --write "$TMP/odd.json" "$odd/k.csv" "$odd/k.csv" "$odd/k.csv"
+check "predict takes that calibration" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 --model llama3-8b --tp 8 \
+	--global-batch 8 --fidelity analytic --calibration "$TMP/odd.json"
 # a forward+backward with fewer FLOPs than its forward would reach the
 # compute model's assertion (found by review)
 { cat "$TMP/hdr.csv"; echo "attention,cudnn.fwd,bf16,1024,128,16,16,0,6.9e10,2.7e8,1,1,210,204,243,causal"

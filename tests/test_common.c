@@ -443,16 +443,16 @@ START_TEST(json_names_cut_at_characters)
 	json_copy_text(b16, sizeof(b16), "a\x01\xffz\xe6\xa8");
 	ck_assert_str_eq(b16, "a\x01?z??");
 	snprintf(b8, sizeof(b8), "ab\xc3");
-	json_trim_utf8(b8);
+	ts_utf8_trim(b8);
 	ck_assert_str_eq(b8, "ab");
 	snprintf(b8, sizeof(b8), "ab\xe6\xa8");
-	json_trim_utf8(b8);
+	ts_utf8_trim(b8);
 	ck_assert_str_eq(b8, "ab");
 	snprintf(b8, sizeof(b8), "ab\xe6\xa8\xa1");
-	json_trim_utf8(b8);
+	ts_utf8_trim(b8);
 	ck_assert_str_eq(b8, "ab\xe6\xa8\xa1");
 	snprintf(b8, sizeof(b8), "abc");
-	json_trim_utf8(b8);
+	ts_utf8_trim(b8);
 	ck_assert_str_eq(b8, "abc");
 }
 END_TEST
