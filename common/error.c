@@ -3,10 +3,6 @@
 
 #include <string.h>
 
-/* Keep a message on one line and free of terminal controls whatever the
- * input contained: line breaks and tabs become spaces, other control
- * characters '?' (found by review: an ESC from a JSON string reached the
- * terminal). */
 void ts_utf8_trim(char *s)
 {
 	size_t n = strlen(s), i = n;
@@ -21,6 +17,10 @@ void ts_utf8_trim(char *s)
 	}
 }
 
+/* Keep a message on one line and free of terminal controls whatever the
+ * input contained: line breaks and tabs become spaces, other control
+ * characters '?' (found by review: an ESC from a JSON string reached the
+ * terminal). */
 void ts_one_line(char *s)
 {
 	for (unsigned char *p = (unsigned char *)s; *p; p++)
