@@ -570,14 +570,24 @@ int cmd_predict(int argc, char **argv)
 	 * error line (found by review: warning and error made two) */
 	/* (GPU names match whatever their case: found by review, a file's
 	 * "a100-sxm4-80gb" warned against A100-SXM4-80GB) */
+	/* the calibration file's name as the reports show it: printable, a
+	 * byte that is not UTF-8 as \xNN (the JSON stays valid UTF-8), as the
+	 * compute model's source names it, and whole in the warning, so the
+	 * names after it stay (a long one cut the line mid-character: seen in
+	 * review) */
+	if (cal) {
+		size_t n = 4 * strlen(cal) + 1;
+		calc = malloc(n);
+		if (!calc) {
+			ts_error_set(&err, TS_ENOMEM, "out of memory");
+			goto fail;
+		}
+		json_clean_text(calc, n, 0, cal, strlen(cal));
+	}
 	if (cal && comp.gpu[0] && strcasecmp(comp.gpu, cl.gpu.name)) {
-		/* the path printable and whole, so the names after it stay (a
-		 * long one cut the line mid-character: seen in review) */
-		static char cpath[4 * 4096 + 1];
-		json_clean_text(cpath, sizeof(cpath), 0, cal, strlen(cal));
 		snprintf(warn, sizeof(warn) - 1,
 			 "trainsim: warning: calibration %s is for GPU '%s', the cluster's is '%s'",
-			 cpath, comp.gpu, cl.gpu.name);
+			 calc, comp.gpu, cl.gpu.name);
 		ts_one_line(warn); /* (the names are the files' strings) */
 		size_t n = strlen(warn); /* (one byte was kept for the line end) */
 		warn[n] = '\n';
@@ -621,18 +631,9 @@ int cmd_predict(int argc, char **argv)
 		goto fail;
 	if (sim_predict(&t, m, p, &o, &r, &err))
 		goto fail;
-	/* the calibration file's name as the reports show it: printable, a
-	 * byte that is not UTF-8 as \xNN (the JSON stays valid UTF-8), as the
-	 * compute model's source names it */
-	if (cal) {
-		size_t n = 4 * strlen(cal) + 1;
-		calc = malloc(n);
-		if (calc)
-			json_clean_text(calc, n, 0, cal, strlen(cal));
-	}
 	title = run_title(m, p, &r, cname, fid, topo_routing_names[t.cl.fabric.routing], &o, calc,
 			  disp_us);
-	if (!title || (cal && !calc)) {
+	if (!title) {
 		ts_error_set(&err, TS_ENOMEM, "out of memory");
 		goto fail;
 	}

@@ -179,7 +179,7 @@ static size_t utf8_len(const unsigned char *p)
  * DEL or from 0x80 as \xNN,
  * so an error line stays one valid line (found by review: a stray 0xFF
  * was echoed raw). Returns the new length. */
-static size_t append_clean(char *buf, size_t cap, size_t at, const char *s, size_t n)
+size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n && at + 1 < cap; i++) {
 		unsigned char ch = (unsigned char)s[i];
@@ -201,11 +201,6 @@ static size_t append_clean(char *buf, size_t cap, size_t at, const char *s, size
 	}
 	buf[at] = '\0';
 	return at;
-}
-
-size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n)
-{
-	return append_clean(buf, cap, at, s, n);
 }
 
 void json_shorten_text(char *s, size_t cap)
@@ -259,12 +254,12 @@ static bool path_walk(const char **pp, const char *t, char *buf, size_t cap, siz
 				for (size_t q = 0; q < kn && !quote; q++)
 					quote = strchr(".[]\"\\", p[1 + q]) != NULL;
 				if (quote)
-					nat = append_clean(buf, cap, nat, "[\"", 2);
+					nat = json_clean_text(buf, cap, nat, "[\"", 2);
 				else if (at && at + 1 < cap)
 					buf[nat++] = '.';
-				nat = append_clean(buf, cap, nat, p + 1, kn);
+				nat = json_clean_text(buf, cap, nat, p + 1, kn);
 				if (quote)
-					nat = append_clean(buf, cap, nat, "\"]", 2);
+					nat = json_clean_text(buf, cap, nat, "\"]", 2);
 				if (t >= p && t < ke) {
 					*pp = ke;
 					return true;
@@ -513,7 +508,7 @@ int jdoc_parse(struct jdoc *d, const char *name, const char *text, size_t len,
 				     name, l, c);
 		else {
 			char near[64];
-			append_clean(near, sizeof(near), 0, d->text + off,
+			json_clean_text(near, sizeof(near), 0, d->text + off,
 				     (size_t)snippet_len(d->text + off));
 			ts_error_set(err, TS_EINPUT, "%s:%d:%d: malformed JSON near '%s'", name, l, c,
 				     near);

@@ -938,17 +938,20 @@ static void rotate_hosts(const struct topo *t, const int32_t *ord, int32_t *out,
  * are fewer again, at least 64. */
 #define CHAIN_PLAN_XFERS (1 << 20)
 
-/* Chunks for the network (maxc) or, planned for the analytic level, 64 at
- * most standing for the network's *rep each: the analytic level prices
+/* Chunks for the network (NCCL's while they add up to at most
+ * CHAIN_PLAN_XFERS transfers at xfers a chunk, at least 64) or, planned
+ * for the analytic level, 64 at most standing for the network's d->rep
+ * each: the analytic level prices
  * the bytes and a chunk's journey, which the count does not move, and
  * the window's stall, which it scales by rep; NCCL's choice prices every
  * candidate there (found by review: with plans of NCCL's chunks, predict
  * of llama3-8b tp 8 on 8 DGX H100 nodes took 3.96 s and 90 MB for 0.15 s
  * and 7 MB, the same iteration). */
 static int32_t planned_chunks(const struct sim_coll_spec *s, double bytes, double chunk,
-			      int32_t maxc, bool for_net, double *cs, struct dag *d)
+			      double xfers, bool for_net, double *cs, struct dag *d)
 {
-	int32_t k = chunks_of(s, bytes, chunk, cs, maxc);
+	double room = (double)CHAIN_PLAN_XFERS / (xfers > 1 ? xfers : 1);
+	int32_t k = chunks_of(s, bytes, chunk, cs, room > 64 ? (int32_t)room : 64);
 	d->rep = d->rep_w = 1;
 	if (!for_net && k > 64) {
 		double net_cs = *cs;
@@ -969,10 +972,8 @@ static int32_t planned_chunks(const struct sim_coll_spec *s, double bytes, doubl
 static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nch,
 			   bool for_net, double *cs, struct dag *d)
 {
-	double room = (double)CHAIN_PLAN_XFERS / ((double)(n > 1 ? n - 1 : 1) * (nch > 0 ? nch : 1));
-	int32_t maxc = room > 64 ? (int32_t)room : 64;
-	return planned_chunks(s, bytes, s->proto == SIM_PROTO_LL ? LL_STEP_BYTES : 512.0 * 1024, maxc,
-			      for_net, cs, d);
+	return planned_chunks(s, bytes, s->proto == SIM_PROTO_LL ? LL_STEP_BYTES : 512.0 * 1024,
+			      (double)(n > 1 ? n - 1 : 1) * (nch > 0 ? nch : 1), for_net, cs, d);
 }
 
 /* A tree's chunks: NCCL halves the tree's chunk from 512 KiB while a
@@ -988,9 +989,6 @@ static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes, int32_t 
 static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh,
 				int32_t ntrees, int32_t dirs, bool for_net, double *cs, struct dag *d)
 {
-	double room = (double)CHAIN_PLAN_XFERS /
-		      ((double)(n > 1 ? n - 1 : 1) * (ntrees > 0 ? ntrees : 1) * (dirs > 0 ? dirs : 1));
-	int32_t maxc = room > 64 ? (int32_t)room : 64;
 	double chunk = 512.0 * 1024, depth = (double)n / (nh > 0 ? nh : 1) - 1 + floor(log2(nh > 0 ? nh : 1));
 	if (depth < 1)
 		depth = 1;
@@ -1003,7 +1001,9 @@ static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int
 	/* LL: its step at most (pick_chunks) */
 	if (s->proto == SIM_PROTO_LL && chunk > LL_STEP_BYTES)
 		chunk = LL_STEP_BYTES;
-	return planned_chunks(s, bytes, chunk, maxc, for_net, cs, d);
+	return planned_chunks(s, bytes, chunk,
+			      (double)(n > 1 ? n - 1 : 1) * (ntrees > 0 ? ntrees : 1) * (dirs > 0 ? dirs : 1),
+			      for_net, cs, d);
 }
 
 /* The GPU->switch NVLink ports of a GPU (one or several), for NVLS. */
