@@ -41,7 +41,8 @@ static void usage(FILE *out)
 		"  -b, --minbytes MIN   smallest size, e.g. 8, 1M, 1G (nccl-tests: K M G binary)\n"
 		"  -e, --maxbytes MAX   largest size (at most 2^50)\n"
 		"  -f, --stepfactor F   size multiplier between rows (default 2)\n"
-		"  --algo A             auto | ring | tree | rhd | direct | hier | ps | nvls\n"
+		"  --algo A             auto | ring | tree | rhd | direct | hier | ps | nvls |\n"
+		"                       nvlstree\n"
 		"  --proto P            auto | LL | LL128 | Simple\n"
 		"  --fidelity F         analytic | flow | packet (default flow)\n"
 		"  --placement P        linear | round-robin | random | a GPU list \"0,2,1,...\"\n"
@@ -63,7 +64,7 @@ static void usage(FILE *out)
 		"  --help               this text\n"
 		"\n"
 		"'auto' picks, per size, the algorithm and protocol of least predicted time\n"
-		"by NCCL's cost model (ring, tree, nvls); alltoall and sendrecv go direct,\n"
+		"by NCCL's cost model (ring, tree, nvls, nvlstree); alltoall and sendrecv go direct,\n"
 		"LL for sends of at most 16 KiB and Simple above, as NCCL's point-to-point.\n");
 }
 
@@ -269,7 +270,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool *help)
 			o->algo = sim_algo_parse(optarg);
 			if (o->algo < 0)
 				return cli_usage(CMD, "unknown algorithm '%s' (auto, ring, tree, rhd, "
-						 "direct, hier, ps, nvls)", optarg);
+						 "direct, hier, ps, nvls, nvlstree)", optarg);
 			break;
 		case 'p':
 			o->proto = sim_proto_parse(optarg);

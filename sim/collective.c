@@ -328,6 +328,7 @@ static bool nccl_has(enum sim_algo a, enum sim_op op)
 	case SIM_ALGO_HIER:
 	case SIM_ALGO_PS:
 	case SIM_ALGO_NVLS:
+	case SIM_ALGO_NVLSTREE:
 		return op == SIM_OP_ALLREDUCE;
 	default:
 		return false;
@@ -422,6 +423,18 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
 					    "group spans %d nodes", (int)gi.nnodes);
 		if (s->nranks < 2)
 			return ts_error_set(err, TS_EINPUT, "algorithm 'nvls' needs at least 2 ranks");
+	}
+	if (s->algo == SIM_ALGO_NVLSTREE) {
+		if (t->cl.node.intra != TOPO_INTRA_NVSWITCH || !t->cl.node.nvls)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'nvlstree' needs NVSwitch nodes "
+					    "with NVLink SHARP (node.nvls), which '%s' lacks", t->cl.name);
+		if (gi.nnodes < 2)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'nvlstree' runs across nodes "
+					    "(NCCL has it off on one node; 'nvls' runs there)");
+		if (!gi.uniform || gi.ppn < 2)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'nvlstree' needs the same number "
+					    "of ranks on every node, at least 2 (the group has %d on %d "
+					    "nodes)", (int)s->nranks, (int)gi.nnodes);
 	}
 	if (s->algo == SIM_ALGO_HIER) {
 		if (gi.nnodes < 2)
@@ -947,22 +960,29 @@ static void rotate_hosts(const struct topo *t, const int32_t *ord, int32_t *out,
  * candidate there (found by review: with plans of NCCL's chunks, predict
  * of llama3-8b tp 8 on 8 DGX H100 nodes took 3.96 s and 90 MB for 0.15 s
  * and 7 MB, the same iteration). */
-static int32_t planned_chunks(const struct sim_coll_spec *s, double bytes, double chunk,
-			      double xfers, bool for_net, double *cs, struct dag *d)
+static int32_t planned_chunks_in(const struct sim_coll_spec *s, double bytes, double chunk,
+				 double xfers, int32_t lo, int32_t amax, bool for_net, double *cs,
+				 struct dag *d)
 {
 	double room = (double)CHAIN_PLAN_XFERS / (xfers > 1 ? xfers : 1);
-	int32_t k = chunks_of(s, bytes, chunk, cs, room > 64 ? (int32_t)room : 64);
+	int32_t k = chunks_of(s, bytes, chunk, cs, room > lo ? (int32_t)room : lo);
 	d->rep = d->rep_w = 1;
-	if (!for_net && k > 64) {
+	if (!for_net && k > amax) {
 		double net_cs = *cs;
 		int32_t nk = k;
-		k = chunks_of(s, bytes, chunk, cs, 64);
+		k = chunks_of(s, bytes, chunk, cs, amax);
 		d->rep = *cs / net_cs;
 		/* a connection's stalls come one a window after the first:
 		 * nk / RING_SLOTS - 1 of them for k / RING_SLOTS - 1 planned */
-		d->rep_w = (double)(nk - RING_SLOTS) / (k - RING_SLOTS);
+		d->rep_w = k > RING_SLOTS ? (double)(nk - RING_SLOTS) / (k - RING_SLOTS) : 1;
 	}
 	return k;
+}
+
+static int32_t planned_chunks(const struct sim_coll_spec *s, double bytes, double chunk,
+			      double xfers, bool for_net, double *cs, struct dag *d)
+{
+	return planned_chunks_in(s, bytes, chunk, xfers, 64, 64, for_net, cs, d);
 }
 
 /* A chain's chunks (broadcast/reduce): NCCL's step, 512 KiB of Simple
@@ -986,8 +1006,7 @@ static int32_t pick_chunks(const struct sim_coll_spec *s, double bytes, int32_t 
  * least 64 (they were 64 at most: a 1 GiB all-reduce over 32 DGX H100
  * nodes in 1 MiB chunks filled its trees for 6444 us at flow level
  * against 5892 analytic). */
-static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh,
-				int32_t ntrees, int32_t dirs, bool for_net, double *cs, struct dag *d)
+static double tree_chunk(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh)
 {
 	double chunk = 512.0 * 1024, depth = (double)n / (nh > 0 ? nh : 1) - 1 + floor(log2(nh > 0 ? nh : 1));
 	if (depth < 1)
@@ -1001,7 +1020,14 @@ static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int
 	/* LL: its step at most (pick_chunks) */
 	if (s->proto == SIM_PROTO_LL && chunk > LL_STEP_BYTES)
 		chunk = LL_STEP_BYTES;
-	return planned_chunks(s, bytes, chunk,
+	return chunk;
+}
+
+/* (tree_chunk's chunks, within the plan's budget) */
+static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int32_t n, int32_t nh,
+				int32_t ntrees, int32_t dirs, bool for_net, double *cs, struct dag *d)
+{
+	return planned_chunks(s, bytes, tree_chunk(s, bytes, n, nh),
 			      (double)(n > 1 ? n - 1 : 1) * (ntrees > 0 ? ntrees : 1) * (dirs > 0 ? dirs : 1),
 			      for_net, cs, d);
 }
@@ -1015,6 +1041,201 @@ static int nvlink_ports(const struct topo *t, int32_t gpu, int32_t *out, int max
 		if (t->links[t->out[k]].kind == TOPO_L_NVLINK)
 			out[n++] = t->out[k];
 	return n;
+}
+
+/* Plans of NVLSTree over more transfers than this price it with fewer
+ * chunks at the analytic level, whose time the chunk count moves only by
+ * the window stalls (NCCL's choice prices it for every group and size:
+ * at 64 chunks 1,024 nodes of 8 GPUs would plan 6.8 M transfers). */
+#define NVLS_TREE_ANALYTIC_XFERS (1 << 18)
+
+/* NVLSTree, NCCL's multi-node all-reduce over NVLink SHARP (NVLS_TREE;
+ * its costs in nccl.md §1.4-1.5): inside each node the switch reduces the
+ * GPUs' buffers (multimem ld_reduce), so that local GPU j holds its node's
+ * sum of shard j (1/ppn of the data); shard j is all-reduced across the
+ * nodes over a double binary tree of the nodes' GPUs j (each with its own
+ * NIC, as the trees of NCCL's NVLS heads), and the switch multicasts each
+ * reduced shard back to every GPU of the node (multimem st). Every stage
+ * is pipelined in the tree's chunks: a unit (chunk k of tree t, u bytes of
+ * each shard) leaves each GPU as ppn x u toward the switch, comes back as
+ * u once every GPU's has arrived, goes up and down the tree, returns to
+ * the switch as u and reaches each GPU as ppn x u, so each GPU's NVLink
+ * carries S (1 + 1/ppn) each way, as NVLS's (NCCL's NVLS efficiency as
+ * extra wire bytes), and each NIC S/(2 ppn) x 3 at a tree's inner node and
+ * x 1 at a leaf each way, S/ppn at two nodes (NCCL's x 2 for NVLSTree
+ * across two nodes). The first unit pays NCCL's NVLS latency once inside
+ * the node (the first of each GPU's stream of units into the switch) and
+ * each tree's first chunk NVLSTree's network latency at each hop (intraLat
+ * + 2 log2(nodes) interLat, nccl.md §1.4). Needs one NVLink port per GPU
+ * (the built topologies' single switch a host). */
+static int build_nvls_tree(struct sim_coll *c, struct dag *d)
+{
+	const struct sim_coll_spec *s = &c->s;
+	const struct topo *t = c->t;
+	int32_t n = s->nranks, nh, P, k, K, u, tr, h, j, pos;
+	int32_t *sorted = malloc((size_t)n * sizeof(int32_t)), *off = malloc(((size_t)n + 1) * sizeof(int32_t));
+	int32_t *port = malloc((size_t)n * sizeof(int32_t)), *at[2] = { NULL, NULL };
+	int32_t *ru = malloc((size_t)n * sizeof(int32_t)), *rd = malloc((size_t)n * sizeof(int32_t));
+	int32_t *mu = malloc((size_t)n * sizeof(int32_t)), *md = malloc((size_t)n * sizeof(int32_t));
+	int32_t *post = malloc((size_t)n * sizeof(int32_t)), *jt = NULL, *upid = NULL, *dnid = NULL;
+	double eff = t->cl.gpu.sm_arch >= 100 ? 0.74 : 0.85, B, cs, xfers;
+	int rc = TS_ENOMEM;
+	if (!sorted || !off || !port || !ru || !rd || !mu || !md || !post)
+		goto done;
+	nh = by_host(t, c->gpus, n, sorted, off);
+	if (nh < 0)
+		goto done;
+	P = n / nh;
+	rc = TS_EINPUT;
+	if (nh < 2 || P < 2 || P * nh != n)
+		goto done; /* (sim_coll_check refuses these) */
+	for (h = 0; h < nh; h++)
+		if (off[h + 1] - off[h] != P)
+			goto done;
+	for (j = 0; j < n; j++) {
+		int32_t pp[2];
+		if (nvlink_ports(t, sorted[j], pp, 2) != 1)
+			goto done;
+		port[j] = pp[0];
+	}
+	rc = TS_ENOMEM;
+	/* the trees' heap orders of the hosts: 0, 1, ..., nh - 1 and 0, nh -
+	 * 1, ..., 1 (the second's leaves are the first's inner nodes) */
+	for (tr = 0; tr < 2; tr++) {
+		at[tr] = malloc((size_t)nh * sizeof(int32_t));
+		if (!at[tr])
+			goto done;
+		for (pos = 0; pos < nh; pos++)
+			at[tr][pos] = tr == 0 || pos == 0 ? pos : nh - pos;
+	}
+	/* each tree carries half of each shard; the budget's transfers a
+	 * chunk: both trees' units, each some 6 ppn + 2 transfers a node */
+	B = s->size_bytes / (2.0 * P);
+	xfers = 2.0 * ((double)nh * (6.0 * P + 2) + 2.0 * P);
+	{
+		double am = (double)NVLS_TREE_ANALYTIC_XFERS / xfers;
+		K = planned_chunks_in(s, B, tree_chunk(s, B, nh, nh), xfers, 1,
+				      am >= 64 ? 64 : am >= 1 ? (int32_t)am : 1, c->for_net, &cs, d);
+	}
+	jt = malloc((size_t)P * sizeof(int32_t));
+	upid = malloc((size_t)2 * (size_t)n * (size_t)K * sizeof(int32_t));
+	dnid = malloc((size_t)2 * (size_t)n * (size_t)K * sizeof(int32_t));
+	if (!jt || !upid || !dnid)
+		goto done;
+	for (j = 0; j < n; j++)
+		ru[j] = rd[j] = mu[j] = md[j] = -1;
+#define NT_ID(a, tr_, j_, pos_, k_) (a)[(((size_t)(tr_) * (size_t)P + (size_t)(j_)) * (size_t)nh + \
+					(size_t)(pos_)) * (size_t)K + (size_t)(k_)]
+	for (u = 0; u < 2 * K; u++) {
+		double ub;
+		k = u / 2;
+		tr = u % 2;
+		ub = chunk_bytes(B, K, cs, k);
+		/* into the switch and the node's sum of each shard back */
+		for (h = 0; h < nh; h++) {
+			int32_t g0 = sorted[off[h]], jr, id;
+			for (j = 0; j < P; j++) {
+				int32_t q = off[h] + j;
+				id = dag_add(d, sorted[q], -1, port[q], P * ub / eff, u == 0, 0);
+				if (id < 0 || dag_order(d, ru[q], id))
+					goto done;
+				ru[q] = id;
+			}
+			if ((jr = dag_add(d, g0, g0, -1, 0, false, 0)) < 0)
+				goto done;
+			for (j = 0; j < P; j++)
+				if (dag_dep(d, ru[off[h] + j], jr))
+					goto done;
+			for (j = 0; j < P; j++) {
+				int32_t q = off[h] + j;
+				id = dag_add(d, sorted[q], -1, t->links[port[q]].rev, ub / eff, false, 0);
+				if (id < 0 || dag_dep(d, jr, id) || dag_order(d, rd[q], id))
+					goto done;
+				rd[q] = id;
+			}
+		}
+		/* shard j's tree over the nodes' GPUs j: up, children first */
+		for (j = 0; j < P; j++) {
+			for (pos = nh - 1; pos >= 0; pos--) {
+				int32_t q = off[at[tr][pos]] + j, id, ch;
+				if (pos == 0) {
+					id = jt[j] = dag_add(d, sorted[q], sorted[q], -1, 0, false, 0);
+				} else {
+					int32_t pq = off[at[tr][(pos - 1) / 2]] + j;
+					id = dag_add(d, sorted[q], sorted[pq], -1, ub, k == 0,
+						     rng_hash2(s->hash ^ (0x1111u + 0x1111u * (uint64_t)tr),
+							       (uint64_t)j << 32 | (uint64_t)pos));
+					if (id < 0)
+						goto done;
+					NT_ID(upid, tr, j, pos, k) = id;
+					if ((k > 0 && dag_order(d, NT_ID(upid, tr, j, pos, k - 1), id)) ||
+					    (k >= RING_SLOTS &&
+					     dag_window(d, NT_ID(upid, tr, j, pos, k - RING_SLOTS), id)))
+						goto done;
+				}
+				if (id < 0 || dag_dep(d, rd[q], id))
+					goto done;
+				for (ch = 2 * pos + 1; ch <= 2 * pos + 2 && ch < nh; ch++)
+					if (dag_dep(d, NT_ID(upid, tr, j, ch, k), id))
+						goto done;
+			}
+			post[off[at[tr][0]] + j] = jt[j];
+			/* down, parents first */
+			for (pos = 1; pos < nh; pos++) {
+				int32_t q = off[at[tr][pos]] + j, pa = (pos - 1) / 2;
+				int32_t id = dag_add(d, sorted[off[at[tr][pa]] + j], sorted[q], -1, ub, k == 0,
+						     rng_hash2(s->hash ^ (0x5bd1e995u + 0x1111u * (uint64_t)tr),
+							       (uint64_t)j << 32 | (uint64_t)pos));
+				if (id < 0 || dag_dep(d, pa == 0 ? jt[j] : NT_ID(dnid, tr, j, pa, k), id))
+					goto done;
+				NT_ID(dnid, tr, j, pos, k) = id;
+				if ((k > 0 && dag_order(d, NT_ID(dnid, tr, j, pos, k - 1), id)) ||
+				    (k >= RING_SLOTS && dag_window(d, NT_ID(dnid, tr, j, pos, k - RING_SLOTS), id)))
+					goto done;
+				post[q] = id;
+			}
+		}
+		/* back into the switch and multicast to every GPU */
+		for (h = 0; h < nh; h++) {
+			int32_t g0 = sorted[off[h]], jm, id;
+			for (j = 0; j < P; j++) {
+				int32_t q = off[h] + j;
+				id = dag_add(d, sorted[q], -1, port[q], ub / eff, false, 0);
+				if (id < 0 || dag_dep(d, post[q], id) || dag_order(d, mu[q], id))
+					goto done;
+				mu[q] = id;
+			}
+			if ((jm = dag_add(d, g0, g0, -1, 0, false, 0)) < 0)
+				goto done;
+			for (j = 0; j < P; j++)
+				if (dag_dep(d, mu[off[h] + j], jm))
+					goto done;
+			for (j = 0; j < P; j++) {
+				int32_t q = off[h] + j;
+				id = dag_add(d, sorted[q], -1, t->links[port[q]].rev, P * ub / eff, false, 0);
+				if (id < 0 || dag_dep(d, jm, id) || dag_order(d, md[q], id))
+					goto done;
+				md[q] = id;
+			}
+		}
+	}
+#undef NT_ID
+	rc = 0;
+done:
+	free(sorted);
+	free(off);
+	free(port);
+	free(ru);
+	free(rd);
+	free(mu);
+	free(md);
+	free(post);
+	free(jt);
+	free(upid);
+	free(dnid);
+	free(at[0]);
+	free(at[1]);
+	return rc;
 }
 
 static int build_plan(struct sim_coll *c)
@@ -1358,6 +1579,8 @@ static int build_plan(struct sim_coll *c)
 		}
 		return 0;
 	}
+	case SIM_ALGO_NVLSTREE:
+		return build_nvls_tree(c, d);
 	case SIM_ALGO_NVLS: {
 		/* NVLink SHARP: multimem ld_reduce pulls every rank's copy of each
 		 * shard through the switch (S out of each GPU) and multimem st
@@ -2986,7 +3209,7 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 		    enum sim_proto *proto, struct ts_error *err)
 {
 	static const enum sim_algo nccl_algos[] = { SIM_ALGO_RING, SIM_ALGO_TREE, SIM_ALGO_NVLS,
-						    SIM_ALGO_DIRECT };
+						    SIM_ALGO_NVLSTREE, SIM_ALGO_DIRECT };
 	struct sim_group_info gi;
 	struct sim_coll_spec in = *s; /* algo/proto may alias s's fields */
 	struct ts_error why = TS_ERROR_INIT; /* why the last candidate could not run */
@@ -3043,8 +3266,8 @@ int sim_coll_choose(const struct topo *t, const struct sim_coll_spec *s, enum si
 			double tm;
 			if (in.proto != SIM_PROTO_AUTO && in.proto != (enum sim_proto)pi)
 				continue;
-			if (a == SIM_ALGO_NVLS && pi != SIM_PROTO_SIMPLE)
-				continue; /* NVLS is Simple only (nccl.md §1.3 tables) */
+			if ((a == SIM_ALGO_NVLS || a == SIM_ALGO_NVLSTREE) && pi != SIM_PROTO_SIMPLE)
+				continue; /* NVLS(Tree) is Simple only (nccl.md §1.3 tables) */
 			c.algo = a;
 			c.proto = (enum sim_proto)pi;
 			if (sim_coll_check(t, &c, &why))

@@ -10,7 +10,7 @@ static const char *const op_names[SIM_OP_COUNT] = {
 	"allreduce", "reducescatter", "allgather", "alltoall", "broadcast", "reduce", "sendrecv"
 };
 static const char *const algo_names[SIM_ALGO_COUNT] = {
-	"auto", "ring", "tree", "rhd", "direct", "hier", "ps", "nvls"
+	"auto", "ring", "tree", "rhd", "direct", "hier", "ps", "nvls", "nvlstree"
 };
 static const char *const proto_names[SIM_PROTO_COUNT] = { "auto", "LL", "LL128", "Simple" };
 
@@ -64,6 +64,8 @@ static int nccl_algo_row(enum sim_algo a)
 		return 0;
 	case SIM_ALGO_NVLS:
 		return 2;
+	case SIM_ALGO_NVLSTREE:
+		return 3;
 	default:
 		return 1; /* ring, rhd, direct, hier, ps */
 	}
@@ -77,11 +79,11 @@ static int proto_col(enum sim_proto p)
 double sim_nccl_hw_lat_us(enum sim_hw hw, enum sim_algo a, enum sim_proto p)
 {
 	/* hwLatencies[hw][algo] = {LL, LL128, Simple} µs (nccl.md §1.3) for
-	 * rows Tree, Ring, NVLS */
-	static const double lat[3][3][3] = {
-		/* NVLINK */ { { 0.6, 1.25, 4.0 }, { 0.6, 1.9, 3.4 }, { 0, 0, 25 } },
-		/* PCI    */ { { 1.0, 1.9, 4.0 }, { 1.0, 2.5, 5.7 }, { 0, 0, 0 } },
-		/* NET    */ { { 5.0, 8.5, 14 }, { 2.7, 4.0, 14.0 }, { 0, 0, 18 } },
+	 * rows Tree, Ring, NVLS, NVLSTree */
+	static const double lat[3][4][3] = {
+		/* NVLINK */ { { 0.6, 1.25, 4.0 }, { 0.6, 1.9, 3.4 }, { 0, 0, 25 }, { 0, 0, 25 } },
+		/* PCI    */ { { 1.0, 1.9, 4.0 }, { 1.0, 2.5, 5.7 }, { 0, 0, 0 }, { 0, 0, 0 } },
+		/* NET    */ { { 5.0, 8.5, 14 }, { 2.7, 4.0, 14.0 }, { 0, 0, 18 }, { 0, 0, 20.9 } },
 	};
 	return lat[hw][nccl_algo_row(a)][proto_col(p)];
 }
@@ -111,8 +113,9 @@ double sim_nccl_ring_hop_lat_us(enum sim_hw hw, enum sim_proto p, int32_t nnodes
 double sim_nccl_base_lat_us(enum sim_algo a, enum sim_proto p)
 {
 	/* baseLatencies (nccl.md §1.3): Tree {6.8, 14, 8.4}, Ring {6.6, 14,
-	 * 8.4}, NVLS 0 */
-	static const double base[3][3] = { { 6.8, 14.0, 8.4 }, { 6.6, 14.0, 8.4 }, { 0, 0, 0 } };
+	 * 8.4}, NVLS and NVLSTree 0 */
+	static const double base[4][3] = { { 6.8, 14.0, 8.4 }, { 6.6, 14.0, 8.4 }, { 0, 0, 0 },
+					   { 0, 0, 0 } };
 	return base[nccl_algo_row(a)][proto_col(p)];
 }
 

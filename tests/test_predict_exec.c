@@ -2147,9 +2147,14 @@ START_TEST(tied_exchange_waits_for_both_ends)
 	ck_assert_msg(fabs(f.bd.exposed_comm_s[SIM_COMM_PP] / a.bd.exposed_comm_s[SIM_COMM_PP] - 1) < 0.05,
 		      "exposed PP: flow %.6f s, analytic %.6f s", f.bd.exposed_comm_s[SIM_COMM_PP],
 		      a.bd.exposed_comm_s[SIM_COMM_PP]);
-	ck_assert(fabs(x.iteration_time_s / f.iteration_time_s - 1) < 1e-9);
+	/* folded as --exact: to the picosecond while the DP reductions were
+	 * rings; NCCL's NVLSTree (2026-12-06), whose tree leaves each NIC in
+	 * chunks beside the last pipeline send, puts the fold's last gradient
+	 * receive of stage 0 86 us earlier (0.04 %) */
+	ck_assert_msg(fabs(x.iteration_time_s / f.iteration_time_s - 1) < 1e-3,
+		      "exact %.9f s, folded %.9f s", x.iteration_time_s, f.iteration_time_s);
 	for (int c = 0; c < SIM_COMM_COUNT; c++)
-		ck_assert_msg(fabs(x.bd.exposed_comm_s[c] - f.bd.exposed_comm_s[c]) < 1e-6,
+		ck_assert_msg(fabs(x.bd.exposed_comm_s[c] - f.bd.exposed_comm_s[c]) < 1e-4,
 			      "exposed %d: exact %.6f s, folded %.6f s", c, x.bd.exposed_comm_s[c],
 			      f.bd.exposed_comm_s[c]);
 	sim_prediction_release(&a);

@@ -765,6 +765,99 @@ START_TEST(h100_nvswitch_ring_and_nvls)
 }
 END_TEST
 
+/* NVLSTree (NCCL's NVLS_TREE): the switch reduces each node's GPUs,
+ * each local GPU's shard crosses the nodes on its own NIC's trees, and the
+ * switch multicasts it back, pipelined. Each GPU's NVLink carries what
+ * NVLS's does on one node, S (1 + 1/8) / 0.85 each way, and at two nodes
+ * each NIC only S/8 each way, so the NVLink sets the time: one node's NVLS
+ * time plus NVLSTree's network latency of two tree hops (2 x 20.9 us) and
+ * the links' own. NCCL picks it across H100 nodes at large sizes; it is
+ * not there on one node, without NVLink SHARP, or with one GPU a node. */
+static double an_time(const struct topo *t, enum sim_op op, enum sim_algo algo,
+		      enum sim_proto proto, double size, int n);
+
+START_TEST(nvls_tree_across_nodes)
+{
+	struct world w, one, a100;
+	struct ts_error err = TS_ERROR_INIT;
+	struct sim_coll_spec sp;
+	int32_t ranks[32], pair[2] = { 0, 8 }, odd[3] = { 0, 1, 8 };
+	enum sim_algo a;
+	enum sim_proto p;
+	double S = 512 * TS_MiB, tn, tt, tr;
+	struct runres rf;
+	world_open(&w, "dgx-h100-ndr", 2, NULL, 1);
+	world_open(&one, "dgx-h100-ndr", 1, NULL, 1);
+	tn = an_time(&one.t, SIM_OP_ALLREDUCE, SIM_ALGO_NVLS, SIM_PROTO_SIMPLE, S, 8);
+	tt = an_time(&w.t, SIM_OP_ALLREDUCE, SIM_ALGO_NVLSTREE, SIM_PROTO_SIMPLE, S, 16);
+	tr = an_time(&w.t, SIM_OP_ALLREDUCE, SIM_ALGO_RING, SIM_PROTO_SIMPLE, S, 16);
+	ck_assert_msg(tt > tn + 41.8e-6 && tt < tn + 41.8e-6 + 10e-6,
+		      "nvlstree %.2f us, one node's nvls %.2f us", tt * 1e6, tn * 1e6);
+	ck_assert_msg(tt < 0.8 * tr, "nvlstree %.2f us, ring %.2f us", tt * 1e6, tr * 1e6);
+	/* the flow level runs the chunks' pipeline to about that, and moves
+	 * the NVLink bytes and the trees' 2 (nodes - 1) S */
+	rf = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_NVLSTREE, SIM_PROTO_SIMPLE, S, 1, 16,
+		 false, 1);
+	ck_assert_msg(fabs(rf.time_s / tt - 1) < 0.03, "flow %.2f us, analytic %.2f us",
+		      rf.time_s * 1e6, tt * 1e6);
+	ck_assert_msg(fabs(rf.bytes_sent / (2 * 8 * 2 * S * (1 + 1.0 / 8) / 0.85 + 2 * S) - 1) < 1e-9,
+		      "%.6g bytes on the wire", rf.bytes_sent);
+	/* over three nodes (a tree with a leaf of one and an inner node of the
+	 * other), flow and analytic within a few per cent */
+	{
+		struct world w3;
+		struct runres r3;
+		world_open(&w3, "dgx-h100-ndr", 3, NULL, 1);
+		tt = an_time(&w3.t, SIM_OP_ALLREDUCE, SIM_ALGO_NVLSTREE, SIM_PROTO_SIMPLE, S, 24);
+		r3 = run(&w3.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_NVLSTREE, SIM_PROTO_SIMPLE, S, 1,
+			 24, false, 1);
+		ck_assert_msg(fabs(r3.time_s / tt - 1) < 0.05, "3 nodes: flow %.2f us, analytic %.2f us",
+			      r3.time_s * 1e6, tt * 1e6);
+		world_close(&w3);
+	}
+	/* NCCL's choice: NVLSTree at 512 MiB over two nodes, not at 64 KiB */
+	for (int j = 0; j < 16; j++)
+		ranks[j] = j;
+	sim_coll_spec_init(&sp);
+	sp.nranks = 16;
+	sp.ranks = ranks;
+	sp.size_bytes = S;
+	ck_assert_int_eq(sim_coll_choose(&w.t, &sp, &a, &p, &err), 0);
+	ck_assert_int_eq(a, SIM_ALGO_NVLSTREE);
+	ck_assert_int_eq(p, SIM_PROTO_SIMPLE);
+	sp.size_bytes = 65536;
+	ck_assert_int_eq(sim_coll_choose(&w.t, &sp, &a, &p, &err), 0);
+	ck_assert_int_ne(a, SIM_ALGO_NVLSTREE);
+	/* refused: one node, one GPU a node, uneven nodes, no NVLS, LL */
+	sp.algo = SIM_ALGO_NVLSTREE;
+	sp.size_bytes = S;
+	sp.nranks = 8;
+	ck_assert_int_eq(sim_coll_check(&one.t, &sp, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "across nodes"), "%s", err.msg);
+	sp.nranks = 2;
+	sp.ranks = pair;
+	ck_assert_int_eq(sim_coll_check(&w.t, &sp, &err), TS_EINPUT);
+	sp.nranks = 3;
+	sp.ranks = odd;
+	ck_assert_int_eq(sim_coll_check(&w.t, &sp, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "same number"), "%s", err.msg);
+	world_open(&a100, "dgx-a100-hdr", 2, NULL, 1);
+	sp.nranks = 16;
+	sp.ranks = ranks;
+	ck_assert_int_eq(sim_coll_check(&a100.t, &sp, &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "NVLink SHARP"), "%s", err.msg);
+	sp.algo = SIM_ALGO_AUTO;
+	ck_assert_int_eq(sim_coll_choose(&a100.t, &sp, &a, &p, &err), 0);
+	ck_assert_int_ne(a, SIM_ALGO_NVLSTREE);
+	sp.algo = SIM_ALGO_NVLSTREE;
+	sp.proto = SIM_PROTO_LL;
+	ck_assert_int_ne(sim_coll_choose(&w.t, &sp, &a, &p, &err), 0);
+	world_close(&a100);
+	world_close(&one);
+	world_close(&w);
+}
+END_TEST
+
 /* NCCL's point-to-point protocol goes by the size of a send, not by its
  * tuner's cost table: LL up to 16 KiB a send, Simple above, never LL128
  * (sim_coll_choose). On four DGX H100 nodes a 1 MiB all-to-all (32 KiB a
@@ -1607,6 +1700,7 @@ static Suite *suite(void)
 	tc = tcase_create("presets");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, h100_nvswitch_ring_and_nvls);
+	tcase_add_test(tc, nvls_tree_across_nodes);
 	tcase_add_test(tc, a100_hdr_multinode);
 	tcase_add_test(tc, tree_uses_every_nic);
 	tcase_add_test(tc, ll_bus_bandwidth_capped);
