@@ -190,9 +190,16 @@ static int parse_vision(struct model *m, const struct jval *v, struct ts_error *
 	if (jval_expect_object(v, err))
 		return TS_EINPUT;
 	m->has_vision = true;
+	/* absent keys: Qwen3VLVisionConfig's defaults (qwen3_vl.md's shared
+	 * values; deepstack_visual_indexes [8, 16, 24], recalled from
+	 * transformers: three mergers); found by an audit, 2026-12-06: a
+	 * config without spatial_merge_size had 4x the image tokens, without
+	 * num_position_embeddings no position table */
 	x->in_channels = 3;
-	x->temporal_patch = 1;
-	x->merge = 1;
+	x->temporal_patch = 2;
+	x->merge = 2;
+	x->pos_embeddings = 2304;
+	x->deepstack = 3;
 	if (get_int2(v, "depth", NULL, true, 1, 512, &x->depth, err) ||
 	    get_int2(v, "hidden_size", "embed_dim", true, 1, 1 << 16, &x->hidden, err) ||
 	    get_int2(v, "num_heads", NULL, true, 1, 1024, &x->heads, err) ||
@@ -897,6 +904,22 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 				return TS_EINPUT;
 			m->rotary = !alibi && (!pe || !strcmp(pe, "rotary"));
 		}
+		/* the epsilons name the norm (their values move no time): each a
+		 * number in (0, 1), as a norm's epsilon is (found by an audit,
+		 * 2026-12-06: "32", [] or true were taken) */
+		{
+			static const char *const eps[] = { "rms_norm_eps", "layer_norm_eps",
+							   "layer_norm_epsilon" };
+			for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
+				double e;
+				if (!present(&t, eps[i], &c))
+					continue;
+				if (jval_get_number(&t, eps[i], true, &e, err))
+					return TS_EINPUT;
+				if (!(e > 0 && e < 1))
+					return jval_error(&c, err, "%.17g: a norm's epsilon is in (0, 1)", e);
+			}
+		}
 		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c) || sc2)
 			m->norm = MODEL_NORM_LAYER;
 		/* GPT-NeoX: every linear biased (attention's by attention_bias,
@@ -1000,6 +1023,16 @@ common:
 		return TS_EINPUT;
 	if (present(&root, "vision_config", &v) && parse_vision(m, &v, err))
 		return TS_EINPUT;
+	if (!m->has_vision && (type_is(mtype, "qwen3_vl") || type_is(mtype, "qwen3_vl_moe"))) {
+		/* (transformers would build its default encoder, whose 3584-wide
+		 * output fits one text width: spelled out, or refused; found by
+		 * an audit, 2026-12-06: "vision_config": null dropped it) */
+		if (!present(&root, "model_type", &c))
+			present(&t, "model_type", &c);
+		return jval_error(&c, err, "'%s' without its vision_config: give the encoder's "
+				  "sizes (or, for the language model alone, its text_config as "
+				  "the config)", mtype);
+	}
 	if (m->has_vision && mtype && str_starts(mtype, "qwen3_vl"))
 		qwen3_vl_pixels(&m->vit);
 	else if (m->has_vision && type_is(mtype, "qwen2_vl")) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cjson/cJSON.h>
 
 #include "models/models.h"
 #include "models/workload.h"
@@ -1858,6 +1859,15 @@ static const struct {
 	const char *json;
 	const char *want; /* substring of the message */
 } bad_models[] = {
+	/* a norm's epsilon of the wrong type or out of range (found by an
+	 * audit, 2026-12-06: only its presence was read) */
+	{ "{" SWA_BASE "\"model_type\": \"llama\", \"rms_norm_eps\": \"32\"}",
+	  "rms_norm_eps: expected a number, got a string" },
+	{ "{" SWA_BASE "\"model_type\": \"llama\", \"rms_norm_eps\": true}", "rms_norm_eps: expected a number" },
+	{ "{" SWA_BASE "\"model_type\": \"gpt_neox\", \"layer_norm_eps\": -1}",
+	  "layer_norm_eps: -1: a norm's epsilon is in (0, 1)" },
+	{ "{" SWA_BASE "\"model_type\": \"x\", \"layer_norm_epsilon\": []}",
+	  "layer_norm_epsilon: expected a number, got an array" },
 	/* a MoE type without its expert count, and DeepSeek's experts
 	 * without their width (found by an audit: counted as dense, and at
 	 * the dense width) */
@@ -2220,6 +2230,65 @@ START_TEST(good_model_config_hf)
 	ck_assert_int_eq(model_load(&a, tu_src(1, "examples/models/gpt2.json"), &err), 0);
 	model_count_params(&a, &pa);
 	ck_assert_int_eq(pa.sum_total, 124439808);
+}
+END_TEST
+
+/* The Qwen3-VL-8B config (examples/models) with vision_config key `drop`
+ * removed (or, with drop "", vision_config null), loaded into m. */
+static int load_vl_without(struct model *m, const char *drop, struct ts_error *err)
+{
+	FILE *f = fopen(tu_src(0, "examples/models/qwen3-vl-8b.json"), "rb");
+	char buf[1 << 14];
+	size_t n;
+	cJSON *root, *vc;
+	char *out;
+	int rc;
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	root = cJSON_Parse(buf);
+	ck_assert_ptr_nonnull(root);
+	vc = cJSON_GetObjectItemCaseSensitive(root, "vision_config");
+	ck_assert_ptr_nonnull(vc);
+	if (*drop) {
+		ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(vc, drop));
+		cJSON_DeleteItemFromObjectCaseSensitive(vc, drop);
+	} else {
+		cJSON_ReplaceItemInObjectCaseSensitive(root, "vision_config", cJSON_CreateNull());
+	}
+	out = cJSON_Print(root);
+	ck_assert_ptr_nonnull(out);
+	rc = model_load(m, tu_tmpfile(1, ".json", out), err);
+	free(out);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* A Qwen3-VL vision_config without the keys its config class defaults
+ * takes Qwen3VLVisionConfig's values, which the 8B's config spells out
+ * (found by an audit, 2026-12-06: merge and temporal patch 1, no position
+ * table; without spatial_merge_size 784 image tokens an image, not 196);
+ * without its vision_config it is refused, not counted as text alone. */
+START_TEST(qwen3_vl_vision_defaults)
+{
+	static const char *const keys[] = { "spatial_merge_size", "temporal_patch_size",
+					    "num_position_embeddings", "deepstack_visual_indexes" };
+	struct model a, b;
+	struct model_params pa, pb;
+	struct ts_error err = TS_ERROR_INIT;
+	ck_assert_int_eq(model_load(&b, "qwen3-vl-8b", &err), 0);
+	model_count_params(&b, &pb);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		ck_assert_msg(load_vl_without(&a, keys[i], &err) == 0, "%s: %s", keys[i], err.msg);
+		model_count_params(&a, &pa);
+		ck_assert_msg(pa.sum_total == pb.sum_total, "without %s: %lld parameters for %lld",
+			      keys[i], (long long)pa.sum_total, (long long)pb.sum_total);
+		ck_assert_int_eq(a.vit.merge, b.vit.merge);
+		ck_assert_int_eq(a.vit.temporal_patch, b.vit.temporal_patch);
+	}
+	ck_assert_int_eq(load_vl_without(&a, "", &err), TS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "without its vision_config"), "%s", err.msg);
 }
 END_TEST
 
@@ -3155,14 +3224,24 @@ static const struct {
 	  "device" },
 	{ "{\"zero_optimization\": {\"stage\": 2, \"overlap_comm\": \"yes\"}}", "overlap_comm" },
 	{ "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": \"lots\"}}",
-	  "element count" },
+	  "reduce_bucket_size" },
 	/* (found by review: a fraction of an element, and bf16 against its
 	 * older name, passed) */
 	{ "{\"zero_optimization\": {\"stage\": 3, \"offload_param\": {\"device\": \"cpu\"}}}",
 	  "zero_optimization.offload_param: parameters offloaded without offload_optimizer are not "
 	  "modelled" },
 	{ "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 0.5}}",
-	  "reduce_bucket_size: must be a positive element count" },
+	  "reduce_bucket_size: must be a whole element count from 1 to 1e12" },
+	{ "{\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 1e30}}",
+	  "reduce_bucket_size: must be a whole element count from 1 to 1e12" },
+	/* an optimizer other than Adam's state (found by an audit, 2026-12-06:
+	 * SGD, Lamb and a number were taken as Adam) */
+	{ "{\"optimizer\": {\"type\": \"SGD\", \"params\": {\"lr\": 0.1}}}",
+	  "ds_config.json:1:24: optimizer.type: 'SGD': only Adam's and AdamW's optimizer state is "
+	  "modelled" },
+	{ "{\"optimizer\": {\"type\": \"Lamb\"}}", "'Lamb': only Adam's" },
+	{ "{\"optimizer\": 5}", "ds_config.json:1:15: optimizer: " },
+	{ "{\"optimizer\": {\"type\": 5}}", "optimizer.type: " },
 	{ "{\"bfloat16\": {\"enabled\": true}, \"bf16\": {\"enabled\": false}}",
 	  "bfloat16: bfloat16 (the older name of bf16) disagrees with bf16" },
 	/* typos DeepSpeed would reject or ignore, and a file that is not a
@@ -3534,6 +3613,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tc, fp32_doubles_all_but_the_logits);
 	tcase_add_test(tc, vision_activations_with_mergers);
 	tcase_add_test(tc, seed_qwen3_vl_235b);
+	tcase_add_test(tc, qwen3_vl_vision_defaults);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bad_input");
 	tcase_add_loop_test(tc, bad_model_configs, 0, (int)TS_ARRAY_LEN(bad_models));
