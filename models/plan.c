@@ -857,6 +857,24 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 
 	if (jval_expect_object(&r, err) || ds_keys(&r, ds_top_keys, true, err))
 		return TS_EINPUT;
+	{
+		/* the optimizer's state is modelled as Adam's (two moments and a
+		 * master copy): another type is refused, not priced as Adam
+		 * (found by an audit, 2026-12-06: SGD, Lamb and "optimizer": 5
+		 * gave Adam's memory); no type is the client's own optimizer,
+		 * taken as Adam */
+		struct jval o, ty;
+		const char *tn = NULL;
+		if (jval_child(&r, "optimizer", &o) && !cJSON_IsNull(o.j)) {
+			if (jval_expect_object(&o, err) ||
+			    (jval_child(&o, "type", &ty) &&
+			     jval_get_string(&o, "type", false, &tn, err)))
+				return TS_EINPUT;
+			if (tn && strcasecmp(tn, "adam") && strcasecmp(tn, "adamw"))
+				return jval_error(&ty, err, "'%s': only Adam's and AdamW's optimizer "
+						  "state is modelled", tn);
+		}
+	}
 	bool have_zo = jval_child(&r, "zero_optimization", &zo);
 	/* The ZeRO stage and offload are the config's, DeepSpeed's defaults
 	 * (stage 0, nothing offloaded) where it leaves them out, whatever the
@@ -970,7 +988,8 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 			if (jval_get_number(&zo, "reduce_bucket_size", true, &el, err))
 				return TS_EINPUT;
 			if (!(el >= 1) || el > 1e12 || el != floor(el))
-				return jval_error(&st, err, "must be a positive element count");
+				return jval_error(&st, err, "must be a whole element count from 1 to "
+						  "1e12");
 			/* elements: at the reduced gradients' bytes, once
 			 * plan_resolve knows their dtype (found by review: taken
 			 * at 2 bytes, an fp32 plan's 5e8 written out held half
