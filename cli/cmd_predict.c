@@ -637,22 +637,33 @@ int cmd_predict(int argc, char **argv)
 		ts_error_set(&err, TS_ENOMEM, "out of memory");
 		goto fail;
 	}
+	/* the files before the report: one that cannot be written leaves no
+	 * report on stdout (found by an audit, 2026-12-06: a whole --json
+	 * report came out of a run that failed), and a report that cannot be
+	 * written leaves no trace or SVG (found by review); a plan that does
+	 * not fit is reported (exit 1) but leaves no timeline of a run that
+	 * cannot happen */
+	if (r.fits && trace && sim_trace_write_json(&r, trace, title, &err))
+		goto fail;
+	if (r.fits && svg && sim_trace_write_svg(&r, svg, title, &err)) {
+		if (trace)
+			remove(trace);
+		goto fail;
+	}
 	rc = report(m, p, &r, cname, fid, exact, calc, &comp,
 		    topo_routing_names[t.cl.fabric.routing], title, json);
-	/* the report is out before the files are written: a report that could
-	 * not be written leaves no trace or SVG (found by review) */
 	if (!rc)
 		rc = cli_flush_stdout();
+	if (rc && r.fits) {
+		if (trace)
+			remove(trace);
+		if (svg)
+			remove(svg);
+	}
 	if (rc && !r.fits)
 		not_fit_msg(&r, &cl, m, p, (unsigned long long)seed, false); /* (the reason stands; as memory does) */
 	if (rc)
 		goto out;
-	/* a plan that does not fit is reported (exit 1) but leaves no timeline
-	 * of a run that cannot happen */
-	if (r.fits && trace && sim_trace_write_json(&r, trace, title, &err))
-		goto fail;
-	if (r.fits && svg && sim_trace_write_svg(&r, svg, title, &err))
-		goto fail;
 	if (r.fits && warn[0])
 		fputs(warn, stderr);
 	if (!r.fits) {

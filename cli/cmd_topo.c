@@ -231,6 +231,12 @@ int cmd_topo(int argc, char **argv)
 		return cli_fail(&err);
 	}
 	rc = json ? print_json(&t, &s) : print_table(&t, &s);
+	if (!rc)
+		rc = cli_flush_stdout();
+	/* a report that cannot be written leaves no graph (found by an audit,
+	 * 2026-12-06: stdout on a full disk left the whole .dot) */
+	if (rc && dot)
+		remove(dot);
 	topo_release(&t);
 	return rc;
 }

@@ -98,6 +98,15 @@ if [ -w /dev/full ]; then
 		echo "FAIL predict to a full disk: exit $st, trace $(ls /tmp/e2e_cli_t.$$ 2>&1)"; fail=1
 	fi
 	rm -f /tmp/e2e_cli_t.$$
+	# nor a graph (found by an audit, 2026-12-06: topo left the .dot)
+	"$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 1 --dot /tmp/e2e_cli_g.$$ --json \
+		>/dev/full 2>/tmp/e2e_cli_err.$$; st=$?
+	if [ "$st" = 2 ] && [ ! -e /tmp/e2e_cli_g.$$ ]; then
+		echo "ok   topo to a full disk leaves no graph"
+	else
+		echo "FAIL topo to a full disk: exit $st, graph $(ls /tmp/e2e_cli_g.$$ 2>&1)"; fail=1
+	fi
+	rm -f /tmp/e2e_cli_g.$$
 	# a plan that does not fit (exit 1) whose report is lost exits 2 and
 	# still says why (predict: found by review, only the write error)
 	unfit_full() { # unfit_full NAME REASON_RE CMD...
@@ -116,6 +125,22 @@ if [ -w /dev/full ]; then
 	unfit_full predict "does not fit in GPU memory" "$TRAINSIM" predict --cluster dgx-h100-ndr \
 		--nodes 1 --model llama3-8b --fidelity analytic
 fi
+# a trace that cannot be written (here past a file-size limit, with
+# SIGXFSZ ignored so that the write fails with EFBIG) fails the run before
+# the report: nothing on stdout (found by an audit, 2026-12-06: the whole
+# --json report came out of a run that exited 2)
+d=$(mktemp -d)
+( trap '' XFSZ; ulimit -f 16; "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
+	--model "$TS_SOURCE_DIR/examples/models/gpt2.json" --global-batch 8 --fidelity analytic \
+	--trace "$d/t.json" --svg "$d/t.svg" --json >"$d/out" 2>"$d/err" ); st=$?
+if [ "$st" = 2 ] && [ ! -s "$d/out" ] && [ ! -e "$d/t.json" ] && [ ! -e "$d/t.svg" ] &&
+	grep -q "cannot write" "$d/err" && [ "$(wc -l <"$d/err")" = 1 ]; then
+	echo "ok   a trace that cannot be written: no report, no files"
+else
+	echo "FAIL a trace that cannot be written: exit $st, stdout $(wc -c <"$d/out") bytes, $(ls "$d"), $(cat "$d/err")"
+	fail=1
+fi
+rm -rf "$d"
 # JSON inputs: a UTF-8 byte-order mark is refused at 1:1 (cJSON would skip
 # it and every later position would be off); a named pipe that no one
 # opens to write is refused after 5 s (it blocked forever), one whose
