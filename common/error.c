@@ -3,6 +3,31 @@
 
 #include <string.h>
 
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong forms,
+ * no surrogates, at most U+10FFFF), 0 if invalid; p[0] >= 0x80. */
+size_t ts_utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n;
+	unsigned min, cp;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 void ts_utf8_trim(char *s)
 {
 	size_t n = strlen(s), i = n;
@@ -23,15 +48,22 @@ void ts_utf8_trim(char *s)
  * terminal). */
 void ts_one_line(char *s)
 {
-	for (unsigned char *p = (unsigned char *)s; *p; p++)
+	/* a message or name cut by its buffer ends on a whole character */
+	ts_utf8_trim(s);
+	for (unsigned char *p = (unsigned char *)s; *p; p++) {
+		size_t k;
 		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
 		else if (*p < 0x20 || *p == 0x7f)
 			*p = '?';
 		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
 			p[0] = p[1] = '?', p++; /* a C1 control (U+0080-U+009F: CSI...) */
-	/* a message or name cut by its buffer ends on a whole character */
-	ts_utf8_trim(s);
+		else if (*p >= 0x80 && (k = ts_utf8_len(p)) > 0)
+			p += k - 1; /* a whole character */
+		else if (*p >= 0x80)
+			*p = '?'; /* not UTF-8 (found by an audit, 2026-12-06: a 0xFF
+				   * of a cluster name reached stderr raw) */
+	}
 }
 
 int ts_error_vset(struct ts_error *err, int code, const char *fmt, va_list ap)

@@ -40,6 +40,9 @@ int ts_error_set(struct ts_error *err, int code, const char *fmt, ...)
  * (C1's U+0080-U+009F too) into '?' (messages built from input stay one
  * line), and drop a character left incomplete at the end (ts_utf8_trim). */
 void ts_one_line(char *s);
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong forms,
+ * no surrogates, at most U+10FFFF), 0 if invalid; p[0] >= 0x80. */
+size_t ts_utf8_len(const unsigned char *p);
 /* Drop a character that a cut left incomplete at the end of s (a message
  * or name formatted into a fixed buffer: snprintf cuts bytes). */
 void ts_utf8_trim(char *s);

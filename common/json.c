@@ -149,31 +149,6 @@ static const char *scan_dups(const char *p, struct keyref *dup, bool *oom)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong forms,
- * no surrogates, at most U+10FFFF), 0 if invalid; p[0] >= 0x80. */
-static size_t utf8_len(const unsigned char *p)
-{
-	unsigned c = p[0];
-	size_t n;
-	unsigned min, cp;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f, min = 0x80;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07, min = 0x10000;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* Append n bytes of s to buf (capacity cap, used at) as printable text:
  * valid UTF-8 as it is but for C1 controls, any other byte below 0x20,
  * DEL or from 0x80 as \xNN,
@@ -183,7 +158,7 @@ size_t json_clean_text(char *buf, size_t cap, size_t at, const char *s, size_t n
 {
 	for (size_t i = 0; i < n && at + 1 < cap; i++) {
 		unsigned char ch = (unsigned char)s[i];
-		size_t k = ch >= 0x80 ? utf8_len((const unsigned char *)s + i) : 1;
+		size_t k = ch >= 0x80 ? ts_utf8_len((const unsigned char *)s + i) : 1;
 		if (k == 2 && ch == 0xc2 && (unsigned char)s[i + 1] < 0xa0)
 			k = 0; /* a C1 control (U+0080-U+009F): its bytes escaped */
 		if (k > 1 && i + k <= n && at + k < cap) {
@@ -218,7 +193,7 @@ void json_copy_text(char *dst, size_t cap, const char *src)
 	if (cap == 0)
 		return;
 	for (const unsigned char *p = (const unsigned char *)src; *p && at + 1 < cap;) {
-		size_t k = *p >= 0x80 ? utf8_len(p) : 1;
+		size_t k = *p >= 0x80 ? ts_utf8_len(p) : 1;
 		if (k == 0) { /* not UTF-8 (a path's byte) */
 			dst[at++] = '?';
 			p++;
@@ -384,7 +359,7 @@ static long bad_string_at(const char *text, size_t len, const char **why)
 			}
 			i++; /* the escaped character (a \\uXXXX's digits are plain) */
 		} else if (t[i] >= 0x80) {
-			size_t n = utf8_len(t + i);
+			size_t n = ts_utf8_len(t + i);
 			if (!n || i + n > len) {
 				*why = "a string is not valid UTF-8";
 				return (long)i;

@@ -84,6 +84,10 @@ START_TEST(error_message_one_line)
 	ck_assert_str_eq(err.msg, "bad '?[31mred x y z?'");
 	ts_error_prefix(&err, "f\x07.json");
 	ck_assert_str_eq(err.msg, "f?.json: bad '?[31mred x y z?'");
+	/* bytes that are not UTF-8 become '?', whole characters stay (found by
+	 * an audit, 2026-12-06: --cluster 'a\xffb' put 0xFF on stderr) */
+	ts_error_set(&err, TS_EINPUT, "cluster '%s'", "a\xff" "b\xc3(\xe2\x82\xac\xed\xa0\x80\xc3\xa9");
+	ck_assert_str_eq(err.msg, "cluster 'a?b?(\xe2\x82\xac???\xc3\xa9'");
 }
 END_TEST
 
