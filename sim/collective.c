@@ -2373,6 +2373,45 @@ int sim_tree_model(const struct topo *t, const struct sim_coll_spec *s, double r
 	return 0;
 }
 
+int sim_nvls_tree_model(const struct topo *t, const struct sim_coll_spec *s, double ring_bw_s,
+			double *time_s, struct ts_error *err)
+{
+	struct sim_group_info gi;
+	struct sim_coll_spec c = *s;
+	struct ts_error why = TS_ERROR_INIT;
+	int32_t p[TOPO_MAX_HOPS], g0, port;
+	double bw = ring_bw_s > 0 ? ring_bw_s : 0, lo = 0, nv;
+	int rc, h;
+	*time_s = INFINITY;
+	c.algo = SIM_ALGO_NVLSTREE;
+	c.proto = SIM_PROTO_SIMPLE;
+	if (s->op != SIM_OP_ALLREDUCE || sim_coll_check(t, &c, &why))
+		return 0; /* (not there for this group) */
+	if ((rc = sim_group_info(t, s->ranks, s->nranks, &gi, err)))
+		return rc;
+	g0 = t->rank_gpu[s->ranks[0]];
+	if (nvlink_ports(t, g0, &port, 1) != 1)
+		return 0;
+	nv = s->size_bytes * (1.0 + 1.0 / gi.ppn) / (t->cl.gpu.sm_arch >= 100 ? 0.74 : 0.85) /
+	     sim_link_cap_topo(t, port);
+	if (gi.nnodes == 2)
+		bw = fmax(bw / 2, nv);
+	/* a tree hop's links: the path to a GPU of another node */
+	for (int32_t i = 1; i < s->nranks; i++) {
+		int32_t g = t->rank_gpu[s->ranks[i]];
+		if (topo_gpu_host(t, g) != topo_gpu_host(t, g0)) {
+			if ((h = topo_route(t, g0, g, s->hash, p)) > 0)
+				lo = path_lat_s(t, p, h);
+			break;
+		}
+	}
+	*time_s = (sim_nccl_hw_lat_us(SIM_HW_NVLINK, SIM_ALGO_NVLSTREE, SIM_PROTO_SIMPLE) +
+		   2 * log2(gi.nnodes) * sim_nccl_hw_lat_us(SIM_HW_NET, SIM_ALGO_NVLSTREE, SIM_PROTO_SIMPLE)) *
+			  1e-6 +
+		  2 * log2(gi.nnodes) * lo + 4 * path_lat_s(t, &port, 1) + bw;
+	return 0;
+}
+
 /* Returns 0 or TS_ENOMEM (found by review: an allocation failure left the
  * group at one node, so every ring took the wrong latencies unsaid). */
 static int coll_params(struct sim_coll *c)

@@ -1898,7 +1898,7 @@ static const double *ep_weights(const struct exec *x, const struct wl_op *op, in
 }
 
 static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, double ring_s,
-		      double *tree_s, enum sim_proto *tree_pr);
+		      double *tree_s, struct coll_pick *tree_pk);
 
 /* Key of a group's collective in an_memo: tag (what is kept, and the op),
  * the group's size, the bytes and the ranks in order. */
@@ -2002,8 +2002,9 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	if (n < 2)
 		return 0;
 	if (n > FLUID_MIN_RANKS && sop == SIM_OP_ALLREDUCE) {
-		/* NCCL's tree when its model beats the ring (big_tree_s): priced
-		 * by the model, without flows (cached by op, size and ranks) */
+		/* NCCL's tree or NVLSTree when its model beats the ring
+		 * (big_tree_s): priced by the model, without flows (cached by
+		 * op, size and ranks) */
 		uint64_t key = ranks_key(0x62696774726565ULL, n, l->size, ranks);
 		struct memo *mm;
 		struct coll_pick pk = { SIM_ALGO_TREE, SIM_PROTO_SIMPLE };
@@ -2012,7 +2013,7 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 			tree = mm->dur > 0 ? time_to_s(mm->dur) : INFINITY;
 			pk = pick_get(&x->an_memo, key);
 		} else {
-			if ((rc = big_tree_s(x, ranks, n, l->size, -1, &tree, &pk.proto)))
+			if ((rc = big_tree_s(x, ranks, n, l->size, -1, &tree, &pk)))
 				return rc;
 			memo_put(&x->an_memo, key, tree <= SIM_HORIZON_S ? time_from_s(tree) : 0);
 			pick_put(&x->an_memo, key, pk);
@@ -2086,12 +2087,13 @@ static void an_keep(struct exec *x, uint64_t key, double *sec, const struct coll
  * such groups always ran as rings, whose latency (2(n-1) steps) costs a
  * 1,024-rank all-reduce about 9.7 ms where NCCL's tuner takes its tree. */
 static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, double ring_s,
-		      double *tree_s, enum sim_proto *tree_pr)
+		      double *tree_s, struct coll_pick *tree_pk)
 {
 	struct sim_coll_spec s;
-	double t0;
+	double t0, tn;
 	int rc;
 	*tree_s = INFINITY;
+	tree_pk->algo = SIM_ALGO_TREE;
 	sim_coll_spec_init(&s);
 	s.op = SIM_OP_ALLREDUCE;
 	s.algo = SIM_ALGO_RING;
@@ -2104,8 +2106,17 @@ static int big_tree_s(struct exec *x, const int32_t *ranks, int n, double size, 
 	s.size_bytes = size;
 	if (ring_s < 0 && (rc = sim_coll_analytic_groups(x->t, &s, 1, x->o->spray, &ring_s, x->errp)))
 		return rc;
-	if ((rc = sim_tree_model(x->t, &s, ring_s - t0, tree_pr, tree_s, x->errp)))
+	if ((rc = sim_tree_model(x->t, &s, ring_s - t0, &tree_pk->proto, tree_s, x->errp)))
 		return rc;
+	/* and NCCL's NVLSTree where the nodes have NVLink SHARP (2026-12-06:
+	 * groups this large took the tree or the ring only) */
+	s.hash = draw0_hash(x, ranks);
+	if ((rc = sim_nvls_tree_model(x->t, &s, ring_s - t0, &tn, x->errp)))
+		return rc;
+	if (tn < *tree_s) {
+		*tree_s = tn;
+		*tree_pk = (struct coll_pick){ SIM_ALGO_NVLSTREE, SIM_PROTO_SIMPLE };
+	}
 	if (!(*tree_s < ring_s))
 		*tree_s = INFINITY;
 	return 0;
@@ -2149,12 +2160,12 @@ static int analytic_group(struct exec *x, const int32_t *ranks, int n, const str
 	pk->proto = s.proto;
 	if (n > FLUID_MIN_RANKS && s.op == SIM_OP_ALLREDUCE) {
 		double tr;
-		enum sim_proto pr;
-		if ((rc = big_tree_s(x, ranks, n, size, *sec, &tr, &pr)))
+		struct coll_pick tp;
+		if ((rc = big_tree_s(x, ranks, n, size, *sec, &tr, &tp)))
 			return rc;
 		if (tr < *sec) {
 			*sec = tr;
-			*pk = (struct coll_pick){ SIM_ALGO_TREE, pr };
+			*pk = tp;
 		}
 	}
 	an_keep(x, w ? 0 : key, sec, pk);
@@ -2419,12 +2430,12 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	if (s[0].nranks > FLUID_MIN_RANKS && s[0].op == SIM_OP_ALLREDUCE) {
 		/* (the rings' bandwidth time as the groups share links) */
 		double tr;
-		enum sim_proto pr;
-		if ((rc = big_tree_s(x, s[0].ranks, s[0].nranks, size, *sec, &tr, &pr)))
+		struct coll_pick tp;
+		if ((rc = big_tree_s(x, s[0].ranks, s[0].nranks, size, *sec, &tr, &tp)))
 			goto out;
 		if (tr < *sec) {
 			*sec = tr;
-			*pk = (struct coll_pick){ SIM_ALGO_TREE, pr };
+			*pk = tp;
 		}
 	}
 	an_keep(x, weighted ? 0 : key, sec, pk);

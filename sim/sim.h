@@ -378,6 +378,15 @@ int sim_group_info(const struct topo *t, const int32_t *ranks, int32_t n,
  * INFINITY when the group sits on one host (no tree across nodes). */
 int sim_tree_model(const struct topo *t, const struct sim_coll_spec *s, double ring_bw_s,
 		   enum sim_proto *proto, double *time_s, struct ts_error *err);
+/* NVLSTree's time over such a group (Simple), from the ring's bandwidth
+ * time: from three nodes each NIC carries what a ring's does (2 S/ppn)
+ * and each NVLink less, so the ring's time; at two nodes half of it, or
+ * the NVLink's S (1 + 1/ppn) / 0.85 if longer; plus NVLSTree's latency
+ * (nccl.md §1.4) and the links' own along a tree. *time_s is INFINITY
+ * where it cannot run (sim_coll_check: no node.nvls, one node, one GPU
+ * a node, uneven nodes). */
+int sim_nvls_tree_model(const struct topo *t, const struct sim_coll_spec *s, double ring_bw_s,
+			double *time_s, struct ts_error *err);
 
 /* Check that algo can run op on the group (ranks distinct and placed, a
  * power of two for rhd, NVSwitch with NVLS on one node for nvls, ...).

@@ -8102,6 +8102,58 @@ START_TEST(trace_picks_large_groups)
 }
 END_TEST
 
+/* Over more than 64 ranks of H100 nodes (NVLink SHARP), large buckets
+ * take NCCL's NVLSTree, priced by its model (sim_nvls_tree_model): the
+ * ring's bandwidth time, its latency of log2(nodes) tree hops; alike at
+ * flow level, memoised and analytic (2026-12-06: only the ring or the
+ * tree were considered there). A100 nodes have no NVLS. */
+START_TEST(large_groups_take_nvls_tree)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r[3];
+	int nv = 0;
+	load_topo("dgx-h100-ndr", 9);
+	load_model_json(small_model);
+	plan_init(&p);
+	p.global_batch = 72; /* dp 72: one DP group over more than 64 ranks */
+	p.seq_len = 256;
+	p.overlap_dp = true;
+	p.bucket_bytes = 200e6;
+	resolve(&p);
+	for (int k = 0; k < 3; k++) {
+		sim_predict_opts_init(&o);
+		o.timeline = true;
+		o.memo = k == 1;
+		o.fidelity = k == 2 ? SIM_ANALYTIC : SIM_FLOW;
+		run(&p, &o, &r[k]);
+		ck_assert_int_eq(r[k].tl->n, r[0].tl->n);
+	}
+	for (int32_t i = 0; i < r[0].tl->n; i++) {
+		const struct sim_slice *a = &r[0].tl->s[i];
+		if (a->coll < 0 || a->coll == WL_C_P2P)
+			continue;
+		nv += a->algo == SIM_ALGO_NVLSTREE;
+		for (int k = 1; k < 3; k++)
+			ck_assert_int_eq(r[k].tl->s[i].algo, a->algo);
+	}
+	ck_assert_int_gt(nv, 0);
+	for (int k = 0; k < 3; k++)
+		sim_prediction_release(&r[k]);
+	topo_release(&topo);
+	load_topo("dgx-a100-hdr", 9);
+	sim_predict_opts_init(&o);
+	o.timeline = true;
+	o.fidelity = SIM_ANALYTIC;
+	resolve(&p);
+	run(&p, &o, &r[0]);
+	for (int32_t i = 0; i < r[0].tl->n; i++)
+		ck_assert_int_ne(r[0].tl->s[i].algo, SIM_ALGO_NVLSTREE);
+	sim_prediction_release(&r[0]);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(too_many_gpus_infeasible)
 {
 	struct plan p;
@@ -8253,6 +8305,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pp_receives_posted_by_the_schedule);
 	tcase_add_test(tc, traces_are_valid);
 	tcase_add_test(tc, trace_picks_large_groups);
+	tcase_add_test(tc, large_groups_take_nvls_tree);
 	tcase_add_test(tc, too_many_gpus_infeasible);
 	suite_add_tcase(s, tc);
 	return s;
