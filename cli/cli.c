@@ -63,12 +63,35 @@ static int run_command(int argc, char **argv)
 		fprintf(stderr, "trainsim: error: no command given (see 'trainsim --help')\n");
 		return 2;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		print_help(stdout);
-		return 0;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("trainsim %s\n", TRAINSIM_VERSION);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help") ||
+	    !strcmp(argv[1], "--version")) {
+		if (argc == 3 && strcmp(argv[1], "--version"))
+			for (int i = 0; cli_commands[i].name; i++)
+				if (!strcmp(argv[2], cli_commands[i].name)) {
+					/* help COMMAND: the command's own --help */
+					char opt[] = "--help";
+					char *av[] = { argv[2], opt, NULL };
+					optind = 1;
+					opterr = 0;
+					return cli_commands[i].run(2, av);
+				}
+		if (argc > 2) { /* (found by an audit, 2026-12-06: ignored) */
+			char extra[80];
+			snprintf(extra, sizeof(extra), "%s", argv[2]);
+			ts_one_line(extra);
+			if (!strcmp(argv[1], "--version") || argc > 3)
+				fprintf(stderr, "trainsim: error: %s takes %s, got '%s'\n", argv[1],
+					strcmp(argv[1], "--version") ? "at most a command" : "no arguments",
+					extra);
+			else
+				fprintf(stderr, "trainsim: error: unknown command '%s' (see 'trainsim "
+						"--help')\n", extra);
+			return 2;
+		}
+		if (!strcmp(argv[1], "--version"))
+			printf("trainsim %s\n", TRAINSIM_VERSION);
+		else
+			print_help(stdout);
 		return 0;
 	}
 	for (int i = 0; cli_commands[i].name; i++)

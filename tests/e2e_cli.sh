@@ -21,6 +21,15 @@ check() { # check NAME WANT_STATUS CMD...
 check "no arguments" 2 "$TRAINSIM"
 check "--help" 0 "$TRAINSIM" --help
 check "--version" 0 "$TRAINSIM" --version
+# help COMMAND is the command's --help; anything else after --help or
+# --version is refused (found by an audit, 2026-12-06: ignored, exit 0)
+check "help predict" 0 "$TRAINSIM" help predict
+if "$TRAINSIM" help predict | grep -q "usage: trainsim predict"; then echo "ok   help predict is predict's --help"
+else echo "FAIL help predict: $("$TRAINSIM" help predict 2>&1 | head -1)"; fail=1; fi
+check "--version extra" 2 "$TRAINSIM" --version extra
+check "help of an unknown command" 2 "$TRAINSIM" --help frobnicate
+if grep -q "unknown command 'frobnicate'" /tmp/e2e_cli_err.$$; then echo "ok   names it"
+else echo "FAIL help frobnicate: $(cat /tmp/e2e_cli_err.$$)"; fail=1; fi
 check "unknown command" 2 "$TRAINSIM" frobnicate
 # white space may stand on either side of a number, a size or a layer list's
 # entries (found by review: ' 4' was taken and '4 ' refused)
