@@ -52,9 +52,9 @@ static void print_help(FILE *out)
 			fprintf(out, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
 	fprintf(out,
 		"\n"
-		"Every command takes --help and --json. Exit status: 0 success, 1 infeasible\n"
-		"plan (e.g. out of memory), 2 bad input or usage. trainsim --version prints\n"
-		"the version.\n");
+		"Every command takes --help (or: trainsim help COMMAND) and --json. Exit\n"
+		"status: 0 success, 1 infeasible plan (e.g. out of memory), 2 bad input or\n"
+		"usage. trainsim --version prints the version.\n");
 }
 
 static int run_command(int argc, char **argv)
