@@ -502,9 +502,13 @@ static int check_fields(const struct topo_cluster *c, char *field, size_t fn, ch
 		BAD("gpu.nvlink_bandwidth", "must be positive with node.intra \"nvswitch\"");
 	if (nd->nvls && nd->intra != TOPO_INTRA_NVSWITCH)
 		BAD("node.nvls", "needs node.intra \"nvswitch\"");
+	/* (blamed on the one the file gives: found by an audit, 2026-12-06, an
+	 * H100 preset's sm_arch set to 89 was blamed at 1:1 on the preset's
+	 * nvls) */
 	if (nd->nvls && c->gpu.sm_arch < 90)
-		BAD("node.nvls", "needs a GPU of sm_arch 90 or above: NCCL has no NVLS before "
-				 "Hopper's NVSwitch (got sm_arch %d)", c->gpu.sm_arch);
+		BAD("node.nvls|gpu.sm_arch", "NVLS (node.nvls) needs a GPU of sm_arch 90 or above: "
+		    "NCCL has no NVLS before Hopper's NVSwitch (got sm_arch %d; set node.nvls false)",
+		    c->gpu.sm_arch);
 	if ((nd->nics || nd->intra == TOPO_INTRA_PCIE) && !(nd->pcie_Bps > 0))
 		BAD("node.pcie_bandwidth", "must be positive");
 	if (nd->nvlink_lat_s < 0 || nd->pcie_lat_s < 0)
