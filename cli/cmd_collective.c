@@ -396,13 +396,13 @@ static void print_table(const struct topo *t, const struct opts *o, int n, int n
 	printf("#                                                              out-of-place"
 	       "                       in-place\n");
 	printf("#       size         count      type   redop    root     time   algbw   busbw"
-	       " #wrong     time   algbw   busbw #wrong  algo    proto\n");
+	       " #wrong     time   algbw   busbw #wrong  algo      proto\n");
 	printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
 	       "            (us)  (GB/s)  (GB/s)\n");
 	for (i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
 		printf("%12.0f  %12.0f  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %5s  %7.2f  %6.2f  %6.2f  "
-		       "%5s  %-6s  %s\n",
+		       "%5s  %-8s  %s\n",
 		       r->size_bytes, row_count(o, n, r->size_bytes), "float",
 		       has_redop(o->op) ? "sum" : "none", op_root(o), r->time_us, r->algbw, r->busbw, "N/A",
 		       r->time_us, r->algbw, r->busbw, "N/A", sim_algo_name(r->algo),

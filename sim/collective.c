@@ -431,11 +431,21 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
 		if (gi.nnodes < 2)
 			return ts_error_set(err, TS_EINPUT, "algorithm 'nvlstree' runs across nodes "
 					    "(NCCL has it off on one node; 'nvls' runs there)");
-		if (!gi.uniform || gi.ppn < 2)
+		if (!gi.uniform)
 			return ts_error_set(err, TS_EINPUT, "algorithm 'nvlstree' needs the same number "
-					    "of ranks on every node, at least 2 (the group has %d on %d "
-					    "nodes)", (int)s->nranks, (int)gi.nnodes);
+					    "of ranks on every node (the group has %d on %d nodes)",
+					    (int)s->nranks, (int)gi.nnodes);
+		if (gi.ppn < 2)
+			return ts_error_set(err, TS_EINPUT, "algorithm 'nvlstree' needs at least 2 ranks "
+					    "on each node (the group has 1 on each of %d)",
+					    (int)gi.nnodes);
 	}
+	/* NVLS and NVLSTree run Simple only (nccl.md §1.3: no LL or LL128
+	 * latencies; found by review: only NCCL's choice kept to it, and a
+	 * caller's LL was priced) */
+	if ((s->algo == SIM_ALGO_NVLS || s->algo == SIM_ALGO_NVLSTREE) && s->proto != SIM_PROTO_AUTO &&
+	    s->proto != SIM_PROTO_SIMPLE)
+		return ts_error_set(err, TS_EINPUT, "algorithm '%s' runs protocol 'Simple' only", an);
 	if (s->algo == SIM_ALGO_HIER) {
 		if (gi.nnodes < 2)
 			return ts_error_set(err, TS_EINPUT, "algorithm 'hier' needs ranks on at least "
@@ -1048,6 +1058,16 @@ static int nvlink_ports(const struct topo *t, int32_t gpu, int32_t *out, int max
  * the window stalls (NCCL's choice prices it for every group and size:
  * at 64 chunks 1,024 nodes of 8 GPUs would plan 6.8 M transfers). */
 #define NVLS_TREE_ANALYTIC_XFERS (1 << 18)
+/* NVLS's chunk, the unit of each shard its pipeline moves:
+ * NCCL_NVLS_CHUNKSIZE, 128 KiB by default (recalled from NCCL's source,
+ * not in shared/reference: an assumption; found by review: with the
+ * tree's 512 KiB the fill of the switch's legs, ppn chunks each, put the
+ * flow level 44-118 us above the analytic level, which leaves fill out). */
+#define NVLS_CHUNK_BYTES (128.0 * 1024)
+/* Chunks a flow-level plan keeps at least, past the transfer budget
+ * (found by review: at 1 beyond the budget, 2,048 nodes had 5 chunks and
+ * their fill, 47 % over the analytic level). */
+#define NVLS_TREE_MIN_CHUNKS 16
 
 /* NVLSTree, NCCL's multi-node all-reduce over NVLink SHARP (NVLS_TREE;
  * its costs in nccl.md §1.4-1.5): inside each node the switch reduces the
@@ -1114,7 +1134,7 @@ static int build_nvls_tree(struct sim_coll *c, struct dag *d)
 	xfers = 2.0 * ((double)nh * (6.0 * P + 2) + 2.0 * P);
 	{
 		double am = (double)NVLS_TREE_ANALYTIC_XFERS / xfers;
-		K = planned_chunks_in(s, B, tree_chunk(s, B, nh, nh), xfers, 1,
+		K = planned_chunks_in(s, B, NVLS_CHUNK_BYTES, xfers, NVLS_TREE_MIN_CHUNKS,
 				      am >= 64 ? 64 : am >= 1 ? (int32_t)am : 1, c->for_net, &cs, d);
 	}
 	jt = malloc((size_t)P * sizeof(int32_t));

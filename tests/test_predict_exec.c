@@ -2151,10 +2151,11 @@ START_TEST(tied_exchange_waits_for_both_ends)
 	 * rings; NCCL's NVLSTree (2026-12-06), whose tree leaves each NIC in
 	 * chunks beside the last pipeline send, puts the fold's last gradient
 	 * receive of stage 0 86 us earlier (0.04 %) */
-	ck_assert_msg(fabs(x.iteration_time_s / f.iteration_time_s - 1) < 1e-3,
+	ck_assert_msg(fabs(x.iteration_time_s / f.iteration_time_s - 1) < 5e-4,
 		      "exact %.9f s, folded %.9f s", x.iteration_time_s, f.iteration_time_s);
 	for (int c = 0; c < SIM_COMM_COUNT; c++)
-		ck_assert_msg(fabs(x.bd.exposed_comm_s[c] - f.bd.exposed_comm_s[c]) < 1e-4,
+		ck_assert_msg(fabs(x.bd.exposed_comm_s[c] - f.bd.exposed_comm_s[c]) <
+				      (c == SIM_COMM_PP ? 1e-4 : 1e-6),
 			      "exposed %d: exact %.6f s, folded %.6f s", c, x.bd.exposed_comm_s[c],
 			      f.bd.exposed_comm_s[c]);
 	sim_prediction_release(&a);
