@@ -415,6 +415,7 @@ int cmd_predict(int argc, char **argv)
 	int c, rc = 2, routing = -1;
 	struct model *m = NULL;
 	struct plan *p = NULL;
+	struct afile trace_file = AFILE_INIT, svg_file = AFILE_INIT;
 	struct topo_cluster cl;
 	struct topo t;
 	bool have_cl = false, have_t = false;
@@ -637,29 +638,27 @@ int cmd_predict(int argc, char **argv)
 		ts_error_set(&err, TS_ENOMEM, "out of memory");
 		goto fail;
 	}
-	/* the files before the report: one that cannot be written leaves no
-	 * report on stdout (found by an audit, 2026-12-06: a whole --json
-	 * report came out of a run that failed), and a report that cannot be
-	 * written leaves no trace or SVG (found by review); a plan that does
-	 * not fit is reported (exit 1) but leaves no timeline of a run that
-	 * cannot happen */
-	if (r.fits && trace && sim_trace_write_json(&r, trace, title, &err))
+	/* the files written (not yet in place) before the report: one that
+	 * cannot be written leaves no report on stdout (found by an audit,
+	 * 2026-12-06: a whole --json report came out of a run that failed),
+	 * and a report that cannot be written leaves no trace or SVG (found by
+	 * review); a plan that does not fit is reported (exit 1) but leaves no
+	 * timeline of a run that cannot happen */
+	if (r.fits && trace && sim_trace_write_json(&r, trace, title, &trace_file, &err))
 		goto fail;
-	if (r.fits && svg && sim_trace_write_svg(&r, svg, title, &err)) {
-		if (trace)
-			remove(trace);
+	if (r.fits && svg && sim_trace_write_svg(&r, svg, title, &svg_file, &err))
 		goto fail;
-	}
 	rc = report(m, p, &r, cname, fid, exact, calc, &comp,
 		    topo_routing_names[t.cl.fabric.routing], title, json);
 	if (!rc)
 		rc = cli_flush_stdout();
-	if (rc && r.fits) {
-		if (trace)
-			remove(trace);
-		if (svg)
-			remove(svg);
-	}
+	/* in place once the report is out (found by review: removing them
+	 * after a lost report removed a file the run had replaced, or the
+	 * symbolic link to it) */
+	if (!rc && r.fits && trace && afile_commit(&trace_file, &err))
+		goto fail;
+	if (!rc && r.fits && svg && afile_commit(&svg_file, &err))
+		goto fail;
 	if (rc && !r.fits)
 		not_fit_msg(&r, &cl, m, p, (unsigned long long)seed, false); /* (the reason stands; as memory does) */
 	if (rc)
@@ -674,6 +673,8 @@ int cmd_predict(int argc, char **argv)
 fail:
 	rc = cli_fail(&err);
 out:
+	afile_abort(&trace_file); /* (safe after commit, and unopened) */
+	afile_abort(&svg_file);
 	sim_prediction_release(&r);
 	if (have_t)
 		topo_release(&t);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/fileio.h"
 #include "common/table.h"
 #include "common/units.h"
 #include "topo/topo.h"
@@ -172,6 +173,7 @@ int cmd_topo(int argc, char **argv)
 	struct topo_cluster c;
 	struct topo t;
 	struct topo_summary s;
+	struct afile dot_file = AFILE_INIT;
 	struct ts_error err = TS_ERROR_INIT;
 	int o, rc;
 
@@ -226,17 +228,21 @@ int cmd_topo(int argc, char **argv)
 		topo_release(&t);
 		return cli_fail(&err);
 	}
-	if (dot && topo_write_dot(&t, dot, &err)) {
+	/* the graph is written, not yet in place, before the report: a report
+	 * that cannot be written leaves no graph and a file there before
+	 * untouched (found by an audit, 2026-12-06: stdout on a full disk left
+	 * the whole .dot; then by review: removing it afterwards removed a
+	 * file the run had replaced, or the symbolic link to it) */
+	if (dot && topo_write_dot(&t, dot, &dot_file, &err)) {
 		topo_release(&t);
 		return cli_fail(&err);
 	}
 	rc = json ? print_json(&t, &s) : print_table(&t, &s);
 	if (!rc)
 		rc = cli_flush_stdout();
-	/* a report that cannot be written leaves no graph (found by an audit,
-	 * 2026-12-06: stdout on a full disk left the whole .dot) */
-	if (rc && dot)
-		remove(dot);
+	if (!rc && dot && afile_commit(&dot_file, &err))
+		rc = cli_fail(&err);
+	afile_abort(&dot_file);
 	topo_release(&t);
 	return rc;
 }

@@ -313,17 +313,32 @@ int afile_open(struct afile *a, const char *user_path, struct ts_error *err)
 	return 0;
 }
 
-int afile_commit(struct afile *a, struct ts_error *err)
+int afile_finish(struct afile *a, struct ts_error *err)
 {
 	int bad = 0;
 	if (!a->f)
-		return ts_error_set(err, TS_EIO, "internal: commit of an unopened file");
+		return ts_error_set(err, TS_EIO, "internal: finish of an unopened file");
 	if (fflush(a->f) != 0 || ferror(a->f) || fsync(fileno(a->f)) != 0)
 		bad = errno ? errno : EIO;
 	if (fclose(a->f) != 0 && !bad)
 		bad = errno ? errno : EIO;
 	a->f = NULL;
-	if (!bad && rename(a->tmp_path, a->path) != 0)
+	if (bad) {
+		ts_error_set(err, TS_EIO, "cannot write '%s': %s", a->path, strerror(bad));
+		afile_abort(a);
+		return TS_EIO;
+	}
+	return 0;
+}
+
+int afile_commit(struct afile *a, struct ts_error *err)
+{
+	int bad = 0, rc;
+	if (a->f && (rc = afile_finish(a, err)))
+		return rc;
+	if (!a->tmp_path)
+		return ts_error_set(err, TS_EIO, "internal: commit of an unopened file");
+	if (rename(a->tmp_path, a->path) != 0)
 		bad = errno;
 	if (!bad)
 		tmp_untrack(a->tmp_path);

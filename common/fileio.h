@@ -32,7 +32,12 @@ int afile_open(struct afile *a, const char *path, struct ts_error *err);
 /* Whether an output file name is empty or blanks alone (afile_open refuses
  * it; a caller may say first which option gave it). */
 bool ts_path_blank(const char *path);
-/* Flush, sync and rename over path; on failure the temporary is removed. */
+/* Flush, sync and close the temporary, not yet over path (commit puts it
+ * there, abort drops it); on failure it is removed. So a caller can learn
+ * that a file could be written before it writes anything else. */
+int afile_finish(struct afile *a, struct ts_error *err);
+/* Flush, sync and rename over path (a finished file: rename); on failure
+ * the temporary is removed. */
 int afile_commit(struct afile *a, struct ts_error *err);
 /* Drop the temporary file (safe after commit, and on an unopened afile). */
 void afile_abort(struct afile *a);

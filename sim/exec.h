@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/fileio.h"
 #include "models/models.h"
 #include "sim/compute.h"
 #include "sim/sim.h"
@@ -175,10 +176,13 @@ void sim_prediction_release(struct sim_prediction *out);
  * process per representative, one thread per stream; collectives as
  * slices) that Perfetto opens, and an SVG timeline. title: what ran (the
  * model, cluster and plan, one line; NULL or "" for none), the JSON's
- * otherData.run and the SVG's first line. */
+ * otherData.run and the SVG's first line. keep: NULL to commit the file,
+ * else the written file, flushed and synced (afile_finish) but not in
+ * place, for the caller to commit or abort (predict: once its report is
+ * out). */
 int sim_trace_write_json(const struct sim_prediction *out, const char *path, const char *title,
-			 struct ts_error *err);
+			 struct afile *keep, struct ts_error *err);
 int sim_trace_write_svg(const struct sim_prediction *out, const char *path, const char *title,
-			struct ts_error *err);
+			struct afile *keep, struct ts_error *err);
 
 #endif

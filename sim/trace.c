@@ -297,10 +297,10 @@ static char *trace_tail(const struct sim_prediction *out, const char *title)
 }
 
 int sim_trace_write_json(const struct sim_prediction *out, const char *path, const char *title,
-			 struct ts_error *err)
+			 struct afile *keep, struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
-	struct afile af = AFILE_INIT;
+	struct afile own = AFILE_INIT, *af = keep ? keep : &own;
 	struct evw w;
 	bool *used = NULL;
 	struct arrow *arr = NULL;
@@ -314,9 +314,9 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, con
 	tail = trace_tail(out, title);
 	if (!used || !arr || !tail)
 		goto oom;
-	if ((rc = afile_open(&af, path, err)))
+	if ((rc = afile_open(af, path, err)))
 		goto out;
-	w.f = af.f;
+	w.f = af->f;
 	w.first = true;
 	fputs("{\"traceEvents\":[", w.f);
 	for (int32_t i = 0; i < tl->ntracks; i++) {
@@ -342,12 +342,15 @@ int sim_trace_write_json(const struct sim_prediction *out, const char *path, con
 	/* the tail object's members after the array ("{" becomes ",") */
 	fputs("],", w.f);
 	fputs(tail + 1, w.f);
-	rc = afile_commit(&af, err);
+	rc = keep ? afile_finish(af, err) : afile_commit(af, err);
+	if (keep && !rc)
+		goto done; /* (the caller commits or aborts it) */
 	goto out;
 oom:
 	rc = ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
 out:
-	afile_abort(&af);
+	afile_abort(af);
+done:
 	free(used);
 	free(arr);
 	cJSON_free(tail);
@@ -545,10 +548,10 @@ static int svg_slices(FILE *f, const struct sim_timeline *tl, const int32_t *row
 }
 
 int sim_trace_write_svg(const struct sim_prediction *out, const char *path, const char *title,
-			struct ts_error *err)
+			struct afile *keep, struct ts_error *err)
 {
 	const struct sim_timeline *tl = out->tl;
-	struct afile a = AFILE_INIT;
+	struct afile own = AFILE_INIT, *a = keep ? keep : &own;
 	const double W = 1600, left = 220, row = 18;
 	/* the title's lines above the iteration's */
 	int tlines = 0;
@@ -576,12 +579,12 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, cons
 	for (int32_t i = 0; i < tl->ntracks; i++)
 		rowof[i] = used[i] ? nrows++ : -1;
 	H = top + row * nrows + 20;
-	if ((rc = afile_open(&a, path, err))) {
+	if ((rc = afile_open(a, path, err))) {
 		free(used);
 		free(rowof);
 		return rc;
 	}
-	fprintf(a.f,
+	fprintf(a->f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
@@ -591,30 +594,30 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, cons
 		for (int j = 0; j < k; j++)
 			from = strchr(from, '\n') + 1;
 		to = strchr(from, '\n');
-		fprintf(a.f, "<text x=\"4\" y=\"%d\">", 16 + 16 * k);
-		xml_text_n(a.f, from, to ? (size_t)(to - from) : strlen(from));
-		fputs("</text>\n", a.f);
+		fprintf(a->f, "<text x=\"4\" y=\"%d\">", 16 + 16 * k);
+		xml_text_n(a->f, from, to ? (size_t)(to - from) : strlen(from));
+		fputs("</text>\n", a->f);
 	}
 	/* local SGD, SSP and async report the mean step; the timeline is the
 	 * step that synchronises (found by review: shown without saying so) */
 	if (shows_sync_step(out, span))
-		fprintf(a.f,
+		fprintf(a->f,
 			"<text x=\"4\" y=\"%.0f\">one iteration: %.6f s per step on average; the "
 			"timeline shows the step that synchronises (time axis 0 .. %.6f s)</text>\n",
 			y1, out->iteration_time_s, span);
 	else
-		fprintf(a.f,
+		fprintf(a->f,
 			"<text x=\"4\" y=\"%.0f\">one iteration: %.6f s (time axis 0 .. %.6f s)</text>\n",
 			y1, out->iteration_time_s, span);
 	for (int32_t i = 0; i < tl->ntracks; i++) {
 		if (rowof[i] < 0)
 			continue;
-		fprintf(a.f, "<text x=\"4\" y=\"%.1f\">", top + row * rowof[i] + 12);
-		xml_text(a.f, tl->track[i]);
-		fputs("</text>\n", a.f);
+		fprintf(a->f, "<text x=\"4\" y=\"%.1f\">", top + row * rowof[i] + 12);
+		xml_text(a->f, tl->track[i]);
+		fputs("</text>\n", a->f);
 	}
-	if (svg_slices(a.f, tl, rowof, left, W - left - 10, span, row, top)) {
-		afile_abort(&a);
+	if (svg_slices(a->f, tl, rowof, left, W - left - 10, span, row, top)) {
+		afile_abort(a);
 		free(used);
 		free(rowof);
 		return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
@@ -626,7 +629,7 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, cons
 		double xs = (W - left - 10) / span;
 		struct arrow *arr = arrows(tl, &na);
 		if (!arr) {
-			afile_abort(&a);
+			afile_abort(a);
 			free(used);
 			free(rowof);
 			return ts_error_set(err, TS_ENOMEM, "out of memory writing '%s'", path);
@@ -637,7 +640,7 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, cons
 			if (!w || s->track % SIM_TL_PER != WL_S_PP_RECV)
 				continue;
 			from = &tl->s[w->send];
-			fprintf(a.f,
+			fprintf(a->f,
 				"<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
 				"stroke=\"#555\" stroke-width=\"0.5\"/>\n",
 				left + xs * from->t0_s, top + row * rowof[from->track] + (row - 3) / 2,
@@ -645,8 +648,8 @@ int sim_trace_write_svg(const struct sim_prediction *out, const char *path, cons
 		}
 		free(arr);
 	}
-	fputs("</svg>\n", a.f);
+	fputs("</svg>\n", a->f);
 	free(used);
 	free(rowof);
-	return afile_commit(&a, err);
+	return keep ? afile_finish(a, err) : afile_commit(a, err);
 }

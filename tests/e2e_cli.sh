@@ -116,6 +116,21 @@ if [ -w /dev/full ]; then
 		echo "FAIL topo to a full disk: exit $st, graph $(ls /tmp/e2e_cli_g.$$ 2>&1)"; fail=1
 	fi
 	rm -f /tmp/e2e_cli_g.$$
+	# and the files there before stay as they were, a symbolic link too
+	# (found by review, 2026-12-06: the lost report's cleanup removed the
+	# trace the run had just put in their place, and the link itself)
+	echo OLD >/tmp/e2e_cli_t.$$; echo OLDSVG >/tmp/e2e_cli_s.$$; echo OLDDOT >/tmp/e2e_cli_g.$$
+	ln -sf /tmp/e2e_cli_s.$$ /tmp/e2e_cli_l.$$
+	"$TRAINSIM" predict --cluster dgx-h100-ndr --model llama3-8b --tp 8 --global-batch 8 \
+		--fidelity analytic --trace /tmp/e2e_cli_t.$$ --svg /tmp/e2e_cli_l.$$ >/dev/full 2>/dev/null
+	"$TRAINSIM" topo --cluster dgx-h100-ndr --nodes 1 --dot /tmp/e2e_cli_g.$$ >/dev/full 2>/dev/null
+	if [ "$(cat /tmp/e2e_cli_t.$$)" = OLD ] && [ -L /tmp/e2e_cli_l.$$ ] &&
+		[ "$(cat /tmp/e2e_cli_s.$$)" = OLDSVG ] && [ "$(cat /tmp/e2e_cli_g.$$)" = OLDDOT ]; then
+		echo "ok   a lost report leaves the files there before as they were"
+	else
+		echo "FAIL a lost report changed the files there before: $(ls -l /tmp/e2e_cli_[tslg].$$ 2>&1)"; fail=1
+	fi
+	rm -f /tmp/e2e_cli_t.$$ /tmp/e2e_cli_s.$$ /tmp/e2e_cli_g.$$ /tmp/e2e_cli_l.$$
 	# a plan that does not fit (exit 1) whose report is lost exits 2 and
 	# still says why (predict: found by review, only the write error)
 	unfit_full() { # unfit_full NAME REASON_RE CMD...

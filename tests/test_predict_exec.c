@@ -7701,7 +7701,7 @@ START_TEST(trace_written_as_it_goes)
 	lim.rlim_cur = (rlim_t)(vm_bytes() + 48e6);
 	if (!sanitized_build() && (old.rlim_cur == RLIM_INFINITY || old.rlim_cur > lim.rlim_cur))
 		ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
-	rc = sim_trace_write_json(&r, path, NULL, &err);
+	rc = sim_trace_write_json(&r, path, NULL, NULL, &err);
 	ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_int_eq(fileio_read_all(path, (size_t)1 << 31, &text, &len, &err), 0);
@@ -7729,7 +7729,7 @@ START_TEST(trace_written_as_it_goes)
 			span = fmax(span, r.tl->s[i].t1_s);
 		for (int32_t i = 0; i < r.tl->n; i++)
 			wide += (r.tl->s[i].t1_s - r.tl->s[i].t0_s) * 1370 / span >= 1;
-		ck_assert_int_eq(sim_trace_write_svg(&r, path, NULL, &err), 0);
+		ck_assert_int_eq(sim_trace_write_svg(&r, path, NULL, NULL, &err), 0);
 		ck_assert_int_eq(fileio_read_all(path, (size_t)1 << 31, &text, &len, &err), 0);
 		n = svg_ops(text, st);
 		ck_assert_int_eq(n, r.tl->n);
@@ -7886,8 +7886,8 @@ START_TEST(traces_are_valid)
 	fl = malloc(2 * (size_t)r.tl->n * sizeof(*fl));
 	ck_assert_ptr_nonnull(xs);
 	ck_assert_ptr_nonnull(fl);
-	ck_assert_msg(sim_trace_write_json(&r, jpath, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_msg(sim_trace_write_svg(&r, spath, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sim_trace_write_json(&r, jpath, NULL, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sim_trace_write_svg(&r, spath, NULL, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(fileio_read_all(jpath, 1 << 28, &text, &len, &err), 0);
 	root = cJSON_Parse(text);
 	ck_assert_ptr_nonnull(root);
@@ -8028,7 +8028,7 @@ START_TEST(traces_are_valid)
 	 * communication) */
 	o.free_comm = true;
 	run(&p, &o, &r);
-	ck_assert_msg(sim_trace_write_json(&r, jpath, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sim_trace_write_json(&r, jpath, NULL, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(fileio_read_all(jpath, 1 << 28, &text, &len, &err), 0);
 	root = cJSON_Parse(text);
 	ck_assert_ptr_nonnull(root);

@@ -280,31 +280,31 @@ static void dot_name(const struct topo *t, int32_t v, char *buf, size_t n)
 		snprintf(buf, n, "h%d_%s%d", (int)nv->host, kind[nv->kind], (int)v);
 }
 
-int topo_write_dot(const struct topo *t, const char *path, struct ts_error *err)
+int topo_write_dot(const struct topo *t, const char *path, struct afile *keep, struct ts_error *err)
 {
-	struct afile a = AFILE_INIT;
+	struct afile own = AFILE_INIT, *a = keep ? keep : &own;
 	char na[48], nb[48];
 	int rc;
 	if (t->nnodes > TOPO_DOT_MAX_NODES)
 		return ts_error_set(err, TS_EINPUT,
 				    "'%s': %d graph nodes is too many to draw (limit %d); use fewer "
 				    "--nodes", path, (int)t->nnodes, TOPO_DOT_MAX_NODES);
-	if ((rc = afile_open(&a, path, err)))
+	if ((rc = afile_open(a, path, err)))
 		return rc;
 	/* the name as a DOT string: '"' and '\\' escaped (found by review: a
 	 * quote in the cluster's name wrote an invalid file) */
-	fputs("graph \"", a.f);
+	fputs("graph \"", a->f);
 	for (const char *q = t->cl.name; *q; q++) {
 		if (*q == '"' || *q == '\\')
-			fputc('\\', a.f);
-		fputc(*q, a.f);
+			fputc('\\', a->f);
+		fputc(*q, a->f);
 	}
-	fputs("\" {\n  overlap=false;\n", a.f);
+	fputs("\" {\n  overlap=false;\n", a->f);
 	for (int32_t v = 0; v < t->nnodes; v++) {
 		static const char *const shape[] = { "box", "ellipse", "diamond", "hexagon",
 						     "doubleoctagon" };
 		dot_name(t, v, na, sizeof(na));
-		fprintf(a.f, "  %s [shape=%s];\n", na, shape[t->nodes[v].kind]);
+		fprintf(a->f, "  %s [shape=%s];\n", na, shape[t->nodes[v].kind]);
 	}
 	for (int32_t l = 0; l < t->nlinks; l++) {
 		const struct topo_link *k = &t->links[l];
@@ -313,9 +313,9 @@ int topo_write_dot(const struct topo *t, const char *path, struct ts_error *err)
 			continue;
 		dot_name(t, k->from, na, sizeof(na));
 		dot_name(t, k->to, nb, sizeof(nb));
-		fprintf(a.f, "  %s -- %s [label=\"%s\"];\n", na, nb,
+		fprintf(a->f, "  %s -- %s [label=\"%s\"];\n", na, nb,
 			units_fmt_bw(k->bw_Bps, bw, sizeof(bw)));
 	}
-	fprintf(a.f, "}\n");
-	return afile_commit(&a, err);
+	fprintf(a->f, "}\n");
+	return keep ? afile_finish(a, err) : afile_commit(a, err);
 }

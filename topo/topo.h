@@ -259,8 +259,12 @@ int topo_bfs_hops(const struct topo *t, int32_t src_gpu, int32_t dst_gpu);
 #define TOPO_MAX_NODES 200000
 
 /* Graphviz of the graph, written atomically; refuses graphs over
- * TOPO_DOT_MAX_NODES nodes. */
+ * TOPO_DOT_MAX_NODES nodes. keep: NULL to commit the file, else the
+ * written file, finished but not in place, for the caller to commit or
+ * abort (afile_finish). */
 #define TOPO_DOT_MAX_NODES 2000
-int topo_write_dot(const struct topo *t, const char *path, struct ts_error *err);
+struct afile;
+int topo_write_dot(const struct topo *t, const char *path, struct afile *keep,
+		   struct ts_error *err);
 
 #endif
