@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,11 @@ static int run_command(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help") ||
 	    !strcmp(argv[1], "--version")) {
-		if (argc == 3 && strcmp(argv[1], "--version"))
+		bool ver = !strcmp(argv[1], "--version");
+		if (argc == 3 && !ver &&
+		    (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))
+			argc = 2; /* help help: this help */
+		if (argc == 3 && !ver)
 			for (int i = 0; cli_commands[i].name; i++)
 				if (!strcmp(argv[2], cli_commands[i].name)) {
 					/* help COMMAND: the command's own --help */
@@ -77,12 +82,13 @@ static int run_command(int argc, char **argv)
 				}
 		if (argc > 2) { /* (found by an audit, 2026-12-06: ignored) */
 			char extra[80];
-			snprintf(extra, sizeof(extra), "%s", argv[2]);
+			/* (the argument in excess: found by review, help predict x
+			 * named 'predict') */
+			snprintf(extra, sizeof(extra), "%s", argv[ver ? 2 : argc > 3 ? 3 : 2]);
 			ts_one_line(extra);
-			if (!strcmp(argv[1], "--version") || argc > 3)
+			if (ver || argc > 3)
 				fprintf(stderr, "trainsim: error: %s takes %s, got '%s'\n", argv[1],
-					strcmp(argv[1], "--version") ? "at most a command" : "no arguments",
-					extra);
+					ver ? "no arguments" : "at most a command", extra);
 			else
 				fprintf(stderr, "trainsim: error: unknown command '%s' (see 'trainsim "
 						"--help')\n", extra);

@@ -34,7 +34,10 @@ void ts_utf8_trim(char *s)
 	/* back over the continuation bytes at the end to their lead byte */
 	while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
 		i--;
-	if (i > 0 && (unsigned char)s[i - 1] >= 0xc0) {
+	/* (a lead byte, 0xC2-0xF4: a byte no character starts with is not a
+	 * cut one, and ts_one_line shows it; found by review, 2026-12-06:
+	 * `trainsim $'\xff'` named the command '') */
+	if (i > 0 && (unsigned char)s[i - 1] >= 0xc2 && (unsigned char)s[i - 1] <= 0xf4) {
 		unsigned c = (unsigned char)s[i - 1];
 		size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
 		if (n - (i - 1) < want)

@@ -917,7 +917,7 @@ int model_from_json(struct model *m, const struct jdoc *d, struct ts_error *err)
 				if (jval_get_number(&t, eps[i], true, &e, err))
 					return TS_EINPUT;
 				if (!(e > 0 && e < 1))
-					return jval_error(&c, err, "%.17g: a norm's epsilon is in (0, 1)", e);
+					return jval_error(&c, err, "%g: a norm's epsilon is in (0, 1)", e);
 			}
 		}
 		if (present(&t, "layer_norm_eps", &c) || present(&t, "layer_norm_epsilon", &c) || sc2)

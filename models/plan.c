@@ -866,8 +866,10 @@ int plan_apply_deepspeed(struct plan *p, const struct jdoc *d, struct ts_error *
 		struct jval o, ty;
 		const char *tn = NULL;
 		if (jval_child(&r, "optimizer", &o) && !cJSON_IsNull(o.j)) {
+			/* ("type": null is no type, as DeepSpeed reads it; found
+			 * by review: refused) */
 			if (jval_expect_object(&o, err) ||
-			    (jval_child(&o, "type", &ty) &&
+			    (jval_child(&o, "type", &ty) && !cJSON_IsNull(ty.j) &&
 			     jval_get_string(&o, "type", false, &tn, err)))
 				return TS_EINPUT;
 			if (tn && strcasecmp(tn, "adam") && strcasecmp(tn, "adamw"))

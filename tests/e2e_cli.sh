@@ -30,6 +30,15 @@ check "--version extra" 2 "$TRAINSIM" --version extra
 check "help of an unknown command" 2 "$TRAINSIM" --help frobnicate
 if grep -q "unknown command 'frobnicate'" /tmp/e2e_cli_err.$$; then echo "ok   names it"
 else echo "FAIL help frobnicate: $(cat /tmp/e2e_cli_err.$$)"; fail=1; fi
+# (found by review: the excess argument was misnamed, help help refused,
+# and a lone non-UTF-8 byte named as '')
+check "help with two arguments" 2 "$TRAINSIM" help predict extra
+if grep -q "got 'extra'" /tmp/e2e_cli_err.$$; then echo "ok   names the excess one"
+else echo "FAIL help predict extra: $(cat /tmp/e2e_cli_err.$$)"; fail=1; fi
+check "help help" 0 "$TRAINSIM" help help
+check "a command of a non-UTF-8 byte" 2 "$TRAINSIM" $'\xff'
+if grep -q "unknown command '?'" /tmp/e2e_cli_err.$$; then echo "ok   shown as ?"
+else echo "FAIL \\xff: $(od -c /tmp/e2e_cli_err.$$ | head -2)"; fail=1; fi
 check "unknown command" 2 "$TRAINSIM" frobnicate
 # white space may stand on either side of a number, a size or a layer list's
 # entries (found by review: ' 4' was taken and '4 ' refused)

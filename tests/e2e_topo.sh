@@ -108,6 +108,7 @@ bad_file malformed "" '{ "preset": "dgx-h100-ndr", "nodes": 4,, }'
 bad_file truncated "" '{ "preset": "dgx-h100-ndr", "fabric": { "k": 4 '
 bad_file unknown_preset "preset: unknown cluster preset 'dgx-h900'" '{ "preset": "dgx-h900" }'
 bad_file nvls_ampere "node.nvls: NVLS \\(node.nvls\\) needs a GPU of sm_arch 90 or above.*got sm_arch 80" '{ "preset": "dgx-a100-hdr", "node": { "nvls": true } }'
+bad_file nvls_pcie "node.intra: NVLS \\(node.nvls\\) needs node.intra .nvswitch. \\(set node.nvls false\\)" '{ "preset": "dgx-h100-ndr", "node": { "intra": "pcie" } }'
 bad_file nvls_sm89 "gpu.sm_arch: NVLS \\(node.nvls\\) needs a GPU of sm_arch 90 or above.*got sm_arch 89" '{ "preset": "dgx-h100-ndr", "gpu": { "sm_arch": 89 } }'
 bad_file cpu_vendor "node.cpu: .*'via'.*intel, amd, arm" '{ "preset": "dgx-a100-hdr", "node": { "cpu": "via" } }'
 # the DGX A100 preset's hosts are AMD (its datasheet); a file may say otherwise

@@ -88,6 +88,12 @@ START_TEST(error_message_one_line)
 	 * an audit, 2026-12-06: --cluster 'a\xffb' put 0xFF on stderr) */
 	ts_error_set(&err, TS_EINPUT, "cluster '%s'", "a\xff" "b\xc3(\xe2\x82\xac\xed\xa0\x80\xc3\xa9");
 	ck_assert_str_eq(err.msg, "cluster 'a?b?(\xe2\x82\xac???\xc3\xa9'");
+	/* a byte no character starts with, at the end, is shown too; a lead
+	 * byte cut short there is dropped */
+	ts_error_set(&err, TS_EINPUT, "a\xff");
+	ck_assert_str_eq(err.msg, "a?");
+	ts_error_set(&err, TS_EINPUT, "a\xe2\x82");
+	ck_assert_str_eq(err.msg, "a");
 }
 END_TEST
 

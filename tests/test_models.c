@@ -3382,6 +3382,30 @@ START_TEST(deepspeed_maps_fields)
 }
 END_TEST
 
+/* The optimizers whose state is Adam's are accepted, in any case, and
+ * no type (absent or null: the client's own optimizer) too (found by
+ * review, 2026-12-06: "type": null was refused). */
+START_TEST(deepspeed_adam_optimizers_accepted)
+{
+	static const char *const ok[] = {
+		"{\"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": 1e-4}}}",
+		"{\"optimizer\": {\"type\": \"adam\"}}",
+		"{\"optimizer\": {\"type\": null}}",
+		"{\"optimizer\": {\"params\": {\"lr\": 1e-4}}}",
+		"{\"optimizer\": null}",
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct plan p;
+		struct jdoc d = JDOC_INIT;
+		struct ts_error err = TS_ERROR_INIT;
+		plan_init(&p);
+		ck_assert_int_eq(jdoc_parse(&d, "ds_config.json", ok[i], strlen(ok[i]), &err), 0);
+		ck_assert_msg(plan_apply_deepspeed(&p, &d, &err) == 0, "%s: %s", ok[i], err.msg);
+		jdoc_release(&d);
+	}
+}
+END_TEST
+
 /* DeepSpeed's older spellings: "bfloat16" for "bf16", the booleans
  * "cpu_offload" (the optimizer) and "cpu_offload_param"; and keys it has
  * that trainsim does not use are accepted. Precision: DeepSpeed's. */
@@ -3621,6 +3645,7 @@ static Suite *models_suite(void)
 	tcase_add_loop_test(tc, bad_plan_refused, 0, (int)TS_ARRAY_LEN(bad_plans));
 	tcase_add_loop_test(tc, bad_deepspeed_refused, 0, (int)TS_ARRAY_LEN(bad_ds));
 	tcase_add_test(tc, deepspeed_maps_fields);
+	tcase_add_test(tc, deepspeed_adam_optimizers_accepted);
 	tcase_add_test(tc, deepspeed_batch_flags);
 	tcase_add_test(tc, deepspeed_older_spellings);
 	tcase_add_test(tc, fp16_grads_follow_megatron);

@@ -501,7 +501,8 @@ static int check_fields(const struct topo_cluster *c, char *field, size_t fn, ch
 	if (nd->intra == TOPO_INTRA_NVSWITCH && !(c->gpu.nvlink_Bps > 0))
 		BAD("gpu.nvlink_bandwidth", "must be positive with node.intra \"nvswitch\"");
 	if (nd->nvls && nd->intra != TOPO_INTRA_NVSWITCH)
-		BAD("node.nvls", "needs node.intra \"nvswitch\"");
+		BAD("node.nvls|node.intra", "NVLS (node.nvls) needs node.intra \"nvswitch\" (set "
+		    "node.nvls false)");
 	/* (blamed on the one the file gives: found by an audit, 2026-12-06, an
 	 * H100 preset's sm_arch set to 89 was blamed at 1:1 on the preset's
 	 * nvls) */
