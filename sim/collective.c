@@ -1069,6 +1069,37 @@ static int nvlink_ports(const struct topo *t, int32_t gpu, int32_t *out, int max
  * their fill, 47 % over the analytic level). */
 #define NVLS_TREE_MIN_CHUNKS 16
 
+/* One unit's legs through a node's switch (its P GPUs gpu[], their
+ * NVLink ports port[]): each GPU sends `up` bytes into the switch (after
+ * pre[j] where pre is given; paying the NVLS latency where pay), and once
+ * every GPU's has arrived each receives `down`; each GPU's legs one after
+ * another across units (last_up[], last_down[]: the previous unit's, -1
+ * none; updated). Returns 0 or TS_ENOMEM. */
+static int switch_legs(struct dag *d, const struct topo *t, const int32_t *gpu, const int32_t *port,
+		       int32_t P, double up, double down, bool pay, const int32_t *pre,
+		       int32_t *last_up, int32_t *last_down)
+{
+	int32_t j, join, id;
+	for (j = 0; j < P; j++) {
+		id = dag_add(d, gpu[j], -1, port[j], up, pay, 0);
+		if (id < 0 || (pre && dag_dep(d, pre[j], id)) || dag_order(d, last_up[j], id))
+			return TS_ENOMEM;
+		last_up[j] = id;
+	}
+	if ((join = dag_add(d, gpu[0], gpu[0], -1, 0, false, 0)) < 0)
+		return TS_ENOMEM;
+	for (j = 0; j < P; j++)
+		if (dag_dep(d, last_up[j], join))
+			return TS_ENOMEM;
+	for (j = 0; j < P; j++) {
+		id = dag_add(d, gpu[j], -1, t->links[port[j]].rev, down, false, 0);
+		if (id < 0 || dag_dep(d, join, id) || dag_order(d, last_down[j], id))
+			return TS_ENOMEM;
+		last_down[j] = id;
+	}
+	return 0;
+}
+
 /* NVLSTree, NCCL's multi-node all-reduce over NVLink SHARP (NVLS_TREE;
  * its costs in nccl.md §1.4-1.5): inside each node the switch reduces the
  * GPUs' buffers (multimem ld_reduce), so that local GPU j holds its node's
@@ -1152,28 +1183,10 @@ static int build_nvls_tree(struct sim_coll *c, struct dag *d)
 		tr = u % 2;
 		ub = chunk_bytes(B, K, cs, k);
 		/* into the switch and the node's sum of each shard back */
-		for (h = 0; h < nh; h++) {
-			int32_t g0 = sorted[off[h]], jr, id;
-			for (j = 0; j < P; j++) {
-				int32_t q = off[h] + j;
-				id = dag_add(d, sorted[q], -1, port[q], P * ub / eff, u == 0, 0);
-				if (id < 0 || dag_order(d, ru[q], id))
-					goto done;
-				ru[q] = id;
-			}
-			if ((jr = dag_add(d, g0, g0, -1, 0, false, 0)) < 0)
+		for (h = 0; h < nh; h++)
+			if (switch_legs(d, t, sorted + off[h], port + off[h], P, P * ub / eff, ub / eff,
+					u == 0, NULL, ru + off[h], rd + off[h]))
 				goto done;
-			for (j = 0; j < P; j++)
-				if (dag_dep(d, ru[off[h] + j], jr))
-					goto done;
-			for (j = 0; j < P; j++) {
-				int32_t q = off[h] + j;
-				id = dag_add(d, sorted[q], -1, t->links[port[q]].rev, ub / eff, false, 0);
-				if (id < 0 || dag_dep(d, jr, id) || dag_order(d, rd[q], id))
-					goto done;
-				rd[q] = id;
-			}
-		}
 		/* shard j's tree over the nodes' GPUs j: up, children first */
 		for (j = 0; j < P; j++) {
 			for (pos = nh - 1; pos >= 0; pos--) {
@@ -1216,28 +1229,10 @@ static int build_nvls_tree(struct sim_coll *c, struct dag *d)
 			}
 		}
 		/* back into the switch and multicast to every GPU */
-		for (h = 0; h < nh; h++) {
-			int32_t g0 = sorted[off[h]], jm, id;
-			for (j = 0; j < P; j++) {
-				int32_t q = off[h] + j;
-				id = dag_add(d, sorted[q], -1, port[q], ub / eff, false, 0);
-				if (id < 0 || dag_dep(d, post[q], id) || dag_order(d, mu[q], id))
-					goto done;
-				mu[q] = id;
-			}
-			if ((jm = dag_add(d, g0, g0, -1, 0, false, 0)) < 0)
+		for (h = 0; h < nh; h++)
+			if (switch_legs(d, t, sorted + off[h], port + off[h], P, ub / eff, P * ub / eff,
+					false, post + off[h], mu + off[h], md + off[h]))
 				goto done;
-			for (j = 0; j < P; j++)
-				if (dag_dep(d, mu[off[h] + j], jm))
-					goto done;
-			for (j = 0; j < P; j++) {
-				int32_t q = off[h] + j;
-				id = dag_add(d, sorted[q], -1, t->links[port[q]].rev, P * ub / eff, false, 0);
-				if (id < 0 || dag_dep(d, jm, id) || dag_order(d, md[q], id))
-					goto done;
-				md[q] = id;
-			}
-		}
 	}
 #undef NT_ID
 	rc = 0;

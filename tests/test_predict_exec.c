@@ -8056,23 +8056,20 @@ START_TEST(traces_are_valid)
 }
 END_TEST
 
-/* A collective's pick in the trace over more than 64 ranks (the
- * steady-state ring, or NCCL's tree where its model wins: small overlapped
- * buckets) and under --memo 1 and the analytic level, alike: each slice
- * says what its time was priced as. */
-START_TEST(trace_picks_large_groups)
+/* dp 72 (one DP group over more than 64 ranks) on 9 nodes of cluster with
+ * DP buckets of `bucket` bytes, overlapped: flow, memoised and analytic
+ * into r[0..2], with their timelines, which have the same slices. */
+static void run_large_dp(const char *cluster, double bucket, struct sim_prediction r[3])
 {
 	struct plan p;
 	struct sim_predict_opts o;
-	struct sim_prediction r[3];
-	int algos[SIM_ALGO_COUNT] = { 0 };
-	load_topo("dgx-h100-ndr", 9);
+	load_topo(cluster, 9);
 	load_model_json(small_model);
 	plan_init(&p);
-	p.global_batch = 72; /* dp 72: one DP group over more than 64 ranks */
+	p.global_batch = 72;
 	p.seq_len = 256;
 	p.overlap_dp = true;
-	p.bucket_bytes = 1e6; /* small buckets, where the tree wins */
+	p.bucket_bytes = bucket;
 	resolve(&p);
 	for (int k = 0; k < 3; k++) {
 		sim_predict_opts_init(&o);
@@ -8082,6 +8079,17 @@ START_TEST(trace_picks_large_groups)
 		run(&p, &o, &r[k]);
 		ck_assert_int_eq(r[k].tl->n, r[0].tl->n);
 	}
+}
+
+/* A collective's pick in the trace over more than 64 ranks (the
+ * steady-state ring, or NCCL's tree where its model wins: small overlapped
+ * buckets) and under --memo 1 and the analytic level, alike: each slice
+ * says what its time was priced as. */
+START_TEST(trace_picks_large_groups)
+{
+	struct sim_prediction r[3];
+	int algos[SIM_ALGO_COUNT] = { 0 };
+	run_large_dp("dgx-h100-ndr", 1e6, r); /* small buckets, where the tree wins */
 	for (int32_t i = 0; i < r[0].tl->n; i++) {
 		const struct sim_slice *a = &r[0].tl->s[i];
 		if (a->coll < 0 || a->coll == WL_C_P2P)
@@ -8110,26 +8118,9 @@ END_TEST
  * tree were considered there). A100 nodes have no NVLS. */
 START_TEST(large_groups_take_nvls_tree)
 {
-	struct plan p;
-	struct sim_predict_opts o;
 	struct sim_prediction r[3];
 	int nv = 0;
-	load_topo("dgx-h100-ndr", 9);
-	load_model_json(small_model);
-	plan_init(&p);
-	p.global_batch = 72; /* dp 72: one DP group over more than 64 ranks */
-	p.seq_len = 256;
-	p.overlap_dp = true;
-	p.bucket_bytes = 200e6;
-	resolve(&p);
-	for (int k = 0; k < 3; k++) {
-		sim_predict_opts_init(&o);
-		o.timeline = true;
-		o.memo = k == 1;
-		o.fidelity = k == 2 ? SIM_ANALYTIC : SIM_FLOW;
-		run(&p, &o, &r[k]);
-		ck_assert_int_eq(r[k].tl->n, r[0].tl->n);
-	}
+	run_large_dp("dgx-h100-ndr", 200e6, r);
 	for (int32_t i = 0; i < r[0].tl->n; i++) {
 		const struct sim_slice *a = &r[0].tl->s[i];
 		if (a->coll < 0 || a->coll == WL_C_P2P)
@@ -8142,15 +8133,12 @@ START_TEST(large_groups_take_nvls_tree)
 	for (int k = 0; k < 3; k++)
 		sim_prediction_release(&r[k]);
 	topo_release(&topo);
-	load_topo("dgx-a100-hdr", 9);
-	sim_predict_opts_init(&o);
-	o.timeline = true;
-	o.fidelity = SIM_ANALYTIC;
-	resolve(&p);
-	run(&p, &o, &r[0]);
-	for (int32_t i = 0; i < r[0].tl->n; i++)
-		ck_assert_int_ne(r[0].tl->s[i].algo, SIM_ALGO_NVLSTREE);
-	sim_prediction_release(&r[0]);
+	run_large_dp("dgx-a100-hdr", 200e6, r);
+	for (int k = 0; k < 3; k++) {
+		for (int32_t i = 0; i < r[k].tl->n; i++)
+			ck_assert_int_ne(r[k].tl->s[i].algo, SIM_ALGO_NVLSTREE);
+		sim_prediction_release(&r[k]);
+	}
 	topo_release(&topo);
 }
 END_TEST
