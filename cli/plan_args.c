@@ -352,10 +352,19 @@ int cli_plan_check_gpus(const struct plan *p, long long ngpus, const char *cname
 			struct ts_error *err)
 {
 	long long need = (long long)p->tp * p->pp * p->cp * (p->dp > 0 ? p->dp : 1);
+	/* where the sizes were set, for a plan file's the position (found by
+	 * an audit, 2026-12-06: the message named no file or field) */
+	static const enum plan_field fs[] = { PF_TP, PF_PP, PF_DP, PF_CP };
+	char at[4 * (TS_WHERE_MAX + 4)] = "";
+	size_t w = 0;
 	if (need <= ngpus)
 		return 0;
+	for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++)
+		if (p->src[fs[i]][0] && w + strlen(p->src[fs[i]]) + 3 < sizeof(at))
+			w += (size_t)snprintf(at + w, sizeof(at) - w, "%s%s", w ? "; " : "; from ",
+					      p->src[fs[i]]);
 	return ts_error_set(err, TS_EINFEASIBLE,
-			    "the plan needs %lld GPUs (tp %d x pp %d x dp %d x cp %d), more than the "
+			    "the plan needs %lld GPUs (tp %d x pp %d x dp %d x cp %d%s), more than the "
 			    "%lld of %s",
-			    need, p->tp, p->pp, p->dp > 0 ? p->dp : 1, p->cp, ngpus, cname);
+			    need, p->tp, p->pp, p->dp > 0 ? p->dp : 1, p->cp, at, ngpus, cname);
 }

@@ -222,6 +222,12 @@ expect "names its file once" "^compute model: calibration file [^;]*cal_nosrc\.j
 check "more GPUs than the cluster" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model "$TMP/tiny.json" --tp 4 --pp 4 --dp 2 --global-batch 16 --seq-len 1024
 expect "names the GPU count" "needs 32 GPUs" "$TMP/err"
+# and where the sizes were set, a plan file's at its position (found by an
+# audit, 2026-12-06: no file or field)
+printf '{\n  "tp": 4,\n  "pp": 4\n}\n' >"$TMP/big_plan.json"
+check "more GPUs than the cluster, from a plan file" 1 "$TRAINSIM" predict --cluster dgx-h100-ndr \
+	--nodes 1 --model "$TMP/tiny.json" --plan "$TMP/big_plan.json" --dp 2 --global-batch 16 --seq-len 1024
+expect "names where they were set" "from .*big_plan.json:2:9: tp; .*big_plan.json:3:9: pp; --dp\)" "$TMP/err"
 check "bad input said before the GPU count" 2 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 1 \
 	--model "$TMP/tiny.json" --tp 4 --pp 4 --dp 2 --global-batch 16 --seq-len 4096
 expect "names the learned positions" "seq_len 4096 exceeds the 2048 learned positions" "$TMP/err"
