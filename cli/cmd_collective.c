@@ -447,8 +447,13 @@ static int print_json(const struct topo *t, const struct opts *o, int n, int ng,
 		cJSON *r = cJSON_CreateObject();
 		if (!r)
 			break;
-		cJSON_AddNumberToObject(r, "size_bytes", rows[i].size_bytes);
-		cJSON_AddNumberToObject(r, "count", row_count(o, n, rows[i].size_bytes));
+		/* whole numbers in full, as the seed (found by an audit,
+		 * 2026-12-06: 1 PB came out as 1e+15) */
+		char sz[32], ct[32];
+		snprintf(sz, sizeof(sz), "%.0f", rows[i].size_bytes);
+		snprintf(ct, sizeof(ct), "%.0f", row_count(o, n, rows[i].size_bytes));
+		cJSON_AddRawToObject(r, "size_bytes", sz);
+		cJSON_AddRawToObject(r, "count", ct);
 		cJSON_AddNumberToObject(r, "time_us", rows[i].time_us);
 		cJSON_AddNumberToObject(r, "algbw_GBps", rows[i].algbw);
 		cJSON_AddNumberToObject(r, "busbw_GBps", rows[i].busbw);

@@ -75,6 +75,11 @@ if "$TRAINSIM" "${C[@]}" --op broadcast -b 1M -e 1M --json >"$tmp/bj" 2>"$tmp/er
    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if (d["type"], d["redop"], d["root"], d["routing"]) == ("float", "none", 0, "ecmp") else 1)' "$tmp/bj"; then
 	ok "--json: type, redop, root, routing"
 else bad "--json table keys: $(head -c 300 "$tmp/bj") $(cat "$tmp/err")"; fi
+# whole numbers in full (found by an audit, 2026-12-06: 1 PB was 1e+15)
+if "$TRAINSIM" "${C[@]}" --op allreduce -b 1PB -e 1PB --fidelity analytic --json >"$tmp/pj" 2>"$tmp/err" &&
+   grep -q '"size_bytes":[[:space:]]*1000000000000000,' "$tmp/pj" && grep -q '"count":[[:space:]]*250000000000000,' "$tmp/pj"; then
+	ok "--json: 1 PB and its count in full"
+else bad "--json 1 PB: $(grep -E 'size_bytes|count' "$tmp/pj" | head -2) $(cat "$tmp/err")"; fi
 # --routing dmodk (InfiniBand's static D-mod-K routes): a ring's steps are
 # shift permutations, which it routes without contention on the 1:1
 # leaf-spine, as spraying does; ECMP's hashes collide on the uplinks.
