@@ -94,7 +94,7 @@ static int run_command(int argc, char **argv)
 						"--help')\n", extra);
 			return 2;
 		}
-		if (!strcmp(argv[1], "--version"))
+		if (ver)
 			printf("trainsim %s\n", TRAINSIM_VERSION);
 		else
 			print_help(stdout);

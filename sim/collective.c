@@ -414,10 +414,11 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
 	if (s->algo == SIM_ALGO_RHD && !gi.pow2)
 		return ts_error_set(err, TS_EINPUT, "algorithm 'rhd' needs a power-of-two group, "
 				    "got %d ranks", (int)s->nranks);
+	if ((s->algo == SIM_ALGO_NVLS || s->algo == SIM_ALGO_NVLSTREE) &&
+	    (t->cl.node.intra != TOPO_INTRA_NVSWITCH || !t->cl.node.nvls))
+		return ts_error_set(err, TS_EINPUT, "algorithm '%s' needs NVSwitch nodes with NVLink "
+				    "SHARP (node.nvls), which '%s' lacks", an, t->cl.name);
 	if (s->algo == SIM_ALGO_NVLS) {
-		if (t->cl.node.intra != TOPO_INTRA_NVSWITCH || !t->cl.node.nvls)
-			return ts_error_set(err, TS_EINPUT, "algorithm 'nvls' needs NVSwitch nodes with "
-					    "NVLink SHARP (node.nvls), which '%s' lacks", t->cl.name);
 		if (gi.nnodes != 1)
 			return ts_error_set(err, TS_EINPUT, "algorithm 'nvls' runs inside one node; the "
 					    "group spans %d nodes", (int)gi.nnodes);
@@ -425,9 +426,6 @@ int sim_coll_check(const struct topo *t, const struct sim_coll_spec *s, struct t
 			return ts_error_set(err, TS_EINPUT, "algorithm 'nvls' needs at least 2 ranks");
 	}
 	if (s->algo == SIM_ALGO_NVLSTREE) {
-		if (t->cl.node.intra != TOPO_INTRA_NVSWITCH || !t->cl.node.nvls)
-			return ts_error_set(err, TS_EINPUT, "algorithm 'nvlstree' needs NVSwitch nodes "
-					    "with NVLink SHARP (node.nvls), which '%s' lacks", t->cl.name);
 		if (gi.nnodes < 2)
 			return ts_error_set(err, TS_EINPUT, "algorithm 'nvlstree' runs across nodes "
 					    "(NCCL has it off on one node; 'nvls' runs there)");
@@ -1042,6 +1040,13 @@ static int32_t pick_tree_chunks(const struct sim_coll_spec *s, double bytes, int
 			      for_net, cs, d);
 }
 
+/* NCCL's NVLS efficiency nvlsEff, 0.85 on Hopper and 0.74 on Blackwell
+ * (nccl.md §1.5), applied by NVLS and NVLSTree as extra wire bytes. */
+static double nvls_eff(const struct topo *t)
+{
+	return t->cl.gpu.sm_arch >= 100 ? 0.74 : 0.85;
+}
+
 /* The GPU->switch NVLink ports of a GPU (one or several), for NVLS. */
 static int nvlink_ports(const struct topo *t, int32_t gpu, int32_t *out, int max)
 {
@@ -1129,7 +1134,7 @@ static int build_nvls_tree(struct sim_coll *c, struct dag *d)
 	int32_t *ru = malloc((size_t)n * sizeof(int32_t)), *rd = malloc((size_t)n * sizeof(int32_t));
 	int32_t *mu = malloc((size_t)n * sizeof(int32_t)), *md = malloc((size_t)n * sizeof(int32_t));
 	int32_t *post = malloc((size_t)n * sizeof(int32_t)), *jt = NULL, *upid = NULL, *dnid = NULL;
-	double eff = t->cl.gpu.sm_arch >= 100 ? 0.74 : 0.85, B, cs, xfers;
+	double eff = nvls_eff(t), B, cs, xfers;
 	int rc = TS_ENOMEM;
 	if (!sorted || !off || !port || !ru || !rd || !mu || !md || !post)
 		goto done;
@@ -1600,9 +1605,8 @@ static int build_plan(struct sim_coll *c)
 		/* NVLink SHARP: multimem ld_reduce pulls every rank's copy of each
 		 * shard through the switch (S out of each GPU) and multimem st
 		 * multicasts the reduced shard (S/n out): S(1+1/n) each way per
-		 * GPU. NCCL's NVLS efficiency nvlsEff = 0.85 on Hopper, 0.74 on
-		 * Blackwell (nccl.md §1.5) is applied as extra wire bytes. */
-		double eff = c->t->cl.gpu.sm_arch >= 100 ? 0.74 : 0.85;
+		 * GPU, over NCCL's NVLS efficiency (nvls_eff). */
+		double eff = nvls_eff(c->t);
 		double per = S * (1.0 + 1.0 / n) / eff;
 		for (i = 0; i < n; i++) {
 			int32_t ports[32];
@@ -2331,23 +2335,30 @@ static double path_lat_s(const struct topo *t, const int32_t *p, int h);
  * another on its host or on another host (found by review: trees over 64
  * ranks, priced without it, came out 7 us faster at 9 nodes than planned
  * at 8, and below the flow level's). */
+/* The route (into p, its hop count returned; 0: none) from the group's
+ * first rank to its first other rank on the same host (away false) or on
+ * another host (away true). */
+static int first_route(const struct topo *t, const struct sim_coll_spec *s, bool away, int32_t *p)
+{
+	int32_t g0 = t->rank_gpu[s->ranks[0]];
+	for (int32_t i = 1; i < s->nranks; i++) {
+		int32_t g = t->rank_gpu[s->ranks[i]];
+		if ((topo_gpu_host(t, g) != topo_gpu_host(t, g0)) == away) {
+			int h = topo_route(t, g0, g, s->hash, p);
+			return h > 0 ? h : 0;
+		}
+	}
+	return 0;
+}
+
 static double tree_path_lat_s(const struct topo *t, const struct sim_coll_spec *s,
 			      const struct sim_group_info *gi)
 {
-	int32_t p[TOPO_MAX_HOPS], g0 = t->rank_gpu[s->ranks[0]], in = -1, out = -1, i;
-	double li = 0, lo = 0;
-	int h;
-	for (i = 1; i < s->nranks && (in < 0 || out < 0); i++) {
-		int32_t g = t->rank_gpu[s->ranks[i]];
-		if (topo_gpu_host(t, g) != topo_gpu_host(t, g0))
-			out = out < 0 ? g : out;
-		else if (in < 0)
-			in = g;
-	}
-	if (in >= 0 && (h = topo_route(t, g0, in, s->hash, p)) > 0)
-		li = path_lat_s(t, p, h);
-	if (out >= 0 && (h = topo_route(t, g0, out, s->hash, p)) > 0)
-		lo = path_lat_s(t, p, h);
+	int32_t p[TOPO_MAX_HOPS];
+	int h = first_route(t, s, false, p);
+	double li = h ? path_lat_s(t, p, h) : 0, lo;
+	h = first_route(t, s, true, p);
+	lo = h ? path_lat_s(t, p, h) : 0;
 	return 2 * ((gi->ppn - 1) * li + log2(gi->nnodes) * lo);
 }
 
@@ -2395,7 +2406,7 @@ int sim_nvls_tree_model(const struct topo *t, const struct sim_coll_spec *s, dou
 	struct sim_coll_spec c = *s;
 	struct ts_error why = TS_ERROR_INIT;
 	int32_t p[TOPO_MAX_HOPS], g0, port;
-	double bw = ring_bw_s > 0 ? ring_bw_s : 0, lo = 0, nv;
+	double bw = ring_bw_s > 0 ? ring_bw_s : 0, lo, nv;
 	int rc, h;
 	*time_s = INFINITY;
 	c.algo = SIM_ALGO_NVLSTREE;
@@ -2407,17 +2418,11 @@ int sim_nvls_tree_model(const struct topo *t, const struct sim_coll_spec *s, dou
 	g0 = t->rank_gpu[s->ranks[0]];
 	if (nvlink_ports(t, g0, &port, 1) != 1)
 		return 0;
-	nv = s->size_bytes * (1.0 + 1.0 / gi.ppn) / (t->cl.gpu.sm_arch >= 100 ? 0.74 : 0.85) /
+	nv = s->size_bytes * (1.0 + 1.0 / gi.ppn) / nvls_eff(t) /
 	     sim_link_cap_topo(t, port);
 	/* a tree hop's links: the path to a GPU of another node */
-	for (int32_t i = 1; i < s->nranks; i++) {
-		int32_t g = t->rank_gpu[s->ranks[i]];
-		if (topo_gpu_host(t, g) != topo_gpu_host(t, g0)) {
-			if ((h = topo_route(t, g0, g, s->hash, p)) > 0)
-				lo = path_lat_s(t, p, h);
-			break;
-		}
-	}
+	h = first_route(t, s, true, p);
+	lo = h ? path_lat_s(t, p, h) : 0;
 	/* The ring's bandwidth time stands for the NICs' (and the fabric's)
 	 * unless the ring is bound by its NVLink hops (each GPU sends 2 S
 	 * (n-1)/n, all but one channel's over NVLink): then the NICs' own
@@ -2428,21 +2433,15 @@ int sim_nvls_tree_model(const struct topo *t, const struct sim_coll_spec *s, dou
 	{
 		double n = s->nranks, P = gi.ppn, cap = INFINITY, share = 0;
 		double ring_nv = 2 * s->size_bytes * (n - 1) / n * (P - 1) / P / sim_link_cap_topo(t, port);
-		if (bw <= ring_nv * (1 + 1e-6)) {
+		if (bw <= ring_nv * (1 + 1e-6) && h > 0) {
 			for (int32_t i = 0; i < s->nranks; i++) {
 				int32_t g = t->rank_gpu[s->ranks[i]];
 				share += topo_gpu_host(t, g) == topo_gpu_host(t, g0) &&
 					 t->gpu_nic[g] == t->gpu_nic[g0];
 			}
-			for (int32_t i = 1; i < s->nranks && !isfinite(cap); i++) {
-				int32_t g = t->rank_gpu[s->ranks[i]];
-				if (topo_gpu_host(t, g) == topo_gpu_host(t, g0) ||
-				    (h = topo_route(t, g0, g, s->hash, p)) <= 0)
-					continue;
-				for (int k = 0; k < h; k++)
-					cap = fmin(cap, sim_link_cap_topo(t, p[k]));
-			}
-			bw = isfinite(cap) ? 2 * s->size_bytes / P * (share > 1 ? share : 1) / cap : bw;
+			for (int k = 0; k < h; k++) /* (the tree hop's path above) */
+				cap = fmin(cap, sim_link_cap_topo(t, p[k]));
+			bw = 2 * s->size_bytes / P * (share > 1 ? share : 1) / cap;
 		}
 	}
 	if (gi.nnodes == 2)
