@@ -221,20 +221,46 @@ static bool path_walk(const char **pp, const char *t, char *buf, size_t cap, siz
 		while (*p && *p != (obj ? '}' : ']')) {
 			size_t nat = at;
 			if (obj) {
-				/* .key, or ["key"] as written (escapes kept) where it
-				 * holds path syntax, as path_join_key writes it */
-				const char *ke = skip_string(p);
+				/* .key, or ["key"] where it holds path syntax, as
+				 * path_join_key writes it: decoded (found by review: a
+				 * key spelt with an escape was named as written,
+				 * node["\u0067pus"] for node.gpus) */
+				const char *ke = skip_string(p), *ks = p + 1;
 				size_t kn = (size_t)(ke - 1 - (p + 1));
-				bool quote = !kn;
+				char *own = NULL;
+				bool quote;
+				if (memchr(ks, '\\', kn)) {
+					cJSON *d = cJSON_ParseWithLength(p, (size_t)(ke - p));
+					if (d && cJSON_IsString(d) && d->valuestring) {
+						own = d->valuestring; /* taken over */
+						d->valuestring = NULL;
+						ks = own;
+						kn = strlen(own);
+					}
+					cJSON_Delete(d);
+				}
+				quote = !kn;
 				for (size_t q = 0; q < kn && !quote; q++)
-					quote = strchr(".[]\"\\", p[1 + q]) != NULL;
-				if (quote)
+					quote = strchr(".[]\"\\", ks[q]) != NULL;
+				if (quote) {
 					nat = json_clean_text(buf, cap, nat, "[\"", 2);
-				else if (at && at + 1 < cap)
-					buf[nat++] = '.';
-				nat = json_clean_text(buf, cap, nat, p + 1, kn);
-				if (quote)
+					for (size_t q = 0, r; q < kn; q = r) {
+						/* runs between " and \ whole (UTF-8 kept) */
+						for (r = q; r < kn && ks[r] != '"' && ks[r] != '\\'; r++)
+							;
+						nat = json_clean_text(buf, cap, nat, ks + q, r - q);
+						if (r < kn) {
+							nat = json_clean_text(buf, cap, nat, "\\", 1);
+							nat = json_clean_text(buf, cap, nat, ks + r++, 1);
+						}
+					}
 					nat = json_clean_text(buf, cap, nat, "\"]", 2);
+				} else {
+					if (at && at + 1 < cap)
+						buf[nat++] = '.';
+					nat = json_clean_text(buf, cap, nat, ks, kn);
+				}
+				cJSON_free(own);
 				if (t >= p && t < ke) {
 					*pp = ke;
 					return true;

@@ -351,6 +351,11 @@ static const char *const malformed[] = {
 	"{\"a\": 1 \xff}",
 	/* a key with path syntax in the path is quoted, as jval names it */
 	"{\"a.b\": {\"x\": 1, \"x\": 2}}",
+	/* the later spelling escaped, and keys on the path escaped: named
+	 * decoded (found by review: ["t\u0070"], as written) */
+	"{\"tp\": 2, \"t\\u0070\": 4}",
+	"{\"a\\u002eb\": {\"x\": 1, \"x\": 2}}",
+	"{\"q\\\"\\u00e9\": {\"x\": 1, \"x\": 2}}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -378,6 +383,9 @@ static const char *const malformed_want[] = {
 	"m.json:3:13: malformed JSON: a comma before ']' (JSON has no trailing commas)",
 	"m.json:1:9: malformed JSON near '\\xff}'",
 	"m.json:1:18: [\"a.b\"].x: given twice in one object",
+	"m.json:1:11: tp: given twice in one object",
+	"m.json:1:23: [\"a.b\"].x: given twice in one object",
+	"m.json:1:24: [\"q\\\"\xc3\xa9\"].x: given twice in one object",
 };
 
 START_TEST(json_malformed_positions)
