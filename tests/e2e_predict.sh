@@ -20,6 +20,36 @@ for k in iteration_time_s tokens_per_s tflops_per_gpu mfu hfu memory_gib_per_gpu
 	expect "json key $k" "$k" "$TMP/out"
 done
 check "predict analytic" 0 "$TRAINSIM" predict $SMALL --fidelity analytic --json
+# the throughput figures from their definitions (found by an audit: only
+# their keys were checked, and tokens/s x 2 or MFU on the executed FLOPs
+# passed): model FLOPs are Megatron's 72 B s L h^2 (1 + s/(6h) + V/(12 h L)),
+# the vocabulary padded to 128 x tp (1000 -> 1024); tokens/s = B s / t;
+# TFLOP/s per GPU = model FLOPs / t / GPUs; MFU and HFU against the H100's
+# 989 TFLOP/s BF16 peak; full recompute runs each layer's forward again, so
+# HFU / MFU is about 4/3; the table prints the same figures
+check "predict full recompute" 0 "$TRAINSIM" predict $SMALL --recompute full --fidelity analytic --json
+cp "$TMP/out" "$TMP/thr.json"
+check "predict full recompute table" 0 "$TRAINSIM" predict $SMALL --recompute full --fidelity analytic
+if python3 - "$TMP/thr.json" "$TMP/out" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read()
+B, s, L, h, V, gpus, peak = 16, 1024, 8, 1024, 1024, 16, 989e12
+t = d["iteration_time_s"]
+mf = 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * h * L))
+close = lambda a, b: abs(a / b - 1) < 1e-9
+ok = d["vocab"] == V and d["gpus"] == gpus and close(d["model_flops"], mf)
+ok = ok and close(d["tokens_per_s"], B * s / t)
+ok = ok and close(d["tflops_per_gpu"], mf / t / gpus / 1e12)
+ok = ok and close(d["mfu"], mf / t / gpus / peak)
+ok = ok and close(d["hfu"], d["hardware_flops"] / t / gpus / peak)
+ok = ok and 1.25 < d["hfu"] / d["mfu"] < 1.40 and d["tflops_per_gpu"] < 989
+m = re.search(r"^MFU[^0-9]*([0-9.]+) %", table, re.M)
+ok = ok and m is not None and abs(float(m.group(1)) - 100 * d["mfu"]) < 0.051
+sys.exit(0 if ok else 1)
+PY
+then ok "tokens/s, TFLOP/s per GPU, MFU and HFU from their definitions"
+else bad "throughput figures: $(tr -d '\n\t' <"$TMP/thr.json" | head -c 600)"; fi
 # --routing dmodk: llama3-8b, dp 128 with ZeRO 1 on 16 nodes of the 2:1
 # leaf-spine. Its DP rings' steps are shifts, which D-mod-K routes as
 # spraying does (one route a link), where ECMP's hashes collide on the
