@@ -17,6 +17,11 @@ check "model json" 0 "$TRAINSIM" model --model qwen3-vl-235b-a22b --json
 for k in params_total params_active params_by_part flops_per_token_fwd flops_per_token_train; do
 	expect "model json key $k" "\"$k\"" "$TMP/out"
 done
+# training is the forward and a backward of twice its FLOPs (Megatron's
+# count; found by an audit: 2x the forward passed)
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (d["flops_per_token_fwd"] > 0 and abs(d["flops_per_token_train"] / d["flops_per_token_fwd"] - 3) < 1e-12))' "$TMP/out"; then
+	ok "train FLOPs = 3 x forward"
+else bad "train FLOPs: $(jnum flops_per_token_fwd) forward, $(jnum flops_per_token_train) train"; fi
 tot=$(jnum params_total); act=$(jnum params_active)
 n=$((n + 1))
 if awk -v t="$tot" -v a="$act" 'BEGIN { exit !(t > 233e9 && t < 238e9 && a > 21e9 && a < 24e9) }'; then
@@ -117,6 +122,27 @@ expect "fits true" '"fits":[[:space:]]*true' "$TMP/out"
 for k in peak_gib stages stage weights_gib grads_gib optimizer_gib activations_gib buffers_gib total_gib; do
 	expect "memory json key $k" "\"$k\"" "$TMP/out"
 done
+# bf16 weights (2 B a parameter), Megatron's fp32 gradients (4 B) and
+# Adam's fp32 master copy, momentum and variance (12 B): gradients 2x and
+# optimizer 6x the weights; DeepSpeed's ZeRO 1 over dp 8 (2 + 2 + 12/8):
+# 16-bit gradients as large as the weights, the optimizer sharded; the
+# stage's parts add up to its total (found by an audit: gradients and
+# optimizer swapped passed)
+check "llama3-8b tp 8 memory" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 1 --model llama3-8b --tp 8 --json
+cp "$TMP/out" "$TMP/m0.json"
+check "llama3-8b dp 8 ZeRO 1 memory" 0 "$TRAINSIM" memory --cluster dgx-h100-ndr --nodes 1 --model llama3-8b --zero 1 --global-batch 8 --recompute full --json
+if python3 - "$TMP/m0.json" "$TMP/out" <<'PY'
+import json, sys
+a, b = (json.load(open(p))["stages"][0] for p in sys.argv[1:3])
+close = lambda x, y: abs(x / y - 1) < 1e-9
+parts = ("weights_gib", "grads_gib", "optimizer_gib", "step_gib", "activations_gib", "buffers_gib", "overhead_gib")
+ok = close(a["grads_gib"], 2 * a["weights_gib"]) and close(a["optimizer_gib"], 6 * a["weights_gib"])
+ok = ok and close(b["grads_gib"], b["weights_gib"]) and close(b["optimizer_gib"], 6 * b["weights_gib"] / 8)
+ok = ok and all(close(s["total_gib"], sum(s[k] for k in parts)) for s in (a, b))
+sys.exit(0 if ok else 1)
+PY
+then ok "weights, gradients and Adam's state per parameter; ZeRO 1 shards the optimizer"
+else bad "memory parts: $(tr -d '\n\t ' <"$TMP/m0.json" | head -c 500)"; fi
 check "235B ZeRO-3 offload, table" 0 "$TRAINSIM" memory $A100 --model qwen3-vl-235b-a22b \
 	--plan "$EX/plans/seed002-235b-zero3-offload.json" \
 	--deepspeed "$EX/plans/ds_config_zero3_offload.json"

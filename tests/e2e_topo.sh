@@ -50,8 +50,14 @@ has_all() { # has_all FILE SUBSTRING...
 	local f=$1 x; shift
 	for x in "$@"; do flat "$f" | grep -qF -- "$x" || { echo "  missing $x in $(flat "$f")"; return 1; }; done
 }
-if has_all "$tmp/a.json" '"hosts":16' '"gpus":128' '"switches":{"total":20,"by_tier":{' \
-	'"links":{"total":' '"bisection_gbps":' '"oversubscription":{"tier1":2}' \
+# 16 hosts x 8 NICs = 128 leaf down-ports: 4 leaves of 32, 2:1 so 16
+# uplinks each, 64 in all over 16 spines of 4 ports; every host 24 cables
+# (each GPU's NVLink to the NVSwitch, its PCIe link and its NIC's), 384
+# (found by an audit: only the keys' prefixes were checked)
+if has_all "$tmp/a.json" '"hosts":16' '"gpus":128' \
+	'"switches":{"total":20,"by_tier":{"tier1":4,"tier2":16,"tier3":0},"ports_max":{"tier1":48,"tier2":4,"tier3":0},"ports_min":{"tier1":48,"tier2":4,"tier3":0}}' \
+	'"links":{"total":576,"by_tier":{"intra_host":384,"tier1":128,"tier2":64,"tier3":0}}' \
+	'"bisection_gbps":' '"oversubscription":{"tier1":2}' \
 	'"diameter_hops":8' '"ecmp_paths_max":16' &&
 	has_all "$tmp/b.json" '"oversubscription":{"tier1":1}' &&
 	[ "$(num "$tmp/a.json" bisection_gbps)" = 12800 ] && [ "$(num "$tmp/b.json" bisection_gbps)" = 25600 ]
