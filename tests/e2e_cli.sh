@@ -41,10 +41,19 @@ if grep -q "unknown command '?'" /tmp/e2e_cli_err.$$; then echo "ok   shown as ?
 else echo "FAIL \\xff: $(od -c /tmp/e2e_cli_err.$$ | head -2)"; fail=1; fi
 check "unknown command" 2 "$TRAINSIM" frobnicate
 # white space may stand on either side of a number, a size or a layer list's
-# entries (found by review: ' 4' was taken and '4 ' refused)
-check "--nodes '4 '" 0 "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes '4 '
-check "-b '1 '" 0 "$TRAINSIM" collective --cluster dgx-h100-ndr --op allreduce -b '1 ' -e 1M --fidelity analytic
-check "memory --layers-per-stage '32 '" 0 "$TRAINSIM" memory --model llama3-8b --tp 8 --gpus 8 --gpu-mem-gib 80 --layers-per-stage '32 '
+# entries (found by review: ' 4' was taken and '4 ' refused), and the value
+# is the one used (found by an audit: these took the defaults' values, so
+# one dropped looked the same)
+check "--nodes ' 2 '" 0 "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes ' 2 '
+if "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes ' 2 ' | grep -Eq '^gpus +16$'; then echo "ok   2 nodes, 16 GPUs"
+else echo "FAIL --nodes ' 2 ' not 16 GPUs"; fail=1; fi
+check "-b ' 2K '" 0 "$TRAINSIM" collective --cluster dgx-h100-ndr --op allreduce -b ' 2K ' -e '2K ' --fidelity analytic
+if [ "$("$TRAINSIM" collective --cluster dgx-h100-ndr --op allreduce -b ' 2K ' -e '2K ' --fidelity analytic | awk '!/^#/ { print $1 }')" = 2048 ]
+then echo "ok   one row of 2048 B"; else echo "FAIL -b ' 2K ' -e '2K ' not one row of 2048 B"; fail=1; fi
+check "memory --layers-per-stage ' 20 , 12 '" 0 "$TRAINSIM" memory --model llama3-8b --tp 8 --pp 2 --gpus 16 --gpu-mem-gib 80 --layers-per-stage ' 20 , 12 '
+if "$TRAINSIM" memory --model llama3-8b --tp 8 --pp 2 --gpus 16 --gpu-mem-gib 80 --layers-per-stage ' 20 , 12 ' |
+   awk '$1 == 0 { a = $2 } $1 == 1 { b = $2 } END { exit !(a == 20 && b == 12) }'
+then echo "ok   stages of 20 and 12 layers"; else echo "FAIL --layers-per-stage ' 20 , 12 ' not 20 and 12"; fail=1; fi
 check "--layers-per-stage '16 , 16 '" 0 "$TRAINSIM" predict --cluster dgx-h100-ndr --nodes 2 --model llama3-8b \
 	--tp 8 --pp 2 --layers-per-stage '16 , 16 ' --overlap-slowdown '1.2 ' --fidelity analytic
 check "--nodes '4 x'" 2 "$TRAINSIM" topo --cluster dgx-h100-ndr --nodes '4 x'
