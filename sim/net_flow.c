@@ -1246,55 +1246,39 @@ int32_t sim_net_active_flows(const struct sim_net *n)
 	return n->flow ? n->flow->nactive : 0;
 }
 
-int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_error *err)
+int sim_maxmin_verify(const double *cap_Bps, int32_t nlinks, const struct sim_mm_flow *fl,
+		      int32_t nfl, double rel_tol, struct ts_error *err)
 {
-	const struct sim_flow_state *s = n->flow;
+	double *load = calloc((size_t)(nlinks > 0 ? nlinks : 1), 2 * sizeof(double)), *mx;
 	int32_t l, i;
-	double *load;
-	if (!s)
-		return ts_error_set(err, TS_EINPUT, "not a flow-level network");
-	if (s->ndirty > 0 || s->nseed > 0)
-		return ts_error_set(err, TS_EINPUT, "rates are stale: a solve is pending");
-	load = calloc((size_t)(n->nlinks ? n->nlinks : 1), sizeof(double));
+	int h;
 	if (!load)
 		return ts_error_set(err, TS_ENOMEM, "out of memory");
-	for (l = 0; l < n->nlinks; l++)
-		for (i = 0; i < s->L[l].n; i++) {
-			const struct flow *f = &s->fl[s->L[l].on[i].f];
-			const double *xc = fcoef(f);
-			load[l] += xc ? f->rate_Bps * xc[s->L[l].on[i].h] : f->rate_Bps;
+	mx = load + (nlinks > 0 ? nlinks : 1); /* per link: its fastest flow's rate */
+	for (i = 0; i < nfl; i++)
+		for (h = 0; h < fl[i].hops; h++) {
+			l = fl[i].links[h];
+			load[l] += fl[i].coef ? fl[i].rate_Bps * fl[i].coef[h] : fl[i].rate_Bps;
+			if (fl[i].rate_Bps > mx[l])
+				mx[l] = fl[i].rate_Bps;
 		}
-	for (l = 0; l < n->nlinks; l++)
-		if (load[l] > s->L[l].cap_Bps * (1 + rel_tol)) {
+	for (l = 0; l < nlinks; l++)
+		if (load[l] > cap_Bps[l] * (1 + rel_tol)) {
 			ts_error_set(err, TS_EINPUT, "link %d over capacity: %.6g > %.6g B/s", (int)l,
-				     load[l], s->L[l].cap_Bps);
+				     load[l], cap_Bps[l]);
 			goto fail;
 		}
-	/* fairness: every active flow has a bottleneck link (saturated, and no
-	 * flow on it faster) or runs at its own cap */
-	for (i = 0; i < s->nfl; i++) {
-		const struct flow *f = &s->fl[i];
-		int h, ok = 0;
-		if (f->state != F_ACTIVE)
-			continue;
-		if (f->cap_Bps > 0 && f->rate_Bps >= f->cap_Bps * (1 - rel_tol))
-			ok = 1;
-		for (h = 0; h < f->hops && !ok; h++) {
-			int32_t lk = cfhops(f)[h].link, j;
-			double mx = 0;
-			if (load[lk] < s->L[lk].cap_Bps * (1 - rel_tol))
-				continue;
-			for (j = 0; j < s->L[lk].n; j++) {
-				const struct flow *g = &s->fl[s->L[lk].on[j].f];
-				if (g->rate_Bps > mx)
-					mx = g->rate_Bps;
-			}
-			if (f->rate_Bps >= mx * (1 - rel_tol))
-				ok = 1;
+	/* fairness: every flow has a bottleneck link (saturated, and no flow
+	 * on it faster) or runs at its own cap */
+	for (i = 0; i < nfl; i++) {
+		int ok = fl[i].cap_Bps > 0 && fl[i].rate_Bps >= fl[i].cap_Bps * (1 - rel_tol);
+		for (h = 0; h < fl[i].hops && !ok; h++) {
+			l = fl[i].links[h];
+			ok = load[l] >= cap_Bps[l] * (1 - rel_tol) && fl[i].rate_Bps >= mx[l] * (1 - rel_tol);
 		}
 		if (!ok) {
 			ts_error_set(err, TS_EINPUT, "flow %d (%.6g B/s) has no bottleneck: not max-min fair",
-				     (int)i, f->rate_Bps);
+				     (int)fl[i].id, fl[i].rate_Bps);
 			goto fail;
 		}
 	}
@@ -1303,4 +1287,48 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 fail:
 	free(load);
 	return TS_EINPUT;
+}
+
+int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_error *err)
+{
+	const struct sim_flow_state *s = n->flow;
+	struct sim_mm_flow *fl;
+	int32_t *links, nfl = 0, nh = 0, i;
+	double *cap;
+	int rc;
+	if (!s)
+		return ts_error_set(err, TS_EINPUT, "not a flow-level network");
+	if (s->ndirty > 0 || s->nseed > 0)
+		return ts_error_set(err, TS_EINPUT, "rates are stale: a solve is pending");
+	/* the active flows: those on the links' lists (the invariant above) */
+	for (i = 0; i < s->nfl; i++)
+		if (s->fl[i].state == F_ACTIVE)
+			nh += s->fl[i].hops;
+	fl = malloc((size_t)(s->nfl > 0 ? s->nfl : 1) * sizeof(*fl));
+	links = malloc((size_t)(nh > 0 ? nh : 1) * sizeof(*links));
+	cap = malloc((size_t)(n->nlinks > 0 ? n->nlinks : 1) * sizeof(*cap));
+	if (!fl || !links || !cap) {
+		free(fl);
+		free(links);
+		free(cap);
+		return ts_error_set(err, TS_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n->nlinks; i++)
+		cap[i] = s->L[i].cap_Bps;
+	nh = 0;
+	for (i = 0; i < s->nfl; i++) {
+		const struct flow *f = &s->fl[i];
+		if (f->state != F_ACTIVE)
+			continue;
+		fl[nfl] = (struct sim_mm_flow){ links + nh, fcoef(f), f->hops, f->rate_Bps,
+						f->cap_Bps, i };
+		for (int h = 0; h < f->hops; h++)
+			links[nh++] = cfhops(f)[h].link;
+		nfl++;
+	}
+	rc = sim_maxmin_verify(cap, n->nlinks, fl, nfl, rel_tol, err);
+	free(fl);
+	free(links);
+	free(cap);
+	return rc;
 }

@@ -260,6 +260,19 @@ int sim_net_send_paths(struct sim_net *n, const int32_t *links, int nl, int part
  * saturated link where no other flow gets more, or its own rate cap (max-min
  * fair). Returns 0, or TS_EINPUT with the first violation in err. */
 int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_error *err);
+/* The same check on given rates (what sim_net_check_maxmin hands it, and
+ * what its own tests hand it to see it fail): flow i crosses links
+ * links[i][0..hops-1], carrying rate x coef there (coef NULL: 1), capped at
+ * cap_Bps (0: none); links have capacities cap_Bps[0..nlinks-1]. */
+struct sim_mm_flow {
+	const int32_t *links;
+	const double *coef;
+	int hops;
+	double rate_Bps, cap_Bps;
+	int32_t id; /* named in the message */
+};
+int sim_maxmin_verify(const double *cap_Bps, int32_t nlinks, const struct sim_mm_flow *fl,
+		      int32_t nfl, double rel_tol, struct ts_error *err);
 /* Active flows and their rates (flow model), for tests. */
 int32_t sim_net_active_flows(const struct sim_net *n);
 

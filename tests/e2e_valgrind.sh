@@ -28,7 +28,7 @@ run() { # run NAME STATUS ARGS...: memcheck clean and trainsim's own exit status
 	fi
 }
 run "topo preset" 0 topo --cluster dgx-h100-ndr --nodes 4 --json
-run "topo explicit file" 0 topo --cluster "$(ls "$src"/examples/clusters/*.json | head -1)"
+run "topo explicit file" 0 topo --cluster "$src/examples/clusters/explicit-two-switches.json"
 run "topo bad file" 2 topo --cluster "$src/README.md"
 run "model" 0 model --model qwen3-vl-30b-a3b --json
 run "memory" 1 memory --cluster dgx-a100-hdr --nodes 2 --model gpt3-175b --tp 8 --pp 2

@@ -315,6 +315,50 @@ END_TEST
 
 /* Random flows on a random fabric; check feasibility and fairness after
  * every instant of activity, and conservation at the end. */
+/* The max-min check itself fails where it should (found by an audit: it
+ * was only ever handed fair rates, so a check that passed everything
+ * passed every test). Link 0 of capacity 1 is shared by flows 0 and 1;
+ * flow 1 also crosses link 1 (capacity 10). */
+START_TEST(maxmin_verify_fails_where_it_should)
+{
+	static const int32_t p0[] = { 0 }, p1[] = { 0, 1 };
+	static const double cap[] = { 1, 10 }, half[] = { 0.5, 0.5 };
+	struct sim_mm_flow f[2] = { { p0, NULL, 1, 0.5, 0, 0 }, { p1, NULL, 2, 0.5, 0, 1 } };
+	struct ts_error err = TS_ERROR_INIT;
+	/* fair: both at half of link 0 */
+	ck_assert_int_eq(sim_maxmin_verify(cap, 2, f, 2, 1e-9, &err), 0);
+	/* over capacity */
+	f[1].rate_Bps = 0.6;
+	ck_assert_int_eq(sim_maxmin_verify(cap, 2, f, 2, 1e-9, &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "link 0 over capacity"));
+	/* feasible but unfair: flow 0 gets less on its only link than flow 1 */
+	f[0].rate_Bps = 0.3;
+	f[1].rate_Bps = 0.7;
+	ck_assert_int_eq(sim_maxmin_verify(cap, 2, f, 2, 1e-9, &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "flow 0 (0.3 B/s) has no bottleneck"));
+	/* ... unless its own cap holds it there */
+	f[0].cap_Bps = 0.3;
+	ck_assert_int_eq(sim_maxmin_verify(cap, 2, f, 2, 1e-9, &err), 0);
+	/* a link left idle below capacity is no one's bottleneck */
+	f[0].cap_Bps = 0;
+	f[0].rate_Bps = 0.2;
+	ck_assert_int_eq(sim_maxmin_verify(cap, 2, f, 2, 1e-9, &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "flow 0 (0.2 B/s) has no bottleneck"));
+	/* a spread flow loads a link by its coefficient there: flow 1 at 1.2
+	 * puts 0.6 on link 0 beside flow 0's 0.4, which fills it, but flow 0
+	 * is slower than flow 1 there (max-min: both at 2/3); at 1.4, 0.7 is
+	 * too much */
+	f[1].coef = half;
+	f[1].rate_Bps = 1.2;
+	f[0].rate_Bps = 0.4;
+	ck_assert_int_eq(sim_maxmin_verify(cap, 2, f, 2, 1e-9, &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "flow 0 (0.4 B/s) has no bottleneck"));
+	f[1].rate_Bps = 1.4;
+	ck_assert_int_eq(sim_maxmin_verify(cap, 2, f, 2, 1e-9, &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "link 0 over capacity"));
+}
+END_TEST
+
 START_TEST(flow_random_invariants)
 {
 	struct sim_engine e;
@@ -881,6 +925,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, flow_spread_rerates_little);
 	tcase_add_test(tc, flow_spread_paths);
 	tcase_add_loop_test(tc, flow_maxmin_table, 0, (int)TS_ARRAY_LEN(mm_cases));
+	tcase_add_test(tc, maxmin_verify_fails_where_it_should);
 	tcase_add_loop_test(tc, flow_random_invariants, 0, 5);
 	tcase_add_test(tc, flow_many_on_one_link);
 	tcase_add_test(tc, flow_start_batches);
