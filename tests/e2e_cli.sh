@@ -21,6 +21,11 @@ check() { # check NAME WANT_STATUS CMD...
 check "no arguments" 2 "$TRAINSIM"
 check "--help" 0 "$TRAINSIM" --help
 check "--version" 0 "$TRAINSIM" --version
+# the project's version, as CMakeLists.txt declares it (found by an audit:
+# only the exit status was checked)
+want_v=$(sed -n 's/^project(trainsim VERSION \([0-9.]*\) .*/\1/p' "${TS_SOURCE_DIR:-.}/CMakeLists.txt")
+if [ -n "$want_v" ] && [ "$("$TRAINSIM" --version)" = "trainsim $want_v" ]; then echo "ok   --version prints trainsim $want_v"
+else echo "FAIL --version: '$("$TRAINSIM" --version)', CMakeLists.txt says '$want_v'"; fail=1; fi
 # help COMMAND is the command's --help; anything else after --help or
 # --version is refused (found by an audit, 2026-12-06: ignored, exit 0)
 check "help predict" 0 "$TRAINSIM" help predict

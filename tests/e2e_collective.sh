@@ -182,6 +182,19 @@ PY
 	fi
 done
 
+# --channels K: a ring over 2 DGX H100 nodes moves each channel through one
+# NIC (400 Gb/s, 50 GB/s): one channel keeps its busbw under that, two
+# double it, eight (the default) use the node's eight NICs (found by an
+# audit: no test used the flag)
+chb() { "$TRAINSIM" collective --cluster dgx-h100-ndr --nodes 2 --op allreduce -b 256M -e 256M --algo ring \
+	--proto Simple --fidelity analytic "$@" 2>&1 | awk '!/^#/ { print $8 }'; }
+b1=$(chb --channels 1); b2=$(chb --channels 2); b8=$(chb)
+if awk -v a="$b1" -v b="$b2" -v c="$b8" 'BEGIN { exit !(a > 40 && a <= 50 && b / a > 1.9 && b / a < 2.05 && c > 6 * a) }'; then
+	ok "--channels: busbw $b1 / $b2 / $b8 GB/s with 1 / 2 / 8 channels"
+else
+	bad "--channels: busbw $b1 / $b2 / $b8 GB/s with 1 / 2 / 8 channels"
+fi
+
 # --concurrent G: group g holds ranks g, g+G, ... On 8 DGX H100 nodes, 8
 # groups of 8 each put one rank on every node (each on its own NIC), so
 # each takes what one group of GPUs 0, 8, ..., 56 takes alone; a placement
