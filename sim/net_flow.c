@@ -1258,6 +1258,11 @@ int sim_maxmin_verify(const double *cap_Bps, int32_t nlinks, const struct sim_mm
 	for (i = 0; i < nfl; i++)
 		for (h = 0; h < fl[i].hops; h++) {
 			l = fl[i].links[h];
+			if (l < 0 || l >= nlinks) {
+				ts_error_set(err, TS_EINPUT, "flow %d crosses link %d of %d",
+					     (int)fl[i].id, (int)l, (int)nlinks);
+				goto fail;
+			}
 			load[l] += fl[i].coef ? fl[i].rate_Bps * fl[i].coef[h] : fl[i].rate_Bps;
 			if (fl[i].rate_Bps > mx[l])
 				mx[l] = fl[i].rate_Bps;

@@ -356,6 +356,9 @@ START_TEST(maxmin_verify_fails_where_it_should)
 	f[1].rate_Bps = 1.4;
 	ck_assert_int_eq(sim_maxmin_verify(cap, 2, f, 2, 1e-9, &err), TS_EINPUT);
 	ck_assert_ptr_nonnull(strstr(err.msg, "link 0 over capacity"));
+	/* a link outside the network is refused, not read */
+	ck_assert_int_eq(sim_maxmin_verify(cap, 1, f, 2, 1e-9, &err), TS_EINPUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "flow 1 crosses link 1 of 1"));
 }
 END_TEST
 
