@@ -208,6 +208,20 @@ void json_copy_text(char *dst, size_t cap, const char *src)
 	dst[at] = '\0';
 }
 
+/* Whether the n bytes of JSON string text at s hold the escape \u0000
+ * (a backslash that is itself escaped does not start one). */
+static bool has_nul_escape(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (s[i + 1] == 'u' && i + 5 < n && !memcmp(s + i + 2, "0000", 4))
+			return true;
+		i++; /* the escaped character */
+	}
+	return false;
+}
+
 /* The path (as jval names fields: a.b[2].c) of the innermost key or value
  * of the JSON text at *pp that holds byte t, into buf from at; true when
  * found. The text is one cJSON parsed. */
@@ -229,7 +243,9 @@ static bool path_walk(const char **pp, const char *t, char *buf, size_t cap, siz
 				size_t kn = (size_t)(ke - 1 - (p + 1));
 				char *own = NULL;
 				bool quote;
-				if (memchr(ks, '\\', kn)) {
+				if (memchr(ks, '\\', kn) && !has_nul_escape(ks, kn)) {
+					/* (a \u0000 would cut the decoded key short:
+					 * such a key stays as written) */
 					cJSON *d = cJSON_ParseWithLength(p, (size_t)(ke - p));
 					if (d && cJSON_IsString(d) && d->valuestring) {
 						own = d->valuestring; /* taken over */
@@ -243,18 +259,23 @@ static bool path_walk(const char **pp, const char *t, char *buf, size_t cap, siz
 				for (size_t q = 0; q < kn && !quote; q++)
 					quote = strchr(".[]\"\\", ks[q]) != NULL;
 				if (quote) {
-					nat = json_clean_text(buf, cap, nat, "[\"", 2);
-					for (size_t q = 0, r; q < kn; q = r) {
-						/* runs between " and \ whole (UTF-8 kept) */
-						for (r = q; r < kn && ks[r] != '"' && ks[r] != '\\'; r++)
-							;
-						nat = json_clean_text(buf, cap, nat, ks + q, r - q);
-						if (r < kn) {
-							nat = json_clean_text(buf, cap, nat, "\\", 1);
-							nat = json_clean_text(buf, cap, nat, ks + r++, 1);
+					/* " and \ escaped again, the key cleaned in one
+					 * piece (cut where it stops fitting, not in
+					 * the middle: found by review) */
+					char *esc = own ? malloc(2 * kn + 1) : NULL;
+					size_t en = 0;
+					if (esc) {
+						for (size_t q = 0; q < kn; q++) {
+							if (ks[q] == '"' || ks[q] == '\\')
+								esc[en++] = '\\';
+							esc[en++] = ks[q];
 						}
 					}
+					nat = json_clean_text(buf, cap, nat, "[\"", 2);
+					nat = json_clean_text(buf, cap, nat, esc ? esc : p + 1,
+							      esc ? en : (size_t)(ke - 1 - (p + 1)));
 					nat = json_clean_text(buf, cap, nat, "\"]", 2);
+					free(esc);
 				} else {
 					if (at && at + 1 < cap)
 						buf[nat++] = '.';

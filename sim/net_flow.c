@@ -1305,6 +1305,10 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 		return ts_error_set(err, TS_EINPUT, "not a flow-level network");
 	if (s->ndirty > 0 || s->nseed > 0)
 		return ts_error_set(err, TS_EINPUT, "rates are stale: a solve is pending");
+	/* (after a failed allocation a hop may be off its link's list, and the
+	 * rates are not a whole solve's: found by review) */
+	if (s->oom)
+		return ts_error_set(err, TS_ENOMEM, "an allocation failed: the rates are not a solve's");
 	/* the active flows: those on the links' lists (the invariant above) */
 	for (i = 0; i < s->nfl; i++)
 		if (s->fl[i].state == F_ACTIVE)
@@ -1325,11 +1329,10 @@ int sim_net_check_maxmin(const struct sim_net *n, double rel_tol, struct ts_erro
 		const struct flow *f = &s->fl[i];
 		if (f->state != F_ACTIVE)
 			continue;
-		fl[nfl] = (struct sim_mm_flow){ links + nh, fcoef(f), f->hops, f->rate_Bps,
-						f->cap_Bps, i };
+		fl[nfl++] = (struct sim_mm_flow){ links + nh, fcoef(f), f->hops, f->rate_Bps,
+						  f->cap_Bps, i };
 		for (int h = 0; h < f->hops; h++)
 			links[nh++] = cfhops(f)[h].link;
-		nfl++;
 	}
 	rc = sim_maxmin_verify(cap, n->nlinks, fl, nfl, rel_tol, err);
 	free(fl);

@@ -13,7 +13,8 @@ check "the shipped runs" 0 "$B"
 expect "1670 kernels" "^# 1670 kernels from 3 file\(s\), GPU H200-SXM-141GB \(compute-model defaults\)" "$TMP/out"
 # the GEMMs' mean error at the defaults: 4.97 % when fitted (README); a
 # change to the GEMM model or the defaults that loses it fails here
-awk '/^gemm bf16 /{v=$4; sub("%","",v); exit !(v+0 > 0 && v+0 < 5.5)}' "$TMP/out" && ok "gemm bf16 within 5.5 %" ||
+awk '/^gemm bf16 /{v=$4; sub("%","",v); f = 1; bad = !(v+0 > 0 && v+0 < 5.5)} END{exit !f || bad}' "$TMP/out" &&
+	ok "gemm bf16 within 5.5 %" ||
 	bad "gemm bf16 mean error: $(grep '^gemm bf16' "$TMP/out")"
 # the fit from the old assumed Hopper values must travel to the defaults
 # (from the defaults themselves an optimiser that never moved would pass:
@@ -32,7 +33,7 @@ for kv in "gemm_eff_max 0.725[01]" "gemm_half_flops 650[0-9]{6}" "launch_us 1.06
 done
 expect "names what it fitted" '"held \(no rows of their kernels\)":[[:space:]]*\[\]' "$TMP/fit.json"
 # ... and sim/compute.c's Hopper defaults are that result: written out
-# without a fit, each within 5e-4 of the fitted value (found by an audit:
+# without a fit, each within 5e-4 of the fitted value, relative (found by an audit:
 # the regexes above check the fit, not the defaults, and gemm_eff_max
 # moved from 0.7251 to 0.70 in sim/compute.c passed)
 check "write the defaults" 0 "$B" --write "$TMP/defaults.json"
@@ -54,6 +55,7 @@ check "evaluate the fitted file" 0 "$B" --calibration "$TMP/fit.json"
 grep -E "^(gemm|copy|attention)" "$TMP/out" >"$TMP/g2"
 check "the same errors" 0 cmp "$TMP/g1" "$TMP/g2"
 check "at the defaults" 0 "$B"
+cp "$TMP/out" "$TMP/defaults.out"
 # cuDNN attention at the defaults: 2.0 % forward, 5.1 % backward with the
 # tiling cost, the backward's own efficiency and the grid's waves
 awk '/^attention (fwd|bwd) \(cudnn\)/{v=$5; sub("%","",v); if (!(v+0 > 0 && v+0 < 7)) bad=1; n++}
@@ -69,11 +71,13 @@ awk '/^attention (fwd|bwd) \(cudnn\)/{v=$5; sub("%","",v); if (!($4 == 29 && v+0
 # grouped expert GEMMs at the defaults: 5.6 % with their kernel's tiles
 # (19.8 % priced as batched cuBLAS GEMMs, before the kernel's model), and
 # out of sample the 16-row sweep of validate/data/h200-kernels-probe.csv
-# (5.3 %), whose steps a GEMM model without them misses
-awk '/^grouped gemm /{v=$4; sub("%","",v); exit !(v+0 > 0 && v+0 < 7)}' "$TMP/out" && ok "grouped within 7 %" ||
-	bad "grouped mean error: $(grep '^grouped' "$TMP/out")"
+# (5.3 %), whose steps a GEMM model without them misses (found by review:
+# this read the held-out attention run's output, which has no grouped
+# row, and passed on none)
+awk '/^grouped gemm /{v=$4; sub("%","",v); f = 1; bad = !(v+0 > 0 && v+0 < 7)} END{exit !f || bad}' "$TMP/defaults.out" &&
+	ok "grouped within 7 %" || bad "grouped mean error: $(grep '^grouped' "$TMP/defaults.out")"
 check "the probe's sweep" 0 "$B" "$D/h200-kernels-probe.csv"
-awk '/^grouped gemm /{v=$4; sub("%","",v); n=$3; exit !(n == 160 && v+0 > 0 && v+0 < 7)}' "$TMP/out" &&
+awk '/^grouped gemm /{v=$4; sub("%","",v); f = 1; bad = !($3 == 160 && v+0 > 0 && v+0 < 7)} END{exit !f || bad}' "$TMP/out" &&
 	ok "grouped sweep within 7 %" || bad "grouped sweep: $(grep '^grouped' "$TMP/out")"
 # a fit without grouped rows holds the grouped kernel's numbers where they
 # were (found by review: their start values were written back, and a fit
@@ -92,7 +96,7 @@ expect "still fits the rest" "\"gemm_eff_max\":[[:space:]]*0.72" "$TMP/tg.json"
 # the experts' weight gradients (tokens ragged in k), not fitted: the
 # grouped kernel's model 9.1 % (the batched pricing 25 %, -25 % signed)
 check "the weight gradients" 0 "$B" "$D/h200-kernels-wgrad.csv"
-awk '/^grouped gemm wgrad /{v=$5; sub("%","",v); n=$4; exit !(n == 40 && v+0 > 0 && v+0 < 12)}' "$TMP/out" &&
+awk '/^grouped gemm wgrad /{v=$5; sub("%","",v); f = 1; bad = !($4 == 40 && v+0 > 0 && v+0 < 12)} END{exit !f || bad}' "$TMP/out" &&
 	ok "weight gradients within 12 %" || bad "weight gradients: $(grep '^grouped gemm wgrad' "$TMP/out")"
 head -1 "$D/h200-kernels-1.csv" >"$TMP/hdr.csv"
 expect_err "missing file" "nope.csv: cannot open" "$B" "$TMP/nope.csv"

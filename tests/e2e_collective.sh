@@ -151,8 +151,10 @@ for s in 1 2 3 4 5; do
 	ecmp_t="$ecmp_t $("$TRAINSIM" "${E[@]}" --seed $s 2>&1 | awk '!/^#/ { print $6 }')"
 	spray_t="$spray_t $("$TRAINSIM" "${E[@]}" --seed $s --routing spray 2>&1 | awk '!/^#/ { print $6 }')"
 done
-if [ "$(printf '%s\n' $ecmp_t | sort -u | wc -l)" -gt 1 ] && [ "$(printf '%s\n' $spray_t | sort -u | wc -l)" = 1 ] &&
-   printf '%s\n' $ecmp_t $spray_t | awk '!($1 > 0) { exit 1 }'; then
+# (ten times a number each: found by review, runs that failed left the
+# spray half blank, one value alike)
+if [ "$(printf '%s\n' $ecmp_t $spray_t | grep -cE '^[0-9]+\.[0-9]+$')" = 10 ] &&
+   [ "$(printf '%s\n' $ecmp_t | sort -u | wc -l)" -gt 1 ] && [ "$(printf '%s\n' $spray_t | sort -u | wc -l)" = 1 ]; then
 	ok "--seed: ECMP draws differ by seed, spraying does not"
 else
 	bad "--seed: ecmp$ecmp_t; spray$spray_t"

@@ -356,6 +356,9 @@ static const char *const malformed[] = {
 	"{\"tp\": 2, \"t\\u0070\": 4}",
 	"{\"a\\u002eb\": {\"x\": 1, \"x\": 2}}",
 	"{\"q\\\"\\u00e9\": {\"x\": 1, \"x\": 2}}",
+	/* ... but a key holding \u0000 as written: decoded it would be cut
+	 * short, named as another key (found by review: a["x"]) */
+	"{\"a\": {\"x\\u0000\": 1}}",
 };
 static const char *const malformed_want[] = {
 	"m.json:3:8: malformed JSON near '}'",
@@ -386,6 +389,7 @@ static const char *const malformed_want[] = {
 	"m.json:1:11: tp: given twice in one object",
 	"m.json:1:23: [\"a.b\"].x: given twice in one object",
 	"m.json:1:24: [\"q\\\"\xc3\xa9\"].x: given twice in one object",
+	"m.json:1:10: a[\"x\\u0000\"]: a string holds a NUL character (\\u0000)",
 };
 
 START_TEST(json_malformed_positions)
