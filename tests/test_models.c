@@ -1464,8 +1464,7 @@ START_TEST(tp_whole_parameters_on_every_rank)
 	ck_assert_msg(plan_resolve(&p, &m, 512, &err) == 0, "%s", err.msg);
 	layer = 2.0 * 4096 * 8192 / 8 + 2.0 * 4096 * 128 + 2 * 4096 + 2 * 128 + 128.0 * 4096 +
 		128.0 * 3 * 4096 * 1536 / 64;
-	want = 94 * layer + 2 * 152576.0 * 4096 / 8 + 4096;
-	ck_assert_double_eq(want, 4641795584.0);
+	want = 94 * layer + 2 * 152576.0 * 4096 / 8 + 4096; /* 4,641,795,584 */
 	model_layer_rank_params(&m, &p, 0, &d, &e);
 	ck_assert_double_eq_tol(d + e, layer, 1e-3);
 	memory_eval(&m, &p, &env, r);
