@@ -3206,6 +3206,48 @@ START_TEST(relaxed_sync_keeps_cp_reduction)
 }
 END_TEST
 
+/* Bytes an element-wise op of time t moves, by the compute model c
+ * (bisection: its time grows with its bytes). */
+static double elem_bytes_of(const struct sim_compute *c, double t)
+{
+	struct sim_op_desc d;
+	double lo = 1, hi = 1e15;
+	memset(&d, 0, sizeof(d));
+	d.cls = SIM_OP_ELEMENTWISE;
+	d.dtype_bytes = 4;
+	for (int i = 0; i < 200; i++) {
+		d.bytes = sqrt(lo * hi);
+		if (sim_compute_time_s(c, &d) < t)
+			lo = d.bytes;
+		else
+			hi = d.bytes;
+	}
+	return sqrt(lo * hi);
+}
+
+/* rep 0's slices called name, in time order: their durations into t
+ * (at most max), their count returned */
+static int slice_durations(const struct sim_prediction *r, const char *name, double *t, int max)
+{
+	double t0[64];
+	int n = 0;
+	for (int32_t i = 0; i < r->tl->n; i++) {
+		const struct sim_slice *sl = &r->tl->s[i];
+		int j;
+		if (strcmp(sl->name, name) || sl->track / SIM_TL_PER != 0)
+			continue;
+		ck_assert_int_lt(n, max);
+		ck_assert_int_le(max, 64);
+		for (j = n++; j > 0 && t0[j - 1] > sl->t0_s; j--) {
+			t0[j] = t0[j - 1];
+			t[j] = t[j - 1];
+		}
+		t0[j] = sl->t0_s;
+		t[j] = sl->t1_s - sl->t0_s;
+	}
+	return n;
+}
+
 START_TEST(topk_and_async_move_time)
 {
 	struct plan p;
@@ -3251,6 +3293,45 @@ START_TEST(topk_and_async_move_time)
 		      a.comm_bytes[SIM_COMM_DP]);
 	ck_assert_double_gt(b.bd.optimizer_s, a.bd.optimizer_s); /* selection + scatter-add */
 	ck_assert_double_gt(b.memory_gib_per_gpu, a.memory_gib_per_gpu); /* residual */
+	/* top-k's compute by its bytes (found by an audit: the selection at
+	 * 10 x its bytes passed): a bucket of e gradient elements is selected
+	 * in two passes over fp32 (8e bytes), its residual kept (12e), and the
+	 * 16 ranks' k = 0.01 e pairs (fp32 value, int32 index) scattered into
+	 * the dense gradient (16 x 0.01 e x 8, read and written, + 4e); each
+	 * slice takes the compute model's time of its bytes, e read off the
+	 * selection's (no overlap slowdown, so the time is the op's own) */
+	{
+		struct sim_prediction g;
+		struct sim_compute cm;
+		struct sim_op_desc d;
+		double sel[64], fb[64], acc[64];
+		int n;
+		o.timeline = true;
+		o.overlap_slowdown = 1;
+		run(&p, &o, &g);
+		o.timeline = false;
+		o.overlap_slowdown = 0;
+		sim_compute_init(&cm, &topo.cl.gpu);
+		n = slice_durations(&g, "top-k select", sel, 64);
+		ck_assert_int_gt(n, 0);
+		ck_assert_int_eq(slice_durations(&g, "error feedback", fb, 64), n);
+		ck_assert_int_eq(slice_durations(&g, "top-k accumulate", acc, 64), n);
+		memset(&d, 0, sizeof(d));
+		d.cls = SIM_OP_ELEMENTWISE;
+		d.dtype_bytes = 4;
+		for (int i = 0; i < n; i++) {
+			double e = elem_bytes_of(&cm, sel[i]) / 8;
+			d.bytes = 12 * e;
+			ck_assert_msg(fabs(sim_compute_time_s(&cm, &d) / fb[i] - 1) < 1e-6,
+				      "bucket %d: error feedback %.9g s, want %.9g s", i, fb[i],
+				      sim_compute_time_s(&cm, &d));
+			d.bytes = 16 * 0.01 * e * 8 * 2 + 4 * e;
+			ck_assert_msg(fabs(sim_compute_time_s(&cm, &d) / acc[i] - 1) < 1e-6,
+				      "bucket %d: accumulate %.9g s, want %.9g s", i, acc[i],
+				      sim_compute_time_s(&cm, &d));
+		}
+		sim_prediction_release(&g);
+	}
 	p.compression = PLAN_CMP_NONE;
 	p.sync = PLAN_SYNC_ASYNC;
 	run(&p, &o, &c);
