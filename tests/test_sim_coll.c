@@ -182,6 +182,48 @@ START_TEST(ring_closed_form_switch)
 }
 END_TEST
 
+/* Recursive halving-doubling against its closed form on the same switch
+ * (found by an audit: only the ring had one, and an all-gather phase at
+ * twice its bytes passed): log2 n halving steps of S/2, S/4, ... S/n and
+ * as many doubling steps back, 2(n-1)/n S a rank, each step paying the
+ * ring's per-step alpha. */
+START_TEST(rhd_closed_form_switch)
+{
+	static const int ns[3] = { 2, 8, 64 };
+	struct world w;
+	world_open(&w, switch_cluster(), 64, NULL, 1);
+	for (int k = 0; k < 3; k++) {
+		int n = ns[k], steps = 0;
+		int32_t path[TOPO_MAX_HOPS];
+		int h = topo_route(&w.t, w.t.rank_gpu[0], w.t.rank_gpu[1], 0, path);
+		double B = INFINITY, prop = 0;
+		for (int m = n; m > 1; m /= 2)
+			steps++;
+		ck_assert_int_gt(h, 0);
+		for (int q = 0; q < h; q++) {
+			const struct topo_link *l = &w.t.links[path[q]];
+			double eff = l->mtu_bytes > 0 && l->kind == TOPO_L_NET
+					     ? (double)l->mtu_bytes / (l->mtu_bytes + l->overhead_bytes)
+					     : 1.0;
+			if (l->bw_Bps * eff < B)
+				B = l->bw_Bps * eff;
+			prop += time_to_s(l->lat_ps);
+		}
+		for (double S = 16 * TS_MiB; S <= 4 * TS_GiB; S *= 16) {
+			double want = 8.4e-6 + 2.0 * (n - 1) / n * S / B + 2.0 * steps * (14e-6 + prop);
+			struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RHD,
+					      SIM_PROTO_SIMPLE, S, 1, n, false, 1);
+			ck_assert_msg(fabs(r.time_s / want - 1) < 0.01,
+				      "n=%d S=%.0f: rhd %.6g s, closed form %.6g s", n, S, r.time_s, want);
+			ck_assert_msg(fabs(r.coll_bytes / (2.0 * (n - 1) * S) - 1) < 1e-9,
+				      "n=%d: rhd moved %.6g bytes, want 2(n-1) S = %.6g", n, r.coll_bytes,
+				      2.0 * (n - 1) * S);
+		}
+	}
+	world_close(&w);
+}
+END_TEST
+
 /* A ring op over ranks 0..n-1 of cluster (nodes nodes): its analytic time
  * and its flow-level time, s. */
 static void ring_analytic_flow(const char *cluster, int nodes, int n, enum sim_op op,
@@ -1748,6 +1790,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("closed_form");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, ring_closed_form_switch);
+	tcase_add_test(tc, rhd_closed_form_switch);
 	tcase_add_test(tc, analytic_matches_flow_on_switch);
 	tcase_add_test(tc, analytic_matches_flow_on_pcie);
 	tcase_add_test(tc, ring_latency_as_nccl);
