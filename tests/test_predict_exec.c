@@ -388,6 +388,68 @@ START_TEST(overlap_slowdown_only_while_overlapped)
 		ck_assert_msg(ser.iteration_time_s - ov.iteration_time_s > 0.99 * c * (1 - 1 / 2.0),
 			      "gain %.6f s, hidden %.6f s", ser.iteration_time_s - ov.iteration_time_s, c);
 	}
+	/* and by how much: processor sharing, a kernel of w s that runs o s
+	 * beside its rank's communication moves o/2 of its work then and
+	 * takes w + o/2 at a slowdown of 2; one beside none, w (found by an
+	 * audit: only the gain's lower bound was checked, and a speed of
+	 * 1/sqrt(2) passed) */
+	{
+		struct sim_prediction x1, x2;
+		int beside = 0, alone = 0;
+		p.overlap_tp_grad = true;
+		o.timeline = true;
+		run(&p, &o, &x2);
+		o.overlap_slowdown = 1;
+		run(&p, &o, &x1);
+		ck_assert_int_eq(x1.tl->n, x2.tl->n);
+		int32_t *cm = malloc((size_t)x2.tl->n * sizeof(int32_t)), ncm = 0;
+		ck_assert_ptr_nonnull(cm);
+		for (int32_t j = 0; j < x2.tl->n; j++)
+			if (x2.tl->s[j].coll >= 0)
+				cm[ncm++] = j;
+		for (int32_t i = 0; i < x2.tl->n; i++) {
+			const struct sim_slice *a = &x2.tl->s[i], *b = &x1.tl->s[i];
+			int inst = a->track / SIM_TL_PER;
+			double ov_s = 0, w = b->t1_s - b->t0_s, d = a->t1_s - a->t0_s, reach = a->t0_s;
+			if (a->coll >= 0 || a->track % SIM_TL_PER != WL_S_COMPUTE)
+				continue; /* compute kernels only */
+			ck_assert_str_eq(a->name, b->name);
+			/* the union of its rank's communication within the kernel
+			 * (the slices come in start order on each track, and the
+			 * streams' may overlap one another) */
+			for (;;) {
+				double nx0 = INFINITY, nx1 = 0;
+				for (int32_t j = 0; j < ncm; j++) {
+					const struct sim_slice *m = &x2.tl->s[cm[j]];
+					double s0, s1;
+					if (m->track / SIM_TL_PER != inst)
+						continue;
+					s0 = fmax(m->t0_s, reach);
+					s1 = fmin(m->t1_s, a->t1_s);
+					if (s1 > s0 && (s0 < nx0 || (s0 == nx0 && s1 > nx1))) {
+						nx0 = s0;
+						nx1 = s1;
+					}
+				}
+				if (!(nx1 > nx0))
+					break;
+				ov_s += nx1 - nx0;
+				reach = nx1;
+			}
+			ck_assert_msg(fabs(d - (w + ov_s / 2)) <= 1e-9 + 1e-6 * w,
+				      "%s: %.4f us at a slowdown of 2, %.4f us alone, %.4f us beside "
+				      "communication", a->name, d * 1e6, w * 1e6, ov_s * 1e6);
+			if (ov_s > 0.5 * w)
+				beside++;
+			else if (ov_s == 0)
+				alone++;
+		}
+		ck_assert_int_gt(beside, 0);
+		ck_assert_int_gt(alone, 0);
+		free(cm);
+		sim_prediction_release(&x1);
+		sim_prediction_release(&x2);
+	}
 	sim_prediction_release(&ov);
 	sim_prediction_release(&ser);
 	topo_release(&topo);
