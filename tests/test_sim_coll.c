@@ -1273,7 +1273,9 @@ START_TEST(oversubscription_halves_cross_leaf_rings)
 		true, 1);
 	b11 = busbw_GBps(SIM_OP_ALLREDUCE, 16, 256 * TS_MiB, r.time_s);
 	world_close(&w);
-	ck_assert_msg(b21 / b11 > 0.42 && b21 / b11 < 0.58, "2:1 %.1f vs 1:1 %.1f GB/s", b21, b11);
+	/* (half, and a little over as the latencies stay: 0.512; found by an
+	 * audit at 0.42-0.58) */
+	ck_assert_msg(b21 / b11 > 0.48 && b21 / b11 < 0.53, "2:1 %.1f vs 1:1 %.1f GB/s", b21, b11);
 	/* the same rings on a rail-optimised 2:1 fabric: each data-parallel
 	 * group is one local GPU index, i.e. one rail, so no spine crossing */
 	world_open(&w, rails, 16, list, 1);
