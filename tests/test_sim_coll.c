@@ -139,6 +139,27 @@ static const char *switch_cluster(void)
 
 /* ---- the closed form ---------------------------------------------------------- */
 
+/* The bottleneck rate B of the route between ranks 0 and 1 (its NIC, times
+ * its payload fraction mtu/(mtu + overhead): hardware.md "Packets and
+ * MTU") and its propagation, s. */
+static void route_rate(const struct topo *t, double *B, double *prop)
+{
+	int32_t path[TOPO_MAX_HOPS];
+	int h = topo_route(t, t->rank_gpu[0], t->rank_gpu[1], 0, path);
+	*B = INFINITY;
+	*prop = 0;
+	ck_assert_int_gt(h, 0);
+	for (int q = 0; q < h; q++) {
+		const struct topo_link *l = &t->links[path[q]];
+		double eff = l->mtu_bytes > 0 && l->kind == TOPO_L_NET
+				     ? (double)l->mtu_bytes / (l->mtu_bytes + l->overhead_bytes)
+				     : 1.0;
+		if (l->bw_Bps * eff < *B)
+			*B = l->bw_Bps * eff;
+		*prop += time_to_s(l->lat_ps);
+	}
+}
+
 START_TEST(ring_closed_form_switch)
 {
 	static const int ns[3] = { 2, 8, 64 };
@@ -147,24 +168,11 @@ START_TEST(ring_closed_form_switch)
 	world_open(&w, switch_cluster(), 64, NULL, 1);
 	for (k = 0; k < 3; k++) {
 		int n = ns[k];
-		double S;
-		/* B: the bottleneck link of the route (NIC), times its payload
-		 * fraction mtu/(mtu+overhead) (hardware.md "Packets and MTU");
+		double S, B, prop;
+		/* B: the bottleneck link of the route (NIC) at its payload rate;
 		 * alpha: NCCL's Ring/Simple NET latency 14 µs (nccl.md §1.3) plus
 		 * the route's propagation; NCCL's base latency 8.4 µs once. */
-		int32_t path[TOPO_MAX_HOPS];
-		int h = topo_route(&w.t, w.t.rank_gpu[0], w.t.rank_gpu[1], 0, path), q;
-		double B = INFINITY, prop = 0;
-		ck_assert_int_gt(h, 0);
-		for (q = 0; q < h; q++) {
-			const struct topo_link *l = &w.t.links[path[q]];
-			double eff = l->mtu_bytes > 0 && l->kind == TOPO_L_NET
-					     ? (double)l->mtu_bytes / (l->mtu_bytes + l->overhead_bytes)
-					     : 1.0;
-			if (l->bw_Bps * eff < B)
-				B = l->bw_Bps * eff;
-			prop += time_to_s(l->lat_ps);
-		}
+		route_rate(&w.t, &B, &prop);
 		for (S = TS_MiB; S <= 4 * TS_GiB; S *= 4) {
 			double alpha = 14e-6 + prop;
 			double want = 8.4e-6 + 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * alpha;
@@ -194,21 +202,10 @@ START_TEST(rhd_closed_form_switch)
 	world_open(&w, switch_cluster(), 64, NULL, 1);
 	for (int k = 0; k < 3; k++) {
 		int n = ns[k], steps = 0;
-		int32_t path[TOPO_MAX_HOPS];
-		int h = topo_route(&w.t, w.t.rank_gpu[0], w.t.rank_gpu[1], 0, path);
-		double B = INFINITY, prop = 0;
+		double B, prop;
 		for (int m = n; m > 1; m /= 2)
 			steps++;
-		ck_assert_int_gt(h, 0);
-		for (int q = 0; q < h; q++) {
-			const struct topo_link *l = &w.t.links[path[q]];
-			double eff = l->mtu_bytes > 0 && l->kind == TOPO_L_NET
-					     ? (double)l->mtu_bytes / (l->mtu_bytes + l->overhead_bytes)
-					     : 1.0;
-			if (l->bw_Bps * eff < B)
-				B = l->bw_Bps * eff;
-			prop += time_to_s(l->lat_ps);
-		}
+		route_rate(&w.t, &B, &prop);
 		for (double S = 16 * TS_MiB; S <= 4 * TS_GiB; S *= 16) {
 			double want = 8.4e-6 + 2.0 * (n - 1) / n * S / B + 2.0 * steps * (14e-6 + prop);
 			struct runres r = run(&w.t, SIM_FLOW, SIM_OP_ALLREDUCE, SIM_ALGO_RHD,
