@@ -240,7 +240,7 @@ static bool path_walk(const char **pp, const char *t, char *buf, size_t cap, siz
 				 * key spelt with an escape was named as written,
 				 * node["\u0067pus"] for node.gpus) */
 				const char *ke = skip_string(p), *ks = p + 1;
-				size_t kn = (size_t)(ke - 1 - (p + 1));
+				size_t rn = (size_t)(ke - 1 - (p + 1)), kn = rn; /* as written */
 				char *own = NULL;
 				bool quote;
 				if (memchr(ks, '\\', kn) && !has_nul_escape(ks, kn)) {
@@ -272,8 +272,7 @@ static bool path_walk(const char **pp, const char *t, char *buf, size_t cap, siz
 						}
 					}
 					nat = json_clean_text(buf, cap, nat, "[\"", 2);
-					nat = json_clean_text(buf, cap, nat, esc ? esc : p + 1,
-							      esc ? en : (size_t)(ke - 1 - (p + 1)));
+					nat = json_clean_text(buf, cap, nat, esc ? esc : p + 1, esc ? en : rn);
 					nat = json_clean_text(buf, cap, nat, "\"]", 2);
 					free(esc);
 				} else {

@@ -4,12 +4,14 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "common/fileio.h"
 #include "sim/compute.h"
 #include "testutil.h"
 
@@ -867,16 +869,12 @@ START_TEST(load_shipped_calibration)
 	struct sim_compute c, d;
 	struct ts_error err = TS_ERROR_INIT;
 	const char *path = tu_src(0, "examples/calibration/a100-vtrain.json");
-	char text[16384];
-	FILE *f = fopen(path, "rb");
+	char *text = NULL;
 	size_t n;
 	cJSON *j;
-	ck_assert_ptr_nonnull(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	ck_assert(n > 0 && n < sizeof(text) - 1);
-	text[n] = '\0';
+	ck_assert_msg(fileio_read_all(path, 1 << 20, &text, &n, &err) == 0, "%s", err.msg);
 	j = cJSON_Parse(text);
+	free(text);
 	ck_assert_ptr_nonnull(j);
 	init_a100(&c);
 	d = c;
