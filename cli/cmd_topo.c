@@ -117,9 +117,10 @@ static int print_table(const struct topo *t, const struct topo_summary *s)
 	       c->fabric.rails ? " (rail-optimised)" : "",
 	       c->fabric.transport == TOPO_TRANSPORT_TCP ? "tcp" : "rdma", c->fabric.mtu_bytes,
 	       c->fabric.overhead_bytes);
-	printf("nodes      %d x %d %s (%s), %d NICs of %s each, %s CPUs\n", s->hosts, c->node.gpus,
+	printf("nodes      %d x %d %s (%s), %d NIC%s of %s each, %s CPUs\n", s->hosts, c->node.gpus,
 	       c->gpu.name, c->node.intra == TOPO_INTRA_NVSWITCH ? "NVSwitch" : "PCIe",
-	       c->node.nics, units_fmt_bw(c->node.nic_Bps, a, sizeof(a)), topo_cpu_name(c->node.cpu));
+	       c->node.nics, c->node.nics == 1 ? "" : "s", units_fmt_bw(c->node.nic_Bps, a, sizeof(a)),
+	       topo_cpu_name(c->node.cpu));
 	printf("gpus       %d\n", s->gpus);
 	printf("placement  %s\n\n", topo_placement_name(c->placement));
 	table_init(&tb, 6, head);

@@ -153,8 +153,12 @@ bad_file suffix_typo_bw "fabric.link_bandwidth_gbs: unknown field 'link_bandwidt
 bad_file suffix_wrong_kind "node.nvlink_latency_gbps: unknown field" '{ "preset": "dgx-h100-ndr", "node": { "nvlink_latency_gbps": 5 } }'
 bad_file suffix_typo_mem "gpu.memory_foo: unknown field" '{ "preset": "dgx-h100-ndr", "gpu": { "memory_foo": 1 } }'
 printf '%s\n' '{ "preset": "dgx-h100-ndr", "nodes": 4, "node": { "nic_bandwidth_gbps": 100 } }' >"$tmp/suffix_ok.json"
-"$TRAINSIM" topo --cluster "$tmp/suffix_ok.json" | grep -q 'NICs of 100 Gb/s each' &&
+"$TRAINSIM" topo --cluster "$tmp/suffix_ok.json" | grep -q ' 8 NICs of 100 Gb/s each' &&
 	ok "a quantity key with its unit suffix is read" || bad "nic_bandwidth_gbps not read"
+# one NIC is not "1 NICs" (found by an audit)
+printf '%s\n' '{ "preset": "dgx-h100-ndr", "nodes": 2, "node": { "nics": 1 } }' >"$tmp/one_nic.json"
+"$TRAINSIM" topo --cluster "$tmp/one_nic.json" | grep -q ', 1 NIC of 400 Gb/s each' &&
+	ok "one NIC in the singular" || bad "one NIC: $("$TRAINSIM" topo --cluster "$tmp/one_nic.json" | grep '^nodes')"
 bad_file wrong_type_gpus "node.gpus: " '{ "preset": "dgx-h100-ndr", "node": { "gpus": "eight" } }'
 bad_file wrong_type_fabric "fabric: " '{ "preset": "dgx-h100-ndr", "fabric": [1, 2] }'
 bad_file wrong_type_bw "fabric.link_bandwidth: " '{ "preset": "dgx-h100-ndr", "fabric": { "link_bandwidth": true } }'
