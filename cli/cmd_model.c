@@ -66,7 +66,7 @@ int cmd_model(int argc, char **argv)
 	struct model m;
 	struct model_params mp;
 	struct ts_error err = TS_ERROR_INIT;
-	double fwd, patches = 0, tokens = 0, vfl = 0;
+	double fwd, patches = 0, tokens = 0, vfl = 0, rh = 0, rw = 0;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -141,6 +141,7 @@ int cmd_model(int argc, char **argv)
 	fwd = model_flops_per_token_fwd(&m, (int)seq);
 	if (m.has_vision) {
 		model_image_tokens(&m, img_h, img_w, &patches, &tokens);
+		model_image_resize(&m, img_h, img_w, &rh, &rw);
 		vfl = model_vision_flops_fwd(&m, patches);
 	}
 	if (json) {
@@ -166,6 +167,10 @@ int cmd_model(int argc, char **argv)
 			 * says (found by review) */
 			cJSON_AddNumberToObject(root, "image_height", img_h);
 			cJSON_AddNumberToObject(root, "image_width", img_w);
+			/* and what the processor makes of it, which the
+			 * patches come from (found by an audit) */
+			cJSON_AddNumberToObject(root, "image_resized_height", rh);
+			cJSON_AddNumberToObject(root, "image_resized_width", rw);
 			cJSON_AddNumberToObject(root, "image_patches", patches);
 			cJSON_AddNumberToObject(root, "image_tokens", tokens);
 			cJSON_AddNumberToObject(root, "vision_flops_per_image_fwd", vfl);
@@ -199,9 +204,9 @@ int cmd_model(int argc, char **argv)
 		printf("FLOPs per token at seq_len %lld: forward %.4g, training %.4g (3x forward)\n",
 		       seq, fwd, 3 * fwd);
 		if (m.has_vision)
-			printf("vision: a %dx%d image is %.0f patches -> %.0f tokens, %.4g FLOPs "
-			       "forward\n",
-			       img_h, img_w, patches, tokens, vfl);
+			printf("vision: a %dx%d image (resized to %.0fx%.0f) is %.0f patches -> %.0f "
+			       "tokens, %.4g FLOPs forward\n",
+			       img_h, img_w, rh, rw, patches, tokens, vfl);
 	}
 	return 0;
 }

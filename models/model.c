@@ -1446,13 +1446,13 @@ double model_flops_per_token_fwd(const struct model *m, int seq_len)
 	return f + 2.0 * m->vocab * m->hidden; /* LM head (tied or not) */
 }
 
-void model_image_tokens(const struct model *m, int h_px, int w_px, double *patches,
-			double *tokens)
+void model_image_resize(const struct model *m, int h_px, int w_px, double *h_out,
+			double *w_out)
 {
 	const struct model_vision *v = &m->vit;
-	double ph, pw, mg, hb, wb;
+	double mg, hb, wb;
 	if (!m->has_vision) {
-		*patches = *tokens = 0;
+		*h_out = *w_out = 0;
 		return;
 	}
 	/* Qwen2/3-VL's smart_resize: each side to the nearest multiple of
@@ -1473,6 +1473,20 @@ void model_image_tokens(const struct model *m, int h_px, int w_px, double *patch
 		hb = ceil(h_px * beta / mg) * mg;
 		wb = ceil(w_px * beta / mg) * mg;
 	}
+	*h_out = hb;
+	*w_out = wb;
+}
+
+void model_image_tokens(const struct model *m, int h_px, int w_px, double *patches,
+			double *tokens)
+{
+	const struct model_vision *v = &m->vit;
+	double ph, pw, hb, wb;
+	if (!m->has_vision) {
+		*patches = *tokens = 0;
+		return;
+	}
+	model_image_resize(m, h_px, w_px, &hb, &wb);
 	ph = hb / v->patch;
 	pw = wb / v->patch;
 	*patches = ph * pw; /* one image = temporal_patch copies of one frame */

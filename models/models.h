@@ -216,6 +216,11 @@ double model_vision_flops_fwd(const struct model *m, double patches);
 /* Its attention term per patch squared: an image of P patches does
  * this x P^2 FLOPs of attention in the encoder forward. */
 double model_vision_attn_coef(const struct model *m);
+/* The pixels an image of h x w becomes in the processor (Qwen2/3-VL's
+ * smart_resize): each side a multiple of patch x merge, within the pixel
+ * bounds; 0 x 0 without a vision encoder. */
+void model_image_resize(const struct model *m, int h_px, int w_px, double *h_out,
+			double *w_out);
 /* Patches and LLM tokens of an image of h x w pixels (one frame). */
 void model_image_tokens(const struct model *m, int h_px, int w_px, double *patches,
 			double *tokens);

@@ -43,6 +43,13 @@ expect "resized into the processor's 4096^2 pixels" '"image_patches":[[:space:]]
 check "--image-size 700x1000 --json" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 700x1000 --json
 expect "the image's height in the JSON" '"image_height":[[:space:]]*700,' "$TMP/out"
 expect "its width" '"image_width":[[:space:]]*1000,' "$TMP/out"
+# and what smart_resize makes of it: 700 / 32 = 21.9 -> 22 x 32 = 704,
+# 1000 / 32 = 31.25 -> 31 x 32 = 992; 44 x 62 patches (found by an audit)
+expect "its resized height" '"image_resized_height":[[:space:]]*704,' "$TMP/out"
+expect "its resized width" '"image_resized_width":[[:space:]]*992,' "$TMP/out"
+expect "patches of the resized image" '"image_patches":[[:space:]]*2728,' "$TMP/out"
+check "--image-size 700x1000" 0 "$TRAINSIM" model --model qwen3-vl-8b --image-size 700x1000
+expect "the table says the resized size" '^vision: a 700x1000 image \(resized to 704x992\) is 2728 patches' "$TMP/out"
 check "model gpt2 config" 0 "$TRAINSIM" model --model "$EX/models/gpt2.json" --json
 expect "gpt2 small is 124439808" '"params_total":[[:space:]]*124439808' "$TMP/out"
 # a DeepStack merger listed twice would be counted twice

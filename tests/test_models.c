@@ -180,7 +180,7 @@ START_TEST(vision_tokens_per_image)
 {
 	struct model m;
 	struct ts_error err = TS_ERROR_INIT;
-	double patches, tokens;
+	double patches, tokens, rh, rw;
 	ck_assert_int_eq(model_load(&m, "qwen3-vl-8b", &err), 0);
 	model_image_tokens(&m, 448, 448, &patches, &tokens);
 	ck_assert_double_eq(patches, 784); /* (448/16)^2 */
@@ -204,7 +204,16 @@ START_TEST(vision_tokens_per_image)
 			ck_assert_msg(patches == cases[i][2], "%d x %d: %.0f patches, want %d",
 				      cases[i][0], cases[i][1], patches, cases[i][2]);
 			ck_assert_double_eq(tokens, patches / 4);
+			/* the resized sides the patches come from: multiples
+			 * of 32, 16 x 16 pixels a patch */
+			model_image_resize(&m, cases[i][0], cases[i][1], &rh, &rw);
+			ck_assert(fmod(rh, 32) == 0 && fmod(rw, 32) == 0);
+			ck_assert_double_eq(rh * rw / 256, patches);
 		}
+		model_image_resize(&m, 1000, 17, &rh, &rw);
+		ck_assert(rh == 1984 && rw == 64);
+		model_image_resize(&m, 400, 656, &rh, &rw);
+		ck_assert(rh == 384 && rw == 640);
 	}
 }
 END_TEST
