@@ -2677,8 +2677,13 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				if (p->zero < 2)
 					cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload grads d2h", 0,
 					       n_opt * gbp, 0, 0, 0, 0, WL_V_NONE);
+				/* (its gradients fp32, as the host keeps them:
+				 * DeepSpeed's CPU Adam steps float gradients,
+				 * recalled, an assumption; the memory model's
+				 * host gradients are fp32 too. Found by an audit:
+				 * it read them at the 16-bit gradients' 2 bytes) */
 				cmp_op(&b, WL_P_OPT, WL_HOST_OPT, "cpu adam", 0,
-				       n_opt * (gbp + 2 * obp + wbp), 0, 0, 0, 0, WL_V_NONE);
+				       n_opt * (4 + 2 * obp + wbp), 0, 0, 0, 0, WL_V_NONE);
 				if (p->offload == PLAN_OFF_OPTIMIZER)
 					cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload params h2d", 0,
 					       n_opt * wbp, 0, 0, 0, 0, WL_V_NONE);
