@@ -606,16 +606,20 @@ void memory_eval(const struct model *m, const struct plan *p, const struct memor
 		 * workload never selects from) */
 		if (p->compression == PLAN_CMP_TOPK && p->error_feedback)
 			st->grads_bytes += 4 * ((d_dense > 1 ? Pd : 0) + (d_exp > 1 ? Pe : 0));
-		/* ZeRO-Offload (Ren et al. ATC'21): optimizer state, and with ZeRO >= 2
-		 * the reduced gradient partitions (fp32 on the host), leave the GPU;
+		/* ZeRO-Offload (Ren et al. ATC'21): optimizer state leaves the GPU,
+		 * and the host keeps the fp32 gradients of the optimizer's shard
+		 * that the CPU optimizer steps (DeepSpeed's fp32 partition
+		 * gradients, Megatron's main gradients: step_bytes where the GPU
+		 * made them); with ZeRO >= 2 those are the reduced gradient
+		 * partitions, which leave the GPU. (Found by an audit: at ZeRO 1
+		 * without the distributed optimizer, or with fp32 gradients,
+		 * the host had no gradients for its CPU Adam to read.)
 		 * ZeRO-Infinity parameter offload moves the fp16 shards too. */
 		if (p->offload != PLAN_OFF_NONE) {
-			host += st->optimizer_bytes + st->step_bytes;
+			host += st->optimizer_bytes + 4 * (Pd / sh_o_d + Pe / sh_o_e);
 			st->optimizer_bytes = st->step_bytes = 0;
-			if (p->zero >= 2) {
-				host += 4 * (Pd / sh_g_d + Pe / sh_g_e);
+			if (p->zero >= 2)
 				st->grads_bytes = 0;
-			}
 		}
 		if (p->offload == PLAN_OFF_PARAMS) {
 			host += st->weights_bytes;
