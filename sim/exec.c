@@ -1795,7 +1795,9 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 		}
 		for (int i = 0; i < n; i++) {
 			int32_t a = ord[i], b = ord[(i + 1) % n];
-			uint64_t hash = rng_hash2(x->o->seed ^ (uint64_t)l->op, (uint64_t)c << 32 | (uint64_t)i);
+			/* (the group's, whatever the op: as its collectives' below) */
+			uint64_t hash = rng_hash2(x->o->seed ^ (uint64_t)(uint32_t)ranks[0] << 20,
+						  (uint64_t)c << 32 | (uint64_t)i);
 			/* --routing spray: the edge over its equal-cost paths, as
 			 * the collectives send (coll_send) and the analytic level
 			 * prices it (found by review, 2026-12-05: one hashed path
@@ -2039,7 +2041,14 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 		return 0;
 	}
 	op_spec(&s, op, l->size, ranks, n, w);
-	s.hash = rng_hash2(x->o->seed, (uint64_t)ranks[0] << 20 ^ (uint64_t)l->op);
+	/* the group's ECMP draw, the same for all its collectives: NCCL makes
+	 * a communicator's connections (queue pairs, whose UDP ports or
+	 * routes the switches hash) once and keeps them (found by a
+	 * metamorphic audit: drawn per op index, so a plan that added ops
+	 * before a DP all-reduce, such as recompute, moved its paths: exposed
+	 * DP 0.43 -> 0.29 s on a 2:1 leaf-spine); the analytic level's first
+	 * draw */
+	s.hash = draw0_hash(x, ranks);
 	if (sop == SIM_OP_ALLTOALL) {
 		s.algo = SIM_ALGO_DIRECT;
 		s.proto = SIM_PROTO_SIMPLE;

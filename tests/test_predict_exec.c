@@ -5456,8 +5456,14 @@ START_TEST(folded_units_on_network)
 	 * over seeds 1-4 (found when the q/k kernels moved seed 1 from 2.9 to
 	 * 4.5 %, the others 0.3-1.9 % before and after; seeds 1-10 at
 	 * d8035d4: +4.46, +1.78, +1.87, +0.54, +3.80, +1.35, -0.43, +2.72,
-	 * -0.24, +1.56 %, why seed 1 moved so much not found): each within 5
-	 * %, their mean within 3 % */
+	 * -0.24, +1.56 %, why seed 1 moved so much not found). Since a
+	 * group's collectives keep their ECMP paths all iteration (NCCL's
+	 * connections are made once; they were drawn again per op), a unit's
+	 * collisions no longer average out over its ops, and the fold takes
+	 * the slowest of 4 units' draws where --exact takes the slowest of
+	 * 16: seeds 1-10 -3.64, -4.35, -5.97, +1.50, -5.66, -0.23, -1.79,
+	 * -2.19, +0.07, -0.65 % (mean |gap| 2.6 %, 2.0 % before). Each
+	 * within 7 %, their mean within 4.5 % (3.9 % at seeds 1-4) */
 	double sum = 0;
 	for (uint64_t seed = 1; seed <= 4; seed++) {
 		o.seed = seed;
@@ -5469,13 +5475,13 @@ START_TEST(folded_units_on_network)
 		run(&p, &o, &a);
 		ck_assert_int_eq(a.units_simulated, 4);
 		double gap = fabs(a.iteration_time_s / b.iteration_time_s - 1);
-		ck_assert_msg(gap < 0.05, "seed %d: 4 of 16 folded %.6f s vs exact %.6f s", (int)seed,
+		ck_assert_msg(gap < 0.07, "seed %d: 4 of 16 folded %.6f s vs exact %.6f s", (int)seed,
 			      a.iteration_time_s, b.iteration_time_s);
 		sum += gap;
 		sim_prediction_release(&a);
 		sim_prediction_release(&b);
 	}
-	ck_assert_msg(sum / 4 < 0.03, "4 of 16 folded: %.2f %% from --exact on average",
+	ck_assert_msg(sum / 4 < 0.045, "4 of 16 folded: %.2f %% from --exact on average",
 		      100 * sum / 4);
 	o.seed = 1;
 	o.replicas = 0;
@@ -6076,6 +6082,46 @@ END_TEST
  * it ran as ECMP). llama3-8b, dp 128 with ZeRO 1 on 16 nodes of the 2:1
  * leaf-spine, where hashed edges collide on the uplinks: sprayed, flow
  * within 0.5 % of analytic in exposed DP, and well under ECMP's. */
+/* A group's collectives keep their ECMP paths all iteration, as NCCL's
+ * connections (queue pairs, made once per communicator) do: a plan change
+ * that adds compute ops before the DP all-reduce (recompute) leaves its
+ * paths and so its exposed time alone. Found by a metamorphic audit: the
+ * hash took the op's index, so on 8 nodes of the 2:1 leaf-spine llama3-8b
+ * tp 8 showed exposed DP 0.4305 s without recompute and 0.2870 s with,
+ * selective recompute 27 % faster than none. */
+START_TEST(ecmp_paths_kept_per_group)
+{
+	struct plan p;
+	struct sim_predict_opts o;
+	struct sim_prediction r[3];
+	struct ts_error err = TS_ERROR_INIT;
+	static const enum plan_recompute rc[] = { PLAN_RC_NONE, PLAN_RC_SELECTIVE, PLAN_RC_FULL };
+	load_topo("h100-roce-leafspine-2to1", 8);
+	ck_assert_msg(model_load(&model, "llama3-8b", &err) == 0, "%s", err.msg);
+	sim_predict_opts_init(&o);
+	for (int k = 0; k < 3; k++) {
+		plan_init(&p);
+		p.tp = 8;
+		p.global_batch = 8;
+		p.recompute = rc[k];
+		resolve(&p);
+		ck_assert_int_eq(p.dp, 8);
+		run(&p, &o, &r[k]);
+	}
+	for (int k = 1; k < 3; k++) {
+		double d0 = r[0].bd.exposed_comm_s[SIM_COMM_DP], dk = r[k].bd.exposed_comm_s[SIM_COMM_DP];
+		ck_assert_double_gt(d0, 0);
+		ck_assert_msg(fabs(dk / d0 - 1) < 1e-9, "exposed DP %.6f s against %.6f s without recompute",
+			      dk, d0);
+		/* and more recompute is not faster */
+		ck_assert_double_gt(r[k].iteration_time_s, r[k - 1].iteration_time_s);
+	}
+	for (int k = 0; k < 3; k++)
+		sim_prediction_release(&r[k]);
+	topo_release(&topo);
+}
+END_TEST
+
 START_TEST(sprayed_large_dp_ring)
 {
 	struct plan p;
@@ -8472,6 +8518,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, virtual_stage_layout);
 	tcase_add_test(tc, ep_overlap_images_exact);
 	tcase_add_test(tc, folded_units_on_network);
+	tcase_add_test(tc, ecmp_paths_kept_per_group);
 	tcase_add_test(tc, folded_dp_groups_in_turn);
 	tcase_add_test(tc, cp_positions_hashed_exact);
 	tcase_add_test(tc, folded_gather_after_pp_send);
