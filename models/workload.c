@@ -2681,9 +2681,15 @@ int workload_build(struct workload *w, const struct model *m, const struct plan 
 				 * DeepSpeed's CPU Adam steps float gradients,
 				 * recalled, an assumption; the memory model's
 				 * host gradients are fp32 too. Found by an audit:
-				 * it read them at the 16-bit gradients' 2 bytes) */
+				 * it read them at the 16-bit gradients' 2 bytes.
+				 * The state read and written is the optimizer's
+				 * without the main gradients obp counts for
+				 * Megatron's 16-bit gradients: those are the fp32
+				 * gradients read; found by review, they were
+				 * counted three times) */
 				cmp_op(&b, WL_P_OPT, WL_HOST_OPT, "cpu adam", 0,
-				       n_opt * (4 + 2 * obp + wbp), 0, 0, 0, 0, WL_V_NONE);
+				       n_opt * (4 + 2 * (obp - memory_step_bytes_per_param(p)) + wbp),
+				       0, 0, 0, 0, WL_V_NONE);
 				if (p->offload == PLAN_OFF_OPTIMIZER)
 					cmp_op(&b, WL_P_OPT, WL_HOST_COPY, "offload params h2d", 0,
 					       n_opt * wbp, 0, 0, 0, 0, WL_V_NONE);

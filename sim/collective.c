@@ -30,7 +30,9 @@
  * O(edges x steps), each a max-min re-solve.
  *
  * ECMP: each (collective, channel, sender, receiver) connection hashes to
- * one path, fixed for the whole operation (one QP per connection). */
+ * one path, fixed for the whole operation (one QP per connection); the
+ * executor gives all of a group's collectives one salt, so their paths
+ * stay put all iteration, as a communicator's connections do. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

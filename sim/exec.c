@@ -1795,8 +1795,9 @@ static int fluid_ring(struct exec *x, struct launch *l, const int32_t *ranks, in
 		}
 		for (int i = 0; i < n; i++) {
 			int32_t a = ord[i], b = ord[(i + 1) % n];
-			/* (the group's, whatever the op: as its collectives' below) */
-			uint64_t hash = rng_hash2(x->o->seed ^ (uint64_t)(uint32_t)ranks[0] << 20,
+			/* (the group's, whatever the op, as its collectives'
+			 * in start_group; not salted as theirs per channel) */
+			uint64_t hash = rng_hash2(x->o->seed ^ ((uint64_t)(uint32_t)ranks[0] << 20),
 						  (uint64_t)c << 32 | (uint64_t)i);
 			/* --routing spray: the edge over its equal-cost paths, as
 			 * the collectives send (coll_send) and the analytic level
@@ -2047,7 +2048,10 @@ static int start_group(struct exec *x, struct launch *l, const int32_t *ranks, i
 	 * metamorphic audit: drawn per op index, so a plan that added ops
 	 * before a DP all-reduce, such as recompute, moved its paths: exposed
 	 * DP 0.43 -> 0.29 s on a 2:1 leaf-spine); the analytic level's first
-	 * draw */
+	 * draw. Keyed by the group's first rank, as the analytic draws are:
+	 * two groups that start at one rank (a DP and an expert-DP group)
+	 * share it, which correlates their paths where real communicators'
+	 * would be independent (found by review; left) */
 	s.hash = draw0_hash(x, ranks);
 	if (sop == SIM_OP_ALLTOALL) {
 		s.algo = SIM_ALGO_DIRECT;
@@ -2428,7 +2432,7 @@ static int analytic_concurrent(struct exec *x, const struct wl_op *op, int stage
 	}
 	draws = an_draws(x, s, ng);
 	/* where connections hash over equal-cost paths, the mean over draws
-	 * of the salts (the flow model draws anew for every op) */
+	 * of the salts (the flow model keeps the first draw, the group's) */
 	for (int d = 0; d < draws; d++) {
 		double t1;
 		draw_hashes(x, s, ng, d);

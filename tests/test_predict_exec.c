@@ -2358,6 +2358,29 @@ START_TEST(zero_offload_costs_host_time)
 			      "grads d2h %.6g s", slice_time(&c3, "offload grads d2h"));
 		sim_prediction_release(&c3);
 	}
+	/* Megatron's CPU offload (the distributed optimizer): its Adam reads
+	 * the fp32 main gradients, the 12-byte state and writes the weights,
+	 * 30 bytes a parameter whether the gradients were bf16 or fp32 (found
+	 * by review: with bf16 ones the state counted the main gradients too,
+	 * 38 bytes) */
+	for (int k = 0; k < 2; k++) {
+		struct sim_prediction d;
+		plan_init(&p);
+		p.seq_len = 512;
+		p.global_batch = 8;
+		p.distributed_optimizer = true;
+		p.offload = PLAN_OFF_OPTIMIZER;
+		p.grad_dtype = k ? PLAN_DT_FP32 : PLAN_DT_BF16;
+		plan_set_src(&p, PF_GRAD_DTYPE, "grad_dtype");
+		resolve(&p);
+		ck_assert(p.precision == PLAN_DT_BF16 && p.dp == 8);
+		run(&p, &o, &d);
+		want_adam = (double)mp.sum_total / p.dp * (4 + 24 + 2) / c.host_mem_Bps;
+		ck_assert_msg(fabs(slice_time(&d, "cpu adam") / want_adam - 1) < 0.01,
+			      "%s gradients: cpu adam %.6g s, want %.6g", k ? "fp32" : "bf16",
+			      slice_time(&d, "cpu adam"), want_adam);
+		sim_prediction_release(&d);
+	}
 	sim_prediction_release(&a);
 	sim_prediction_release(&b);
 	topo_release(&topo);
@@ -5463,7 +5486,8 @@ START_TEST(folded_units_on_network)
 	 * the slowest of 4 units' draws where --exact takes the slowest of
 	 * 16: seeds 1-10 -3.64, -4.35, -5.97, +1.50, -5.66, -0.23, -1.79,
 	 * -2.19, +0.07, -0.65 % (mean |gap| 2.6 %, 2.0 % before). Each
-	 * within 7 %, their mean within 4.5 % (3.9 % at seeds 1-4) */
+	 * from -7 % to +3 %, their mean |gap| within 4.5 % (3.9 % at seeds
+	 * 1-4) */
 	double sum = 0;
 	for (uint64_t seed = 1; seed <= 4; seed++) {
 		o.seed = seed;
@@ -5475,7 +5499,10 @@ START_TEST(folded_units_on_network)
 		run(&p, &o, &a);
 		ck_assert_int_eq(a.units_simulated, 4);
 		double gap = fabs(a.iteration_time_s / b.iteration_time_s - 1);
-		ck_assert_msg(gap < 0.07, "seed %d: 4 of 16 folded %.6f s vs exact %.6f s", (int)seed,
+		/* (signed: the slowest of fewer draws comes out low) */
+		ck_assert_msg(a.iteration_time_s > 0.93 * b.iteration_time_s &&
+				      a.iteration_time_s < 1.03 * b.iteration_time_s,
+			      "seed %d: 4 of 16 folded %.6f s vs exact %.6f s", (int)seed,
 			      a.iteration_time_s, b.iteration_time_s);
 		sum += gap;
 		sim_prediction_release(&a);
@@ -6076,19 +6103,14 @@ START_TEST(dp_rings_hashed_exact)
 }
 END_TEST
 
-/* A data-parallel ring of over 64 ranks (the flow level's steady-state
- * ring, fluid_ring) follows --routing spray as the analytic level does
- * (found by review, 2026-12-05: its edges kept one hashed path, so sprayed
- * it ran as ECMP). llama3-8b, dp 128 with ZeRO 1 on 16 nodes of the 2:1
- * leaf-spine, where hashed edges collide on the uplinks: sprayed, flow
- * within 0.5 % of analytic in exposed DP, and well under ECMP's. */
 /* A group's collectives keep their ECMP paths all iteration, as NCCL's
  * connections (queue pairs, made once per communicator) do: a plan change
  * that adds compute ops before the DP all-reduce (recompute) leaves its
  * paths and so its exposed time alone. Found by a metamorphic audit: the
  * hash took the op's index, so on 8 nodes of the 2:1 leaf-spine llama3-8b
  * tp 8 showed exposed DP 0.4305 s without recompute and 0.2870 s with,
- * selective recompute 27 % faster than none. */
+ * selective recompute 27 % faster than none; the steady-state ring of
+ * over 64 ranks took the op's index too (asked for by review). */
 START_TEST(ecmp_paths_kept_per_group)
 {
 	struct plan p;
@@ -6099,29 +6121,48 @@ START_TEST(ecmp_paths_kept_per_group)
 	load_topo("h100-roce-leafspine-2to1", 8);
 	ck_assert_msg(model_load(&model, "llama3-8b", &err) == 0, "%s", err.msg);
 	sim_predict_opts_init(&o);
-	for (int k = 0; k < 3; k++) {
-		plan_init(&p);
-		p.tp = 8;
-		p.global_batch = 8;
-		p.recompute = rc[k];
-		resolve(&p);
-		ck_assert_int_eq(p.dp, 8);
-		run(&p, &o, &r[k]);
+	/* dp 8 (a stepped ring) and, on 16 nodes with ZeRO 1, dp 128 (the
+	 * steady-state ring of over 64 ranks, fluid_ring) */
+	for (int big = 0; big < 2; big++) {
+		if (big) {
+			topo_release(&topo);
+			load_topo("h100-roce-leafspine-2to1", 16);
+		}
+		for (int k = 0; k < 3; k++) {
+			plan_init(&p);
+			p.tp = big ? 1 : 8;
+			p.zero = big;
+			p.seq_len = big ? 4096 : p.seq_len;
+			p.flash_attention = big;
+			p.global_batch = big ? 128 : 8;
+			p.recompute = rc[k];
+			resolve(&p);
+			ck_assert_int_eq(p.dp, big ? 128 : 8);
+			run(&p, &o, &r[k]);
+		}
+		for (int k = 1; k < 3; k++) {
+			double d0 = r[0].bd.exposed_comm_s[SIM_COMM_DP],
+			       dk = r[k].bd.exposed_comm_s[SIM_COMM_DP];
+			ck_assert_double_gt(d0, 0);
+			ck_assert_msg(fabs(dk / d0 - 1) < 1e-9,
+				      "dp %d: exposed DP %.6f s against %.6f s without recompute",
+				      big ? 128 : 8, dk, d0);
+			/* and more recompute is not faster */
+			ck_assert_double_gt(r[k].iteration_time_s, r[k - 1].iteration_time_s);
+		}
+		for (int k = 0; k < 3; k++)
+			sim_prediction_release(&r[k]);
 	}
-	for (int k = 1; k < 3; k++) {
-		double d0 = r[0].bd.exposed_comm_s[SIM_COMM_DP], dk = r[k].bd.exposed_comm_s[SIM_COMM_DP];
-		ck_assert_double_gt(d0, 0);
-		ck_assert_msg(fabs(dk / d0 - 1) < 1e-9, "exposed DP %.6f s against %.6f s without recompute",
-			      dk, d0);
-		/* and more recompute is not faster */
-		ck_assert_double_gt(r[k].iteration_time_s, r[k - 1].iteration_time_s);
-	}
-	for (int k = 0; k < 3; k++)
-		sim_prediction_release(&r[k]);
 	topo_release(&topo);
 }
 END_TEST
 
+/* A data-parallel ring of over 64 ranks (the flow level's steady-state
+ * ring, fluid_ring) follows --routing spray as the analytic level does
+ * (found by review, 2026-12-05: its edges kept one hashed path, so sprayed
+ * it ran as ECMP). llama3-8b, dp 128 with ZeRO 1 on 16 nodes of the 2:1
+ * leaf-spine, where hashed edges collide on the uplinks: sprayed, flow
+ * within 0.5 % of analytic in exposed DP, and well under ECMP's. */
 START_TEST(sprayed_large_dp_ring)
 {
 	struct plan p;
